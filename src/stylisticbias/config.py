@@ -1,0 +1,161 @@
+"""Configuration: compose ``conf/`` with Hydra, keep ``params.yaml`` in sync, load sections.
+
+``conf/`` is the single source of truth. ``params.yaml`` is ``conf/config.yaml`` composed and
+resolved (exactly what DVC's Hydra integration writes on ``dvc exp run``); it is committed so
+that plain ``dvc repro`` works. Stage scripts read ``params.yaml``; per-model settings are
+composed from ``conf/model/<name>.yaml`` by name.
+
+Command line::
+
+    python -m stylisticbias.config compose [overrides...]   # rewrite params.yaml
+    python -m stylisticbias.config check                    # exit 1 if params.yaml drifted
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from stylisticbias.errors import StylisticBiasError
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF_DIR = ROOT / "conf"
+PARAMS_FILE = ROOT / "params.yaml"
+
+
+def project_root() -> Path:
+    """The repository root when run from a checkout, else the current directory."""
+    if (Path.cwd() / "conf" / "config.yaml").exists():
+        return Path.cwd()
+    return ROOT
+
+
+def conf_dir() -> Path:
+    """The ``conf/`` directory of the project being run."""
+    return project_root() / "conf"
+
+
+def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[str, Any]:
+    """Compose ``conf/<config_name>.yaml`` with Hydra overrides and return a resolved plain dict."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
+        container = OmegaConf.to_container(cfg, resolve=True)
+    except (HydraException, OmegaConfBaseException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StylisticBiasError(f"conf/: cannot compose with {list(overrides)}: {first}") from exc
+    finally:
+        GlobalHydra.instance().clear()
+    assert isinstance(container, dict)
+    return container  # type: ignore[return-value]
+
+
+def dump_params(params: dict[str, Any]) -> str:
+    """Serialize composed params the way ``params.yaml`` is written (stable key order)."""
+    header = (
+        "# GENERATED from conf/ (python -m stylisticbias.config compose, or dvc exp run).\n"
+        "# Do not edit by hand: change conf/ and re-compose. tests/test_config.py checks the two agree.\n"
+    )
+    return header + yaml.safe_dump(params, sort_keys=False, allow_unicode=True, width=100)
+
+
+def write_params(overrides: Sequence[str] = (), path: Path | None = None) -> Path:
+    """Compose ``conf/`` and write ``params.yaml``."""
+    path = path or project_root() / "params.yaml"
+    path.write_text(dump_params(compose(overrides)), encoding="utf-8")
+    log.info("wrote %s", path)
+    return path
+
+
+def load_params(path: str | Path | None = None) -> dict[str, Any]:
+    """Load ``params.yaml`` (the composed configuration) as a plain dict."""
+    p = Path(path) if path else project_root() / "params.yaml"
+    if not p.exists():
+        raise StylisticBiasError(
+            f"{p}: not found; run `python -m stylisticbias.config compose` to create it"
+        )
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise StylisticBiasError(f"{p}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise StylisticBiasError(f"{p}: expected a mapping at the top level")
+    return data
+
+
+def available(group: str) -> list[str]:
+    """Option names of a config group (``conf/<group>/*.yaml``)."""
+    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml") if not p.stem.startswith("_"))
+
+
+def load_group_option(group: str, name: str) -> dict[str, Any]:
+    """Load one option of a group (e.g. ``model``/``llava-v1.6-mistral-7b``) as a resolved dict.
+
+    Raises :class:`StylisticBiasError` naming the valid options when ``name`` is unknown.
+    """
+    path = conf_dir() / group / f"{name}.yaml"
+    if not path.exists():
+        raise StylisticBiasError(
+            f"unknown {group} {name!r}; valid: {', '.join(available(group))} (conf/{group}/*.yaml)"
+        )
+    cfg = OmegaConf.load(path)
+    assert isinstance(cfg, DictConfig)
+    out = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(out, dict)
+    out.setdefault("name", name)
+    return out  # type: ignore[return-value]
+
+
+def get(params: dict[str, Any], dotted: str) -> Any:
+    """``get(params, "judge.models")`` with a clear error naming the missing key."""
+    node: Any = params
+    for i, part in enumerate(dotted.split(".")):
+        if not isinstance(node, dict) or part not in node:
+            where = ".".join(dotted.split(".")[:i]) or "<root>"
+            keys = ", ".join(node) if isinstance(node, dict) else "-"
+            raise StylisticBiasError(f"params.yaml: missing key {dotted!r} (under {where}: {keys})")
+        node = node[part]
+    return node
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``compose`` rewrites params.yaml; ``check`` fails when it drifted from conf/."""
+    parser = argparse.ArgumentParser(prog="python -m stylisticbias.config")
+    parser.add_argument("command", choices=["compose", "check"])
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. faces.n=8")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        if args.command == "compose":
+            write_params(args.overrides)
+            return 0
+        want = dump_params(compose(args.overrides))
+        have = (project_root() / "params.yaml").read_text(encoding="utf-8")
+        if yaml.safe_load(want) != yaml.safe_load(have):
+            log.error("params.yaml differs from conf/: run `python -m stylisticbias.config compose`")
+            return 1
+        log.info("params.yaml is in sync with conf/")
+        return 0
+    except StylisticBiasError as exc:
+        log.error("error: %s", exc)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

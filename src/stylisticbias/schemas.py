@@ -1,0 +1,176 @@
+"""pandera schemas for every table that crosses a stage boundary, declared once.
+
+Column names follow DESIGN.md §5. ``validate(df, schema, where)`` turns a pandera failure into
+one :class:`StylisticBiasError` line naming the file, the column and the first bad row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pandera.pandas as pa
+from pandera.errors import SchemaError, SchemaErrors
+
+from stylisticbias.errors import StylisticBiasError
+
+SCHEMA_VERSION = 1
+
+_STATUS = ["ok", "refused", "blocked", "error"]
+_DEMO = {
+    "age": pa.Column(str),
+    "gender": pa.Column(str),
+    "ethnicity": pa.Column(str),
+    "body_type": pa.Column(str),
+}
+_IMAGE = {
+    "generator": pa.Column(str),
+    "prompt": pa.Column(str),
+    "seed": pa.Column("int64"),
+    "path": pa.Column(str, nullable=True),  # relative to the table's directory; null if not ok
+    "sha256": pa.Column(str, pa.Check.str_matches(r"^[0-9a-f]{64}$"), nullable=True),
+    "width": pa.Column("int64", nullable=True),
+    "height": pa.Column("int64", nullable=True),
+    "status": pa.Column(str, pa.Check.isin(_STATUS)),
+    "reason": pa.Column(str, nullable=True),  # refusal / block / error message
+    "evaluated": pa.Column(bool),
+}
+
+#: ``data/faces/faces.parquet`` -- one row per base identity.
+FACES = pa.DataFrameSchema(
+    {
+        "face_id": pa.Column(str, unique=True),
+        "image_id": pa.Column(str, unique=True),
+        **_DEMO,
+        **_IMAGE,
+    },
+    strict=True,
+    coerce=True,
+    name="faces",
+)
+
+#: ``data/variations/variations.parquet`` -- one row per single-attribute edit.
+VARIATIONS = pa.DataFrameSchema(
+    {
+        "image_id": pa.Column(str, unique=True),
+        "face_id": pa.Column(str),
+        "category": pa.Column(str),
+        "attribute": pa.Column(str),
+        "value": pa.Column(str),
+        "framing": pa.Column(str, pa.Check.isin(["face", "full_body"])),
+        **_DEMO,
+        **_IMAGE,
+    },
+    strict=True,
+    coerce=True,
+    unique=["face_id", "attribute", "value"],
+    name="variations",
+)
+
+_PROB = pa.Check.in_range(0.0, 1.0)
+
+#: ``data/judgments/<model>/*.parquet`` -- answer records.
+#: ``seed`` = 0 marks an ``exact`` expectation row (no drawn response); seeds >= 1 are drawn or
+#: generated responses with ``response``/``choice`` set. ``p_*`` always hold the outcome
+#: distribution (one-hot for ``generate``); ``p_undecided`` is mass pruned before the parser
+#: could decide.
+JUDGMENTS = pa.DataFrameSchema(
+    {
+        "image_id": pa.Column(str),
+        "face_id": pa.Column(str),
+        "model": pa.Column(str),
+        "engine": pa.Column(str),
+        "decoding": pa.Column(str, pa.Check.isin(["generate", "sampled", "exact", "simulated"])),
+        "scenario_id": pa.Column("int64", pa.Check.in_range(1, 10_000)),
+        "ordering": pa.Column("int64", pa.Check.in_range(1, 4)),
+        "seed": pa.Column("int64", pa.Check.ge(0)),
+        "response": pa.Column(str, nullable=True),
+        "choice": pa.Column(str, pa.Check.isin(["positive", "negative", "invalid"]), nullable=True),
+        "p_pos": pa.Column(float, _PROB),
+        "p_neg": pa.Column(float, _PROB),
+        "p_invalid": pa.Column(float, _PROB),
+        "p_undecided": pa.Column(float, _PROB),
+        "simulated": pa.Column(bool),
+    },
+    strict=True,
+    coerce=True,
+    unique=["image_id", "model", "scenario_id", "ordering", "seed"],
+    name="judgments",
+)
+
+#: ``data/scores/<model>.parquet`` -- phi per image x scenario; delta for variations.
+SCORES = pa.DataFrameSchema(
+    {
+        "model": pa.Column(str),
+        "image_id": pa.Column(str),
+        "face_id": pa.Column(str),
+        "is_base": pa.Column(bool),
+        "category": pa.Column(str, nullable=True),  # null on base faces
+        "attribute": pa.Column(str, nullable=True),
+        "value": pa.Column(str, nullable=True),
+        **_DEMO,
+        "scenario_id": pa.Column("int64"),
+        "scenario_category": pa.Column(str),
+        "phi": pa.Column(float, _PROB, nullable=True),  # null when no valid response
+        "n_valid": pa.Column(float, pa.Check.ge(0)),  # expected count for exact decoding
+        "n": pa.Column("int64", pa.Check.ge(0)),  # responses asked (orderings x seeds)
+        "delta": pa.Column(float, pa.Check.in_range(-1.0, 1.0), nullable=True),  # null on base
+        "simulated": pa.Column(bool),
+    },
+    strict=True,
+    coerce=True,
+    unique=["model", "image_id", "scenario_id"],
+    name="scores",
+)
+
+
+def validate(df: pd.DataFrame, schema: pa.DataFrameSchema, where: str | Path) -> pd.DataFrame:
+    """Validate ``df`` against ``schema``; on failure raise one line naming ``where`` and the row."""
+    try:
+        return schema.validate(df, lazy=True)
+    except SchemaErrors as exc:
+        fc = exc.failure_cases
+        row = fc.iloc[0]
+        col = row.get("column") or "<table>"
+        idx = row.get("index")
+        check = row.get("check")
+        case = row.get("failure_case")
+        missing = [
+            str(r["failure_case"])
+            for _, r in fc.iterrows()
+            if str(r.get("check")) == "column_in_dataframe"
+        ]
+        if missing:
+            msg = f"missing column(s) {', '.join(missing)}"
+        else:
+            msg = f"column {col!r} fails {check} at row {idx} (value {case!r})"
+        n = len(fc)
+        more = f"; {n - 1} more failure(s)" if n > 1 else ""
+        raise StylisticBiasError(
+            f"{where}: does not match the {schema.name} schema v{SCHEMA_VERSION}: {msg}{more}"
+        ) from None
+    except SchemaError as exc:  # pragma: no cover - lazy=True raises SchemaErrors
+        raise StylisticBiasError(f"{where}: does not match the {schema.name} schema: {exc}") from None
+
+
+def read_table(path: str | Path, schema: pa.DataFrameSchema) -> pd.DataFrame:
+    """Read a Parquet table and validate it; a missing or unreadable file is one clear error."""
+    p = Path(path)
+    if not p.exists():
+        raise StylisticBiasError(f"{p}: not found (run the stage that writes it: `dvc repro`)")
+    try:
+        df = pd.read_parquet(p)
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise StylisticBiasError(f"{p}: not a readable Parquet file ({type(exc).__name__})") from None
+    return validate(df, schema, p)
+
+
+def write_table(df: pd.DataFrame, path: str | Path, schema: pa.DataFrameSchema) -> Path:
+    """Validate and write a Parquet table atomically (temp file + rename)."""
+    p = Path(path)
+    out = validate(df, schema, p)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp")
+    out.to_parquet(tmp, index=False)
+    tmp.replace(p)
+    return p
