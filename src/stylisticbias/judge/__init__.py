@@ -1,0 +1,1 @@
+"""Judging: forced-choice prompts, response parsing, engines and batched prediction."""
