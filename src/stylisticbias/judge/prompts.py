@@ -1,0 +1,119 @@
+"""Forced-choice prompts (paper Fig. 12) as chat messages, rendered by each model's own template.
+
+One *prompt* per (scenario, ordering); the user turn holds the image first, then the text, and
+no system prompt (the paper states none). Ordering 1 is Fig. 12 word for word
+(``Benchmark.forced_choice_prompt``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stylisticbias.benchmark import Benchmark, Ordering, Scenario
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """One (scenario, ordering) prompt of an image."""
+
+    scenario: Scenario
+    ordering: Ordering
+    text: str
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """``(scenario_id, ordering)``."""
+        return (self.scenario.id, self.ordering.id)
+
+
+def prompt_specs(
+    benchmark: Benchmark,
+    orderings: Iterable[int],
+    scenario_ids: Iterable[int] | None = None,
+) -> list[PromptSpec]:
+    """All (scenario x ordering) prompts in a fixed order (scenario-major)."""
+    scen = (
+        list(benchmark.scenarios)
+        if scenario_ids is None
+        else [benchmark.scenario(int(s)) for s in scenario_ids]
+    )
+    ords = [benchmark.ordering(int(o)) for o in orderings]
+    return [PromptSpec(s, o, benchmark.forced_choice_prompt(s, o)) for s in scen for o in ords]
+
+
+def chat_messages(text: str, image: Any = None) -> list[dict[str, Any]]:
+    """A one-turn conversation: image first, then the prompt text.
+
+    ``image`` (a PIL image) is attached for ``apply_chat_template(tokenize=True)``; leave it None
+    to render the text only.
+    """
+    img: dict[str, Any] = {"type": "image"}
+    if image is not None:
+        img["image"] = image
+    return [{"role": "user", "content": [img, {"type": "text", "text": text}]}]
+
+
+def render(
+    processor: Any,
+    text: str,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+) -> str:
+    """The prompt string the model's own chat template produces (generation prompt added)."""
+    return processor.apply_chat_template(
+        chat_messages(text),
+        add_generation_prompt=True,
+        tokenize=False,
+        **dict(chat_template_kwargs or {}),
+    )
+
+
+def render_all(
+    processor: Any,
+    specs: Sequence[PromptSpec],
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """:func:`render` for every spec."""
+    return [render(processor, s.text, chat_template_kwargs) for s in specs]
+
+
+def encode(
+    processor: Any,
+    text: str,
+    image: Any,
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+) -> Any:
+    """Model inputs (``BatchEncoding`` of tensors, batch 1) for one prompt with its image."""
+    return processor.apply_chat_template(
+        chat_messages(text, image),
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=True,
+        return_tensors="pt",
+        **dict(chat_template_kwargs or {}),
+    )
+
+
+def tokenize_text(processor: Any, rendered: str) -> list[int]:
+    """Token ids of a rendered prompt *without* expanding the image placeholder.
+
+    Mirrors ``ProcessorMixin.apply_chat_template``: no extra special tokens when the template
+    already starts with BOS.
+    """
+    tok = processor.tokenizer
+    add = not (tok.bos_token is not None and rendered.startswith(tok.bos_token))
+    return list(tok(rendered, add_special_tokens=add)["input_ids"])
+
+
+def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest common prefix of token sequences."""
+    if not seqs:
+        return 0
+    n = min(len(s) for s in seqs)
+    first = seqs[0]
+    for i in range(n):
+        t = first[i]
+        if any(s[i] != t for s in seqs[1:]):
+            return i
+    return n
