@@ -29,8 +29,8 @@ _IMAGE = {
     "seed": pa.Column("int64"),
     "path": pa.Column(str, nullable=True),  # relative to the table's directory; null if not ok
     "sha256": pa.Column(str, pa.Check.str_matches(r"^[0-9a-f]{64}$"), nullable=True),
-    "width": pa.Column("int64", nullable=True),
-    "height": pa.Column("int64", nullable=True),
+    "width": pa.Column("Int64", nullable=True),
+    "height": pa.Column("Int64", nullable=True),
     "status": pa.Column(str, pa.Check.isin(_STATUS)),
     "reason": pa.Column(str, nullable=True),  # refusal / block / error message
     "evaluated": pa.Column(bool),

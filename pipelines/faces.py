@@ -1,0 +1,15 @@
+"""DVC stage `faces`: sample identities and render base faces -> data/faces/."""
+
+from stylisticbias.cli import run, stage
+from stylisticbias.config import load_params
+from stylisticbias.dataset.build import build_faces
+
+
+@stage
+def main() -> None:
+    """Entry point."""
+    build_faces(load_params())
+
+
+if __name__ == "__main__":
+    run(main)

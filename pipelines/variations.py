@@ -1,0 +1,15 @@
+"""DVC stage `variations`: render every single-attribute edit -> data/variations/ (+ gallery)."""
+
+from stylisticbias.cli import run, stage
+from stylisticbias.config import load_params
+from stylisticbias.dataset.build import build_variations
+
+
+@stage
+def main() -> None:
+    """Entry point."""
+    build_variations(load_params())
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,1 @@
+"""Building the face dataset: identity sampling -> base faces -> single-attribute variations."""

@@ -1,0 +1,358 @@
+"""The ``faces`` and ``variations`` stages: render the dataset and write validated manifests.
+
+Data flow::
+
+    params.yaml (faces.*, generator, benchmark) -> sample_identities -> FaceSpec
+      -> Generator.generate_faces -> data/faces/images/<face_id>.<ext> + faces.parquet
+    faces.parquet + base images (sha256-checked) -> EditSpec per (face, plausible value)
+      -> Generator.edit -> data/variations/images/<face_id>/<slug>.<ext> + variations.parquet
+      + gallery.html
+
+Every request goes through :class:`RenderCache` (``data/.render-cache/``), so a run that is
+killed resumes where it stopped; outputs are hard links into the cache.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from PIL import Image, UnidentifiedImageError
+from tqdm import tqdm
+
+from stylisticbias import schemas
+from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_config
+from stylisticbias.config import get, project_root
+from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key, sha256_file
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.generators.base import EditSpec, FaceSpec, Generator, GenResult
+from stylisticbias.sampling import face_seed, sample_identities
+
+log = logging.getLogger(__name__)
+
+#: keys of a generator config that configure the builder, not the backend's constructor
+BUILDER_KEYS = ("workers",)
+
+
+# --------------------------------------------------------------------------- generator set-up
+def generator_config(params: dict[str, Any]) -> dict[str, Any]:
+    """The ``generator`` section with builder-only keys removed (what ``_target_`` receives)."""
+    cfg = dict(get(params, "generator"))
+    if "_target_" not in cfg:
+        raise StylisticBiasError("params.yaml: generator._target_ is missing (conf/generator/*.yaml)")
+    return {k: v for k, v in cfg.items() if k not in BUILDER_KEYS}
+
+
+def make_generator(cfg: dict[str, Any]) -> Generator:
+    """Instantiate a generator from its config (Hydra ``_target_``)."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        gen = instantiate(cfg, _convert_="all")
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if isinstance(cause, StylisticBiasError):
+            raise cause from None
+        msg = str(cause or exc).strip().splitlines()[0]
+        raise StylisticBiasError(f"generator {cfg.get('_target_')}: {msg}") from None
+    if not isinstance(gen, Generator):
+        raise StylisticBiasError(f"generator {cfg['_target_']} is not a stylisticbias Generator")
+    return gen
+
+
+# --------------------------------------------------------------------------- worker side
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(gen_cfg: dict[str, Any], cache_root: str) -> None:
+    _WORKER["gen"] = make_generator(gen_cfg)
+    _WORKER["cache"] = RenderCache(Path(cache_root))
+
+
+def _worker_state(gen_cfg: dict[str, Any], cache_root: Path) -> tuple[Generator, RenderCache]:
+    if "gen" not in _WORKER:
+        _init_worker(gen_cfg, str(cache_root))
+    return _WORKER["gen"], _WORKER["cache"]
+
+
+def _store(cache: RenderCache, keys: Sequence[str], results: Sequence[GenResult], ext: str) -> list[CacheRecord]:
+    if len(results) != len(keys):
+        raise RuntimeError(f"generator returned {len(results)} results for {len(keys)} requests")
+    return [cache.put(k, r.image, r.status, r.reason, ext) for k, r in zip(keys, results)]
+
+
+def _run_faces(task: tuple[list[str], list[FaceSpec]]) -> list[CacheRecord]:
+    keys, specs = task
+    gen, cache = _WORKER["gen"], _WORKER["cache"]
+    return _store(cache, keys, gen.generate_faces(specs), gen.file_format)
+
+
+def _run_edits(task: tuple[str, list[str], list[EditSpec]]) -> list[CacheRecord]:
+    base_path, keys, edits = task
+    gen, cache = _WORKER["gen"], _WORKER["cache"]
+    with Image.open(base_path) as im:
+        base = im.convert("RGB")
+    return _store(cache, keys, gen.edit(base, edits), gen.file_format)
+
+
+def _execute(
+    tasks: list[Any], fn: Any, gen_cfg: dict[str, Any], cache_root: Path, workers: int, desc: str, total: int
+) -> Iterator[list[CacheRecord]]:
+    """Run tasks in ``workers`` processes (or in-process for 1), yielding results as they finish."""
+    bar = tqdm(total=total, desc=desc, unit="img", leave=True)
+    try:
+        if workers <= 1 or len(tasks) <= 1:
+            _worker_state(gen_cfg, cache_root)
+            try:
+                for t in tasks:
+                    recs = fn(t)
+                    bar.update(len(recs))
+                    yield recs
+            finally:
+                _WORKER.clear()
+        else:
+            with ProcessPoolExecutor(
+                max_workers=workers, initializer=_init_worker, initargs=(gen_cfg, str(cache_root))
+            ) as pool:
+                for recs in pool.map(fn, tasks, chunksize=1):
+                    bar.update(len(recs))
+                    yield recs
+    finally:
+        bar.close()
+
+
+# --------------------------------------------------------------------------- helpers
+@dataclass(frozen=True)
+class BuildContext:
+    """Resolved paths and settings shared by both stages."""
+
+    root: Path
+    benchmark: Benchmark
+    gen_cfg: dict[str, Any]
+    workers: int
+    retry_failed: bool
+    cache: RenderCache
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> BuildContext:
+        """Build the context from composed params."""
+        root = project_root()
+        gen_cfg = generator_config(params)
+        cache_root = root / get(params, "paths.data") / ".render-cache"
+        return cls(
+            root=root,
+            benchmark=benchmark_from_config(get(params, "benchmark")),
+            gen_cfg=gen_cfg,
+            workers=int(params["generator"].get("workers", 1) or 1),
+            retry_failed=bool(params.get("generation", {}).get("retry_failed", False)),
+            cache=RenderCache(cache_root),
+        )
+
+    def cached(self, key: str) -> CacheRecord | None:
+        """A finished record, unless it failed and failures are to be retried."""
+        rec = self.cache.get(key)
+        if rec is not None and rec.status != "ok" and self.retry_failed:
+            return None
+        return rec
+
+
+def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), max(1, size)):
+        yield items[i : i + size]
+
+
+def _fresh_dir(path: Path) -> None:
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+
+
+def _image_columns(rec: CacheRecord, rel: str) -> dict[str, Any]:
+    ok = rec.status == "ok"
+    return {
+        "path": rel if ok else None,
+        "sha256": rec.sha256 if ok else None,
+        "width": rec.width if ok else None,
+        "height": rec.height if ok else None,
+        "status": rec.status,
+        "reason": rec.reason,
+    }
+
+
+def _generator_name(gen_cfg: dict[str, Any]) -> str:
+    return str(gen_cfg.get("name") or str(gen_cfg["_target_"]).rsplit(".", 1)[-1])
+
+
+# --------------------------------------------------------------------------- faces stage
+def build_faces(params: dict[str, Any]) -> Path:
+    """Render the base faces and write ``data/faces/faces.parquet``; returns the table path."""
+    ctx = BuildContext.from_params(params)
+    n = int(get(params, "faces.n"))
+    ids = sample_identities(
+        ctx.benchmark, n, seed=int(get(params, "faces.seed")), sampler=str(get(params, "faces.sampler"))
+    )
+    specs = [
+        FaceSpec(
+            face_id=r.face_id, age=r.age, gender=r.gender, ethnicity=r.ethnicity,
+            body_type=r.body_type, seed=int(r.seed),
+            prompt=ctx.benchmark.base_face_prompt(
+                age=r.age, gender=r.gender, ethnicity=r.ethnicity, body_type=r.body_type
+            ),
+        )
+        for r in ids.itertuples()
+    ]
+    keys = [request_key({"kind": "face", "generator": ctx.gen_cfg, "spec": s.__dict__}) for s in specs]
+    todo = [(k, s) for k, s in zip(keys, specs) if ctx.cached(k) is None]
+    log.info("faces: %d identities, %d cached, %d to render", n, n - len(todo), len(todo))
+    if todo:
+        probe = make_generator(ctx.gen_cfg)  # fail fast (bad config, missing API key)
+        batch = probe.batch_size
+        probe.close()
+        tasks = [([k for k, _ in b], [s for _, s in b]) for b in _batches(todo, batch)]
+        for _ in _execute(tasks, _run_faces, ctx.gen_cfg, ctx.cache.root, ctx.workers, "faces", len(todo)):
+            pass
+    out_dir = ctx.root / get(params, "paths.faces")
+    _fresh_dir(out_dir)
+    rows = []
+    gname = _generator_name(ctx.gen_cfg)
+    for k, s in zip(keys, specs):
+        rec = ctx.cache.get(k)
+        if rec is None:
+            raise StylisticBiasError(f"faces: request for {s.face_id} did not finish; re-run the stage")
+        rel = f"images/{s.face_id}.{rec.ext}"
+        if rec.status == "ok":
+            ctx.cache.materialize(rec, out_dir / rel)
+        rows.append(
+            {"face_id": s.face_id, "image_id": f"{s.face_id}-base", "age": s.age, "gender": s.gender,
+             "ethnicity": s.ethnicity, "body_type": s.body_type, "generator": gname,
+             "prompt": s.prompt, "seed": s.seed, **_image_columns(rec, rel), "evaluated": True}
+        )
+    table = schemas.write_table(pd.DataFrame(rows), out_dir / "faces.parquet", schemas.FACES)
+    _log_failures("faces", rows)
+    return table
+
+
+# --------------------------------------------------------------------------- variations stage
+def load_base_faces(faces_dir: Path) -> pd.DataFrame:
+    """Read ``faces.parquet`` and check every ok image exists, matches its sha256 and decodes."""
+    faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
+    for row in faces.itertuples():
+        if row.status != "ok":
+            continue
+        path = faces_dir / str(row.path)
+        if not path.exists():
+            raise StylisticBiasError(f"{path}: missing image of face {row.face_id} (faces.parquet row {row.Index})")
+        if sha256_file(path) != row.sha256:
+            raise StylisticBiasError(
+                f"{path}: corrupt image of face {row.face_id}: sha256 differs from faces.parquet; "
+                "re-run the faces stage (dvc repro faces)"
+            )
+        try:
+            with Image.open(path) as im:
+                im.verify()
+        except (UnidentifiedImageError, OSError) as exc:
+            raise StylisticBiasError(f"{path}: image of face {row.face_id} does not decode ({exc})") from None
+    return faces
+
+
+def variation_grid(
+    benchmark: Benchmark, faces: pd.DataFrame, scope: str = "full"
+) -> list[tuple[Any, VariationValue]]:
+    """(face row, value) for every plausible value of every ok face (``scope=evaluated``: whitelist)."""
+    if scope not in ("full", "evaluated"):
+        raise StylisticBiasError(f"unknown variations.scope {scope!r}; valid: full, evaluated")
+    grid = []
+    for row in faces.itertuples():
+        if row.status != "ok":
+            continue
+        for v in benchmark.variations_for(str(row.gender), evaluated_only=scope == "evaluated"):
+            grid.append((row, v))
+    return grid
+
+
+def build_variations(params: dict[str, Any]) -> Path:
+    """Render every single-attribute edit and write ``data/variations/variations.parquet``."""
+    ctx = BuildContext.from_params(params)
+    faces_dir = ctx.root / get(params, "paths.faces")
+    faces = load_base_faces(faces_dir)
+    grid = variation_grid(ctx.benchmark, faces, str(params.get("variations", {}).get("scope", "full")))
+    entries = []
+    for row, v in grid:
+        spec = FaceSpec(row.face_id, row.age, row.gender, row.ethnicity, row.body_type, int(row.seed), row.prompt)
+        edit = EditSpec(
+            face=spec, variation=v, prompt=ctx.benchmark.variation_prompt(v, gender=str(row.gender)),
+            seed=face_seed(int(row.seed), v.slug),
+        )
+        key = request_key(
+            {"kind": "edit", "generator": ctx.gen_cfg, "base_sha256": row.sha256,
+             "prompt": edit.prompt, "seed": edit.seed, "variation": v.slug}
+        )
+        entries.append((key, edit, faces_dir / str(row.path)))
+    todo = [e for e in entries if ctx.cached(e[0]) is None]
+    log.info("variations: %d edits of %d faces, %d cached, %d to render",
+             len(entries), len(faces), len(entries) - len(todo), len(todo))
+    if todo:
+        probe = make_generator(ctx.gen_cfg)
+        batch = probe.batch_size
+        probe.close()
+        by_face: dict[str, list[tuple[str, EditSpec, Path]]] = {}
+        for e in todo:
+            by_face.setdefault(e[1].face.face_id, []).append(e)
+        tasks = [
+            (str(group[0][2]), [k for k, _, _ in b], [s for _, s, _ in b])
+            for group in by_face.values()
+            for b in _batches(group, batch)
+        ]
+        for _ in _execute(tasks, _run_edits, ctx.gen_cfg, ctx.cache.root, ctx.workers, "variations", len(todo)):
+            pass
+    out_dir = ctx.root / get(params, "paths.variations")
+    _fresh_dir(out_dir)
+    rows = []
+    gname = _generator_name(ctx.gen_cfg)
+    for key, e, _ in entries:
+        rec = ctx.cache.get(key)
+        if rec is None:
+            raise StylisticBiasError(f"variations: request {e.face.face_id}/{e.variation.slug} did not finish")
+        rel = f"images/{e.face.face_id}/{e.variation.slug}.{rec.ext}"
+        if rec.status == "ok":
+            ctx.cache.materialize(rec, out_dir / rel)
+        v = e.variation
+        rows.append(
+            {"image_id": f"{e.face.face_id}-{v.slug}", "face_id": e.face.face_id, "category": v.category,
+             "attribute": v.attribute, "value": v.value, "framing": v.framing, "age": e.face.age,
+             "gender": e.face.gender, "ethnicity": e.face.ethnicity, "body_type": e.face.body_type,
+             "generator": gname, "prompt": e.prompt, "seed": e.seed, **_image_columns(rec, rel),
+             "evaluated": v.evaluated}
+        )
+    columns = list(schemas.VARIATIONS.columns)
+    table = schemas.write_table(pd.DataFrame(rows, columns=columns), out_dir / "variations.parquet",
+                                schemas.VARIATIONS)
+    _log_failures("variations", rows)
+    _write_gallery(params, faces, faces_dir, out_dir)
+    return table
+
+
+def _write_gallery(params: dict[str, Any], faces: pd.DataFrame, faces_dir: Path, out_dir: Path) -> None:
+    from stylisticbias.gallery import write_gallery
+
+    variations = pd.read_parquet(out_dir / "variations.parquet")
+    max_faces = params.get("gallery", {}).get("max_faces")
+    path = write_gallery(faces, variations, out_dir / "gallery.html", faces_dir, out_dir, max_faces=max_faces)
+    log.info("gallery: %s", path)
+
+
+def _log_failures(stage: str, rows: list[dict[str, Any]]) -> None:
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        log.warning(
+            "%s: %d request(s) not rendered (%s); they are recorded in the manifest -- set "
+            "generation.retry_failed=true to retry them",
+            stage, len(bad), ", ".join(sorted({r["status"] for r in bad})),
+        )

@@ -1,0 +1,167 @@
+"""The faces and variations stages: counts, schemas, resumability, failures and bad input."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from stylisticbias import schemas
+from stylisticbias.config import ROOT, compose, project_root
+from stylisticbias.dataset.build import build_faces, build_variations
+from stylisticbias.errors import StylisticBiasError
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scratch project (conf/ copied) as the working directory."""
+    shutil.copytree(project_root() / "conf", tmp_path / "conf")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(HERE))
+    return tmp_path
+
+
+def fake_params(n: int = 4, **gen: Any) -> dict[str, Any]:
+    params = compose([f"faces.n={n}"])
+    params["generator"] = {"_target_": "fake_generator.FakeGenerator", "workers": 1, **gen}
+    return params
+
+
+def test_counts_and_schema(project: Path) -> None:
+    params = fake_params(6)
+    faces = schemas.read_table(build_faces(params), schemas.FACES)
+    assert len(faces) == 6 and (faces["status"] == "ok").all()
+    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    n_m, n_f = (faces["gender"] == "male").sum(), (faces["gender"] == "female").sum()
+    assert len(var) == 48 * n_m + 51 * n_f
+    assert var.groupby("face_id").size().isin([48, 51]).all()
+    ev = var[var["evaluated"]]
+    assert len(ev) == 31 * n_m + 32 * n_f
+    for row in var.itertuples():
+        assert (project / "data/variations" / row.path).exists()
+    assert (project / "data/variations/gallery.html").exists()
+    # male faces never get makeup or braid/bun; female faces never get facial hair
+    male = var[var["gender"] == "male"]
+    assert not male["attribute"].isin(["Makeup", "Lip makeup"]).any()
+    assert not male["value"].isin(["Braid", "Bun"]).any()
+    assert not var[var["gender"] == "female"]["attribute"].eq("Facial hair").any()
+
+
+def test_rerun_renders_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = project / "renders.log"
+    monkeypatch.setenv("FAKE_GENERATOR_LOG", str(log))
+    params = fake_params(3)
+    build_faces(params)
+    build_variations(params)
+    first = log.read_text().splitlines()
+    build_faces(params)
+    build_variations(params)
+    assert log.read_text().splitlines() == first
+
+
+def test_refusals_recorded_and_retried(project: Path) -> None:
+    params = fake_params(2, refuse=["Daring / Provocative"])
+    build_faces(params)
+    var = pd.read_parquet(build_variations(params))
+    bad = var[var["status"] == "refused"]
+    assert len(bad) == 2 and bad["reason"].str.contains("policy").all() and bad["path"].isna().all()
+    params = fake_params(2)
+    params["generation"]["retry_failed"] = True
+    var = pd.read_parquet(build_variations(params))
+    assert (var["status"] == "ok").all()
+
+
+def _run_stage(project: Path, stage: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "pipelines" / f"{stage}.py")],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+
+def _write_params(project: Path, params: dict[str, Any]) -> None:
+    from stylisticbias.config import dump_params
+
+    (project / "params.yaml").write_text(dump_params(params))
+
+
+def test_killed_run_resumes_without_redoing(project: Path) -> None:
+    params = fake_params(2, delay=0.02)
+    _write_params(project, params)
+    env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "FAKE_GENERATOR_LOG": str(project / "renders.log")}
+    assert _run_stage(project, "faces", env).wait(60) == 0
+    proc = _run_stage(project, "variations", env)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        log = project / "renders.log"
+        if log.exists() and sum(1 for line in log.read_text().splitlines() if line.startswith("edit")) > 20:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = [x for x in (project / "renders.log").read_text().splitlines() if x.startswith("edit")]
+    assert 0 < len(done_before) < 99
+    assert _run_stage(project, "variations", env).wait(120) == 0
+    edits = [x for x in (project / "renders.log").read_text().splitlines() if x.startswith("edit")]
+    # nothing rendered twice except at most the batch in flight when killed (<= batch_size)
+    assert len(edits) - len(set(edits)) <= 4
+    var = pd.read_parquet(project / "data/variations/variations.parquet")
+    assert var["image_id"].is_unique and len(set(edits)) == len(var)
+    # identical to an uninterrupted build
+    other = project / "clean"
+    shutil.copytree(project / "conf", other / "conf")
+    _write_params(other, params)
+    assert _run_stage(other, "faces", env).wait(60) == 0
+    assert _run_stage(other, "variations", env).wait(120) == 0
+    clean = pd.read_parquet(other / "data/variations/variations.parquet")
+    pd.testing.assert_frame_equal(var, clean)
+
+
+def test_corrupt_or_missing_base_image(project: Path) -> None:
+    params = fake_params(2)
+    faces = pd.read_parquet(build_faces(params))
+    img = project / "data/faces" / faces["path"].iloc[0]
+    img.unlink()
+    img.write_bytes(b"not a png")
+    with pytest.raises(StylisticBiasError, match=r"corrupt image of face F0000"):
+        build_variations(params)
+    img.unlink()
+    with pytest.raises(StylisticBiasError, match=r"missing image of face F0000"):
+        build_variations(params)
+    assert not (project / "data/variations").exists()
+
+
+def test_manifest_failing_schema(project: Path) -> None:
+    params = fake_params(2)
+    path = build_faces(params)
+    df = pd.read_parquet(path)
+    df.loc[1, "status"] = "maybe"
+    df.to_parquet(path)
+    with pytest.raises(StylisticBiasError, match=r"faces.parquet: does not match the faces schema.*status"):
+        build_variations(params)
+    df = df.drop(columns=["sha256"])
+    df.to_parquet(path)
+    with pytest.raises(StylisticBiasError, match=r"missing column\(s\) sha256"):
+        build_variations(params)
+
+
+def test_stage_cli_one_line_error(project: Path) -> None:
+    params = compose(["faces.n=2"])
+    params["benchmark"]["observed_marginals"]["age"]["teenager"] = 3
+    _write_params(project, params)
+    proc = _run_stage(project, "faces", dict(os.environ))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    lines = [x for x in err.decode().splitlines() if x.strip()]
+    assert len(lines) == 1 and "teenager" in lines[0] and "valid: young adult" in lines[0]
+    assert not (project / "data").exists()

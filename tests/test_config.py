@@ -1,0 +1,71 @@
+"""conf/ composes, params.yaml is in sync with it, and bad names give one clear error."""
+
+from __future__ import annotations
+
+import yaml
+
+from stylisticbias import config
+from stylisticbias.config import compose, load_group_option
+from stylisticbias.errors import StylisticBiasError
+
+
+def test_params_yaml_in_sync_with_conf() -> None:
+    committed = yaml.safe_load((config.project_root() / "params.yaml").read_text())
+    assert committed == compose(), (
+        "params.yaml drifted from conf/: run `python -m stylisticbias.config compose`"
+    )
+
+
+def test_check_cli_detects_drift(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    shutil.copytree(config.project_root() / "conf", tmp_path / "conf")
+    monkeypatch.chdir(tmp_path)
+    config.write_params()
+    assert config.main(["check"]) == 0
+    (tmp_path / "params.yaml").write_text(
+        (tmp_path / "params.yaml").read_text().replace("n: 24", "n: 25", 1)
+    )
+    assert config.main(["check"]) == 1
+
+
+def test_experiments_compose() -> None:
+    for name in config.available("experiment"):
+        params = compose([f"experiment={name}"])
+        assert params["judge"]["models"], name
+        for model in params["judge"]["models"]:
+            assert load_group_option("model", model)["name"] == model
+
+
+def test_every_group_option_loads() -> None:
+    for group in ("generator", "engine", "analysis", "tracking", "model"):
+        for name in config.available(group):
+            assert isinstance(load_group_option(group, name), dict)
+
+
+def test_unknown_model_lists_valid_ones() -> None:
+    try:
+        load_group_option("model", "gpt-17")
+    except StylisticBiasError as exc:
+        msg = str(exc)
+        assert "gpt-17" in msg and "simulated-strong" in msg and "\n" not in msg
+    else:
+        raise AssertionError("expected an error")
+
+
+def test_bad_override_is_one_line() -> None:
+    try:
+        compose(["generator=nonexistent"])
+    except StylisticBiasError as exc:
+        assert "nonexistent" in str(exc) and "\n" not in str(exc)
+    else:
+        raise AssertionError("expected an error")
+
+
+def test_get_names_missing_key() -> None:
+    try:
+        config.get({"judge": {"models": []}}, "judge.seeds")
+    except StylisticBiasError as exc:
+        assert "judge.seeds" in str(exc)
+    else:
+        raise AssertionError("expected an error")
