@@ -1,0 +1,49 @@
+# StylisticBias -- the two commands of the README are `make repro` and `make test`.
+# Each creates .venv (if needed) with a CPU build of torch and the project, then runs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: help setup repro test test-all lint params check-params bench clean-data
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)  ## create .venv and install the project (CPU torch)
+
+repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
+	$(BIN)/dvc repro
+
+test: $(STAMP)  ## run the default test suite (slow and GPU tests skipped)
+	$(BIN)/ruff check src tests pipelines
+	$(BIN)/python -m pytest -q
+
+test-all: $(STAMP)  ## include slow tests
+	$(BIN)/python -m pytest -q -m "not gpu"
+
+lint: $(STAMP)  ## ruff
+	$(BIN)/ruff check src tests pipelines
+	$(BIN)/ruff format --check src tests pipelines
+
+params: $(STAMP)  ## re-compose params.yaml from conf/
+	$(BIN)/python -m stylisticbias.config compose
+
+check-params: $(STAMP)  ## fail if params.yaml drifted from conf/
+	$(BIN)/python -m stylisticbias.config check
+
+bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
+	$(BIN)/python -m stylisticbias.bench.generation
+	$(BIN)/python -m stylisticbias.bench.judge
+	$(BIN)/python -m stylisticbias.bench.analysis
+
+clean-data:  ## remove generated data (not the render cache)
+	rm -rf data/faces data/variations data/judgments data/scores
