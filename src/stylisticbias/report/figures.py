@@ -1,0 +1,331 @@
+"""Figures of the report (paper Figs. 2-8 plus diagnostics), drawn with matplotlib (Agg).
+
+Each ``fig_*`` function takes the shaped data from :mod:`stylisticbias.report.plots_data` and
+returns a :class:`matplotlib.figure.Figure`; :func:`save` writes it as PNG. Simulated data gets a
+diagonal ``SIMULATED`` watermark and a subtitle, so no figure can be mistaken for a real model.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from stylisticbias.report.plots_data import pair_fit
+
+#: Fixed colours for the paper's four scenario categories (others cycle through tab10).
+CATEGORY_COLORS: dict[str, str] = {
+    "Personality & Social": "#4C72B0",
+    "Interpersonal": "#55A868",
+    "Behavioral": "#C44E52",
+    "Socioeconomic & Appearance": "#DD8452",
+}
+SIM_NOTE = "SIMULATED judge (planted effects) - not a real model's behaviour"
+
+
+def category_colors(categories: list[str]) -> dict[str, str]:
+    """A colour per category: the fixed palette first, then tab10."""
+    extra = iter(plt.get_cmap("tab10").colors[4:])  # type: ignore[attr-defined]
+    out = {}
+    for c in dict.fromkeys(categories):
+        out[c] = CATEGORY_COLORS.get(c) or matplotlib.colors.to_hex(next(extra, "#777777"))
+    return out
+
+
+def _decorate(fig: Figure, title: str, simulated: bool, subtitle: str | None = None) -> None:
+    fig.suptitle(title, fontsize=13, fontweight="bold")
+    notes = [s for s in (subtitle, SIM_NOTE if simulated else None) if s]
+    if notes:
+        fig.text(
+            0.5,
+            0.005,
+            " | ".join(notes),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="#B22222" if simulated else "#444444",
+        )
+    if simulated:
+        fig.text(
+            0.5,
+            0.5,
+            "SIMULATED",
+            fontsize=60,
+            color="#B22222",
+            alpha=0.10,
+            ha="center",
+            va="center",
+            rotation=30,
+            fontweight="bold",
+            zorder=0,
+        )
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+
+
+def save(fig: Figure, path: Path) -> Path:
+    """Write ``fig`` as PNG (150 dpi) and close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return path
+
+
+def _category_legend(ax: plt.Axes, colors: dict[str, str], **kw: object) -> None:
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
+    ax.legend(handles, list(colors), title="Scenario category", fontsize=8, **kw)
+
+
+def fig_pareto(df: pd.DataFrame, n_reach: int, share: float, simulated: bool) -> Figure:
+    """Fig. 2: |SBS| per variation (bars, sorted) and its cumulative share (line), 80% line."""
+    fig, ax = plt.subplots(figsize=(11, 5))
+    x = np.arange(1, len(df) + 1)
+    ax.bar(x, df["abs_sbs"], color="#8DA0CB", label="|SBS| of the variation")
+    ax.set_xticks(x, df["label"], rotation=75, ha="right", fontsize=7)
+    ax.set_xlabel("Variation (sorted by |SBS|)")
+    ax.set_ylabel("|SBS| (mean over models)")
+    ax2 = ax.twinx()
+    ax2.plot(x, df["cum_share"] * 100, color="#1F3A93", marker="o", ms=3, label="cumulative share")
+    ax2.axhline(share * 100, color="#B22222", ls="--", lw=1)
+    if n_reach:
+        ax2.axvline(n_reach, color="#B22222", ls=":", lw=1)
+        ax2.annotate(
+            f"{share:.0%} of total |SBS| reached by {n_reach} of {len(df)} variations",
+            xy=(n_reach, share * 100),
+            xytext=(min(n_reach + 1, len(df)), share * 100 - 18),
+            fontsize=9,
+            color="#B22222",
+            arrowprops={"arrowstyle": "->", "color": "#B22222"},
+        )
+    ax2.set_ylim(0, 105)
+    ax2.set_ylabel("Cumulative share of total |SBS| (%)")
+    _decorate(fig, "Fig. 2 - Cumulative |SBS| across visual attributes", simulated)
+    return fig
+
+
+def fig_scenarios(df: pd.DataFrame, simulated: bool) -> Figure:
+    """Fig. 3: SBS per scenario, sorted ascending, coloured by category, with CIs."""
+    colors = category_colors(list(df["category"]))
+    fig, ax = plt.subplots(figsize=(9, max(5, 0.3 * len(df) + 1.5)))
+    y = np.arange(len(df))
+    err = None
+    if {"ci_low", "ci_high"} <= set(df.columns):
+        err = np.vstack([df["sbs"] - df["ci_low"], df["ci_high"] - df["sbs"]]).clip(min=0)
+    ax.barh(
+        y,
+        df["sbs"],
+        xerr=err,
+        color=[colors[c] for c in df["category"]],
+        error_kw={"lw": 0.8, "capsize": 2, "ecolor": "#333333"},
+    )
+    ax.set_yticks(y, df["label"], fontsize=8)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("SBS (mean Delta, positive pole) - 95% CI" if err is not None else "SBS")
+    _category_legend(ax, colors, loc="lower right")
+    _decorate(fig, f"Fig. 3 - SBS across all {len(df)} scenarios, sorted ascending", simulated)
+    return fig
+
+
+def fig_sensitivity(df: pd.DataFrame, simulated: bool) -> Figure:
+    """Fig. 4: scenario sensitivity, x = SBS (direction), y = |SBS| (magnitude), labelled."""
+    colors = category_colors(list(df["category"]))
+    fig, ax = plt.subplots(figsize=(10, 6.5))
+    for cat, g in df.groupby("category", sort=False):
+        ax.scatter(g["sbs"], g["abs_sbs"], s=45, color=colors[cat], label=cat, edgecolor="white")
+    for _, r in df.iterrows():
+        ax.annotate(
+            str(r["label"]).split(" vs. ")[0],
+            (r["sbs"], r["abs_sbs"]),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    ax.axvline(0, color="grey", lw=0.7, ls="--")
+    ax.set_xlabel("SBS (direction: > 0 favourable pole)")
+    ax.set_ylabel("|SBS| (magnitude)")
+    ax.legend(title="Scenario category", fontsize=8)
+    _decorate(
+        fig,
+        "Fig. 4 - Scenario sensitivity: direction vs magnitude",
+        simulated,
+        "each point is one scenario (label = positive pole)",
+    )
+    return fig
+
+
+def fig_grouped_bars(
+    wide: pd.DataFrame, title: str, ylabel: str, simulated: bool, legend_title: str = "Model"
+) -> Figure:
+    """Grouped bars: one group per row of ``wide``, one bar per column (model)."""
+    fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(wide) + 3), 5))
+    n = max(len(wide.columns), 1)
+    width = 0.8 / n
+    x = np.arange(len(wide))
+    cmap = plt.get_cmap("tab10")
+    for i, m in enumerate(wide.columns):
+        ax.bar(
+            x + (i - (n - 1) / 2) * width,
+            wide[m].to_numpy(float),
+            width,
+            label=str(m),
+            color=cmap(i % 10),
+        )
+    ax.set_xticks(x, [str(i) for i in wide.index], rotation=20, ha="right", fontsize=9)
+    ax.set_ylabel(ylabel)
+    ax.axhline(0, color="black", lw=0.7)
+    ax.legend(title=legend_title, fontsize=8)
+    _decorate(fig, title, simulated)
+    return fig
+
+
+def fig_heatmap(wide: pd.DataFrame, title: str, simulated: bool) -> Figure:
+    """Fig. 6: attribute-category SBS per model as a diverging heatmap with values."""
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(wide.columns) + 4), 0.45 * len(wide) + 2))
+    vals = wide.to_numpy(float)
+    lim = float(np.nanmax(np.abs(vals))) if np.isfinite(vals).any() else 1.0
+    im = ax.imshow(vals, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_xticks(range(len(wide.columns)), [str(c) for c in wide.columns], rotation=20, ha="right")
+    ax.set_yticks(range(len(wide.index)), [str(i) for i in wide.index])
+    for (i, j), v in np.ndenumerate(vals):
+        if np.isfinite(v):
+            ax.text(
+                j,
+                i,
+                f"{v:+.3f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if abs(v) > 0.6 * lim else "black",
+            )
+    fig.colorbar(im, ax=ax, label="SBS (mean Delta)")
+    ax.set_xlabel("Model")
+    ax.set_ylabel("Attribute category (sorted by mean SBS)")
+    _decorate(fig, title, simulated)
+    return fig
+
+
+def fig_variance(df: pd.DataFrame, simulated: bool) -> Figure:
+    """Fig. 7: cross-model variance of SBS per scenario, sorted, top quartile highlighted."""
+    colors = category_colors(list(df["category"]))
+    fig, ax = plt.subplots(figsize=(9, max(5, 0.3 * len(df) + 1.5)))
+    d = df.iloc[::-1]
+    y = np.arange(len(d))
+    ax.barh(
+        y,
+        d["variance"],
+        color=[colors[c] for c in d["category"]],
+        edgecolor=["black" if t else "none" for t in d["top_quartile"]],
+    )
+    ax.set_yticks(y, d["label"], fontsize=8)
+    ax.set_xlabel("Variance of per-scenario SBS across models (black edge = top quartile)")
+    _category_legend(ax, colors, loc="lower right")
+    _decorate(fig, "Fig. 7 - Cross-model disagreement per scenario", simulated)
+    return fig
+
+
+def _pair_axes(
+    ax: plt.Axes,
+    wide: pd.DataFrame,
+    mx: str,
+    my: str,
+    fit: dict[str, float],
+    colors: dict[str, str],
+    labels: bool,
+) -> None:
+    for cat, g in wide.groupby("category", sort=False):
+        ax.scatter(
+            g[mx],
+            g[my],
+            s=30 if labels else 14,
+            color=colors[cat],
+            edgecolor="white",
+            label=str(cat),
+        )
+    vals = pd.concat([wide[mx], wide[my]]).dropna()
+    lo, hi = (float(vals.min()), float(vals.max())) if len(vals) else (-0.1, 0.1)
+    pad = 0.05 * (hi - lo or 1)
+    xs = np.linspace(lo - pad, hi + pad, 10)
+    ax.plot(xs, xs, color="grey", ls=":", lw=0.8, label="y = x")
+    if np.isfinite(fit.get("slope", np.nan)):
+        ax.plot(
+            xs,
+            fit["intercept"] + fit["slope"] * xs,
+            color="black",
+            lw=1.2,
+            label=f"OLS: slope = {fit['slope']:.2f}, r = {fit['r']:.2f}",
+        )
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.axvline(0, color="grey", lw=0.5)
+    ax.set_xlabel(f"{mx}: mean Delta per scenario")
+    ax.set_ylabel(f"{my}: mean Delta per scenario")
+    if labels:
+        for lab, r in wide.iterrows():
+            ax.annotate(
+                str(lab).split(" vs. ")[0],
+                (r[mx], r[my]),
+                fontsize=6.5,
+                xytext=(2, 2),
+                textcoords="offset points",
+            )
+
+
+def fig_pair(
+    wide: pd.DataFrame, mx: str, my: str, fit: dict[str, float], simulated: bool
+) -> Figure:
+    """Fig. 8: model-pair scatter of per-scenario mean Delta with the regression line."""
+    colors = category_colors(list(wide["category"]))
+    fig, ax = plt.subplots(figsize=(8, 7))
+    _pair_axes(ax, wide, mx, my, fit, colors, labels=True)
+    ax.legend(fontsize=8, loc="upper left")
+    _decorate(
+        fig,
+        f"Fig. 8 - {mx} vs {my}: mean Delta per scenario",
+        simulated,
+        "coloured by judgment category",
+    )
+    return fig
+
+
+def fig_pairs_grid(wide: pd.DataFrame, models: list[str], simulated: bool) -> Figure:
+    """Small multiples of Fig. 8 for every model pair."""
+    pairs = list(itertools.combinations(models, 2))
+    ncol = min(3, len(pairs))
+    nrow = int(np.ceil(len(pairs) / ncol))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 4 * nrow), squeeze=False)
+    colors = category_colors(list(wide["category"]))
+    for ax, (mx, my) in zip(axes.flat, pairs):
+        fit = pair_fit(wide[mx], wide[my])
+        _pair_axes(ax, wide, mx, my, fit, colors, labels=False)
+        ax.set_title(f"{my} ~ {mx}: slope {fit['slope']:.2f}, r {fit['r']:.2f}", fontsize=9)
+        ax.xaxis.label.set_size(8)
+        ax.yaxis.label.set_size(8)
+    for ax in axes.flat[len(pairs) :]:
+        ax.axis("off")
+    _category_legend(axes.flat[0], colors, loc="upper left")
+    _decorate(fig, "Fig. 8 (all pairs) - per-scenario mean Delta, model vs model", simulated)
+    return fig
+
+
+def fig_model_bars(
+    values: pd.Series, title: str, ylabel: str, simulated: bool, reference: float | None = None
+) -> Figure:
+    """One bar per model (diagnostics: position/letter bias, invalid rate), sorted."""
+    values = values.sort_values(ascending=False)
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(values) + 3), 4.5))
+    ax.bar([str(m) for m in values.index], values.to_numpy(float), color="#8DA0CB")
+    for i, v in enumerate(values.to_numpy(float)):
+        ax.text(i, v, f"{v:.3f}", ha="center", va="bottom", fontsize=8)
+    if reference is not None:
+        ax.axhline(reference, color="#B22222", ls="--", lw=1, label=f"no bias ({reference})")
+        ax.legend(fontsize=8)
+    ax.set_xlabel("Model")
+    ax.set_ylabel(ylabel)
+    ax.tick_params(axis="x", rotation=20)
+    _decorate(fig, title, simulated)
+    return fig

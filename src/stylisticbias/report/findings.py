@@ -1,0 +1,89 @@
+"""Headline findings, computed from the analysis tables (one sentence each, numbers included)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stylisticbias.report.plots_data import (
+    EFFECT_COLUMNS,
+    chosen_pair,
+    maybe,
+    pair_stats,
+    pareto_frame,
+    per_model,
+    pick,
+    pooled,
+    scenario_by_model,
+    scenario_frame,
+)
+from stylisticbias.report.tables import DIMENSION_ALIASES
+
+
+def _vs_ranking(vs: pd.DataFrame) -> list[str]:
+    eff = pick(vs, "reports/tables/vs_by_model.csv", ("vs", *EFFECT_COLUMNS))
+    vs = vs.assign(dimension=vs["dimension"].replace(DIMENSION_ALIASES))
+    dims = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")[eff].mean()
+    dims = dims.sort_values(ascending=False)
+    out = [
+        "VS by demographic dimension (pooled over models): "
+        + ", ".join(f"{d} {v:.3f}" for d, v in dims.items())
+        + "."
+    ]
+    pm = per_model(vs)
+    if pm["model"].nunique() > 1:
+        by_model = pm.groupby("model")[eff].mean().sort_values(ascending=False)
+        out.append(
+            "Models by mean VS: " + ", ".join(f"{m} {v:.3f}" for m, v in by_model.items()) + "."
+        )
+    return out
+
+
+def findings(
+    tables: dict[str, pd.DataFrame],
+    scenarios: pd.DataFrame | None,
+    pareto_share: float,
+    top: int = 5,
+) -> list[str]:
+    """Bullet sentences for the report's headline section."""
+    out: list[str] = []
+    par, n80 = pareto_frame(tables["pareto"], pareto_share)
+    lead = ", ".join(f"{r.label} ({r.abs_sbs:.3f})" for r in par.head(top).itertuples())
+    out.append(f"Largest |SBS| variations: {lead}.")
+    out.append(
+        f"{n80} of {len(par)} variations account for {pareto_share:.0%} of the total "
+        f"|SBS| (paper: about 15 of 34)."
+    )
+    sc = scenario_frame(tables["sbs_by_scenario"], scenarios)
+    hi = sc.loc[sc["sbs"].abs().idxmax()]
+    lo = sc.loc[sc["sbs"].abs().idxmin()]
+    out.append(
+        f"Strongest scenario: {hi['label']} (SBS {hi['sbs']:+.3f}); weakest: "
+        f"{lo['label']} (SBS {lo['sbs']:+.3f})."
+    )
+    cats = sc.groupby("category")["abs_sbs"].mean().sort_values(ascending=False)
+    out.append(
+        "Scenario categories by mean |SBS|: "
+        + ", ".join(f"{c} {v:.3f}" for c, v in cats.items())
+        + "."
+    )
+    out += _vs_ranking(tables["vs_by_model"])
+    pme = per_model(tables["per_model_effects"])
+    eff = maybe(pme, ("sbs", "effect", "delta"))
+    if eff and len(pme) > 1:
+        s = pme.sort_values(eff, ascending=False)
+        out.append(
+            "Models by overall SBS: "
+            + ", ".join(f"{r['model']} {r[eff]:+.4f}" for _, r in s.iterrows())
+            + "."
+        )
+    wide = scenario_by_model(tables["sbs_by_scenario"], scenarios)
+    models = [c for c in wide.columns if c != "category"]
+    pair = chosen_pair(models)
+    if pair:
+        fit = pair_stats(tables.get("model_pair_regressions"), wide, *pair)
+        flips = int(((wide[pair[0]] * wide[pair[1]]) < 0).sum())
+        out.append(
+            f"{pair[1]} on {pair[0]} per-scenario mean Δ: slope {fit['slope']:.2f}, "
+            f"r {fit['r']:.2f}; {flips} scenario(s) change sign."
+        )
+    return out

@@ -1,0 +1,245 @@
+"""Everything the report reads: the ``analyze`` stage's tables and metrics, the score tables
+(for the simulated flag and the run's size), the run settings and the data version.
+
+A missing input is one :class:`StylisticBiasError` line naming the file and the stage that
+writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stylisticbias.config import get, load_group_option
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.report.provenance import (
+    DataVersion,
+    data_version,
+    dvc_lock_hashes,
+    git_commit,
+)
+
+log = logging.getLogger(__name__)
+
+#: The paper's six models, by the short names its tables use (Tables 2, 7, 11).
+PAPER_MODELS: tuple[str, ...] = (
+    "Gemma-3",
+    "Gemma-4",
+    "InternVL3",
+    "LLaVA-v1.6",
+    "Pixtral",
+    "Qwen3",
+)
+#: Row labels that stand for "all models pooled" rather than one model.
+POOLED_LABELS: frozenset[str] = frozenset({"Average", "average", "all", "All", "pooled"})
+
+#: Tables the ``analyze`` stage always writes (reports/tables/<name>.csv).
+REQUIRED_TABLES: tuple[str, ...] = (
+    "vs_by_model",
+    "sbs_category_by_demographic",
+    "sbs_fashion_by_age",
+    "tattoo_sbs",
+    "sbs_fashion_by_body",
+    "per_model_effects",
+    "significance_rate_by_model",
+    "shift_by_variation_demographic",
+    "sbs_by_scenario",
+    "sbs_by_scenario_category_model",
+    "sbs_by_category_model",
+    "pareto",
+)
+#: Tables that may be absent (cross-model tables need two models; diagnostics need raw judgments).
+OPTIONAL_TABLES: tuple[str, ...] = (
+    "cross_model_variance",
+    "model_pair_regressions",
+    "profile_agreement",
+    "position_bias",
+    "letter_bias",
+    "invalid_rates",
+)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One judged model: its config name, the name the tables use, and how it was run."""
+
+    name: str  # conf/model/<name>.yaml and data/scores/<name>.parquet
+    label: str  # the name in reports/tables (the paper's short name for paper models)
+    hub_id: str | None
+    simulated: bool
+    n_rows: int
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How the judged data was made; shown in the report and logged to MLflow."""
+
+    models: tuple[ModelInfo, ...]
+    engine: str
+    decoding: str
+    n_faces: int
+    n_images: int
+    n_variation_images: int
+    n_scenarios: int
+    orderings: tuple[int, ...]
+    seeds: tuple[int, ...]
+    generator: str
+    data_versions: tuple[DataVersion, ...]
+    git_commit: str | None
+    git_dirty: bool
+
+    @property
+    def simulated(self) -> bool:
+        """True when any model's scores come from the simulated judge."""
+        return any(m.simulated for m in self.models)
+
+    def model(self, label: str) -> ModelInfo | None:
+        """The model whose table label (or config name) is ``label``."""
+        return next((m for m in self.models if label in (m.label, m.name)), None)
+
+
+@dataclass
+class ReportInputs:
+    """The analysis outputs plus the settings, loaded once and shared by every report part."""
+
+    root: Path
+    tables: dict[str, pd.DataFrame]
+    metrics: dict[str, Any]
+    settings: RunSettings
+    calibration: dict[str, Any] | None = None
+    missing_optional: list[str] = field(default_factory=list)
+
+    def table(self, name: str) -> pd.DataFrame | None:
+        """A loaded table, or None when an optional one is absent."""
+        return self.tables.get(name)
+
+
+def _missing(path: Path, stage: str) -> StylisticBiasError:
+    return StylisticBiasError(
+        f"{path}: not found; it is written by the `{stage}` stage (run `dvc repro {stage}`)"
+    )
+
+
+def read_csv(path: Path, stage: str = "analyze") -> pd.DataFrame:
+    """Read one analysis table; a missing or unreadable file is one clear error."""
+    if not path.exists():
+        raise _missing(path, stage)
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        log.warning("%s: empty table", path)
+        return pd.DataFrame()
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise StylisticBiasError(f"{path}: not a readable CSV table ({exc})") from None
+
+
+def read_json(path: Path, stage: str) -> dict[str, Any]:
+    """Read a JSON object; missing or malformed is one clear error."""
+    if not path.exists():
+        raise _missing(path, stage)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise StylisticBiasError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise StylisticBiasError(f"{path}: expected a JSON object at the top level")
+    return data
+
+
+def load_tables(tables_dir: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Required + optional analysis tables; returns (tables, names of absent optional tables)."""
+    tables = {name: read_csv(tables_dir / f"{name}.csv") for name in REQUIRED_TABLES}
+    absent = []
+    for name in OPTIONAL_TABLES:
+        p = tables_dir / f"{name}.csv"
+        if p.exists():
+            tables[name] = read_csv(p)
+        else:
+            absent.append(name)
+    if absent:
+        log.info("optional tables not written by analyze: %s", ", ".join(absent))
+    return tables, absent
+
+
+def _model_info(name: str, scores: pd.DataFrame) -> ModelInfo:
+    try:
+        cfg = load_group_option("model", name)
+    except StylisticBiasError:
+        cfg = {}
+    label = str(cfg.get("paper_name") or name)
+    hub = cfg.get("hub_id") or cfg.get("hf_id") or cfg.get("repo_id")
+    sim = bool(scores["simulated"].any()) if "simulated" in scores else False
+    return ModelInfo(name, label, str(hub) if hub else None, sim, len(scores))
+
+
+def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
+    """Run settings from params.yaml, the score tables and dvc.lock / git."""
+    models = [str(m) for m in get(params, "judge.models")]
+    scores_dir = root / str(get(params, "paths.scores"))
+    infos: list[ModelInfo] = []
+    faces: set[str] = set()
+    images: set[str] = set()
+    var_images: set[str] = set()
+    scenarios: set[int] = set()
+    cols = ["image_id", "face_id", "is_base", "scenario_id", "simulated"]
+    for m in models:
+        p = scores_dir / f"{m}.parquet"
+        if not p.exists():
+            raise StylisticBiasError(
+                f"{p}: not found; it is written by the `scores@{m}` stage (run `dvc repro`)"
+            )
+        try:
+            df = pd.read_parquet(p, columns=cols)
+        except Exception as exc:  # pyarrow raises several types (missing column, corrupt file)
+            raise StylisticBiasError(
+                f"{p}: cannot read columns {cols} ({type(exc).__name__}: {exc})"
+            ) from None
+        infos.append(_model_info(m, df))
+        faces.update(df["face_id"].astype(str))
+        images.update(df["image_id"].astype(str))
+        var_images.update(df.loc[~df["is_base"].astype(bool), "image_id"].astype(str))
+        scenarios.update(int(s) for s in df["scenario_id"].unique())
+    lock = dvc_lock_hashes(root)
+    paths = [str(get(params, "paths.faces")), str(get(params, "paths.variations"))]
+    paths += [f"{get(params, 'paths.scores')}/{m}.parquet" for m in models]
+    versions = []
+    for rel in paths:
+        v = data_version(root, rel, lock)
+        if v.source == "missing" and rel.endswith(".parquet"):
+            v = data_version(root, str(get(params, "paths.scores")), lock)  # one dir output
+        versions.append(v)
+    sha, dirty = git_commit(root)
+    engine = params.get("engine") or {}
+    gen = params.get("generator") or {}
+    judge = params.get("judge") or {}
+    return RunSettings(
+        models=tuple(infos),
+        engine=str(engine.get("name", "?")),
+        decoding=str(engine.get("decoding", "?")),
+        n_faces=len(faces),
+        n_images=len(images),
+        n_variation_images=len(var_images),
+        n_scenarios=len(scenarios),
+        orderings=tuple(int(o) for o in judge.get("orderings", [])),
+        seeds=tuple(int(s) for s in judge.get("seeds", [])),
+        generator=str(gen.get("_target_", gen.get("name", "?"))).rsplit(".", 1)[-1],
+        data_versions=tuple(dict.fromkeys(versions)),
+        git_commit=sha,
+        git_dirty=dirty,
+    )
+
+
+def load_inputs(params: dict[str, Any], root: Path) -> ReportInputs:
+    """Load everything the report needs; the first missing input raises one clear error."""
+    reports = root / str(get(params, "paths.reports"))
+    tables, absent = load_tables(reports / "tables")
+    metrics = read_json(reports / "metrics.json", "analyze")
+    settings = load_settings(params, root)
+    cal_path = reports / "calibration.json"
+    calibration = read_json(cal_path, "calibrate") if cal_path.exists() else None
+    return ReportInputs(root, tables, metrics, settings, calibration, absent)

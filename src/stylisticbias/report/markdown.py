@@ -1,0 +1,212 @@
+"""``reports/README.md``: a report a researcher can read on its own.
+
+Sections: title (``SIMULATED`` whenever any score table is simulated), run settings, headline
+findings, figures with captions, the paper's tables in the paper's layout, the comparison with
+the paper (when one of its models was run), calibration, diagnostics and methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stylisticbias.report.inputs import ReportInputs, RunSettings
+from stylisticbias.report.paper_compare import Comparison
+from stylisticbias.report.tables import PAPER_TABLES, layout
+
+
+@dataclass(frozen=True)
+class FigureRecord:
+    """One written figure: file, caption, and which MLflow run it belongs to."""
+
+    name: str
+    path: Path
+    caption: str
+    scope: str  # "pooled" | "comparison" | "diagnostic"
+
+
+def _cell(v: Any, digits: int = 3) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (float, np.floating)):
+        return "–" if not np.isfinite(v) else f"{v:.{digits}f}"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(df: pd.DataFrame, digits: int = 3) -> str:
+    """A GitHub markdown table (no index)."""
+    if df.empty:
+        return "_(no rows)_"
+    head = "| " + " | ".join(_cell(c) for c in df.columns) + " |"
+    sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = [
+        "| " + " | ".join(_cell(v, digits) for v in row) + " |"
+        for row in df.itertuples(index=False)
+    ]
+    return "\n".join([head, sep, *body])
+
+
+def settings_section(s: RunSettings) -> str:
+    """Run settings: models, engine, sizes, data version, git commit."""
+    models = pd.DataFrame(
+        [
+            {
+                "model (table name)": m.label,
+                "config": m.name,
+                "hub id": m.hub_id or "–",
+                "simulated": m.simulated,
+                "score rows": m.n_rows,
+            }
+            for m in s.models
+        ]
+    )
+    rows = [
+        ("engine / decoding", f"{s.engine} / {s.decoding}"),
+        ("generator", s.generator),
+        ("base faces", f"{s.n_faces:,}"),
+        (
+            "images judged (base + variations)",
+            f"{s.n_images:,} ({s.n_variation_images:,} variations)",
+        ),
+        ("scenarios", str(s.n_scenarios)),
+        ("orderings × seeds", f"{list(s.orderings)} × {list(s.seeds)}"),
+        (
+            "git commit",
+            f"`{s.git_commit or 'unknown'}`" + (" (uncommitted changes)" if s.git_dirty else ""),
+        ),
+    ]
+    rows += [
+        (f"data version `{v.path}`", f"`{v.md5 or '-'}` ({v.source})") for v in s.data_versions
+    ]
+    kv = pd.DataFrame(rows, columns=["setting", "value"])
+    return "## Run settings\n\n" + md_table(models) + "\n\n" + md_table(kv)
+
+
+def figures_section(figs: Sequence[FigureRecord], base: Path) -> str:
+    """Every figure embedded with its caption (paths relative to the README)."""
+    out = ["## Figures"]
+    for f in figs:
+        rel = f.path.relative_to(base).as_posix()
+        out.append(f"![{f.name}]({rel})\n\n*{f.caption}*")
+    return "\n\n".join(out)
+
+
+def paper_tables_section(tables: dict[str, pd.DataFrame], alpha: float) -> str:
+    """Tables 2-7, 11, 12 in the paper's layout."""
+    out = [
+        "## The paper's tables, from this run",
+        f"**Bold**: p < 0.001; <u>underlined</u>: not significant (p ≥ {alpha}, after the "
+        "configured multiple-testing correction); other values: p < "
+        f"{alpha}. Tables 3-6 and 12 pool all models (the paper's averages); 2, 7 and 11 are "
+        "per model.",
+    ]
+    for spec in PAPER_TABLES:
+        if spec.file in tables:
+            out.append(f"### {spec.title}\n\n" + md_table(layout(tables[spec.file], spec, alpha)))
+    return "\n\n".join(out)
+
+
+def comparison_section(cmp: Comparison | None) -> str:
+    """Side-by-side with the paper, or why there is none."""
+    head = "## Comparison with the paper"
+    if cmp is None:
+        return (
+            f"{head}\n\nNone of the paper's six models (Gemma-3, Gemma-4, InternVL3, "
+            "LLaVA-v1.6, Pixtral, Qwen3) was run, so there is nothing to compare."
+        )
+    out = [head, f"Paper models in this run: {', '.join(cmp.models)}. `diff` = ours − paper."]
+    out += [f"> {n}" for n in cmp.notes]
+    if not cmp.claims.empty:
+        out.append("### Figure-level numbers\n\n" + md_table(cmp.claims))
+    out.append("### Summary per table\n\n" + md_table(cmp.summary))
+    for key, g in cmp.cells.groupby("table", sort=False):
+        g = g.drop(columns="table")
+        if len(g) > 60:
+            g = g.reindex(g["diff"].abs().sort_values(ascending=False).index).head(25)
+            title = f"### {key}: the 25 largest differences"
+        else:
+            title = f"### {key}"
+        out.append(title + "\n\n" + md_table(g))
+    return "\n\n".join(out)
+
+
+def calibration_section(cal: dict[str, Any] | None) -> str:
+    """reports/calibration.json, flattened (coverage, bias, power ...)."""
+    head = "## Calibration (planted effects recovered)"
+    if not cal:
+        return f"{head}\n\nNo `reports/calibration.json` in this run."
+    rows = [(k, v) for k, v in _flat(cal).items()]
+    return head + "\n\n" + md_table(pd.DataFrame(rows, columns=["quantity", "value"]))
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flat(v, key + "."))
+        elif not isinstance(v, list):
+            out[key] = v
+    return out
+
+
+def diagnostics_section(inputs: ReportInputs) -> str:
+    """Position/letter bias and invalid rates, as tables."""
+    out = ["## Diagnostics"]
+    for name, title in (
+        ("position_bias", "Position bias (share of answers naming the first option; 0.5 = none)"),
+        ("letter_bias", "Letter bias (share answering (a); 0.5 = none)"),
+        ("invalid_rates", "Invalid / unparseable answers"),
+    ):
+        df = inputs.table(name)
+        out.append(
+            f"### {title}\n\n"
+            + (
+                md_table(df)
+                if df is not None
+                else f"_`reports/tables/{name}.csv` was not written._"
+            )
+        )
+    return "\n\n".join(out)
+
+
+def build_markdown(
+    inputs: ReportInputs,
+    figs: Sequence[FigureRecord],
+    findings: list[str],
+    cmp: Comparison | None,
+    alpha: float,
+    base: Path,
+) -> str:
+    """The whole README."""
+    sim = inputs.settings.simulated
+    title = "# StylisticBias report" + (" — SIMULATED data" if sim else "")
+    parts = [title]
+    if sim:
+        parts.append(
+            "> **SIMULATED.** At least one judge here is the simulated judge with planted "
+            "effects: it never looks at the images. These numbers test the pipeline and "
+            "the statistics (can they recover what was planted?); they say nothing about "
+            "any real model."
+        )
+    parts += [
+        settings_section(inputs.settings),
+        "## Headline findings\n\n" + "\n".join(f"- {f}" for f in findings),
+        figures_section(figs, base),
+        paper_tables_section(inputs.tables, alpha),
+        comparison_section(cmp),
+        calibration_section(inputs.calibration),
+        diagnostics_section(inputs),
+        "## Methods\n\nMetric definitions (φ, Δ, VS, SBS, Cohen's d, zero and large-shift "
+        "shares), the tests (Kruskal–Wallis, Mann–Whitney U, Wilcoxon signed-rank), the "
+        "multiple-testing correction and the bootstrap CIs are documented in "
+        "[docs/statistics.md](../docs/statistics.md); how to browse and compare runs in MLflow "
+        "and DVC in [docs/report.md](../docs/report.md). Every table above is in "
+        "`reports/tables/` (long format, with `ci_low`, `ci_high`, `pval`, `pval_corr`, `n`).",
+    ]
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,182 @@
+"""The ``report`` stage: analysis tables -> figures, ``reports/README.md``, MLflow runs."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stylisticbias.config import get, project_root
+from stylisticbias.report import figures as F
+from stylisticbias.report.findings import findings
+from stylisticbias.report.inputs import ReportInputs, load_inputs
+from stylisticbias.report.markdown import FigureRecord, build_markdown
+from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
+from stylisticbias.report.plots_data import (
+    category_by_model,
+    chosen_pair,
+    maybe,
+    pair_stats,
+    pareto_frame,
+    scenario_by_model,
+    scenario_frame,
+    variance_frame,
+)
+
+log = logging.getLogger(__name__)
+
+#: Value columns tried, in order, for the diagnostic tables (the first present is plotted).
+DIAGNOSTICS: dict[str, tuple[tuple[str, ...], str, float | None, str]] = {
+    "position_bias": (
+        ("first_share", "share_first", "p_first", "position_bias", "share"),
+        "Share of valid answers naming the first-listed option",
+        0.5,
+        "Position bias per model: share of answers that pick the option written "
+        "first, over all orderings (0.5 = no position preference).",
+    ),
+    "letter_bias": (
+        ("a_share", "share_a", "p_a", "letter_bias", "share"),
+        "Share of valid answers that are (a)",
+        0.5,
+        "Letter bias per model: share of answers that are (a), over all orderings "
+        "(0.5 = no letter preference).",
+    ),
+    "invalid_rates": (
+        ("invalid_rate", "p_invalid", "rate", "share"),
+        "Share of responses that are invalid",
+        None,
+        "Invalid (unparseable) response rate per model; invalid answers are excluded from φ.",
+    ),
+}
+
+
+def scenarios_frame(params: dict[str, Any]) -> pd.DataFrame:
+    """The benchmark's scenarios: scenario_id, category, positive, negative."""
+    rows = get(params, "benchmark.scenarios")
+    return pd.DataFrame(rows).rename(columns={"id": "scenario_id"})[
+        ["scenario_id", "category", "positive", "negative"]
+    ]
+
+
+def render_figures(
+    inputs: ReportInputs, scen: pd.DataFrame, out: Path, share: float
+) -> list[FigureRecord]:
+    """Draw every figure the tables allow into ``out``; returns them with captions."""
+    sim = inputs.settings.simulated
+    t = inputs.tables
+    for old in out.glob("*.png"):
+        old.unlink()
+    recs: list[FigureRecord] = []
+
+    def add(name: str, fig: Any, caption: str, scope: str) -> None:
+        recs.append(FigureRecord(name, F.save(fig, out / f"{name}.png"), caption, scope))
+
+    par, n80 = pareto_frame(t["pareto"], share)
+    add(
+        "fig2_cumulative_abs_sbs",
+        F.fig_pareto(par, n80, share, sim),
+        f"Fig. 2. Cumulative |SBS| across the {len(par)} evaluated variations, averaged across "
+        f"models and sorted by magnitude; {n80} variations reach {share:.0%} of the total.",
+        "pooled",
+    )
+    sc = scenario_frame(t["sbs_by_scenario"], scen)
+    add(
+        "fig3_sbs_by_scenario",
+        F.fig_scenarios(sc, sim),
+        f"Fig. 3. SBS across all {len(sc)} scenarios (pooled over models), sorted ascending, "
+        "coloured by scenario category; whiskers are 95% bootstrap CIs where available.",
+        "pooled",
+    )
+    add(
+        "fig4_scenario_sensitivity",
+        F.fig_sensitivity(sc, sim),
+        "Fig. 4. Scenario sensitivity: SBS (direction, x) against |SBS| (magnitude, y); each "
+        "point is one scenario.",
+        "pooled",
+    )
+    w5 = category_by_model(
+        t["sbs_by_scenario_category_model"],
+        "reports/tables/sbs_by_scenario_category_model.csv",
+        absolute=True,
+    )
+    add(
+        "fig5_abs_sbs_by_scenario_category_model",
+        F.fig_grouped_bars(
+            w5, "Fig. 5 - |SBS| by scenario category and model", "|SBS| (mean over variations)", sim
+        ),
+        "Fig. 5. Absolute SBS aggregated by scenario category and model.",
+        "comparison",
+    )
+    w6 = category_by_model(t["sbs_by_category_model"], "reports/tables/sbs_by_category_model.csv")
+    add(
+        "fig6_attribute_profiles",
+        F.fig_heatmap(w6, "Fig. 6 - Attribute-category SBS profiles across models", sim),
+        "Fig. 6. Attribute SBS profiles across models (rows sorted by mean SBS).",
+        "comparison",
+    )
+    wide = scenario_by_model(t["sbs_by_scenario"], scen)
+    models = [c for c in wide.columns if c != "category"]
+    cross = inputs.table("cross_model_variance")
+    if cross is not None and len(models) >= 2:
+        vf = variance_frame(cross, scen)
+        add(
+            "fig7_cross_model_variance",
+            F.fig_variance(vf, sim),
+            "Fig. 7. Cross-model variance of per-scenario SBS, sorted; black edges mark the top "
+            f"quartile ({int(vf['top_quartile'].sum())} of {len(vf)} scenarios).",
+            "comparison",
+        )
+    pair = chosen_pair(models)
+    if pair:
+        fit = pair_stats(inputs.table("model_pair_regressions"), wide, *pair)
+        add(
+            "fig8_model_pair",
+            F.fig_pair(wide, *pair, fit, sim),
+            f"Fig. 8. {pair[0]} vs. {pair[1]} mean Δ per scenario, coloured by judgment "
+            f"category; OLS slope {fit['slope']:.2f}, r = {fit['r']:.2f}.",
+            "comparison",
+        )
+        if len(models) > 2:
+            add(
+                "fig8_model_pairs_all",
+                F.fig_pairs_grid(wide, models, sim),
+                "Fig. 8 (all pairs). Per-scenario mean Δ for every pair of models.",
+                "comparison",
+            )
+    for name, (cands, ylabel, ref, caption) in DIAGNOSTICS.items():
+        df = inputs.table(name)
+        col = maybe(df, cands) if df is not None and "model" in df.columns else None
+        if col is None:
+            continue
+        per = df.groupby("model", sort=False)[col].mean()
+        fig = F.fig_model_bars(per, caption.split(":")[0], ylabel, sim, ref)
+        add(f"diag_{name}", fig, caption, "diagnostic")
+    log.info("wrote %d figures to %s", len(recs), out)
+    return recs
+
+
+def build_report(params: dict[str, Any], root: Path | None = None) -> None:
+    """Read the analysis outputs, write figures + ``reports/README.md``, log to MLflow."""
+    root = root or project_root()
+    inputs = load_inputs(params, root)
+    share = float(params.get("analysis", {}).get("pareto_share", 0.8))
+    alpha = float(params.get("analysis", {}).get("alpha", 0.05))
+    scen = scenarios_frame(params)
+    reports = root / str(get(params, "paths.reports"))
+    figs = render_figures(inputs, scen, reports / "figures", share)
+    cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
+    md = build_markdown(inputs, figs, findings(inputs.tables, scen, share), cmp, alpha, reports)
+    readme = reports / "README.md"
+    tmp = readme.with_name(".README.md.tmp")
+    tmp.write_text(md, encoding="utf-8")
+    tmp.replace(readme)
+    log.info("wrote %s", readme)
+    tracking = params.get("tracking") or {}
+    if tracking.get("enabled", False):
+        from stylisticbias.report.mlflow_log import log_report
+
+        log_report(params, inputs, figs, cmp, scen, root)
+    else:
+        log.info("tracking.enabled is false: nothing logged to MLflow")

@@ -1,0 +1,82 @@
+"""The report stage end to end on a fake analysis output (no MLflow)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from stylisticbias.config import project_root
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.report.run import build_report
+
+FIGS = [
+    "fig2_cumulative_abs_sbs",
+    "fig3_sbs_by_scenario",
+    "fig4_scenario_sensitivity",
+    "fig5_abs_sbs_by_scenario_category_model",
+    "fig6_attribute_profiles",
+    "fig7_cross_model_variance",
+    "fig8_model_pair",
+    "diag_position_bias",
+    "diag_letter_bias",
+    "diag_invalid_rates",
+]
+
+
+def _report(tmp_path: Path, params: dict) -> str:
+    params["tracking"]["enabled"] = False
+    shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
+    build_report(params, tmp_path)
+    return (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
+
+
+def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, fake_analysis):
+    md = _report(tmp_path, fake_analysis(["simulated-strong", "simulated-weak"], simulated=True))
+    assert md.splitlines()[0] == "# StylisticBias report — SIMULATED data"
+    for name in FIGS:
+        png = tmp_path / "reports" / "figures" / f"{name}.png"
+        assert png.exists(), name
+        with Image.open(png) as im:
+            assert im.width > 500 and im.height > 300
+        assert f"(figures/{name}.png)" in md
+    assert not (tmp_path / "reports" / "figures" / "fig8_model_pairs_all.png").exists()
+    for t in (
+        "Table 2.",
+        "Table 3.",
+        "Table 4.",
+        "Table 5.",
+        "Table 6.",
+        "Table 7.",
+        "Table 11.",
+        "Table 12.",
+    ):
+        assert f"### {t}" in md
+    assert "nothing to compare" in md
+    assert "docs/statistics.md" in md
+
+
+def test_paper_models_get_a_comparison_and_the_gemma_pair(tmp_path, fake_analysis):
+    params = fake_analysis(["Gemma-3", "Gemma-4", "Qwen3"], simulated=False)
+    md = _report(tmp_path, params)
+    assert "SIMULATED" not in md.splitlines()[0]
+    assert "Paper models in this run: Gemma-3, Gemma-4, Qwen3" in md
+    assert "Fig. 8. Gemma-3 vs. Gemma-4" in md
+    assert "Pearson r, Gemma-3 vs Gemma-4 (Fig. 8)" in md
+    assert (tmp_path / "reports" / "figures" / "fig8_model_pairs_all.png").exists()
+
+
+def test_missing_table_names_the_file_and_the_stage(tmp_path, fake_analysis):
+    params = fake_analysis(["simulated-strong"], simulated=True)
+    (tmp_path / "reports" / "tables" / "pareto.csv").unlink()
+    with pytest.raises(StylisticBiasError, match=r"pareto\.csv: not found.*`analyze` stage"):
+        _report(tmp_path, params)
+
+
+def test_missing_scores_names_the_scores_stage(tmp_path, fake_analysis):
+    params = fake_analysis(["simulated-strong"], simulated=True)
+    (tmp_path / "data" / "scores" / "simulated-strong.parquet").unlink()
+    with pytest.raises(StylisticBiasError, match=r"simulated-strong\.parquet: not found.*scores@"):
+        _report(tmp_path, params)
