@@ -1,0 +1,23 @@
+"""DVC stage `scores@MODEL`: phi per image x scenario, delta -> data/scores/MODEL.parquet.
+
+Usage: ``python pipelines/scores.py MODEL``.
+"""
+
+import argparse
+
+from stylisticbias.cli import run, stage
+from stylisticbias.config import load_params
+from stylisticbias.scores import write_scores
+
+
+@stage
+def main() -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", help="model name (conf/model/<model>.yaml)")
+    args = parser.parse_args()
+    write_scores(args.model, load_params())
+
+
+if __name__ == "__main__":
+    run(main)

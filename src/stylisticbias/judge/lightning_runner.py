@@ -1,0 +1,117 @@
+"""Batched prediction with Lightning: one engine replica per rank, images sharded across ranks.
+
+``Trainer.predict`` drives a :class:`JudgeModule` (which wraps a :class:`JudgeEngine`) over a
+:class:`~stylisticbias.judge.datamodule.JudgeDataModule`; a
+:class:`~stylisticbias.judge.writer.ShardWriter` writes one Parquet shard per rank and batch.
+Lightning's predict sampler is unpadded (each image goes to exactly one rank), and the writer
+drops any image it has already written, so no record is written twice.
+
+Devices, strategy and nodes come from the engine config's ``lightning:`` section, e.g.
+``{accelerator: gpu, devices: 8, strategy: ddp, num_nodes: 2}``; launched under SLURM
+(``srun``) or ``torchrun`` Lightning picks up the rank environment itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as L
+import pandas as pd
+
+from stylisticbias.judge.base import ImageItem, JudgeEngine
+from stylisticbias.judge.datamodule import JudgeDataModule
+from stylisticbias.judge.writer import ShardWriter
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LIGHTNING: dict[str, Any] = {
+    "accelerator": "cpu",
+    "devices": 1,
+    "strategy": "auto",
+    "num_nodes": 1,
+}
+
+
+class JudgeModule(L.LightningModule):
+    """A LightningModule whose ``predict_step`` is ``engine.judge(items, images)``."""
+
+    def __init__(self, engine: JudgeEngine) -> None:
+        super().__init__()
+        self.engine = engine
+
+    def setup(self, stage: str) -> None:
+        """Load the engine's weights on this rank's device."""
+        device = self.trainer.strategy.root_device if self._trainer is not None else self.device
+        self.engine.setup(device=str(device))
+
+    def transfer_batch_to_device(self, batch: Any, device: Any, dataloader_idx: int) -> Any:
+        """Batches hold ids and PIL images, no tensors: the engine moves what it needs."""
+        return batch
+
+    def predict_step(self, batch: Mapping[str, list[Any]], batch_idx: int) -> dict[str, Any]:
+        """Judge the decodable images of a batch; report the others as failures."""
+        items: list[ImageItem] = []
+        images: list[Any] = []
+        failures: list[dict[str, str]] = []
+        for item, image, error in zip(batch["items"], batch["images"], batch["errors"]):
+            if error is not None:
+                failures.append({"image_id": item.image_id, "path": item.path, "error": error})
+                continue
+            items.append(item)
+            images.append(image)
+        records = self.engine.judge(items, images) if items else pd.DataFrame()
+        return {"records": records, "failures": failures}
+
+
+def lightning_settings(engine_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Trainer device settings: ``DEFAULT_LIGHTNING`` updated by ``engine_cfg['lightning']``."""
+    out = dict(DEFAULT_LIGHTNING)
+    out.update({k: v for k, v in (engine_cfg.get("lightning") or {}).items() if v is not None})
+    return out
+
+
+def make_trainer(
+    engine_cfg: Mapping[str, Any], writer: ShardWriter, *, progress: bool = True
+) -> L.Trainer:
+    """A predict-only Trainer: no logger, no checkpoints, the shard writer as callback."""
+    settings = lightning_settings(engine_cfg)
+    return L.Trainer(
+        accelerator=settings["accelerator"],
+        devices=settings["devices"],
+        strategy=settings["strategy"],
+        num_nodes=int(settings["num_nodes"]),
+        logger=False,
+        enable_checkpointing=False,
+        enable_model_summary=False,
+        enable_progress_bar=progress,
+        use_distributed_sampler=True,  # predict: unpadded UnrepeatedDistributedSamplerWrapper
+        callbacks=[writer],
+    )
+
+
+def predict(
+    engine: JudgeEngine,
+    items: Sequence[ImageItem],
+    shard_dir: str | Path,
+    engine_cfg: Mapping[str, Any],
+    *,
+    progress: bool = True,
+) -> tuple[int, ShardWriter]:
+    """Judge ``items`` into shards under ``shard_dir``; returns (global rank, writer).
+
+    Every rank runs this; after it returns all ranks have written their shards and their
+    ``_rank<r>.json`` summaries.
+    """
+    writer = ShardWriter(shard_dir)
+    trainer = make_trainer(engine_cfg, writer, progress=progress)
+    dm = JudgeDataModule(
+        items,
+        reads_pixels=engine.reads_pixels,
+        batch_size=int(engine_cfg.get("image_batch_size", 1)),
+        num_workers=int(engine_cfg.get("num_workers", 0)),
+    )
+    trainer.predict(JudgeModule(engine), datamodule=dm, return_predictions=False)
+    return trainer.global_rank, writer

@@ -1,0 +1,358 @@
+"""The judge stage: judge every image of the run for one model, resumably, and consolidate.
+
+Output, ``data/judgments/<model>/``:
+
+- ``shards/rank<r>-b<batch>-<key>.parquet`` -- the records, one shard per rank and batch;
+- ``judgments.parquet`` -- all shards concatenated, validated (JUDGMENTS), sorted by
+  image_id, scenario_id, ordering, seed;
+- ``run.json`` -- model, engine, decoding, counts, timing, invalid rate, undecided mass,
+  image tokens per image (if the engine reports them), simulated flag;
+- ``failures.json`` -- images that could not be decoded (``[]`` when none).
+
+Resuming: a run first lists the complete shards, skips their images and judges only the rest;
+a shard that is unreadable or fails the schema is logged, deleted and redone. If the
+configuration that determines the records changed since the shards were written (model, engine
+settings, orderings, seeds, prompts, planted effects...), the old shards are discarded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.config import get, load_group_option, project_root
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.base import ImageItem, JudgeEngine
+from stylisticbias.judge.datamodule import build_items
+from stylisticbias.judge.engines import make_engine
+from stylisticbias.judge.writer import (
+    RANK_SUMMARY_GLOB,
+    SHARD_GLOB,
+    atomic_write_json,
+    concat_shards,
+    scan_shards,
+)
+from stylisticbias.schemas import FACES, JUDGMENTS, VARIATIONS, read_table, write_table
+
+log = logging.getLogger(__name__)
+
+SORT_KEYS = ["image_id", "scenario_id", "ordering", "seed"]
+FINGERPRINT_FILE = "_fingerprint.json"
+#: engine settings that change speed or placement, never the records
+_NON_RESULT_ENGINE_KEYS = {
+    "lightning",
+    "image_batch_size",
+    "num_workers",
+    "device",
+    "suffix_batch_size",
+}
+
+
+def _path(params: Mapping[str, Any], key: str) -> Path:
+    p = Path(get(dict(params), f"paths.{key}"))
+    return p if p.is_absolute() else project_root() / p
+
+
+def resolve_engine_cfg(model_cfg: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine config for a model: ``params["engine"]``, unless the model names its own.
+
+    A model YAML may pin an engine (``engine: simulated`` for the simulated judges); its
+    ``conf/engine/<name>.yaml`` is then used whatever the global ``engine`` group says.
+    """
+    engine_cfg = dict(get(dict(params), "engine"))
+    pinned = model_cfg.get("engine")
+    if pinned and pinned != engine_cfg.get("name"):
+        log.info(
+            "model %s pins engine %s (global engine: %s)",
+            model_cfg["name"],
+            pinned,
+            engine_cfg.get("name"),
+        )
+        engine_cfg = load_group_option("engine", str(pinned))
+    return engine_cfg
+
+
+def load_tables(params: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, Path, Path]:
+    """Read and validate the faces and variations tables; returns their directories too."""
+    faces_dir, var_dir = _path(params, "faces"), _path(params, "variations")
+    faces = read_table(faces_dir / "faces.parquet", FACES)
+    variations = read_table(var_dir / "variations.parquet", VARIATIONS)
+    return faces, variations, faces_dir, var_dir
+
+
+def judge_items(params: Mapping[str, Any]) -> list[ImageItem]:
+    """The images a judge run covers (see :func:`~stylisticbias.judge.datamodule.build_items`)."""
+    faces, variations, faces_dir, var_dir = load_tables(params)
+    images = str(dict(params).get("judge", {}).get("images", "evaluated"))
+    return build_items(faces, variations, faces_dir, var_dir, images=images)
+
+
+def fingerprint(
+    model_cfg: Mapping[str, Any],
+    engine_cfg: Mapping[str, Any],
+    judge_cfg: Mapping[str, Any],
+    benchmark: Benchmark,
+    engine: JudgeEngine,
+) -> dict[str, Any]:
+    """Everything that determines the records (not which images, not speed settings)."""
+    fp: dict[str, Any] = {
+        "model": dict(model_cfg),
+        "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
+        "judge": {k: v for k, v in judge_cfg.items() if k not in ("models", "images")},
+        "scenarios": [s.__dict__ for s in benchmark.scenarios],
+        "orderings": [[o.id, o.slots] for o in benchmark.orderings],
+        "forced_choice": benchmark.prompts.get("forced_choice"),
+    }
+    if hasattr(engine, "fingerprint"):
+        fp["engine_extra"] = engine.fingerprint()
+    blob = json.dumps(fp, sort_keys=True, default=str)
+    return {"sha256": hashlib.sha256(blob.encode()).hexdigest(), "config": json.loads(blob)}
+
+
+def _check_fingerprint(shard_dir: Path, fp: Mapping[str, Any]) -> None:
+    """Discard shards written under a different configuration; record the current one."""
+    path = shard_dir / FINGERPRINT_FILE
+    if path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8")).get("sha256")
+        except (OSError, json.JSONDecodeError):
+            old = None
+        if old != fp["sha256"]:
+            stale = list(shard_dir.glob(SHARD_GLOB))
+            log.warning(
+                "configuration changed since %d shard(s) in %s were written: discarding them",
+                len(stale),
+                shard_dir,
+            )
+            for p in stale:
+                p.unlink(missing_ok=True)
+    elif any(shard_dir.glob(SHARD_GLOB)):
+        log.warning(
+            "%s: shards without a %s; keeping those that validate", shard_dir, FINGERPRINT_FILE
+        )
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, fp)
+
+
+def run_judge(
+    model_name: str,
+    params: Mapping[str, Any],
+    *,
+    progress: bool = True,
+    out_dir: str | Path | None = None,
+) -> Path:
+    """Judge all images of the run with one model; returns ``data/judgments/<model>/``.
+
+    Every rank of a multi-process run calls this; only rank 0 consolidates, writes ``run.json``
+    and logs to MLflow.
+    """
+    params = dict(params)
+    model_cfg = load_group_option("model", model_name)
+    engine_cfg = resolve_engine_cfg(model_cfg, params)
+    judge_cfg = dict(get(params, "judge"))
+    benchmark = benchmark_from_config(get(params, "benchmark"))
+    out = Path(out_dir) if out_dir else _path(params, "judgments") / model_name
+    shard_dir = out / "shards"
+
+    items = judge_items(params)
+    if not items:
+        raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
+    engine = make_engine(model_cfg, engine_cfg, judge_cfg, benchmark)
+    _check_fingerprint(shard_dir, fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, engine))
+
+    done_by_shard = scan_shards(shard_dir, model_name)
+    done: set[str] = set()
+    for shard in done_by_shard.values():
+        done.update(shard["image_id"].unique())
+    del done_by_shard
+    todo = [it for it in items if it.image_id not in done]
+    log.info(
+        "%s: %d image(s) to judge, %d already judged", model_name, len(todo), len(items) - len(todo)
+    )
+    for p in shard_dir.glob(RANK_SUMMARY_GLOB):
+        p.unlink(missing_ok=True)
+
+    rank = 0
+    t0 = time.perf_counter()
+    if todo:
+        from stylisticbias.judge.lightning_runner import predict
+
+        rank, _ = predict(engine, todo, shard_dir, engine_cfg, progress=progress)
+    seconds = time.perf_counter() - t0
+    if rank != 0:
+        return out
+    return consolidate(
+        out, items, engine, engine_cfg, judge_cfg, params,
+        judged=len(todo), resumed=len(items) - len(todo), seconds=seconds,
+    )  # fmt: skip
+
+
+def _rank_summaries(shard_dir: Path) -> list[dict[str, Any]]:
+    out = []
+    for p in sorted(shard_dir.glob(RANK_SUMMARY_GLOB)):
+        try:
+            out.append(json.loads(p.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError):
+            log.warning("unreadable rank summary %s", p.name)
+    return out
+
+
+def consolidate(
+    out: Path,
+    items: list[ImageItem],
+    engine: JudgeEngine,
+    engine_cfg: Mapping[str, Any],
+    judge_cfg: Mapping[str, Any],
+    params: Mapping[str, Any],
+    *,
+    judged: int,
+    resumed: int,
+    seconds: float,
+) -> Path:
+    """Merge the shards into ``judgments.parquet`` and write ``run.json`` and ``failures.json``."""
+    shard_dir = out / "shards"
+    model = engine.model_name
+    shards = scan_shards(shard_dir, model)
+    df = concat_shards(shards)
+    wanted = {it.image_id for it in items}
+    extra = ~df["image_id"].isin(wanted)
+    if extra.any():
+        log.info(
+            "%d image(s) in shards are not part of this run; left out of judgments.parquet",
+            df.loc[extra, "image_id"].nunique(),
+        )
+        df = df.loc[~extra]
+    dup = df.duplicated(subset=["image_id", "model", "scenario_id", "ordering", "seed"])
+    if dup.any():
+        log.warning("%d duplicate record(s) across shards dropped", int(dup.sum()))
+        df = df.loc[~dup]
+    df = df.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
+    write_table(df, out / "judgments.parquet", JUDGMENTS)
+
+    summaries = _rank_summaries(shard_dir)
+    failures = sorted(
+        (f for s in summaries for f in s.get("failures", [])), key=lambda f: f["image_id"]
+    )
+    atomic_write_json(out / "failures.json", failures)
+    if failures:
+        ids = [f["image_id"] for f in failures]
+        log.warning(
+            "%d image(s) could not be decoded: %s%s (listed in %s; a re-run retries them)",
+            len(ids),
+            ", ".join(ids[:20]),
+            " ..." if len(ids) > 20 else "",
+            out / "failures.json",
+        )
+    missing = wanted - set(df["image_id"].unique()) - {f["image_id"] for f in failures}
+    if missing:
+        log.warning(
+            "%d image(s) have no records: %s", len(missing), ", ".join(sorted(missing)[:20])
+        )
+
+    summary = run_summary(df, engine, engine_cfg, judge_cfg, summaries, out,
+                          judged=judged, resumed=resumed, seconds=seconds,
+                          n_failures=len(failures))  # fmt: skip
+    atomic_write_json(out / "run.json", summary)
+    log.info(
+        "%s: %d records for %d images -> %s (%.1f images/s)",
+        model,
+        summary["n_records"],
+        summary["n_images"],
+        out / "judgments.parquet",
+        summary["images_per_s"] or 0.0,
+    )
+    from stylisticbias.tracking import log_judge_run
+
+    try:
+        run_id = log_judge_run(params, engine.run_params(), summary)
+    except Exception as exc:  # tracking must never lose finished judgments
+        log.warning(
+            "MLflow logging failed (%s: %s); judgments are written", type(exc).__name__, exc
+        )
+        run_id = None
+    if run_id:
+        summary["mlflow_run_id"] = run_id
+        atomic_write_json(out / "run.json", summary)
+    return out
+
+
+def run_summary(
+    df: pd.DataFrame,
+    engine: JudgeEngine,
+    engine_cfg: Mapping[str, Any],
+    judge_cfg: Mapping[str, Any],
+    rank_summaries: list[dict[str, Any]],
+    out: Path,
+    *,
+    judged: int,
+    resumed: int,
+    seconds: float,
+    n_failures: int,
+) -> dict[str, Any]:
+    """The ``run.json`` content. Speeds refer to the images judged by this invocation."""
+    n_images = int(df["image_id"].nunique())
+    n_scen = int(df["scenario_id"].nunique()) if len(df) else 0
+    n_ord = int(df["ordering"].nunique()) if len(df) else 0
+    drawn = df[df["seed"] > 0]
+    n_seeds = int(drawn["seed"].nunique()) if len(drawn) else 0
+    prompts_per_image = n_scen * n_ord * max(n_seeds, 1)
+    judged_images = sum(int(s.get("images", 0)) for s in rank_summaries)
+    wall = max([float(s.get("seconds", 0.0)) for s in rank_summaries] + [0.0]) or seconds
+    stats = [s.get("engine_stats") or {} for s in rank_summaries]
+    tokens = [
+        s["image_tokens_per_image"] for s in stats if s.get("image_tokens_per_image") is not None
+    ]
+    summary: dict[str, Any] = {
+        "model": engine.model_name,
+        "engine": engine_cfg.get("name"),
+        "decoding": engine_cfg.get("decoding"),
+        "simulated": bool(df["simulated"].any())
+        if len(df)
+        else engine_cfg.get("name") == "simulated",
+        "n_images": n_images,
+        "n_records": len(df),
+        "n_failures": n_failures,
+        "n_scenarios": n_scen,
+        "n_orderings": n_ord,
+        "n_seeds": n_seeds,
+        "images_judged": judged_images,
+        "images_resumed": resumed,
+        "seconds": round(wall, 3) if judged_images else None,
+        "images_per_s": judged_images / wall if judged_images and wall > 0 else None,
+        "prompts_per_s": judged_images * prompts_per_image / wall
+        if judged_images and wall > 0
+        else None,
+        "invalid_rate": float(df["p_invalid"].mean()) if len(df) else None,
+        "invalid_share_drawn": float((drawn["choice"] == "invalid").mean()) if len(drawn) else None,
+        "undecided_mass": float(df["p_undecided"].mean()) if len(df) else None,
+        "image_tokens_per_image": float(sum(tokens) / len(tokens)) if tokens else None,
+        "orderings": list(judge_cfg.get("orderings", [])),
+        "seeds": list(judge_cfg.get("seeds", [])),
+        "temperature": judge_cfg.get("temperature"),
+        "engine_stats": stats,
+    }
+    if not judged_images:  # fully resumed: keep the speed of the run that did the work
+        prev = out / "run.json"
+        if prev.exists():
+            try:
+                old = json.loads(prev.read_text(encoding="utf-8"))
+                for k in ("seconds", "images_per_s", "prompts_per_s", "image_tokens_per_image"):
+                    if summary.get(k) is None:
+                        summary[k] = old.get(k)
+            except (OSError, json.JSONDecodeError):
+                pass
+    return summary
+
+
+def clean(out: Path) -> None:
+    """Remove a model's judgments directory (a fresh start)."""
+    shutil.rmtree(out, ignore_errors=True)

@@ -1,0 +1,225 @@
+"""Judgment shards: atomic Parquet files, one per (rank, batch), and how a run finds them again.
+
+A shard holds every record of the images of one batch on one rank, so an image is either wholly
+in one complete shard or not judged. Files are written to a hidden temp name and moved into place
+with ``os.replace``; a crash leaves at most a temp file, which the next run deletes. A shard that is
+unreadable or fails the ``JUDGMENTS`` schema (e.g. a disk that filled up) is deleted and its
+images are judged again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import lightning.pytorch as L
+import pandas as pd
+from lightning.pytorch.callbacks import BasePredictionWriter
+
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.schemas import JUDGMENTS, validate
+
+log = logging.getLogger(__name__)
+
+SHARD_GLOB = "rank*-b*-*.parquet"
+RANK_SUMMARY_GLOB = "_rank*.json"
+
+
+def content_key(image_ids: Iterable[str]) -> str:
+    """A short hash of the sorted image ids of a shard (part of its file name)."""
+    h = hashlib.sha1("\n".join(sorted(image_ids)).encode()).hexdigest()
+    return h[:12]
+
+
+def shard_name(rank: int, batch_idx: int, image_ids: Iterable[str]) -> str:
+    """``rank000-b000012-<key>.parquet``: rank, batch index and a content key."""
+    return f"rank{rank:03d}-b{batch_idx:06d}-{content_key(image_ids)}.parquet"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write a file via a temp name + ``os.replace`` (never a half-written ``path``)."""
+    tmp = path.with_name(f".tmp-{path.name}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    """JSON, atomically."""
+    atomic_write_bytes(
+        path, (json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n").encode()
+    )
+
+
+def write_shard(df: pd.DataFrame, path: Path) -> Path:
+    """Validate ``df`` as JUDGMENTS and write it as a Parquet shard atomically."""
+    out = validate(df, JUDGMENTS, path)
+    tmp = path.with_name(f".tmp-{path.name}")
+    out.to_parquet(tmp, index=False)
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def check_shard(path: Path, model: str | None = None) -> pd.DataFrame:
+    """Read one shard and check it is complete; raise :class:`StylisticBiasError` if not.
+
+    Complete means: readable Parquet with exactly the JUDGMENTS columns, no null ids, one model
+    (``model`` if given), and every image with the same full (scenario x ordering x seed) grid of
+    rows. (Shards were schema-validated before they were written; the consolidated table is
+    validated again in full, so this check stays cheap for runs with many shards.)
+    """
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise StylisticBiasError(f"{path.name}: unreadable ({type(exc).__name__})") from None
+    want = list(JUDGMENTS.columns)
+    if sorted(df.columns) != sorted(want):
+        raise StylisticBiasError(
+            f"{path.name}: columns {list(df.columns)} are not the JUDGMENTS columns"
+        )
+    if df.empty:
+        raise StylisticBiasError(f"{path.name}: empty shard")
+    key = ["image_id", "model", "scenario_id", "ordering", "seed"]
+    if df[key].isna().any().any():
+        raise StylisticBiasError(f"{path.name}: null ids")
+    if model is not None and set(df["model"].unique()) != {model}:
+        raise StylisticBiasError(
+            f"{path.name}: records of another model {sorted(df['model'].unique())}"
+        )
+    grid = df["scenario_id"].nunique() * df["ordering"].nunique() * df["seed"].nunique()
+    counts = df.groupby("image_id", sort=False).size()
+    if (counts != grid).any() or df.duplicated(subset=key).any():
+        bad = counts[counts != grid].index[0] if (counts != grid).any() else "?"
+        raise StylisticBiasError(f"{path.name}: image {bad}: incomplete or duplicated rows")
+    return df
+
+
+def scan_shards(
+    shard_dir: Path, model: str | None = None, *, delete_bad: bool = True
+) -> dict[Path, pd.DataFrame]:
+    """Complete shards in ``shard_dir`` -> their records. Bad shards are logged and deleted.
+
+    Left-over temp files of a killed run are removed as well.
+    """
+    found: dict[Path, pd.DataFrame] = {}
+    if not shard_dir.exists():
+        return found
+    for tmp in shard_dir.glob(".tmp-*"):
+        log.warning("removing unfinished temp file %s", tmp.name)
+        tmp.unlink(missing_ok=True)
+    for path in sorted(shard_dir.glob(SHARD_GLOB)):
+        try:
+            df = check_shard(path, model)
+        except StylisticBiasError as exc:
+            log.warning(
+                "corrupt or incomplete shard %s (%s): deleted, its images are redone",
+                path.name,
+                exc,
+            )
+            if delete_bad:
+                path.unlink(missing_ok=True)
+            continue
+        found[path] = df
+    return found
+
+
+def concat_shards(shards: Mapping[Path, pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate scanned shards in file-name order (an empty JUDGMENTS frame if none)."""
+    frames = [shards[p] for p in sorted(shards)]
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in JUDGMENTS.columns})
+    return pd.concat(frames, ignore_index=True)
+
+
+class ShardWriter(BasePredictionWriter):
+    """Writes each predicted batch as one Parquet shard per rank; collects decode failures.
+
+    ``prediction`` (from ``JudgeModule.predict_step``) is a dict with ``records`` (JUDGMENTS rows)
+    and ``failures`` (``[{image_id, path, error}]``). Images already written by this writer are
+    dropped (guards against any sampler padding), so no record is written twice. At the end of the
+    epoch each rank writes ``_rank<r>.json`` (images, rows, seconds, failures, engine stats) and
+    all ranks meet at a barrier, so rank 0 may consolidate.
+    """
+
+    def __init__(self, shard_dir: str | Path) -> None:
+        super().__init__(write_interval="batch")
+        self.shard_dir = Path(shard_dir)
+        self.written: set[str] = set()
+        self.failures: list[dict[str, str]] = []
+        self.rows = 0
+        self.shards = 0
+        self._t0 = 0.0
+        self.seconds = 0.0
+
+    def on_predict_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.shard_dir.mkdir(parents=True, exist_ok=True)
+        self._t0 = time.perf_counter()
+
+    def write_on_batch_end(
+        self,
+        trainer: L.Trainer,
+        pl_module: L.LightningModule,
+        prediction: Any,
+        batch_indices: Sequence[int] | None,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
+    ) -> None:
+        self.failures.extend(prediction.get("failures", []))
+        df: pd.DataFrame = prediction["records"]
+        if df is None or df.empty:
+            return
+        dup = df["image_id"].isin(self.written)
+        if dup.any():
+            log.info(
+                "rank %d: dropping %d duplicate image(s) of batch %d",
+                trainer.global_rank,
+                df.loc[dup, "image_id"].nunique(),
+                batch_idx,
+            )
+            df = df.loc[~dup]
+            if df.empty:
+                return
+        ids = df["image_id"].unique().tolist()
+        path = self.shard_dir / shard_name(trainer.global_rank, batch_idx, ids)
+        write_shard(df.reset_index(drop=True), path)
+        self.written.update(ids)
+        self.rows += len(df)
+        self.shards += 1
+
+    def on_predict_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self.seconds = time.perf_counter() - self._t0
+        engine = getattr(pl_module, "engine", None)
+        stats = engine.stats() if engine is not None and hasattr(engine, "stats") else {}
+        atomic_write_json(
+            self.shard_dir / f"_rank{trainer.global_rank:03d}.json",
+            {
+                "rank": trainer.global_rank,
+                "images": len(self.written),
+                "rows": self.rows,
+                "shards": self.shards,
+                "seconds": self.seconds,
+                "failures": self.failures,
+                "engine_stats": stats,
+            },
+        )
+        if self.failures:
+            log.warning(
+                "rank %d: %d image(s) could not be decoded: %s",
+                trainer.global_rank,
+                len(self.failures),
+                ", ".join(f["image_id"] for f in self.failures[:20]),
+            )
+
+    def on_predict_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        trainer.strategy.barrier("stylisticbias-judge-shards")
