@@ -76,6 +76,7 @@ class VariationValue:
     framing: str  # face | full_body
     evaluated: bool  # in the 34-value judgment whitelist
     exclude_gender: tuple[str, ...] = ()  # plausibility pass (dataset)
+    table12_category: str = ""  # Table 12 spelling of the attribute, e.g. "Skin" (analysis tables)
 
     @property
     def slug(self) -> str:
@@ -233,6 +234,7 @@ def benchmark_from_config(cfg: Mapping[str, Any]) -> Benchmark:
                     framing=framing,
                     evaluated=bool(v.get("evaluated", True)),
                     exclude_gender=tuple(v.get("exclude_gender", ()) or ()),
+                    table12_category=str(a.get("table12_category", a["name"])),
                 )
             )
     slugs = [v.slug for v in variations]

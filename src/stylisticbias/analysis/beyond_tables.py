@@ -1,0 +1,108 @@
+"""Tables beyond the paper's: SBS profiles per model (Figs. 3-6), Pareto (Fig. 2), cross-model
+variance (Fig. 7), model-pair regressions (Fig. 8), profile agreement."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from stylisticbias.analysis.bootstrap import face_weights
+from stylisticbias.analysis.metrics import SBS_COLUMNS, sbs
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.structure import (
+    cross_model_variance,
+    model_pair_regressions,
+    pareto,
+    profile_agreement,
+)
+from stylisticbias.benchmark import Benchmark
+
+log = logging.getLogger(__name__)
+
+ALL = "All"  # the pooled-over-models rows
+
+
+def _sbs_models(
+    delta: pd.DataFrame, by: list[str], faces: pd.Index, s: AnalysisSettings, w: np.ndarray | None
+) -> pd.DataFrame:
+    """SBS per model x ``by`` and pooled over models (model = All), one correction family."""
+    kw = dict(
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        method=s.correction,
+        min_faces=s.min_faces,
+        zero_method=s.wilcoxon_zero_method,
+        faces=faces,
+        weights=w,
+    )
+    per = sbs(delta, ["model", *by], **kw)
+    pooled = sbs(delta, by, **kw)
+    pooled.insert(0, "model", ALL)
+    out = pd.concat([per.astype({"model": str}), pooled], ignore_index=True)
+    return out
+
+
+def beyond(
+    delta: pd.DataFrame, faces: pd.Index, benchmark: Benchmark, s: AnalysisSettings
+) -> dict[str, pd.DataFrame]:
+    """All beyond-the-paper tables that come from the score rows, keyed by file stem."""
+    w = face_weights(len(faces), s.n_resamples, s.seed) if s.n_resamples else None
+    out: dict[str, pd.DataFrame] = {}
+
+    scen = pd.DataFrame(
+        [(x.id, x.category, x.positive, x.negative) for x in benchmark.scenarios],
+        columns=["scenario_id", "scenario_category", "positive", "negative"],
+    )
+    by_s = _sbs_models(delta, ["scenario_id"], faces, s, w).merge(
+        scen, on="scenario_id", how="left"
+    )
+    out["sbs_by_scenario"] = by_s[
+        ["model", "scenario_id", "scenario_category", "positive", "negative", *SBS_COLUMNS]
+    ]
+    out["sbs_by_scenario_category_model"] = _sbs_models(delta, ["scenario_category"], faces, s, w)
+    out["sbs_by_category_model"] = _sbs_models(delta, ["category"], faces, s, w)
+    by_v = _sbs_models(delta, ["attribute", "value"], faces, s, w)
+    lut = {(v.attribute, v.value): v for v in benchmark.variations}
+    by_v.insert(1, "category", [lut[(a, v)].category for a, v in zip(by_v.attribute, by_v.value)])
+    by_v.insert(2, "variation", [lut[(a, v)].label for a, v in zip(by_v.attribute, by_v.value)])
+    out["sbs_by_variation_model"] = by_v
+
+    # Fig. 2: per model, and "All" = |SBS| averaged over models
+    per = by_v[by_v.model != ALL]
+    frames = []
+    for m, g in per.groupby("model", sort=True):
+        d, k = pareto(g[["variation", "category", "abs_effect"]], share=s.pareto_share)
+        d.insert(0, "model", m)
+        d["n_variations_threshold"] = k
+        frames.append(d)
+    avg = per.groupby(["category", "variation"], as_index=False)["abs_effect"].mean()
+    d, k = pareto(avg, share=s.pareto_share)
+    d.insert(0, "model", ALL)
+    d["n_variations_threshold"] = k
+    frames.append(d)
+    out["pareto"] = pd.concat(frames, ignore_index=True)
+
+    per_s = by_s[by_s.model != ALL][["model", "scenario_id", "effect"]]
+    cmv = cross_model_variance(per_s, ddof=s.variance_ddof, quantile=s.disagreement_quantile)
+    out["cross_model_variance"] = cmv.merge(scen, on="scenario_id", how="left")[
+        [
+            "scenario_id",
+            "scenario_category",
+            "positive",
+            "negative",
+            "variance",
+            "sd",
+            "mean_effect",
+            "n_models",
+            "top_quartile",
+        ]
+    ]
+    out["model_pair_regressions"] = model_pair_regressions(per_s, ci=s.ci, method=s.correction)
+    prof = per[["model", "variation", "effect"]]
+    out["profile_agreement"] = profile_agreement(
+        prof, item="variation", ci=s.ci, method=s.correction
+    )
+    return out

@@ -1,0 +1,179 @@
+"""Response diagnostics from the judge's answer records: position bias, letter bias, invalid rates.
+
+Which rows count: a model's drawn/generated responses (``seed >= 1`` with a ``choice``) when it
+has any; otherwise its ``seed == 0`` exact-expectation rows, whose ``p_pos``/``p_neg`` are used as
+fractional responses. Invalid = ``choice == "invalid"`` (or ``p_invalid + p_undecided``).
+
+- position bias: share of valid responses that pick the option written *first*;
+- letter bias: share of valid responses that pick the letter ``(a)``;
+both against 0.5 (the four orderings balance pole, position and letter). Responses of one face
+are correlated, so the CI is a face-level bootstrap of the ratio and the p-value a face-level
+Wilcoxon signed-rank test of (per-face share - 0.5).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stylisticbias.analysis.bootstrap import face_weights, percentile_ci, ratio_boot
+from stylisticbias.analysis.metrics import face_codes
+from stylisticbias.analysis.significance import wilcoxon_method
+from stylisticbias.benchmark import Benchmark
+
+log = logging.getLogger(__name__)
+
+JUDGMENT_COLUMNS = [
+    "face_id",
+    "scenario_id",
+    "ordering",
+    "seed",
+    "choice",
+    "p_pos",
+    "p_neg",
+    "p_invalid",
+    "p_undecided",
+]
+
+
+@dataclass
+class ResponseSums:
+    """Per-model face-level sums of fractional responses."""
+
+    model: str
+    faces: pd.Index
+    first: np.ndarray  # (faces,) chose the first-written option
+    letter_a: np.ndarray  # (faces,) chose letter (a)
+    valid: np.ndarray  # (faces,)
+    invalid_fs: np.ndarray  # (faces, scenarios) invalid mass
+    total_fs: np.ndarray  # (faces, scenarios) responses
+    scenarios: np.ndarray
+    n_responses: int
+
+
+def response_sums(judgments: pd.DataFrame, benchmark: Benchmark, model: str) -> ResponseSums:
+    """Reduce one model's judgment rows to face-level sums (vectorised)."""
+    j = judgments
+    drawn = (j["seed"].to_numpy() >= 1) & j["choice"].notna().to_numpy()
+    if drawn.any():
+        j = j[drawn]
+        ch = (
+            j["choice"].astype(str).to_numpy()
+            if not isinstance(j["choice"].dtype, pd.CategoricalDtype)
+            else np.asarray(j["choice"].cat.categories.astype(str))[
+                j["choice"].cat.codes.to_numpy()
+            ]
+        )
+        wpos = (ch == "positive").astype(np.float64)
+        wneg = (ch == "negative").astype(np.float64)
+        winv = (ch == "invalid").astype(np.float64)
+    else:
+        j = j[j["seed"].to_numpy() == 0]
+        if j.empty:
+            raise ValueError(
+                f"judgments of model {model!r}: no drawn (seed >= 1) or exact (seed 0) rows"
+            )
+        wpos = j["p_pos"].to_numpy(dtype=np.float64)
+        wneg = j["p_neg"].to_numpy(dtype=np.float64)
+        winv = j["p_invalid"].to_numpy(dtype=np.float64) + j["p_undecided"].to_numpy(
+            dtype=np.float64
+        )
+    ids = [o.id for o in benchmark.orderings]
+    first_pos = np.zeros(max(ids) + 1, dtype=bool)
+    a_pos = np.zeros(max(ids) + 1, dtype=bool)
+    for o in benchmark.orderings:
+        first_pos[o.id] = o.positive_position == 1
+        a_pos[o.id] = o.positive_letter == "a"
+    order = j["ordering"].to_numpy(dtype=np.int64)
+    first = np.where(first_pos[order], wpos, wneg)
+    letter_a = np.where(a_pos[order], wpos, wneg)
+    fc, faces = face_codes(j["face_id"])
+    nf = len(faces)
+    scen = np.asarray([s.id for s in benchmark.scenarios])
+    sidx = np.searchsorted(scen, j["scenario_id"].to_numpy())
+    fs = fc * len(scen) + sidx
+    shape = (nf, len(scen))
+    return ResponseSums(
+        model=model,
+        faces=faces,
+        first=np.bincount(fc, weights=first, minlength=nf),
+        letter_a=np.bincount(fc, weights=letter_a, minlength=nf),
+        valid=np.bincount(fc, weights=wpos + wneg, minlength=nf),
+        invalid_fs=np.bincount(fs, weights=winv, minlength=nf * len(scen)).reshape(shape),
+        total_fs=np.bincount(fs, weights=wpos + wneg + winv, minlength=nf * len(scen)).reshape(
+            shape
+        ),
+        scenarios=scen,
+        n_responses=len(j),
+    )
+
+
+def _share_test(
+    num: np.ndarray, den: np.ndarray, w: np.ndarray | None, ci: float
+) -> tuple[float, float, float, float]:
+    share = float(num.sum() / den.sum()) if den.sum() > 0 else np.nan
+    lo = hi = np.nan
+    if w is not None:
+        l_, h_ = percentile_ci(ratio_boot(num[:, None], den[:, None], w), ci)
+        lo, hi = float(l_[0]), float(h_[0])
+    ok = den > 0
+    diff = num[ok] / den[ok] - 0.5
+    p = (
+        float(stats.wilcoxon(diff, method=wilcoxon_method(diff)).pvalue)
+        if ok.sum() >= 2 and np.any(diff != 0)
+        else np.nan
+    )
+    if not np.isfinite(p):
+        log.warning("bias test: fewer than 2 faces or no deviation from 0.5: not tested")
+    return share, lo, hi, p
+
+
+def bias_tables(
+    sums: Iterable[ResponseSums], *, n_resamples: int, ci: float, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(position_bias, letter_bias, invalid_rates)`` frames over models.
+
+    position/letter: ``model, share, bias (= share - 0.5), ci_low, ci_high, pval, n, n_faces``
+    (``n`` = valid responses); invalid: ``model, scenario_id, invalid_rate, ci_low, ci_high,
+    n, n_faces`` plus one ``scenario_id = 0`` row per model for all scenarios pooled.
+    """
+    pos, let, inv = [], [], []
+    for s in sums:
+        w = face_weights(len(s.faces), n_resamples, seed) if n_resamples else None
+        nf = int((s.valid > 0).sum())
+        for rows, num in ((pos, s.first), (let, s.letter_a)):
+            share, lo, hi, p = _share_test(num, s.valid, w, ci)
+            rows.append((s.model, share, share - 0.5, lo, hi, p, float(s.valid.sum()), nf))
+        num = np.column_stack([s.invalid_fs.sum(axis=1), s.invalid_fs])
+        den = np.column_stack([s.total_fs.sum(axis=1), s.total_fs])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = num.sum(0) / den.sum(0)
+        lo = hi = np.full(len(rate), np.nan)
+        if w is not None:
+            lo, hi = percentile_ci(ratio_boot(num, den, w), ci)
+        for i, sid in enumerate([0, *s.scenarios.tolist()]):
+            inv.append(
+                (
+                    s.model,
+                    int(sid),
+                    rate[i],
+                    lo[i],
+                    hi[i],
+                    float(den[:, i].sum()),
+                    int((den[:, i] > 0).sum()),
+                )
+            )
+    cols = ["model", "share", "bias", "ci_low", "ci_high", "pval", "n", "n_faces"]
+    return (
+        pd.DataFrame(pos, columns=cols),
+        pd.DataFrame(let, columns=cols),
+        pd.DataFrame(
+            inv,
+            columns=["model", "scenario_id", "invalid_rate", "ci_low", "ci_high", "n", "n_faces"],
+        ),
+    )

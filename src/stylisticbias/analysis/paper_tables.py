@@ -1,0 +1,425 @@
+"""The paper's tables (2-7, 11, 12) in the long format of ``shared/reference/stylisticbias/``.
+
+Each builder returns the reference file's columns first (so a paper comparison is a join),
+then ``ci_low, ci_high, pval, pval_corr, n`` and friends. docs/statistics.md documents them.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
+from stylisticbias.analysis.metrics import CellSums, cell_sums, face_effects, sbs_frame
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.significance import demographic_tests, marks, p_adjust, wilcoxon_faces
+from stylisticbias.analysis.vs import variation_strength
+from stylisticbias.benchmark import Benchmark
+
+log = logging.getLogger(__name__)
+
+#: reference ``dimension`` name -> scores column
+DIMENSIONS: dict[str, str] = {
+    "age": "age",
+    "gender": "gender",
+    "ethnicity": "ethnicity",
+    "body": "body_type",
+}
+AVERAGE = "Average"
+GAP = "elderly_minus_young"  # reference name of Table 4's Y-E column
+
+
+def table12_grid(benchmark: Benchmark, *, evaluated_only: bool = True) -> pd.DataFrame:
+    """Every variation x demographic group cell of Table 12 with its ``applicable`` flag.
+
+    A cell is applicable when the variation exists for some face of the group (gender scope
+    and plausibility pass). For the paper's whitelist: 34 x 13 = 442 cells, 437 applicable.
+    """
+    rows = []
+    for v in benchmark.variations:
+        if evaluated_only and not v.evaluated:
+            continue
+        for dim, col in DIMENSIONS.items():
+            for g in benchmark.demographics[col]:
+                ok = (
+                    v.applies_to(g)
+                    if col == "gender"
+                    else any(v.applies_to(x) for x in benchmark.demographics["gender"])
+                )
+                rows.append((v.attribute, v.value, dim, g, ok))
+    return pd.DataFrame(rows, columns=["attribute", "value", "dimension", "group", "applicable"])
+
+
+@dataclass
+class Shift:
+    """Table 12 cells (variation x group) with their bootstrap replicates, shared by 3-6."""
+
+    frame: pd.DataFrame  # one row per tested cell
+    boot: np.ndarray | None  # (B, cells)
+
+
+def _with_sig(df: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    df["significance"] = marks(df["pval_corr"].to_numpy(), s.alpha, s.strong_alpha)
+    return df
+
+
+def shift_cells(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> Shift:
+    """Variation x group SBS over all models and scenarios, Wilcoxon + BH across all cells."""
+    parts: list[CellSums] = []
+    for dim, col in DIMENSIONS.items():
+        cs, _ = cell_sums(delta, ["attribute", "value", col], faces=faces)
+        cs.keys = cs.keys.rename(columns={col: "group"})
+        cs.keys.insert(2, "dimension", dim)
+        parts.append(cs)
+    allc = CellSums(
+        pd.concat([p.keys for p in parts], ignore_index=True),
+        np.hstack([p.num for p in parts]),
+        np.hstack([p.den for p in parts]),
+        np.concatenate([p.absum for p in parts]),
+    )
+    boot: list[np.ndarray] = []
+    w = face_weights(len(faces), s.n_resamples, s.seed) if s.n_resamples else None
+    fr = sbs_frame(
+        allc,
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        method=s.correction,
+        min_faces=s.min_faces,
+        zero_method=s.wilcoxon_zero_method,
+        weights=w,
+        boot_out=boot,
+    )
+    log.info("Table 12: %d variation x group cells, %d tested", len(fr), fr["pval"].notna().sum())
+    return Shift(fr, boot[0] if boot else None)
+
+
+def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
+    """``shift_by_variation_demographic.csv``: Table 12 with the '-' cells as applicable=false."""
+    present = shift.frame[["attribute", "value"]].drop_duplicates()
+    grid = table12_grid(benchmark, evaluated_only=False).merge(present, on=["attribute", "value"])
+    df = grid.merge(shift.frame, on=["attribute", "value", "dimension", "group"], how="left")
+    df = _with_sig(df, s)
+    df.loc[~df["applicable"], "significance"] = ""
+    lut = {(v.attribute, v.value): v for v in benchmark.variations}
+    df.insert(0, "category", [lut[(a, v)].table12_category for a, v in zip(df.attribute, df.value)])
+    df.insert(1, "variation", [lut[(a, v)].label for a, v in zip(df.attribute, df.value)])
+    df.insert(4, "group_abbrev", df["group"].map(s.group_abbrev).fillna(df["group"]))
+    df = df.rename(columns={"effect": "delta", "n_faces": "n_faces"})
+    cols = [
+        "category",
+        "variation",
+        "dimension",
+        "group",
+        "group_abbrev",
+        "delta",
+        "significance",
+        "applicable",
+        "ci_low",
+        "ci_high",
+        "pval",
+        "pval_corr",
+        "n",
+        "n_faces",
+        "abs_effect",
+        "mean_abs_delta",
+        "attribute",
+        "value",
+    ]
+    return df[cols]
+
+
+def _subset(shift: Shift, mask: np.ndarray) -> tuple[pd.DataFrame, np.ndarray | None]:
+    fr = shift.frame[mask].copy()
+    b = shift.boot[:, np.flatnonzero(mask)] if shift.boot is not None else None
+    return fr, b
+
+
+def table3(
+    delta: pd.DataFrame, faces: pd.Index, shift: Shift, benchmark: Benchmark, s: AnalysisSettings
+) -> pd.DataFrame:
+    """``sbs_category_by_demographic.csv``: category x dimension.
+
+    Value = unweighted mean, over the category's variations and the dimension's groups, of the
+    Table 12 cells (reproduces the paper's Table 3 from its Table 12 within 0.001). CI: the
+    same mean per bootstrap replicate. Test: face-level Wilcoxon on each face's mean delta over
+    the category (same for every dimension), corrected across categories.
+    """
+    cat_of = {(v.attribute, v.value): v.category for v in benchmark.variations}
+    fr = shift.frame
+    cats = np.array([cat_of[(a, v)] for a, v in zip(fr.attribute, fr.value)])
+    cs, _ = cell_sums(delta, ["category"], faces=faces)
+    pv, nf = wilcoxon_faces(
+        cs.face_means, labels=cs.labels(), min_faces=s.min_faces, zero_method=s.wilcoxon_zero_method
+    )
+    test = pd.DataFrame(
+        {
+            "category": cs.keys["category"],
+            "pval": pv,
+            "pval_corr": p_adjust(pv, s.correction),
+            "n_faces": nf,
+        }
+    )
+    rows = []
+    order = [c for c in benchmark.categories if c in set(cats)]
+    boots = {}
+    for cat in order:
+        for dim in DIMENSIONS:
+            m = (
+                (cats == cat)
+                & (fr["dimension"].to_numpy() == dim)
+                & fr["effect"].notna().to_numpy()
+            )
+            eff = float(fr.loc[m, "effect"].mean())
+            lo = hi = np.nan
+            if shift.boot is not None:
+                b = np.nanmean(shift.boot[:, np.flatnonzero(m)], axis=1)
+                boots[(cat, dim)] = b
+                l_, h_ = percentile_ci(b[:, None], s.ci)
+                lo, hi = float(l_[0]), float(h_[0])
+            rows.append((cat, dim, eff, lo, hi, int(fr.loc[m, "n"].sum()), int(m.sum())))
+    df = pd.DataFrame(
+        rows, columns=["category", "dimension", "sbs", "ci_low", "ci_high", "n", "n_cells"]
+    )
+    df = df.merge(test, on="category", how="left")
+    df = _with_sig(df, s)
+    avg = df.groupby("dimension", sort=False)["sbs"].mean().reset_index()
+    avg.insert(0, "category", AVERAGE)
+    for dim in avg["dimension"]:
+        if boots:
+            b = np.nanmean(np.column_stack([boots[(c, dim)] for c in order]), axis=1)
+            l_, h_ = percentile_ci(b[:, None], s.ci)
+            avg.loc[avg["dimension"] == dim, ["ci_low", "ci_high"]] = [l_[0], h_[0]]
+    avg["significance"] = ""
+    df = pd.concat([df, avg], ignore_index=True)
+    return df[
+        [
+            "category",
+            "dimension",
+            "sbs",
+            "significance",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "pval_corr",
+            "n",
+            "n_faces",
+            "n_cells",
+        ]
+    ]
+
+
+def table4(
+    shift: Shift, t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings
+) -> pd.DataFrame:
+    """``sbs_fashion_by_age.csv``: fashion value x age group, plus the elderly - young gap."""
+    fashion = [v for v in benchmark.variations if v.category == s.fashion_category]
+    ages = list(benchmark.demographics["age"])
+    rows = []
+    fr = shift.frame
+    for v in fashion:
+        sub = t12[
+            (t12.attribute == v.attribute) & (t12.value == v.value) & (t12.dimension == "age")
+        ]
+        if sub.empty:
+            continue
+        for _, r in sub.iterrows():
+            rows.append(
+                {
+                    "variation": v.label,
+                    "group": r.group,
+                    "sbs": r.delta,
+                    "significance": r.significance,
+                    "ci_low": r.ci_low,
+                    "ci_high": r.ci_high,
+                    "pval": r.pval,
+                    "pval_corr": r.pval_corr,
+                    "n": r.n_faces,
+                }
+            )
+        ix = {
+            g: np.flatnonzero(
+                (fr.attribute == v.attribute)
+                & (fr.value == v.value)
+                & (fr.dimension == "age")
+                & (fr.group == g)
+            )
+            for g in (ages[0], ages[-1])
+        }
+        if all(len(i) for i in ix.values()):
+            gap = float(fr.effect.iloc[ix[ages[-1]][0]] - fr.effect.iloc[ix[ages[0]][0]])
+            lo = hi = np.nan
+            if shift.boot is not None:
+                b = shift.boot[:, ix[ages[-1]][0]] - shift.boot[:, ix[ages[0]][0]]
+                l_, h_ = percentile_ci(b[:, None], s.ci)
+                lo, hi = float(l_[0]), float(h_[0])
+            rows.append(
+                {
+                    "variation": v.label,
+                    "group": GAP,
+                    "sbs": gap,
+                    "significance": "",
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "pval": np.nan,
+                    "pval_corr": np.nan,
+                    "n": np.nan,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def table5(t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
+    """``tattoo_sbs.csv``: tattoo value(s) x every demographic group."""
+    vals = [v for v in benchmark.variations if v.category == s.tattoo_category]
+    keep = t12[
+        t12.applicable
+        & t12.set_index(["attribute", "value"]).index.isin([(v.attribute, v.value) for v in vals])
+    ]
+    out = keep.rename(columns={"delta": "sbs"})[
+        [
+            "variation",
+            "dimension",
+            "group",
+            "sbs",
+            "significance",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "pval_corr",
+            "n_faces",
+        ]
+    ].rename(columns={"n_faces": "n"})
+    return out.reset_index(drop=True)
+
+
+def table6(t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
+    """``sbs_fashion_by_body.csv``: fashion value x body type."""
+    vals = [
+        (v.attribute, v.value) for v in benchmark.variations if v.category == s.fashion_category
+    ]
+    keep = t12[(t12.dimension == "body") & t12.set_index(["attribute", "value"]).index.isin(vals)]
+    return (
+        keep.rename(columns={"delta": "sbs", "n_faces": "n_f"})[
+            [
+                "variation",
+                "group",
+                "sbs",
+                "significance",
+                "ci_low",
+                "ci_high",
+                "pval",
+                "pval_corr",
+                "n_f",
+            ]
+        ]
+        .rename(columns={"n_f": "n"})
+        .reset_index(drop=True)
+    )
+
+
+def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """``vs_by_model.csv``: VS per model x dimension (+ Average rows)."""
+    vs = variation_strength(
+        scores,
+        DIMENSIONS,
+        ddof=s.vs_ddof,
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        n_permutations=s.n_permutations,
+        method=s.correction,
+    )
+    vs = _with_sig(vs, s)
+    avg = vs.groupby("dimension", sort=False)["vs"].mean().reset_index()
+    avg.insert(0, "model", AVERAGE)
+    avg["significance"] = ""
+    out = pd.concat([vs, avg], ignore_index=True)
+    return out[
+        [
+            "model",
+            "dimension",
+            "vs",
+            "significance",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "pval_corr",
+            "n",
+            "n_groups",
+            "n_scenarios",
+        ]
+    ]
+
+
+def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.DataFrame:
+    """``per_model_effects.csv``: face-level SBS, Cohen's d, zero and large-shift rates."""
+    fe = face_effects(
+        delta,
+        ["model"],
+        ddof=s.cohens_d_ddof,
+        zero_tol=s.zero_tol,
+        large_shift=s.large_shift,
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        min_faces=s.min_faces,
+        zero_method=s.wilcoxon_zero_method,
+        faces=faces,
+    )
+    fe["pval_corr"] = p_adjust(fe["pval"].to_numpy(), s.correction)
+    avg = fe[["sbs", "cohens_d", "zero_rate", "large_shift_rate"]].mean().to_frame().T
+    avg.insert(0, "model", AVERAGE)
+    out = pd.concat([fe, avg], ignore_index=True)
+    return out[
+        [
+            "model",
+            "sbs",
+            "cohens_d",
+            "zero_rate",
+            "large_shift_rate",
+            "ci_low",
+            "ci_high",
+            "d_ci_low",
+            "d_ci_high",
+            "pval",
+            "pval_corr",
+            "n",
+            "n_faces",
+        ]
+    ]
+
+
+def table11(scores: pd.DataFrame, s: AnalysisSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``significance_rate_by_model.csv`` and the per-scenario tests behind it."""
+    base = scores[scores["is_base"].astype(bool)]
+    tests = demographic_tests(base, DIMENSIONS, method=s.correction, alpha=s.alpha)
+    agg = (
+        tests.groupby(["model", "dimension"], sort=True)
+        .agg(
+            n_scenarios_significant_derived=("significant", "sum"),
+            n_scenarios=("scenario_id", "size"),
+            n_tested=("pval", lambda p: int(p.notna().sum())),
+        )
+        .reset_index()
+    )
+    agg["pct_scenarios_significant"] = (
+        100.0 * agg["n_scenarios_significant_derived"] / agg["n_scenarios"]
+    )
+    avg = agg.groupby("dimension", sort=False)["pct_scenarios_significant"].mean().reset_index()
+    avg.insert(0, "model", AVERAGE)
+    out = pd.concat([agg, avg], ignore_index=True)
+    out["n_scenarios_significant_derived"] = out["n_scenarios_significant_derived"].astype("Int64")
+    return out[
+        [
+            "model",
+            "dimension",
+            "pct_scenarios_significant",
+            "n_scenarios_significant_derived",
+            "n_scenarios",
+            "n_tested",
+        ]
+    ], tests

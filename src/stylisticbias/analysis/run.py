@@ -1,0 +1,263 @@
+"""The ``analyze`` stage: all score tables -> ``reports/tables/*.csv`` + ``reports/metrics.json``.
+
+Reads ``<paths.scores>/<model>.parquet`` for every ``judge.models`` entry (validated against
+``SCORES``) and, for the response diagnostics, ``<paths.judgments>/<model>/judgments.parquet``
+(columns checked; a missing file skips that model's diagnostics with a warning). Writes one CSV
+per paper table in the reference long format, a paper-layout ``tableNN_*.csv`` for each, the
+beyond-the-paper tables and the DVC metrics file. docs/statistics.md documents every column.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from stylisticbias.analysis.beyond_tables import beyond
+from stylisticbias.analysis.diagnostics import JUDGMENT_COLUMNS, bias_tables, response_sums
+from stylisticbias.analysis.layout import metrics_json, wide_tables
+from stylisticbias.analysis.metrics import sbs
+from stylisticbias.analysis.paper_tables import (
+    DIMENSIONS,
+    shift_cells,
+    table2,
+    table3,
+    table4,
+    table5,
+    table6,
+    table7,
+    table11,
+    table12,
+)
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.config import get, load_group_option
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.schemas import SCORES, read_table
+
+log = logging.getLogger(__name__)
+
+SCORE_COLUMNS = [
+    "model",
+    "face_id",
+    "is_base",
+    "category",
+    "attribute",
+    "value",
+    "age",
+    "gender",
+    "ethnicity",
+    "body_type",
+    "scenario_id",
+    "scenario_category",
+    "phi",
+    "delta",
+    "simulated",
+]
+_CATEGORICAL = [
+    "model",
+    "face_id",
+    "category",
+    "attribute",
+    "value",
+    "age",
+    "gender",
+    "ethnicity",
+    "body_type",
+    "scenario_category",
+]
+MODEL_COLUMNS = ("model", "model_x", "model_y", "model_a", "model_b")
+
+
+def load_scores(paths: Mapping[str, Path]) -> pd.DataFrame:
+    """Read and validate every model's score table; compact dtypes (categoricals).
+
+    Raises :class:`StylisticBiasError` naming the file: missing file, schema mismatch (an older
+    schema's missing/renamed column), a file holding another model, or no base-face rows.
+    """
+    frames = []
+    for model, p in paths.items():
+        df = read_table(p, SCORES)[SCORE_COLUMNS]
+        if df.empty:
+            raise StylisticBiasError(f"{p}: no score rows for model {model!r}")
+        others = sorted(set(df["model"].astype(str)) - {model})
+        if others:
+            raise StylisticBiasError(
+                f"{p}: holds rows of model(s) {others}, expected only {model!r}"
+            )
+        if not df["is_base"].any():
+            raise StylisticBiasError(
+                f"{p}: model {model!r} has no base-face scores (is_base=True rows); VS and every "
+                "delta need the base faces -- re-run its judge and scores stages"
+            )
+        frames.append(df)
+    scores = pd.concat(frames, ignore_index=True)
+    for c in _CATEGORICAL:
+        scores[c] = scores[c].astype("category")
+    return scores
+
+
+def load_judgments(path: Path) -> pd.DataFrame | None:
+    """The columns of a judgments table the diagnostics need (None, with a warning, if absent)."""
+    if not path.exists():
+        log.warning("%s: not found; position/letter bias and invalid rates skipped for it", path)
+        return None
+    try:
+        names = set(pq.read_schema(path).names)
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise StylisticBiasError(
+            f"{path}: not a readable Parquet file ({type(exc).__name__})"
+        ) from None
+    missing = [c for c in JUDGMENT_COLUMNS if c not in names]
+    if missing:
+        raise StylisticBiasError(
+            f"{path}: does not match the judgments schema: missing column(s) " + ", ".join(missing)
+        )
+    return pq.read_table(path, columns=JUDGMENT_COLUMNS).to_pandas(strings_to_categorical=True)
+
+
+def display_names(models: list[str]) -> dict[str, str]:
+    """Model -> ``paper_name`` of ``conf/model/<model>.yaml`` if present, else the model name."""
+    out = {}
+    for m in models:
+        try:
+            out[m] = str(load_group_option("model", m).get("paper_name") or m)
+        except StylisticBiasError:
+            out[m] = m
+    return out
+
+
+def analyze(
+    scores: pd.DataFrame,
+    benchmark: Benchmark,
+    s: AnalysisSettings,
+    judgments: Mapping[str, pd.DataFrame | None] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Every table (long, by file stem) from loaded scores (and judgments); model names as given."""
+    t0 = time.perf_counter()
+    delta = scores[~scores["is_base"].to_numpy(dtype=bool) & scores["delta"].notna().to_numpy()]
+    if delta.empty:
+        raise StylisticBiasError("no variation score rows (delta) to analyse")
+    faces = pd.Index(
+        np.sort(
+            np.asarray(
+                scores["face_id"].cat.categories.astype(str)
+                if isinstance(scores["face_id"].dtype, pd.CategoricalDtype)
+                else pd.unique(scores["face_id"].astype(str))
+            )
+        )
+    )
+    t: dict[str, pd.DataFrame] = {}
+    shift = shift_cells(delta, faces, s)
+    t["shift_by_variation_demographic"] = t12 = table12(shift, benchmark, s)
+    t["sbs_category_by_demographic"] = table3(delta, faces, shift, benchmark, s)
+    t["sbs_fashion_by_age"] = table4(shift, t12, benchmark, s)
+    t["tattoo_sbs"] = table5(t12, benchmark, s)
+    t["sbs_fashion_by_body"] = table6(t12, benchmark, s)
+    log.info("paper tables 3-6, 12: %.1fs", time.perf_counter() - t0)
+    t["vs_by_model"] = table2(scores, s)
+    t["per_model_effects"] = table7(delta, faces, s)
+    t["significance_rate_by_model"], t["demographic_tests"] = table11(scores, s)
+    log.info("paper tables 2, 7, 11: %.1fs", time.perf_counter() - t0)
+    t.update(beyond(delta, faces, benchmark, s))
+    ov = sbs(
+        delta,
+        ["model"],
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        method=s.correction,
+        min_faces=s.min_faces,
+        zero_method=s.wilcoxon_zero_method,
+        faces=faces,
+    )
+    t["sbs_overall"] = ov.astype({"model": str})
+    log.info("beyond tables: %.1fs", time.perf_counter() - t0)
+    if judgments:
+        sums = [response_sums(j, benchmark, m) for m, j in judgments.items() if j is not None]
+        if sums:
+            t["position_bias"], t["letter_bias"], t["invalid_rates"] = bias_tables(
+                sums, n_resamples=s.n_resamples, ci=s.ci, seed=s.seed
+            )
+            for k in ("position_bias", "letter_bias"):
+                t[k]["pval_corr"] = _padj(t[k]["pval"], s.correction)
+        log.info("diagnostics: %.1fs", time.perf_counter() - t0)
+    return t
+
+
+def _padj(p: pd.Series, method: str) -> np.ndarray:
+    from stylisticbias.analysis.significance import p_adjust
+
+    return p_adjust(p.to_numpy(dtype=np.float64), method)
+
+
+def _label(
+    t: dict[str, pd.DataFrame], names: Mapping[str, str], simulated: Mapping[str, bool]
+) -> None:
+    any_sim = any(simulated.values())
+    for df in t.values():
+        flag = np.full(len(df), any_sim)
+        for c in MODEL_COLUMNS:
+            if c in df.columns:
+                raw = df[c].astype(str)
+                if c == "model":
+                    flag = raw.map(lambda m: simulated.get(m, any_sim)).to_numpy(dtype=bool)
+                df[c] = raw.map(lambda m: names.get(m, m))
+        df["simulated"] = flag
+
+
+def write_csv(df: pd.DataFrame, path: Path) -> None:
+    """Atomic CSV write (temp file + rename)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    df.to_csv(tmp, index=False, float_format="%.6g")
+    tmp.replace(path)
+
+
+def run_analysis(params: dict[str, Any]) -> None:
+    """Stage entry: read all models' scores (+ judgments), write reports/tables and metrics.json."""
+    t0 = time.perf_counter()
+    s = AnalysisSettings.from_config(params.get("analysis"))
+    benchmark = benchmark_from_config(get(params, "benchmark"))
+    models = [str(m) for m in get(params, "judge.models")]
+    if not models:
+        raise StylisticBiasError("params.yaml judge.models: empty; nothing to analyse")
+    score_dir = Path(get(params, "paths.scores"))
+    judg_dir = Path(get(params, "paths.judgments"))
+    reports = Path(get(params, "paths.reports"))
+    scores = load_scores({m: score_dir / f"{m}.parquet" for m in models})
+    log.info(
+        "loaded %d score rows of %d model(s) in %.1fs",
+        len(scores),
+        len(models),
+        time.perf_counter() - t0,
+    )
+    judgments = {m: load_judgments(judg_dir / m / "judgments.parquet") for m in models}
+    simulated = {m: bool(g["simulated"].any()) for m, g in scores.groupby("model", observed=True)}
+    tables = analyze(scores, benchmark, s, judgments)
+    names = display_names(models)
+    metrics = metrics_json(
+        tables, {m: m for m in models}, simulated, {d: c for d, c in DIMENSIONS.items()}
+    )
+    _label(tables, names, simulated)
+    tables.update(wide_tables(tables, benchmark, s.group_abbrev))
+    out = reports / "tables"
+    out.mkdir(parents=True, exist_ok=True)
+    for stem, df in tables.items():
+        write_csv(df, out / f"{stem}.csv")
+    tmp = reports / ".metrics.json.tmp"
+    tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(reports / "metrics.json")
+    log.info(
+        "wrote %d tables to %s and %s in %.1fs",
+        len(tables),
+        out,
+        reports / "metrics.json",
+        time.perf_counter() - t0,
+    )

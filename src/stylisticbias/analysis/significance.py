@@ -1,0 +1,196 @@
+"""Significance tests as in the paper, pingouin-style: tidy frames, p next to effect sizes.
+
+- :func:`p_adjust` -- multiple-testing correction (``method=`` fdr_bh | bonferroni | holm |
+  none); NaN p-values (skipped tests) stay NaN and are not counted in the family.
+- :func:`wilcoxon_faces` -- face-level Wilcoxon signed-rank test per cell (Tables 3-6, 12).
+- :func:`demographic_tests` -- Kruskal-Wallis / Mann-Whitney U per scenario on base-face phi,
+  corrected within each model x dimension (Table 11).
+- :func:`marks` -- the paper's marks: ``p<0.001`` (bold), ``p<0.05``, ``ns`` (underlined).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stylisticbias.analysis.settings import CORRECTIONS
+
+log = logging.getLogger(__name__)
+
+
+def p_adjust(pvals: Sequence[float] | np.ndarray, method: str = "fdr_bh") -> np.ndarray:
+    """Corrected p-values; NaN entries are left out of the family and stay NaN.
+
+    ``fdr_bh`` is Benjamini-Hochberg step-up (monotone, capped at 1), ``bonferroni`` multiplies
+    by the family size, ``holm`` is Holm's step-down; ``none`` returns the input.
+    """
+    if method not in CORRECTIONS:
+        raise ValueError(f"unknown correction method {method!r}; valid: {', '.join(CORRECTIONS)}")
+    p = np.asarray(pvals, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ((p[ok] < 0) | (p[ok] > 1)).any():
+        raise ValueError("p-values must lie in [0, 1]")
+    q = p[ok]
+    m = q.size
+    if m == 0:
+        return out
+    if method == "none":
+        adj = q
+    elif method == "bonferroni":
+        adj = np.minimum(q * m, 1.0)
+    else:
+        order = np.argsort(q, kind="mergesort")
+        ranked = q[order]
+        if method == "fdr_bh":
+            steps = ranked * m / np.arange(1, m + 1)
+            steps = np.minimum.accumulate(steps[::-1])[::-1]
+        else:  # holm
+            steps = np.maximum.accumulate(ranked * (m - np.arange(m)))
+        adj = np.empty(m)
+        adj[order] = np.minimum(steps, 1.0)
+    out[ok] = adj
+    return out
+
+
+def marks(
+    pval_corr: Sequence[float] | np.ndarray, alpha: float = 0.05, strong_alpha: float = 0.001
+) -> np.ndarray:
+    """The paper's labels: ``p<0.001``, ``p<0.05`` (alpha), ``ns``; ``""`` if untested."""
+    p = np.asarray(pval_corr, dtype=np.float64)
+    lab_sig = f"p<{alpha:g}"
+    lab_strong = f"p<{strong_alpha:g}"
+    return np.where(
+        ~np.isfinite(p),
+        "",
+        np.where(p < strong_alpha, lab_strong, np.where(p < alpha, lab_sig, "ns")),
+    )
+
+
+def wilcoxon_faces(
+    face_means: np.ndarray,
+    *,
+    labels: Sequence[str] | None = None,
+    min_faces: int = 2,
+    zero_method: str = "wilcox",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided one-sample Wilcoxon signed-rank test of each column against 0.
+
+    ``face_means`` is (faces x cells) with NaN where a face has no rows in a cell. Returns
+    ``(pval, n_faces)`` per cell. A cell with fewer than ``min_faces`` faces, or whose shifts are
+    all exactly zero, is not tested: its p-value is NaN and a warning names the cell.
+    """
+    fm = np.asarray(face_means, dtype=np.float64)
+    if fm.ndim != 2:
+        raise ValueError(f"face_means must be 2-D (faces x cells); got shape {fm.shape}")
+    n_cells = fm.shape[1]
+    pval = np.full(n_cells, np.nan)
+    n = np.isfinite(fm).sum(axis=0)
+    for c in range(n_cells):
+        x = fm[:, c]
+        x = x[np.isfinite(x)]
+        name = labels[c] if labels is not None else str(c)
+        if x.size < min_faces:
+            if x.size > 0:
+                log.warning(
+                    "Wilcoxon: cell %s has %d face(s) (< min_faces=%d): not tested",
+                    name,
+                    x.size,
+                    min_faces,
+                )
+            continue
+        if not np.any(x != 0):
+            log.warning(
+                "Wilcoxon: cell %s: all %d face-level shifts are exactly 0: not tested",
+                name,
+                x.size,
+            )
+            continue
+        pval[c] = stats.wilcoxon(x, zero_method=zero_method, method=wilcoxon_method(x)).pvalue
+    return pval, n
+
+
+def wilcoxon_method(x: np.ndarray) -> str:
+    """R's ``wilcox.test`` rule: exact null distribution for n < 50 without ties or zeros,
+    else the normal approximation (with tie correction).
+
+    (SciPy >= 1.15's ``method="auto"`` would fall back to a slow permutation test with ties.)
+    """
+    a = np.abs(x)
+    if x.size < 50 and np.all(a > 0) and np.unique(a).size == a.size:
+        return "exact"
+    return "asymptotic"
+
+
+def demographic_tests(
+    base: pd.DataFrame,
+    dimensions: dict[str, str],
+    *,
+    method: str = "fdr_bh",
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Per model x dimension x scenario: do base-face phi differ across the dimension's groups?
+
+    Kruskal-Wallis H for dimensions with more than two groups present, Mann-Whitney U
+    (two-sided) for two groups -- the paper's Table 11 (gender: MWU; age, body, ethnicity: KW).
+    P-values are corrected with ``method`` within each model x dimension (25 scenarios).
+
+    Parameters
+    ----------
+    base : DataFrame
+        Base-face score rows: ``model``, ``scenario_id``, ``phi`` and the dimension columns.
+    dimensions : dict
+        Output dimension name -> column (e.g. ``{"body": "body_type"}``).
+
+    Returns
+    -------
+    DataFrame with ``model, dimension, scenario_id, test, statistic, n_groups, n, pval,
+    pval_corr, significant``. Scenarios where every phi is identical are untested (NaN p, warning).
+    """
+    rows = []
+    for (model, sid), g in base.groupby(["model", "scenario_id"], sort=True, observed=True):
+        g = g[g["phi"].notna()]
+        for dim, col in dimensions.items():
+            samples = [
+                s.to_numpy(dtype=np.float64)
+                for _, s in g.groupby(col, sort=True, observed=True)["phi"]
+            ]
+            samples = [s for s in samples if s.size]
+            k = len(samples)
+            test = "mannwhitneyu" if k == 2 else "kruskal"
+            stat, p = np.nan, np.nan
+            if k < 2:
+                log.warning(
+                    "model %s scenario %s: dimension %s has %d group(s): not tested",
+                    model,
+                    sid,
+                    dim,
+                    k,
+                )
+            elif np.ptp(np.concatenate(samples)) == 0:
+                log.warning(
+                    "model %s scenario %s dimension %s: all phi identical: not tested",
+                    model,
+                    sid,
+                    dim,
+                )
+            elif k == 2:
+                r = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided")
+                stat, p = float(r.statistic), float(r.pvalue)
+            else:
+                r = stats.kruskal(*samples)
+                stat, p = float(r.statistic), float(r.pvalue)
+            rows.append((model, dim, int(sid), test, stat, k, int(sum(s.size for s in samples)), p))
+    out = pd.DataFrame(
+        rows,
+        columns=["model", "dimension", "scenario_id", "test", "statistic", "n_groups", "n", "pval"],
+    )
+    out["pval_corr"] = np.nan
+    for _, idx in out.groupby(["model", "dimension"], sort=False).groups.items():
+        out.loc[idx, "pval_corr"] = p_adjust(out.loc[idx, "pval"].to_numpy(), method)
+    out["significant"] = out["pval_corr"] < alpha
+    return out

@@ -1,0 +1,230 @@
+"""Cross-variation and cross-model structure: Pareto of |SBS| (Fig. 2), cross-model variance
+per scenario (Fig. 7), model-pair regressions (Fig. 8), profile agreement (Fig. 6, beyond)."""
+
+from __future__ import annotations
+
+import logging
+from itertools import combinations, permutations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stylisticbias.analysis.significance import p_adjust
+
+log = logging.getLogger(__name__)
+
+
+def pareto(
+    effects: pd.DataFrame, *, key: str = "variation", share: float = 0.8
+) -> tuple[pd.DataFrame, int]:
+    """Cumulative |SBS| over variations sorted by magnitude (Fig. 2).
+
+    ``effects`` has one row per variation with ``key`` and ``abs_effect``. Returns the sorted
+    frame with ``rank, cum_abs_effect, cum_share, within_threshold`` and the number of
+    variations needed to reach ``share`` of the total.
+    """
+    if effects.empty:
+        raise ValueError("pareto: no variations")
+    if effects["abs_effect"].isna().any():
+        raise ValueError(
+            "pareto: NaN |SBS| for "
+            + ", ".join(map(str, effects.loc[effects["abs_effect"].isna(), key]))
+        )
+    d = effects.sort_values(["abs_effect", key], ascending=[False, True]).reset_index(drop=True)
+    total = d["abs_effect"].sum()
+    d.insert(0, "rank", np.arange(1, len(d) + 1))
+    d["cum_abs_effect"] = d["abs_effect"].cumsum()
+    if total <= 0:
+        log.warning("pareto: every |SBS| is 0; cumulative share undefined (NaN)")
+        d["cum_share"] = np.nan
+        d["within_threshold"] = False
+        return d, 0
+    d["cum_share"] = d["cum_abs_effect"] / total
+    k = int(np.argmax(d["cum_share"].to_numpy() >= share - 1e-12)) + 1
+    d["within_threshold"] = d["rank"] <= k
+    return d, k
+
+
+def cross_model_variance(
+    per_model: pd.DataFrame, *, ddof: int = 1, quantile: float = 0.75
+) -> pd.DataFrame:
+    """Variance across models of the per-scenario SBS (Fig. 7).
+
+    ``per_model`` has ``model, scenario_id, effect``. Returns one row per scenario with
+    ``variance, sd, mean_effect, n_models, top_quartile`` (variance >= the ``quantile``).
+    """
+    wide = per_model.pivot(index="scenario_id", columns="model", values="effect")
+    n = wide.notna().sum(axis=1)
+    if (n - ddof <= 0).any():
+        log.warning("cross_model_variance: fewer than %d model(s) in some scenario: NaN", ddof + 1)
+    out = pd.DataFrame(
+        {
+            "scenario_id": wide.index.to_numpy(),
+            "variance": wide.var(axis=1, ddof=ddof).to_numpy(),
+            "mean_effect": wide.mean(axis=1).to_numpy(),
+            "n_models": n.to_numpy(),
+        }
+    )
+    out["sd"] = np.sqrt(out["variance"])
+    thr = np.nanquantile(out["variance"], quantile) if out["variance"].notna().any() else np.nan
+    out["top_quartile"] = out["variance"] >= thr
+    return out
+
+
+def model_pair_regressions(
+    per_model: pd.DataFrame, *, ci: float = 0.95, method: str = "fdr_bh"
+) -> pd.DataFrame:
+    """For every ordered pair (x, y) of models, OLS of y's per-scenario SBS on x's (Fig. 8).
+
+    Returns ``model_x, model_y, slope, intercept, r, pval, pval_corr, ci_low, ci_high`` (slope
+    CI from its t-distribution), ``n`` (scenarios) and ``sign_reversals`` (scenarios whose SBS
+    signs differ, both non-zero).
+    """
+    wide = per_model.pivot(index="scenario_id", columns="model", values="effect")
+    rows = []
+    for a, b in permutations(wide.columns, 2):
+        xy = wide[[a, b]].dropna()
+        x, y = xy[a].to_numpy(), xy[b].to_numpy()
+        if len(x) < 3 or np.ptp(x) == 0:
+            log.warning(
+                "regression %s -> %s: %d scenario(s) / constant x: not fitted", a, b, len(x)
+            )
+            rows.append((a, b, *([np.nan] * 6), len(x), np.nan))
+            continue
+        r = stats.linregress(x, y)
+        t = stats.t.ppf(0.5 + ci / 2, len(x) - 2)
+        rev = int(np.sum((np.sign(x) * np.sign(y)) < 0))
+        rows.append(
+            (
+                a,
+                b,
+                r.slope,
+                r.intercept,
+                r.rvalue,
+                r.pvalue,
+                r.slope - t * r.stderr,
+                r.slope + t * r.stderr,
+                len(x),
+                rev,
+            )
+        )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "model_x",
+            "model_y",
+            "slope",
+            "intercept",
+            "r",
+            "pval",
+            "ci_low",
+            "ci_high",
+            "n",
+            "sign_reversals",
+        ],
+    )
+    out.insert(6, "pval_corr", p_adjust(out["pval"].to_numpy(), method))
+    return out
+
+
+def kendalls_w(ratings: np.ndarray) -> tuple[float, float, float]:
+    """Kendall's W of concordance for a (raters x items) matrix (ranks with tie correction).
+
+    Returns ``(W, chi2, pval)`` with ``chi2 = m (n - 1) W`` on ``n - 1`` degrees of freedom.
+    """
+    r = np.asarray(ratings, dtype=np.float64)
+    if r.ndim != 2 or r.shape[0] < 2 or r.shape[1] < 2:
+        raise ValueError(f"kendalls_w needs >= 2 raters x >= 2 items; got shape {r.shape}")
+    if not np.isfinite(r).all():
+        raise ValueError("kendalls_w: ratings contain NaN")
+    m, n = r.shape
+    ranks = np.apply_along_axis(stats.rankdata, 1, r)
+    s = ((ranks.sum(axis=0) - m * (n + 1) / 2) ** 2).sum()
+    ties = 0.0
+    for row in ranks:
+        _, counts = np.unique(row, return_counts=True)
+        ties += (counts**3 - counts).sum()
+    denom = m**2 * (n**3 - n) - m * ties
+    if denom <= 0:
+        raise ValueError("kendalls_w: every rater gives all items the same rank")
+    w = 12 * s / denom
+    chi2 = m * (n - 1) * w
+    return float(w), float(chi2), float(stats.chi2.sf(chi2, n - 1))
+
+
+def profile_agreement(
+    per_model: pd.DataFrame, *, item: str = "variation", ci: float = 0.95, method: str = "fdr_bh"
+) -> pd.DataFrame:
+    """Agreement of the models' attribute profiles (per-``item`` SBS vectors).
+
+    One row per model pair (Spearman rho with Fisher-z CI, se = 1.06 / sqrt(n - 3)) and one
+    ``measure = kendall_w`` row across all models. Columns ``measure, model_a, model_b, effect,
+    ci_low, ci_high, statistic, pval, pval_corr, n``.
+    """
+    wide = per_model.pivot(index=item, columns="model", values="effect").dropna()
+    rows = []
+    z = stats.norm.ppf(0.5 + ci / 2)
+    for a, b in combinations(wide.columns, 2):
+        n = len(wide)
+        rho, p = stats.spearmanr(wide[a], wide[b])
+        lo = hi = np.nan
+        if n > 3 and abs(rho) < 1:
+            se = 1.06 / np.sqrt(n - 3)
+            lo, hi = np.tanh(np.arctanh(rho) - z * se), np.tanh(np.arctanh(rho) + z * se)
+        rows.append(("spearman", a, b, rho, lo, hi, rho, p, n))
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "measure",
+            "model_a",
+            "model_b",
+            "effect",
+            "ci_low",
+            "ci_high",
+            "statistic",
+            "pval",
+            "n",
+        ],
+    )
+    out["pval_corr"] = p_adjust(out["pval"].to_numpy(), method)
+    if wide.shape[1] >= 2 and len(wide) >= 2:
+        w, chi2, p = kendalls_w(wide.to_numpy().T)
+        out = pd.concat(
+            [
+                out,
+                pd.DataFrame(
+                    [
+                        {
+                            "measure": "kendall_w",
+                            "model_a": "all",
+                            "model_b": "all",
+                            "effect": w,
+                            "ci_low": np.nan,
+                            "ci_high": np.nan,
+                            "statistic": chi2,
+                            "pval": p,
+                            "pval_corr": p,
+                            "n": len(wide),
+                        }
+                    ]
+                ),
+            ],
+            ignore_index=True,
+        )
+    else:
+        log.warning("profile_agreement: fewer than two models: no agreement measures")
+    return out[
+        [
+            "measure",
+            "model_a",
+            "model_b",
+            "effect",
+            "ci_low",
+            "ci_high",
+            "statistic",
+            "pval",
+            "pval_corr",
+            "n",
+        ]
+    ]

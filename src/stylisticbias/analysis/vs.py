@@ -1,0 +1,142 @@
+"""Variation Strength (paper §4.4, Table 2) with a face bootstrap CI and a permutation test.
+
+``VS_{m,d} = mean_s std_g( mean phi_{s,g,m} )`` on base faces: the mean phi of each demographic
+group g of dimension d in scenario s, its standard deviation across the groups (``ddof`` 0 =
+population, 1 = sample -- the paper does not say; config ``analysis.vs_ddof``), averaged over the
+scenarios. Computed for all groups x scenarios at once from a (faces x scenarios) phi matrix.
+
+Significance (the paper's Table 2 marks; the paper does not name the test): a face-label
+permutation test -- the groups of dimension d are shuffled across the model's base faces
+(each face keeps its whole scenario vector), VS is recomputed, and
+``p = (1 + #{VS_perm >= VS_obs}) / (1 + n_permutations)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
+from stylisticbias.analysis.metrics import face_codes, group_codes
+from stylisticbias.analysis.significance import p_adjust
+
+log = logging.getLogger(__name__)
+
+
+def _vs(sums: np.ndarray, cnt: np.ndarray, ddof: int) -> np.ndarray:
+    """VS from group sums/counts of shape (..., K, S): mean over S of std over K."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(cnt > 0, sums / np.where(cnt > 0, cnt, 1), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sd = np.nanstd(means, axis=-2, ddof=ddof)
+        return np.nanmean(sd, axis=-1)
+
+
+def variation_strength(
+    scores: pd.DataFrame,
+    dimensions: dict[str, str],
+    *,
+    ddof: int = 0,
+    n_resamples: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    n_permutations: int = 2000,
+    method: str = "fdr_bh",
+) -> pd.DataFrame:
+    """VS per model x dimension on base faces.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        Score rows; only ``is_base`` rows with a non-null ``phi`` are used.
+    dimensions : dict
+        Output dimension name -> demographic column (``{"body": "body_type", ...}``).
+    ddof : int
+        Delta degrees of freedom of the across-group standard deviation.
+    n_resamples, ci, seed :
+        Face-level bootstrap of VS (base faces resampled with replacement).
+    n_permutations : int
+        Face-label permutations for the p-value (0 skips the test).
+    method : str
+        Correction across all model x dimension cells.
+
+    Returns
+    -------
+    DataFrame ``model, dimension, vs, ci_low, ci_high, pval, pval_corr, n, n_groups,
+    n_scenarios`` (``n`` = base faces).
+
+    Raises
+    ------
+    ValueError
+        No base rows, or a dimension with fewer than two groups (VS undefined).
+    """
+    base = scores[scores["is_base"].astype(bool) & scores["phi"].notna()]
+    if base.empty:
+        raise ValueError("variation_strength: no base-face rows with a valid phi")
+    rows = []
+    for model, g in base.groupby("model", sort=True, observed=True):
+        fc, faces = face_codes(g["face_id"])
+        sc, skeys = group_codes(g, ["scenario_id"])
+        F, S = len(faces), len(skeys)
+        phi = np.zeros((F, S))
+        mask = np.zeros((F, S))
+        phi[fc, sc] = g["phi"].to_numpy(dtype=np.float64)
+        mask[fc, sc] = 1.0
+        all_s = set(scores["scenario_id"].unique())
+        missing = sorted(all_s - set(skeys["scenario_id"]))
+        if missing:
+            log.warning(
+                "VS %s: no base-face phi for scenario(s) %s: averaged over the other %d",
+                model,
+                missing,
+                S,
+            )
+        w = face_weights(F, n_resamples, seed) if n_resamples else None
+        rng = np.random.default_rng(seed + 1)
+        for dim, col in dimensions.items():
+            labels = np.full(F, -1, dtype=np.int64)
+            lc, lkeys = group_codes(g, [col])
+            labels[fc] = lc
+            K = len(lkeys)
+            if K < 2:
+                raise ValueError(
+                    f"variation_strength: model {model!r} dimension {dim!r} has {K} group(s) "
+                    f"({', '.join(map(str, lkeys[col]))}) among its base faces; VS needs >= 2"
+                )
+            onehot = np.eye(K)[labels]  # (F, K)
+            obs = float(_vs(onehot.T @ phi, onehot.T @ mask, ddof))
+            lo = hi = np.nan
+            if w is not None:
+                bs = np.einsum("bf,fk,fs->bks", w, onehot, phi, optimize=True)
+                bc = np.einsum("bf,fk,fs->bks", w, onehot, mask, optimize=True)
+                l_, h_ = percentile_ci(_vs(bs, bc, ddof)[:, None], ci)
+                lo, hi = float(l_[0]), float(h_[0])
+            p = np.nan
+            if n_permutations:
+                perm = np.argsort(rng.random((n_permutations, F)), axis=1)
+                ph = np.eye(K)[labels[perm]]  # (P, F, K)
+                ps = np.einsum("pfk,fs->pks", ph, phi, optimize=True)
+                pc = np.einsum("pfk,fs->pks", ph, mask, optimize=True)
+                null = _vs(ps, pc, ddof)
+                p = float((1 + np.sum(null >= obs - 1e-12)) / (1 + n_permutations))
+            rows.append((model, dim, obs, lo, hi, p, F, K, S))
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "dimension",
+            "vs",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "n",
+            "n_groups",
+            "n_scenarios",
+        ],
+    )
+    out.insert(6, "pval_corr", p_adjust(out["pval"].to_numpy(), method))
+    return out
