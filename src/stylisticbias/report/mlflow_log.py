@@ -1,0 +1,273 @@
+"""Log the analysis to MLflow: one run per model, one comparison run, sweeps as parent/child.
+
+* **Per-model run** (``run_kind=model``): the model's ``reports/metrics.json`` entry flattened to
+  stable dotted names (``vs.age``, ``sbs.category.fashion``, ``pareto.n_variations_80`` ...), its
+  rows of every analysis table (``mlflow.log_table``), per-model figures (``mlflow.log_figure``),
+  and its scores as a dataset input whose digest is the DVC md5 of images + scores.
+* **Comparison run** (``run_kind=comparison``): the cross-model figures (Figs. 5-8), the pooled
+  figures, ``reports/README.md``, the profile-agreement / pair-regression / paper-comparison
+  tables and the paper-comparison summary as metrics (``paper.table2.mae`` ...).
+* **Sweeps**: when a sweep id is found (env ``STYLISTICBIAS_SWEEP_ID``; a queued
+  ``dvc exp run`` -> ``dvc-exp:<baseline rev>``; a Hydra multirun -> its sweep dir), every run is
+  created as a child (``mlflow.parentRunId``) of one parent run tagged with that id, found or
+  created through ``mlflow.search_runs``; the MLflow UI then lists the sweep's runs side by side.
+
+All runs carry ``git_commit`` + ``mlflow.source.git.commit``, ``simulated``, ``model``,
+``stylisticbias.report_id`` (one per report invocation) and, under DVC, ``dvc.exp_name``.
+Run creation reuses :func:`stylisticbias.tracking.start_run`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import uuid
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stylisticbias.report import figures as F
+from stylisticbias.report.inputs import ModelInfo, ReportInputs
+from stylisticbias.report.markdown import FigureRecord
+from stylisticbias.report.paper_compare import Comparison
+from stylisticbias.report.plots_data import category_by_model, scenario_frame
+from stylisticbias.report.provenance import combined_digest
+from stylisticbias.tracking import log_metrics, log_params, start_run, tracking_cfg
+
+log = logging.getLogger(__name__)
+
+SWEEP_ENV = "STYLISTICBIAS_SWEEP_ID"
+TAG_SWEEP = "stylisticbias.sweep_id"
+TAG_KIND = "stylisticbias.run_kind"
+TAG_REPORT = "stylisticbias.report_id"
+_KEY_BAD = re.compile(r"[^0-9A-Za-z_\-. /]+")
+
+
+def resolve_tracking_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
+    """Make a relative ``sqlite:///x.db`` absolute under the project root.
+
+    Queued ``dvc exp run`` experiments execute in a temporary copy of the repository
+    (``.dvc/tmp/exps/...``); DVC sets ``DVC_ROOT`` to the real repository, so anchoring the
+    database there keeps every experiment's runs in the one ``mlflow.db``.
+    """
+    env = os.environ if env is None else env
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix) or uri.startswith(prefix + "/"):
+        return uri
+    rel = uri[len(prefix) :]
+    base = Path(env.get("DVC_ROOT") or Path.cwd())
+    return prefix + str((base / rel).resolve())
+
+
+def sweep_id(env: Mapping[str, str] | None = None) -> str | None:
+    """The id of the sweep this run belongs to, or None outside a sweep."""
+    env = os.environ if env is None else env
+    if env.get(SWEEP_ENV):
+        return str(env[SWEEP_ENV])
+    if env.get("DVC_EXP_NAME") and env.get("DVC_EXP_BASELINE_REV"):
+        return f"dvc-exp:{env['DVC_EXP_BASELINE_REV'][:12]}"
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+            return f"hydra:{HydraConfig.get().sweep.dir}"
+    except (ImportError, ValueError):  # hydra not installed / not configured
+        pass
+    return None
+
+
+def flatten_metrics(d: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """Nested ``{"vs": {"age": 0.1}}`` -> ``{"vs.age": 0.1}``; finite numbers only."""
+    out: dict[str, float] = {}
+    for k, v in d.items():
+        key = _KEY_BAD.sub("_", f"{prefix}{k}")
+        if isinstance(v, Mapping):
+            out.update(flatten_metrics(v, key + "."))
+        elif isinstance(v, int | float) and math.isfinite(float(v)):
+            out[key] = float(v)
+    return out
+
+
+def find_or_create_parent(experiment_id: str, sweep: str, tags: Mapping[str, str]) -> str:
+    """The parent run of ``sweep`` (the oldest one tagged with it), created if there is none."""
+    import mlflow
+
+    filt = f"tags.`{TAG_SWEEP}` = '{sweep}' and tags.`{TAG_KIND}` = 'sweep'"
+
+    def oldest() -> str | None:
+        runs = mlflow.search_runs(
+            [experiment_id], filt, order_by=["attributes.start_time ASC"], output_format="list"
+        )
+        return runs[0].info.run_id if runs else None
+
+    found = oldest()
+    if found:
+        return found
+    client = mlflow.MlflowClient()
+    run = client.create_run(
+        experiment_id, run_name=f"sweep {sweep}", tags={**tags, TAG_SWEEP: sweep, TAG_KIND: "sweep"}
+    )
+    client.set_terminated(run.info.run_id)
+    winner = oldest() or run.info.run_id  # two workers racing: both settle on the oldest
+    if winner != run.info.run_id:
+        client.delete_run(run.info.run_id)
+    return winner
+
+
+def run_params(params: Mapping[str, Any], inputs: ReportInputs) -> dict[str, Any]:
+    """The params every report run logs (what differs between sweep members)."""
+    s = inputs.settings
+    judge = params.get("judge") or {}
+    out: dict[str, Any] = {
+        "seed": params.get("seed"),
+        "faces.n": (params.get("faces") or {}).get("n"),
+        "judge.models": judge.get("models"),
+        "judge.orderings": judge.get("orderings"),
+        "judge.seeds": judge.get("seeds"),
+        "judge.temperature": judge.get("temperature"),
+        "engine": s.engine,
+        "decoding": s.decoding,
+        "generator": s.generator,
+        "n_faces": s.n_faces,
+        "n_images": s.n_images,
+        "n_scenarios": s.n_scenarios,
+    }
+    for k, v in flatten_metrics(params.get("analysis") or {}, "analysis.").items():
+        out[k] = v
+    for k, v in (params.get("analysis") or {}).items():
+        if isinstance(v, str):
+            out[f"analysis.{k}"] = v
+    return out
+
+
+def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
+    import mlflow
+
+    versions = [v for v in inputs.settings.data_versions if not v.path.startswith(scores_dir)]
+    rel = f"{scores_dir}/{m.name}.parquet"
+    versions += [v for v in inputs.settings.data_versions if v.path in (rel, scores_dir)]
+    df = pd.read_parquet(inputs.root / rel)
+    with warnings.catch_warnings():
+        # "source can be interpreted in multiple ways", "schema contains integer column(s)"
+        warnings.simplefilter("ignore", UserWarning)
+        ds = mlflow.data.from_pandas(
+            df, source=rel, name=f"scores/{m.name}", digest=combined_digest(versions)
+        )
+        mlflow.log_input(ds, context="scores")
+    mlflow.set_tags({f"data.{v.path}": f"{v.md5} ({v.source})" for v in versions})
+
+
+def _model_figures(inputs: ReportInputs, label: str, scen: pd.DataFrame, sim: bool) -> None:
+    import mlflow
+
+    sbs = inputs.tables["sbs_by_scenario"]
+    rows = sbs[sbs["model"].astype(str) == label] if "model" in sbs else sbs.iloc[0:0]
+    if not rows.empty:
+        fig = F.fig_scenarios(scenario_frame(rows, scen), sim)
+        fig.suptitle(f"{label}: SBS across scenarios, sorted ascending", fontweight="bold")
+        mlflow.log_figure(fig, "figures/sbs_by_scenario.png")
+        F.plt.close(fig)
+    cat = inputs.tables["sbs_by_category_model"]
+    if "model" in cat and (cat["model"].astype(str) == label).any():
+        wide = category_by_model(cat[cat["model"].astype(str) == label], "sbs_by_category_model")
+        fig = F.fig_heatmap(wide, f"{label}: SBS per attribute category", sim)
+        mlflow.log_figure(fig, "figures/sbs_by_category.png")
+        F.plt.close(fig)
+
+
+def _model_tables(inputs: ReportInputs, label: str) -> None:
+    import mlflow
+
+    for name, df in inputs.tables.items():
+        if "model" in df.columns:
+            rows = df[df["model"].astype(str) == label]
+            if not rows.empty:
+                mlflow.log_table(rows.reset_index(drop=True), f"tables/{name}.json")
+
+
+def _model_metrics(metrics: Mapping[str, Any], m: ModelInfo) -> dict[str, float]:
+    entry = metrics.get(m.label, metrics.get(m.name))
+    return flatten_metrics(entry) if isinstance(entry, Mapping) else {}
+
+
+def log_report(
+    params: dict[str, Any],
+    inputs: ReportInputs,
+    figs: list[FigureRecord],
+    cmp: Comparison | None,
+    scen: pd.DataFrame,
+    root: Path,
+) -> dict[str, str]:
+    """Log the report to MLflow; returns ``{run name: run id}`` (plus ``sweep`` if any)."""
+    import mlflow
+
+    cfg = tracking_cfg(params)
+    cfg["tracking_uri"] = resolve_tracking_uri(cfg["tracking_uri"])
+    params = {**params, "tracking": cfg}
+    mlflow.set_tracking_uri(cfg["tracking_uri"])
+    exp = mlflow.set_experiment(cfg["experiment_name"])
+    s = inputs.settings
+    sha = s.git_commit
+    base_tags: dict[str, Any] = {TAG_REPORT: uuid.uuid4().hex[:12]}
+    if sha:
+        base_tags |= {"git_commit": sha, "mlflow.source.git.commit": sha}
+    exp_name = os.environ.get("DVC_EXP_NAME")
+    if exp_name:
+        base_tags["dvc.exp_name"] = exp_name
+    ids: dict[str, str] = {}
+    sweep = sweep_id()
+    if sweep:
+        parent = find_or_create_parent(exp.experiment_id, sweep, {"git_commit": sha or ""})
+        base_tags |= {TAG_SWEEP: sweep, "mlflow.parentRunId": parent}
+        ids["sweep"] = parent
+    suffix = f" @{exp_name}" if exp_name else ""
+    common = run_params(params, inputs)
+    scores_dir = str(params["paths"]["scores"])
+    for m in s.models:
+        tags = {**base_tags, TAG_KIND: "model", "model": m.label, "simulated": m.simulated}
+        with start_run(params, run_name=f"{m.label}{suffix}", tags=tags) as run:
+            log_params(
+                {**common, "model": m.label, "model.config": m.name, "model.hub_id": m.hub_id}
+            )
+            log_metrics(_model_metrics(inputs.metrics, m))
+            _model_dataset(inputs, m, scores_dir)
+            _model_tables(inputs, m.label)
+            _model_figures(inputs, m.label, scen, m.simulated)
+            ids[m.label] = run.info.run_id
+    tags = {**base_tags, TAG_KIND: "comparison", "model": "all", "simulated": s.simulated}
+    with start_run(params, run_name=f"comparison{suffix}", tags=tags) as run:
+        log_params(common)
+        pooled = {k: v for k, v in inputs.metrics.items() if s.model(k) is None}
+        summary = {"n_models": float(len(s.models)), **flatten_metrics(pooled)}
+        if cmp is not None:
+            for r in cmp.summary.to_dict("records"):
+                summary |= flatten_metrics(
+                    {k: v for k, v in r.items() if k != "table"}, f"paper.{r['table']}."
+                )
+            mlflow.log_table(cmp.cells, "tables/paper_comparison.json")
+            mlflow.log_table(cmp.claims, "tables/paper_claims.json")
+        log_metrics(summary)
+        for name in ("profile_agreement", "model_pair_regressions", "cross_model_variance"):
+            df = inputs.table(name)
+            if df is not None and not df.empty:
+                mlflow.log_table(df, f"tables/{name}.json")
+        for f in figs:
+            mlflow.log_artifact(str(f.path), "figures")
+        readme = root / str(params["paths"]["reports"]) / "README.md"
+        if readme.exists():
+            mlflow.log_artifact(str(readme))
+        ids["comparison"] = run.info.run_id
+    log.info(
+        "logged %d model run(s) + comparison to %s (experiment %s%s)",
+        len(s.models),
+        cfg["tracking_uri"],
+        cfg["experiment_name"],
+        f", sweep {sweep}" if sweep else "",
+    )
+    return ids
