@@ -14,6 +14,7 @@ Devices, strategy and nodes come from the engine config's ``lightning:`` section
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -113,5 +114,8 @@ def predict(
         batch_size=int(engine_cfg.get("image_batch_size", 1)),
         num_workers=int(engine_cfg.get("num_workers", 0)),
     )
-    trainer.predict(JudgeModule(engine), datamodule=dm, return_predictions=False)
+    with warnings.catch_warnings():
+        # our batches carry no tensors, so JudgeModule.transfer_batch_to_device is a no-op
+        warnings.filterwarnings("ignore", message=".*overridden `transfer_batch_to_device`.*")
+        trainer.predict(JudgeModule(engine), datamodule=dm, return_predictions=False)
     return trainer.global_rank, writer

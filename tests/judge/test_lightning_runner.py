@@ -1,0 +1,102 @@
+"""The Lightning runner: complete output, decode failures, two CPU ranks with disjoint shards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from judge_tables import make_tables
+
+from stylisticbias.judge.run import judge_items, run_judge
+from stylisticbias.judge.simulated import SimulatedJudgeEngine
+from stylisticbias.schemas import JUDGMENTS, read_table
+
+MODEL = "simulated-strong"
+KEY = ["image_id", "scenario_id", "ordering", "seed"]
+
+
+def _run(params: dict, **kw) -> tuple[Path, pd.DataFrame]:
+    out = run_judge(MODEL, params, progress=False, **kw)
+    return out, read_table(out / "judgments.parquet", JUDGMENTS)
+
+
+def test_single_process_run_is_complete(tmp_path: Path) -> None:
+    params = make_tables(tmp_path, 4)
+    params["engine"] = {**params["engine"], "image_batch_size": 16}
+    items = judge_items(params)
+    # refused and non-evaluated variations are not judged
+    assert all("refused" not in it.image_id for it in items)
+    out, df = _run(params)
+    assert set(df["image_id"]) == {it.image_id for it in items}
+    assert len(df) == len(items) * 25 * 4 * 3
+    assert not df.duplicated(KEY).any()
+    assert df[KEY].equals(df[KEY].sort_values(KEY).reset_index(drop=True))
+    run = json.loads((out / "run.json").read_text())
+    assert run["model"] == MODEL and run["simulated"] is True and run["engine"] == "simulated"
+    assert run["n_images"] == len(items) and run["images_judged"] == len(items)
+    assert run["images_per_s"] > 0 and run["prompts_per_s"] > run["images_per_s"]
+    assert abs(run["invalid_rate"] - 0.02) < 1e-9 and run["undecided_mass"] == 0
+    assert json.loads((out / "failures.json").read_text()) == []
+    n_shards = len(list((out / "shards").glob("rank*.parquet")))
+    assert n_shards == -(-len(items) // 16)
+    # all images: the non-evaluated variations too
+    params["judge"] = {**params["judge"], "images": "all"}
+    assert len(judge_items(params)) > len(items)
+
+
+def test_undecodable_image_is_reported_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    params = make_tables(tmp_path, 2)
+    params["engine"] = {**params["engine"], "image_batch_size": 4}
+    items = judge_items(params)
+    bad = items[3]
+    Path(bad.path).write_bytes(b"not a png")
+    monkeypatch.setattr(SimulatedJudgeEngine, "reads_pixels", True)
+    out, df = _run(params)
+    assert bad.image_id not in set(df["image_id"])
+    assert df["image_id"].nunique() == len(items) - 1
+    failures = json.loads((out / "failures.json").read_text())
+    assert [f["image_id"] for f in failures] == [bad.image_id]
+    assert "1 image(s) could not be decoded" in caplog.text and bad.image_id in caplog.text
+    run = json.loads((out / "run.json").read_text())
+    assert run["n_failures"] == 1
+    # once the file is fixed, a re-run judges just that image
+    Path(bad.path).write_bytes(Path(items[0].path).read_bytes())
+    out, df2 = _run(params)
+    assert df2["image_id"].nunique() == len(items)
+    assert json.loads((out / "failures.json").read_text()) == []
+    assert json.loads((out / "run.json").read_text())["images_judged"] == 1
+
+
+@pytest.mark.parametrize(
+    "strategy", ["ddp_fork", pytest.param("ddp_spawn", marks=pytest.mark.slow)]
+)
+def test_two_cpu_ranks_write_disjoint_complete_shards(tmp_path: Path, strategy: str) -> None:
+    """DDP (gloo) on 2 CPU processes: every image in exactly one rank's shards, none twice."""
+    params = make_tables(tmp_path / "ddp", 3)
+    params["engine"] = {
+        **params["engine"],
+        "image_batch_size": 5,
+        "lightning": {"accelerator": "cpu", "devices": 2, "strategy": strategy, "num_nodes": 1},
+    }
+    out, df = _run(params)
+    items = judge_items(params)
+    per_rank: dict[str, set[str]] = {}
+    for p in (out / "shards").glob("rank*.parquet"):
+        ids = set(pd.read_parquet(p, columns=["image_id"])["image_id"])
+        rank = p.name.split("-")[0]
+        assert not (per_rank.setdefault(rank, set()) & ids), "an image twice within a rank"
+        per_rank[rank] |= ids
+    assert sorted(per_rank) == ["rank000", "rank001"]
+    assert not (per_rank["rank000"] & per_rank["rank001"]), "an image on both ranks"
+    assert per_rank["rank000"] | per_rank["rank001"] == {it.image_id for it in items}
+    assert not df.duplicated(KEY).any() and df["image_id"].nunique() == len(items)
+    # identical to a single-process run of the same images
+    single = make_tables(tmp_path / "single", 3)
+    _, ref = _run(single)
+    pd.testing.assert_frame_equal(df, ref)
+    run = json.loads((out / "run.json").read_text())
+    assert run["images_judged"] == len(items)
