@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stylisticbias.benchmark import Benchmark, Ordering, Scenario
+from stylisticbias.errors import StylisticBiasError
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,18 @@ class PromptSpec:
 def prompt_specs(
     benchmark: Benchmark,
     orderings: Iterable[int],
-    scenario_ids: Iterable[int] | None = None,
+    scenario_ids: Iterable[int] | str | None = None,
 ) -> list[PromptSpec]:
-    """All (scenario x ordering) prompts in a fixed order (scenario-major)."""
-    scen = (
-        list(benchmark.scenarios)
-        if scenario_ids is None
-        else [benchmark.scenario(int(s)) for s in scenario_ids]
-    )
+    """All (scenario x ordering) prompts in a fixed order (scenario-major).
+
+    ``scenario_ids``: None or ``"all"`` for every scenario, else a subset of Table 1 ids.
+    """
+    if scenario_ids is None or scenario_ids == "all":
+        scen = list(benchmark.scenarios)
+    elif isinstance(scenario_ids, str):
+        raise StylisticBiasError(f"judge.scenarios: {scenario_ids!r}; valid: all or a list of ids")
+    else:
+        scen = [benchmark.scenario(int(s)) for s in scenario_ids]
     ords = [benchmark.ordering(int(o)) for o in orderings]
     return [PromptSpec(s, o, benchmark.forced_choice_prompt(s, o)) for s in scen for o in ords]
 

@@ -1,0 +1,355 @@
+"""The transformers judge engine (``engine=hf``) with three decodings.
+
+``generate``  the paper's literal procedure: for every (image, scenario, ordering, seed)
+              ``torch.manual_seed(seed)`` then ``model.generate(do_sample=True,
+              temperature=T, max_new_tokens=16)`` on the full prompt (batch 1), decode the new
+              tokens, parse. Rows: seed >= 1, response, choice, one-hot p_*, p_undecided 0.
+              The encoded prompt is reused across its seeds (identical input). With
+              ``seed_mode: literal`` (default) the torch seed is the paper's seed itself (1, 2, 3),
+              as a script calling ``generate`` once per seed does; ``seed_mode: hashed`` seeds
+              each call from sha256(seed, image_id, scenario_id, ordering) instead.
+``exact``     prefix KV reuse + exact outcome distribution (``hf_exact``): one row per
+              (image, scenario, ordering) with seed 0, response/choice NULL and
+              p_pos + p_neg + p_invalid + p_undecided = 1. It replaces the K seeded responses
+              by their expectation.
+``sampled``   ``exact`` + K = len(seeds) draws per cell from that distribution, each seeded
+              from sha256(seed, image_id, scenario_id, ordering): rows seed 1..K with the drawn
+              ``choice``, a representative ``response`` (the most probable response text with
+              that outcome) and the exact p_* repeated. Undecided (pruned) mass is drawn as
+              ``invalid`` (the conservative reading: the parser never saw a valid answer), with
+              response NULL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+from stylisticbias.benchmark import Benchmark, Ordering
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.base import ImageItem, JudgeEngine
+from stylisticbias.judge.hf_exact import (
+    Decoding,
+    ExpandStats,
+    decode_response,
+    expand_all,
+    prefill,
+    split_prompts,
+)
+from stylisticbias.judge.hf_loading import load_model_and_processor, resolve_device
+from stylisticbias.judge.parsing import letter_outcome, parse_response
+from stylisticbias.judge.prompts import PromptSpec, encode, prompt_specs, render_all
+
+log = logging.getLogger(__name__)
+
+DECODINGS = ("generate", "sampled", "exact")
+SEED_MODES = ("literal", "hashed")
+COLUMNS = [
+    "image_id",
+    "face_id",
+    "model",
+    "engine",
+    "decoding",
+    "scenario_id",
+    "ordering",
+    "seed",
+    "response",
+    "choice",
+    "p_pos",
+    "p_neg",
+    "p_invalid",
+    "p_undecided",
+    "simulated",
+]
+
+
+def stable_seed(*parts: Any) -> int:
+    """A 63-bit seed from sha256 of ``parts`` joined with '|' (stable across runs/platforms)."""
+    h = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(h[:8], "big") >> 1
+
+
+def draw_outcomes(
+    p: Mapping[str, float], seeds: Sequence[int], image_id: str, scenario_id: int, ordering: int
+) -> list[str]:
+    """K seeded draws of positive/negative/invalid; undecided mass counts as invalid."""
+    cats = ["positive", "negative", "invalid"]
+    w = np.array(
+        [p["positive"], p["negative"], p["invalid"] + p.get("undecided", 0.0)], dtype=np.float64
+    )
+    w = np.clip(w, 0.0, None)
+    w = w / w.sum()
+    cdf = np.cumsum(w)
+    out = []
+    for s in seeds:
+        u = np.random.default_rng(stable_seed(s, image_id, scenario_id, ordering)).random()
+        out.append(cats[min(int(np.searchsorted(cdf, u, side="right")), 2)])
+    return out
+
+
+class HFJudgeEngine(JudgeEngine):
+    """Forced-choice judgments with a transformers image-text-to-text model."""
+
+    def __init__(
+        self,
+        model_cfg: Mapping[str, Any],
+        engine_cfg: Mapping[str, Any],
+        judge_cfg: Mapping[str, Any],
+        benchmark: Benchmark,
+    ) -> None:
+        super().__init__(model_cfg, engine_cfg, judge_cfg, benchmark)
+        self.decoding = str(self.engine_cfg.get("decoding", "exact"))
+        if self.decoding not in DECODINGS:
+            raise StylisticBiasError(
+                f"engine.decoding {self.decoding!r}; valid: {', '.join(DECODINGS)}"
+            )
+        self.seed_mode = str(self.engine_cfg.get("seed_mode", "literal"))
+        if self.seed_mode not in SEED_MODES:
+            raise StylisticBiasError(
+                f"engine.seed_mode {self.seed_mode!r}; valid: {', '.join(SEED_MODES)}"
+            )
+        self.seeds = [int(s) for s in self.judge_cfg.get("seeds", [1, 2, 3])]
+        if any(s < 1 for s in self.seeds):
+            raise StylisticBiasError(f"judge.seeds must be >= 1 (0 marks exact rows): {self.seeds}")
+        self.specs: list[PromptSpec] = prompt_specs(
+            benchmark,
+            self.judge_cfg.get("orderings", [1, 2, 3, 4]),
+            self.judge_cfg.get("scenarios"),
+        )
+        self.decoding_params = Decoding(
+            temperature=float(self.judge_cfg.get("temperature", 0.2)),
+            max_new_tokens=int(self.judge_cfg.get("max_new_tokens", 16)),
+            prune_threshold=float(self.engine_cfg.get("prune_threshold", 1e-4)),
+            branch_batch_size=int(self.engine_cfg.get("branch_batch_size", 256)),
+        )
+        self.suffix_batch_size = int(self.engine_cfg.get("suffix_batch_size", 100))
+        self.chat_template_kwargs = dict(self.model_cfg.get("chat_template_kwargs") or {})
+        self.model: Any = None
+        self.processor: Any = None
+        self.device = "cpu"
+        self.last_stats: dict[str, Any] = {}
+        self._rendered: list[str] | None = None
+
+    # ---- setup -------------------------------------------------------------------------------
+    def setup(self, device: str = "cpu") -> None:
+        """Load model and processor (``engine.device`` overrides ``device`` unless ``auto``)."""
+        if self.model is not None:
+            return
+        want = self.engine_cfg.get("device", "auto")
+        self.device = resolve_device(device if want in (None, "auto") else want)
+        root = self.engine_cfg.get("root")
+        self.model, self.processor = load_model_and_processor(
+            self.model_cfg, self.device, Path(root) if root else None
+        )
+        self._rendered = render_all(self.processor, self.specs, self.chat_template_kwargs)
+
+    def run_params(self) -> dict[str, Any]:
+        """MLflow parameters: the base set + model source and exact-decoding settings."""
+        out = super().run_params()
+        out.update(
+            {
+                "hub_id": self.model_cfg.get("hub_id"),
+                "revision": self.model_cfg.get("revision"),
+                "dtype": self.model_cfg.get("dtype"),
+                "max_new_tokens": self.decoding_params.max_new_tokens,
+                "prune_threshold": self.decoding_params.prune_threshold,
+                "seed_mode": self.seed_mode,
+            }
+        )
+        return out
+
+    # ---- judging -----------------------------------------------------------------------------
+    def judge(
+        self, items: Sequence[ImageItem], images: Sequence[Image.Image | None]
+    ) -> pd.DataFrame:
+        """JUDGMENTS rows for every (image x scenario x ordering [x seed])."""
+        import torch
+
+        if self.model is None:
+            self.setup(self.device)
+        t0 = time.perf_counter()
+        stats = ExpandStats()
+        rows: list[dict[str, Any]] = []
+        image_tokens: list[int] = []
+        undecided: list[float] = []
+        with torch.inference_mode():
+            for item, img in zip(items, images):
+                if img is None:
+                    raise StylisticBiasError(f"image {item.image_id}: no pixels given to hf engine")
+                img = img.convert("RGB")
+                if self.decoding == "generate":
+                    new, n_img = self._judge_generate(item, img)
+                else:
+                    new, n_img = self._judge_exact(item, img, stats)
+                    undecided.extend(r["p_undecided"] for r in new if r["seed"] <= 1)
+                rows.extend(new)
+                image_tokens.append(n_img)
+        self.last_stats = {
+            "images": len(items),
+            "prompts": len(items) * len(self.specs),
+            "image_tokens_per_image": image_tokens,
+            "undecided_mass_mean": float(np.mean(undecided)) if undecided else 0.0,
+            "undecided_mass_max": float(np.max(undecided)) if undecided else 0.0,
+            "forward_calls": stats.forward_calls,
+            "branch_rows": stats.branch_rows,
+            "seconds": time.perf_counter() - t0,
+        }
+        return pd.DataFrame(rows, columns=COLUMNS)
+
+    def _row(
+        self, item: ImageItem, spec: PromptSpec, seed: int, response: str | None, choice: str | None
+    ) -> dict[str, Any]:
+        return {
+            "image_id": item.image_id,
+            "face_id": item.face_id,
+            "model": self.model_name,
+            "engine": "hf",
+            "decoding": self.decoding,
+            "scenario_id": spec.scenario.id,
+            "ordering": spec.ordering.id,
+            "seed": seed,
+            "response": response,
+            "choice": choice,
+            "simulated": False,
+        }
+
+    def torch_seed(self, seed: int, image_id: str, scenario_id: int, ordering: int) -> int:
+        """The ``torch.manual_seed`` value of one generate call (see module doc)."""
+        if self.seed_mode == "literal":
+            return seed
+        return stable_seed(seed, image_id, scenario_id, ordering)
+
+    def generate_one(self, enc: Any, torch_seed: int) -> str:
+        """One literal ``generate`` call (batch 1) and its decoded response."""
+        import torch
+
+        torch.manual_seed(torch_seed)
+        out = self.model.generate(**enc, **self.decoding_params.generate_kwargs())
+        return decode_response(
+            self.processor.tokenizer, out[0, enc["input_ids"].shape[1] :].tolist()
+        )
+
+    def encode_prompt(self, text: str, img: Image.Image) -> Any:
+        """The processor's model inputs of one prompt, on the model's device/dtype."""
+        enc = encode(self.processor, text, img, self.chat_template_kwargs).to(self.model.device)
+        if "pixel_values" in enc and enc["pixel_values"].is_floating_point():
+            enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
+        return enc
+
+    def _judge_generate(
+        self, item: ImageItem, img: Image.Image
+    ) -> tuple[list[dict[str, Any]], int]:
+        rows = []
+        n_img = 0
+        for spec in self.specs:
+            enc = self.encode_prompt(spec.text, img)
+            if not n_img:
+                from stylisticbias.judge.hf_exact import image_token_id
+
+                tid = image_token_id(self.model, self.processor)
+                n_img = int((enc["input_ids"][0] == tid).sum()) if tid is not None else 0
+            for seed in self.seeds:
+                text = self.generate_one(
+                    enc, self.torch_seed(seed, item.image_id, spec.scenario.id, spec.ordering.id)
+                )
+                choice = letter_outcome(parse_response(text), spec.ordering)
+                row = self._row(item, spec, seed, text, choice)
+                row.update(_one_hot(choice))
+                rows.append(row)
+        return rows, n_img
+
+    def distributions(
+        self, img: Image.Image, stats: ExpandStats | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Exact outcome distributions of every prompt of one image (in ``self.specs`` order).
+
+        Each entry: ``p`` (positive/negative/invalid/undecided) and ``best`` (outcome ->
+        representative response text).
+        """
+        assert self._rendered is not None
+        prompts = split_prompts(
+            self.model,
+            self.processor,
+            img,
+            [s.text for s in self.specs],
+            self._rendered,
+            self.chat_template_kwargs,
+        )
+        prompts.prefix_inputs = {
+            k: v.to(self.model.device) if hasattr(v, "to") else v
+            for k, v in prompts.prefix_inputs.items()
+        }
+        cache = prefill(self.model, prompts.prefix_inputs)
+        if stats is not None:
+            stats.forward_calls += 1
+        dists = expand_all(
+            self.model,
+            self.processor.tokenizer,
+            cache,
+            prompts,
+            self.decoding_params,
+            self.suffix_batch_size,
+            stats,
+        )
+        out = []
+        for spec, d in zip(self.specs, dists):
+            mass, und = d.normalised()
+            p = _poles(mass, spec.ordering)
+            p["undecided"] = und
+            best = {
+                spec.ordering.pole_of(v) if v in ("a", "b") else "invalid": t
+                for v, (_, t) in sorted(d.best.items(), key=lambda kv: kv[1][0])
+            }
+            out.append({"p": p, "best": best})
+        return out, prompts.image_tokens
+
+    def _judge_exact(
+        self, item: ImageItem, img: Image.Image, stats: ExpandStats
+    ) -> tuple[list[dict[str, Any]], int]:
+        dists, n_img = self.distributions(img, stats)
+        rows = []
+        for spec, d in zip(self.specs, dists):
+            p = d["p"]
+            probs = {
+                "p_pos": p["positive"],
+                "p_neg": p["negative"],
+                "p_invalid": p["invalid"],
+                "p_undecided": p["undecided"],
+            }
+            if self.decoding == "exact":
+                row = self._row(item, spec, 0, None, None)
+                row.update(probs)
+                rows.append(row)
+                continue
+            draws = draw_outcomes(p, self.seeds, item.image_id, spec.scenario.id, spec.ordering.id)
+            for seed, choice in zip(self.seeds, draws):
+                row = self._row(item, spec, seed, d["best"].get(choice), choice)
+                row.update(probs)
+                rows.append(row)
+        return rows, n_img
+
+
+def _one_hot(choice: str) -> dict[str, float]:
+    return {
+        "p_pos": float(choice == "positive"),
+        "p_neg": float(choice == "negative"),
+        "p_invalid": float(choice == "invalid"),
+        "p_undecided": 0.0,
+    }
+
+
+def _poles(mass: Mapping[str, float], ordering: Ordering) -> dict[str, float]:
+    """Letter masses -> pole masses under ``ordering``."""
+    return {
+        "positive": mass[ordering.positive_letter],
+        "negative": mass["b" if ordering.positive_letter == "a" else "a"],
+        "invalid": mass["invalid"],
+    }

@@ -1,0 +1,397 @@
+"""Exact answer distributions with a shared image prefix (transformers, no sampling).
+
+For one image, the 100 (scenario x ordering) prompts share a long token prefix: the chat
+preamble, the image tokens and the start of Fig. 12 (up to the first option letter). That
+prefix is run **once**; its KV cache (a transformers ``DynamicCache``) is copied row-wise for
+each suffix batch; the suffixes run on top of it, and the distribution over *parsed outcomes*
+is computed exactly by expanding the response tree token by token:
+
+* every live branch (a partial response) gets its next-token distribution from the model,
+  processed by **the same logits processors ``generate()`` builds** from the model's
+  ``generation_config`` merged with ours (temperature, top-k/top-p, repetition penalty,
+  suppressed tokens, ...) and soft-maxed in float32 as ``generate`` does;
+* a child ends at EOS or at ``max_new_tokens`` (its decoded text is parsed), or earlier when
+  :func:`~stylisticbias.judge.parsing.decide_prefix` already fixes the verdict;
+* children below ``prune_threshold`` probability are not expanded: their mass is reported as
+  ``undecided`` (never dropped), so ``sum(masses) + undecided == 1``.
+
+Suffixes are batched **by token length** (no padding at all: positions, rotary/M-RoPE offsets
+and attention masks are exactly those of the unbatched prompt); every branch of a batch has the
+same length at every step, so branches batch without padding too.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.parsing import decide_prefix
+from stylisticbias.judge.prompts import common_prefix_len, encode, tokenize_text
+
+log = logging.getLogger(__name__)
+
+Verdict = str  # "a" | "b" | "invalid"
+
+
+# ---------------------------------------------------------------------------------------------
+# prompt splitting
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ImagePrompts:
+    """The prompts of one image as one shared prefix and per-prompt suffix tokens."""
+
+    prefix_inputs: dict[str, Any]  # batch-1 model inputs of the prefix (ids, mask, pixels, ...)
+    prefix_ids: list[int]
+    suffixes: list[list[int]]
+    image_tokens: int
+
+    def full_ids(self, k: int) -> list[int]:
+        """Token ids of prompt ``k`` (prefix + suffix), identical to the processor's encoding."""
+        return self.prefix_ids + self.suffixes[k]
+
+
+def image_token_id(model: Any, processor: Any) -> int | None:
+    """The id of the image placeholder token (after expansion) for this model."""
+    for obj, attr in (
+        (processor, "image_token_id"),
+        (model.config, "image_token_id"),
+        (model.config, "image_token_index"),
+    ):
+        v = getattr(obj, attr, None)
+        if isinstance(v, int):
+            return v
+    return None
+
+
+def split_prompts(
+    model: Any,
+    processor: Any,
+    image: Any,
+    texts: Sequence[str],
+    rendered: Sequence[str],
+    chat_template_kwargs: Mapping[str, Any] | None = None,
+) -> ImagePrompts:
+    """Encode prompt 0 with the image once; express every prompt as shared prefix + suffix.
+
+    The split point is the longest common prefix of the *un-expanded* token sequences of all
+    rendered prompts (capped so every prompt keeps >= 1 suffix token). The image placeholder
+    lies before it, so the expanded prefix is taken from the processor's encoding of prompt 0
+    and each suffix is that prompt's own tokens after the split point.
+    """
+    toks = [tokenize_text(processor, r) for r in rendered]
+    cut = min(common_prefix_len(toks), min(len(t) for t in toks) - 1)
+    enc = encode(processor, texts[0], image, chat_template_kwargs)
+    ids = enc["input_ids"][0].tolist()
+    tail = len(toks[0]) - cut
+    if ids[len(ids) - tail :] != toks[0][cut:]:
+        raise StylisticBiasError(
+            "prompt split: the processor's encoding does not end with the tokenizer's tokens of "
+            "the prompt text (the image placeholder must come before the scenario text)"
+        )
+    p = len(ids) - tail
+    seq = enc["input_ids"].shape[1]
+    prefix_inputs: dict[str, Any] = {}
+    for key, val in enc.items():
+        if hasattr(val, "shape") and val.ndim >= 2 and val.shape[0] == 1 and val.shape[1] == seq:
+            prefix_inputs[key] = val[:, :p]
+        else:
+            prefix_inputs[key] = val
+    img_id = image_token_id(model, processor)
+    suffixes = [t[cut:] for t in toks]
+    if img_id is not None and any(img_id in s for s in suffixes):
+        raise StylisticBiasError("prompt split: an image token falls in a prompt suffix")
+    n_img = ids[:p].count(img_id) if img_id is not None else 0
+    return ImagePrompts(prefix_inputs, ids[:p], suffixes, n_img)
+
+
+# ---------------------------------------------------------------------------------------------
+# cache helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def cache_select(cache: Any, rows: Any) -> Any:
+    """A new cache holding batch rows ``rows`` of ``cache`` (copies; ``cache`` is untouched)."""
+    new = copy.copy(cache)
+    new.layers = []
+    for layer in cache.layers:
+        nl = copy.copy(layer)
+        keys = getattr(layer, "keys", None)
+        if getattr(layer, "is_initialized", False) and keys is not None and keys.numel() > 0:
+            nl.keys = keys.index_select(0, rows.to(keys.device))
+            nl.values = layer.values.index_select(0, rows.to(keys.device))
+        new.layers.append(nl)
+    return new
+
+
+def cache_cat(caches: Sequence[Any]) -> Any:
+    """Concatenate caches of equal sequence length along the batch dimension."""
+    import torch
+
+    if len(caches) == 1:
+        return caches[0]
+    new = copy.copy(caches[0])
+    new.layers = []
+    for layers in zip(*(c.layers for c in caches)):
+        nl = copy.copy(layers[0])
+        keys = getattr(layers[0], "keys", None)
+        if getattr(layers[0], "is_initialized", False) and keys is not None and keys.numel() > 0:
+            nl.keys = torch.cat([la.keys for la in layers], 0)
+            nl.values = torch.cat([la.values for la in layers], 0)
+        new.layers.append(nl)
+    return new
+
+
+def _forward(model: Any, ids: Any, cache: Any) -> Any:
+    """Run ``ids`` ([B, S]) on top of ``cache`` (updated in place); float32 last-token logits."""
+    out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    return out.logits[:, -1].float()
+
+
+def prefill(model: Any, prefix_inputs: Mapping[str, Any]) -> Any:
+    """Run the image prefix once (batch 1); returns its KV cache."""
+    inputs = {k: v.to(model.device) if hasattr(v, "to") else v for k, v in prefix_inputs.items()}
+    if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
+        inputs["pixel_values"] = inputs["pixel_values"].to(model.dtype)
+    out = model(**inputs, use_cache=True, logits_to_keep=1)
+    return out.past_key_values
+
+
+def suffix_logits(model: Any, prefix_cache: Any, suffixes: Sequence[Sequence[int]]) -> Any:
+    """Last-token float32 logits of equal-length ``suffixes`` run on the shared prefix."""
+    import torch
+
+    lengths = {len(s) for s in suffixes}
+    if len(lengths) != 1:
+        raise ValueError(
+            f"suffix_logits needs equal-length suffixes, got lengths {sorted(lengths)}"
+        )
+    ids = torch.tensor([list(s) for s in suffixes], device=model.device)
+    cache = cache_select(prefix_cache, torch.zeros(len(suffixes), dtype=torch.long))
+    return _forward(model, ids, cache)
+
+
+# ---------------------------------------------------------------------------------------------
+# logits processing exactly as generate() builds it
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Decoding:
+    """Sampling settings shared by ``generate`` and the exact expansion."""
+
+    temperature: float
+    max_new_tokens: int
+    prune_threshold: float = 1e-4
+    branch_batch_size: int = 256
+
+    def generate_kwargs(self) -> dict[str, Any]:
+        """The kwargs of the literal ``model.generate`` call."""
+        return {
+            "do_sample": True,
+            "temperature": self.temperature,
+            "max_new_tokens": self.max_new_tokens,
+        }
+
+
+def generation_setup(model: Any, decoding: Decoding) -> tuple[Any, set[int]]:
+    """(merged GenerationConfig with special-token tensors, EOS ids) as ``generate`` prepares."""
+    gen_cfg, _ = model._prepare_generation_config(None, **decoding.generate_kwargs())
+    if getattr(gen_cfg, "stop_strings", None):
+        raise StylisticBiasError("exact decoding does not support generation_config.stop_strings")
+    model._prepare_special_tokens(gen_cfg, True, device=model.device, batch_size=1)
+    eos = gen_cfg._eos_token_tensor
+    eos_ids = set() if eos is None else {int(x) for x in eos.reshape(-1).tolist()}
+    return gen_cfg, eos_ids
+
+
+def logits_processors(model: Any, gen_cfg: Any, prompt_ids: Any) -> Any:
+    """``generate``'s ``LogitsProcessorList`` for a prompt of this length."""
+    return model._get_logits_processor(
+        generation_config=gen_cfg,
+        input_ids_seq_length=prompt_ids.shape[-1],
+        encoder_input_ids=prompt_ids,
+        prefix_allowed_tokens_fn=None,
+        logits_processor=None,
+        device=prompt_ids.device,
+        model_kwargs={},
+    )
+
+
+def decode_response(tokenizer: Any, ids: Sequence[int]) -> str:
+    """Decode generated token ids exactly as the generate path does."""
+    return tokenizer.decode(list(ids), skip_special_tokens=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# exact expansion
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Distribution:
+    """Exact distribution of the parse verdict of one prompt."""
+
+    mass: dict[str, float] = field(default_factory=lambda: {"a": 0.0, "b": 0.0, "invalid": 0.0})
+    undecided: float = 0.0
+    best: dict[str, tuple[float, str]] = field(default_factory=dict)  # verdict -> (p, text)
+
+    def add(self, verdict: str, p: float, text: str) -> None:
+        self.mass[verdict] += p
+        if verdict not in self.best or p > self.best[verdict][0]:
+            self.best[verdict] = (p, text)
+
+    def normalised(self) -> tuple[dict[str, float], float]:
+        """Masses and undecided rescaled to sum exactly to 1 (removes float drift)."""
+        total = sum(self.mass.values()) + self.undecided
+        if total <= 0:
+            return {k: 0.0 for k in self.mass}, 1.0
+        return {k: v / total for k, v in self.mass.items()}, self.undecided / total
+
+
+@dataclass
+class ExpandStats:
+    """Counters of one expansion (for logging and the benchmark)."""
+
+    forward_calls: int = 0
+    branch_rows: int = 0
+    max_depth: int = 0
+
+
+def _clean_prefix(text: str) -> str:
+    """Drop an undecodable tail (a partial UTF-8 sequence decodes to U+FFFD)."""
+    i = text.find("\ufffd")
+    return text if i < 0 else text[:i]
+
+
+def expand(
+    model: Any,
+    tokenizer: Any,
+    prefix_cache: Any,
+    prefix_ids: Sequence[int],
+    suffixes: Sequence[Sequence[int]],
+    decoding: Decoding,
+    gen_setup: tuple[Any, set[int]] | None = None,
+    stats: ExpandStats | None = None,
+) -> list[Distribution]:
+    """Exact verdict distributions of equal-length ``suffixes`` on the shared prefix."""
+    import torch
+
+    if not suffixes:
+        return []
+    if len({len(s) for s in suffixes}) != 1:
+        raise ValueError("expand needs equal-length suffixes (group them by length)")
+    stats = stats or ExpandStats()
+    gen_cfg, eos = gen_setup or generation_setup(model, decoding)
+    dev = model.device
+    n = len(suffixes)
+    suffix = torch.tensor([list(s) for s in suffixes], device=dev)
+    full = torch.cat([torch.tensor([list(prefix_ids)], device=dev).expand(n, -1), suffix], 1)
+    procs = logits_processors(model, gen_cfg, full[:1])
+    cache = cache_select(prefix_cache, torch.zeros(n, dtype=torch.long))
+    logits = _forward(model, suffix, cache)
+    stats.forward_calls += 1
+    stats.branch_rows += n
+
+    dists = [Distribution() for _ in range(n)]
+    owner = list(range(n))
+    gens: list[list[int]] = [[] for _ in range(n)]
+    branch_p = torch.ones(n, dtype=torch.float64, device=dev)
+    thr = float(decoding.prune_threshold)
+    depth = 0
+    while owner:
+        depth += 1
+        scores = procs(full, logits)
+        probs = torch.softmax(scores, dim=-1).to(torch.float64)  # float32 softmax, as generate
+        child = branch_p[:, None] * probs
+        keep = child >= thr
+        pruned = (child.sum(1) - torch.where(keep, child, 0.0).sum(1)).tolist()
+        for i, m in enumerate(pruned):
+            if m > 0:
+                dists[owner[i]].undecided += m
+        idx = keep.nonzero().tolist()
+        vals = child[keep].tolist()
+        rows: list[int] = []
+        toks: list[int] = []
+        new_owner: list[int] = []
+        new_gens: list[list[int]] = []
+        new_p: list[float] = []
+        for (i, t), p in zip(idx, vals):
+            g = [*gens[i], t]
+            d = dists[owner[i]]
+            if t in eos or len(g) >= decoding.max_new_tokens:
+                text = decode_response(tokenizer, g)
+                d.add(str(decide_prefix(text, finished=True)), p, text)
+                continue
+            text = decode_response(tokenizer, g)
+            v = decide_prefix(_clean_prefix(text), finished=False)
+            if v is not None:
+                d.add(str(v), p, text)
+                continue
+            rows.append(i)
+            toks.append(t)
+            new_owner.append(owner[i])
+            new_gens.append(g)
+            new_p.append(p)
+        if not rows:
+            break
+        r = torch.tensor(rows, dtype=torch.long, device=dev)
+        tok = torch.tensor(toks, dtype=torch.long, device=dev)[:, None]
+        full = torch.cat([full.index_select(0, r), tok], 1)
+        parts_logits = []
+        parts_cache = []
+        bs = max(1, int(decoding.branch_batch_size))
+        for s in range(0, len(rows), bs):
+            sub = cache_select(cache, r[s : s + bs])
+            parts_logits.append(_forward(model, tok[s : s + bs], sub))
+            parts_cache.append(sub)
+            stats.forward_calls += 1
+        del cache
+        cache = cache_cat(parts_cache)
+        logits = torch.cat(parts_logits, 0)
+        owner, gens = new_owner, new_gens
+        branch_p = torch.tensor(new_p, dtype=torch.float64, device=dev)
+        stats.branch_rows += len(rows)
+    stats.max_depth = max(stats.max_depth, depth)
+    return dists
+
+
+def expand_all(
+    model: Any,
+    tokenizer: Any,
+    prefix_cache: Any,
+    prompts: ImagePrompts,
+    decoding: Decoding,
+    suffix_batch_size: int,
+    stats: ExpandStats | None = None,
+) -> list[Distribution]:
+    """:func:`expand` for all suffixes of an image, grouped by length and chunked."""
+    setup = generation_setup(model, decoding)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for k, s in enumerate(prompts.suffixes):
+        groups[len(s)].append(k)
+    out: list[Distribution | None] = [None] * len(prompts.suffixes)
+    bs = max(1, int(suffix_batch_size))
+    for length in sorted(groups):
+        ks = groups[length]
+        for s in range(0, len(ks), bs):
+            chunk = ks[s : s + bs]
+            dists = expand(
+                model,
+                tokenizer,
+                prefix_cache,
+                prompts.prefix_ids,
+                [prompts.suffixes[k] for k in chunk],
+                decoding,
+                setup,
+                stats,
+            )
+            for k, d in zip(chunk, dists):
+                out[k] = d
+    return [d for d in out if d is not None]

@@ -1,0 +1,307 @@
+"""Tiny random-weight checkpoints of the paper's VLM architectures, built offline.
+
+Each builder writes a complete Hugging Face checkpoint directory (model weights, config,
+generation config, tokenizer, image processor, processor with a chat template) that loads
+through exactly the same ``AutoModelForImageTextToText`` / ``AutoProcessor.from_pretrained``
+path as the real models. Used by the tests, the smoke experiment and the CPU benchmark.
+
+Tokenizer: a word-level vocabulary of a few dozen pieces (letters, brackets, punctuation, a few
+hedge words, spaces as tokens) plus the architecture's special and image tokens; prompt words
+outside it become ``<unk>``. It decodes losslessly (``Fuse``), so "(a)" is three tokens.
+
+Weights: seeded random init, then a *bigram answer grammar* is planted so random weights answer
+like a chat model often does: the generation prompt's last token prefers ``(``, ``(`` prefers
+``a``/``b``, a letter prefers ``)``, ``)`` prefers EOS, with small weights on hedges
+("neither", "or (b)", "I cannot") and on bare letters. Each grammar token gets its own
+residual-stream direction in the input embedding and the LM head reads those directions with
+the grammar's logits; the random transformer layers add image- and prompt-dependent noise, so
+the a/b split varies across images and prompts. ``generation_config.suppress_tokens`` forbids
+the image/pad/unk tokens (generate applies it, and so must the exact engine).
+
+CLI: ``python -m stylisticbias.judge.tiny <arch> <out_dir>`` (arch: see :data:`ARCHITECTURES`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from stylisticbias.errors import StylisticBiasError
+
+log = logging.getLogger(__name__)
+
+#: Characters every tiny tokenizer knows besides its special tokens; text is split into single
+#: characters, so every prompt is represented exactly (no ``<unk>``) and "(a)" is three tokens.
+CHARS: tuple[str, ...] = tuple(
+    " \n()[]{}<>.,:;?!-*_'\"/"
+    + "abcdefghijklmnopqrstuvwxyz"
+    + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    + "0123456789"
+)
+
+# Bigram grammar over response pieces: prev -> {next: logit}; everything else gets _OTHER.
+_START = "<start>"  # stands for the last token of the generation prompt
+_EOS = "<eos>"
+_OTHER = -8.0
+_GRAMMAR: dict[str, dict[str, float]] = {
+    _START: {"(": 3.0, "a": 0.5, "b": 0.5, "A": 0.0, "I": -0.5, "N": -0.5, _EOS: -1.0},
+    "(": {"a": 2.0, "b": 2.0, "A": -0.5, "B": -0.5, ")": -1.0},
+    "a": {")": 3.0, _EOS: 1.0, ".": 0.5, " ": 0.0},
+    "b": {")": 3.0, _EOS: 1.0, ".": 0.5, " ": 0.0},
+    "A": {")": 2.5, _EOS: 1.0, " ": 0.5},
+    "B": {")": 2.5, _EOS: 1.0, " ": 0.5},
+    ")": {_EOS: 3.5, ".": 1.0, " ": 0.5},
+    ".": {_EOS: 4.0},
+    " ": {"o": 1.0, "(": 1.0, "p": 0.0, _EOS: 0.0},
+    "o": {"r": 3.0},
+    "r": {" ": 3.0},
+    "I": {" ": 2.0, "'": 1.0},
+    "N": {"o": 2.0, "e": 1.0},
+    "p": {"e": 2.0},
+}
+
+
+def _tokenizer(
+    specials: Sequence[str],
+    *,
+    bos: str | None,
+    eos: str,
+    pad: str,
+    unk: str = "<unk>",
+    extra: dict[str, str] | None = None,
+    chat_template: str | None = None,
+) -> Any:
+    """A word-level fast tokenizer whose vocab is ``specials`` + :data:`CHARS`."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab: dict[str, int] = {}
+    for t in [pad, unk, *([bos] if bos else []), eos, *specials, *CHARS]:
+        vocab.setdefault(t, len(vocab))
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token=unk))
+    tk.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tk.decoder = decoders.Fuse()
+    special = [t for t in [pad, unk, bos, eos, *specials] if t]
+    kwargs: dict[str, Any] = {
+        "tokenizer_object": tk,
+        "pad_token": pad,
+        "unk_token": unk,
+        "eos_token": eos,
+    }
+    if bos:
+        kwargs["bos_token"] = bos
+    if extra:
+        kwargs["extra_special_tokens"] = extra
+    tok = PreTrainedTokenizerFast(**kwargs)
+    tok.add_special_tokens(
+        {"additional_special_tokens": special}, replace_extra_special_tokens=False
+    )
+    if chat_template:
+        tok.chat_template = chat_template
+    return tok
+
+
+def plant_grammar(
+    model: Any, tokenizer: Any, start_token: str, *, sharpness: float = 2.0, preference: float = 8.0
+) -> None:
+    """Plant the bigram answer grammar into a randomly initialised model (in place).
+
+    Grammar piece ``i`` writes ``e_i`` into the input embedding (on top of a damped random init)
+    and the LM head reads direction ``i`` with ``sharpness`` x the grammar's logits; the final
+    RMSNorm turns the residual stream into a unit-scale read-out. One more direction, written
+    only by the random layers (so it depends on the image and the prompt), pushes ``a`` up and
+    ``b`` down with weight ``preference``: that is where the a/b split comes from.
+    """
+    import torch
+
+    emb = model.get_input_embeddings().weight
+    head = model.get_output_embeddings().weight
+    if emb.data_ptr() == head.data_ptr():
+        raise StylisticBiasError("tiny model: input and output embeddings are tied; untie them")
+    hidden = emb.shape[1]
+    vocab = tokenizer.get_vocab()
+    names = {_START: start_token, _EOS: tokenizer.eos_token}
+    pieces = [p for p in _GRAMMAR if names.get(p, p) in vocab]
+    if len(pieces) + 1 > hidden:
+        raise StylisticBiasError(f"tiny model: hidden size {hidden} < {len(pieces) + 1} directions")
+    pref = len(pieces)
+    sqrt_h = hidden**0.5
+    with torch.no_grad():
+        head.zero_()
+        emb.mul_(0.1)
+        emb[:, pref] = 0.0
+        for i, prev in enumerate(pieces):
+            emb[vocab[names.get(prev, prev)], i] += 1.0
+            row = torch.full((head.shape[0],), _OTHER)
+            for nxt, logit in _GRAMMAR[prev].items():
+                tid = vocab.get(names.get(nxt, nxt))
+                if tid is not None:
+                    row[tid] = logit
+            head[:, i] = (row * sharpness / sqrt_h).to(head.dtype)
+        head[vocab["a"], pref] = preference / sqrt_h
+        head[vocab["b"], pref] = -preference / sqrt_h
+
+
+# ---------------------------------------------------------------------------------------------
+# architectures
+# ---------------------------------------------------------------------------------------------
+
+_MISTRAL_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}[INST] "
+    "{% for item in message['content'] %}{% if item['type'] == 'image' %}<image>\n"
+    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %} [/INST]"
+    "{% else %}{% for item in message['content'] %}{% if item['type'] == 'text' %}"
+    "{{ item['text'] }}{% endif %}{% endfor %}{{ eos_token }}{% endif %}{% endfor %}"
+)
+
+
+def _text_cfg(vocab_size: int, **over: Any) -> dict[str, Any]:
+    base = {
+        "vocab_size": vocab_size,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 4096,
+        "initializer_range": 0.03,
+        "tie_word_embeddings": False,
+    }
+    base.update(over)
+    return base
+
+
+def _finish(model: Any, processor: Any, start_token: str, out: Path, seed: int) -> Path:
+    """Plant the grammar, set the generation config, save model + processor."""
+    from transformers import GenerationConfig
+
+    tok = processor.tokenizer
+    plant_grammar(model, tok, start_token)
+    image_ids = [
+        i
+        for t, i in tok.get_vocab().items()
+        if t in tok.all_special_tokens and t not in (tok.eos_token,)
+    ]
+    model.generation_config = GenerationConfig(
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        suppress_tokens=sorted(image_ids),
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    (out / "TINY_MODEL.json").write_text(
+        json.dumps({"seed": seed, "note": "random weights + planted grammar; tests only"}, indent=1)
+    )
+    return out
+
+
+def build_llava_next(out: Path, seed: int = 0, *, image_size: int = 32, patch: int = 4) -> Path:
+    """LLaVA-NeXT (anyres CLIP tower + Mistral decoder), like llava-v1.6-mistral-7b-hf.
+
+    A square image maps to the 2x2 pinpoint: ``(s/p)^2`` base tokens + ``(2s/p)^2`` high-res
+    tokens + ``2s/p`` row newlines (336 image tokens at the default 32 px / 4 px).
+    """
+    import torch
+    from transformers import (
+        LlavaNextConfig,
+        LlavaNextForConditionalGeneration,
+        LlavaNextImageProcessorPil,
+        LlavaNextProcessor,
+    )
+
+    tok = _tokenizer(
+        ["<image>", "[INST]", "[/INST]"], bos="<s>", eos="</s>", pad="<pad>",
+        chat_template=_MISTRAL_TEMPLATE,
+    )  # fmt: skip
+    s = image_size
+    pinpoints = [[s, 2 * s], [2 * s, s], [2 * s, 2 * s]]
+    improc = LlavaNextImageProcessorPil(
+        size={"shortest_edge": s},
+        crop_size={"height": s, "width": s},
+        image_grid_pinpoints=pinpoints,
+    )
+    processor = LlavaNextProcessor(
+        image_processor=improc,
+        tokenizer=tok,
+        patch_size=patch,
+        vision_feature_select_strategy="default",
+        chat_template=_MISTRAL_TEMPLATE,
+        image_token="<image>",
+        num_additional_image_tokens=1,
+    )
+    cfg = LlavaNextConfig(
+        text_config={"model_type": "mistral", **_text_cfg(len(tok))},
+        vision_config={
+            "model_type": "clip_vision_model",
+            "image_size": s,
+            "patch_size": patch,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "projection_dim": 32,
+        },
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+        image_grid_pinpoints=pinpoints,
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+        image_seq_length=(s // patch) ** 2,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(seed)
+    model = LlavaNextForConditionalGeneration(cfg).eval()
+    return _finish(model, processor, "[/INST]", out, seed)
+
+
+BUILDERS: dict[str, Callable[..., Path]] = {
+    "llava_next": build_llava_next,
+}
+#: Architecture names accepted by ``local_build:`` and the CLI.
+ARCHITECTURES: tuple[str, ...] = tuple(BUILDERS)
+
+
+def build(arch: str, out: str | Path, seed: int = 0) -> Path:
+    """Build the tiny checkpoint of ``arch`` into ``out`` (overwrites files there)."""
+    if arch not in BUILDERS:
+        raise StylisticBiasError(
+            f"unknown tiny architecture {arch!r}; valid: {', '.join(ARCHITECTURES)}"
+        )
+    path = BUILDERS[arch](Path(out), seed=seed)
+    log.info("built tiny %s checkpoint in %s", arch, path)
+    return path
+
+
+def ensure_built(arch: str, out: str | Path, seed: int = 0) -> Path:
+    """Build ``out`` unless it already holds a checkpoint (``config.json``)."""
+    p = Path(out)
+    if (p / "config.json").exists():
+        return p
+    return build(arch, p, seed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point."""
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias.judge.tiny", description=__doc__)
+    ap.add_argument("arch", help=f"one of {', '.join(ARCHITECTURES)}")
+    ap.add_argument("out_dir")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        build(args.arch, args.out_dir, args.seed)
+    except StylisticBiasError as exc:
+        log.error("error: %s", exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
