@@ -9,8 +9,7 @@ run. Multi-GPU/multi-node: set ``lightning:`` in conf/engine/<engine>.yaml and l
 import argparse
 
 from stylisticbias.cli import run, stage
-from stylisticbias.config import load_params
-from stylisticbias.judge.run import run_judge
+from stylisticbias.config import load_group_option, load_params
 
 
 @stage
@@ -19,6 +18,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="model name (conf/model/<model>.yaml)")
     args = parser.parse_args()
+    load_group_option("model", args.model)  # an unknown model fails before the heavy imports
+    from stylisticbias.judge.run import run_judge
+
     run_judge(args.model, load_params())
 
 

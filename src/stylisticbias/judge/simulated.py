@@ -541,6 +541,7 @@ def planted_truth(
     *,
     planted: str | Path | Mapping[str, Any] | None = None,
     orderings: Sequence[int] | None = None,
+    scenario_ids: Sequence[int] | None = None,
 ) -> pd.DataFrame:
     """The TRUE expected phi and delta per image x scenario under the planted effects.
 
@@ -561,7 +562,8 @@ def planted_truth(
       signal itself; with small ``noise_sd`` the two are close).
 
     ``model_cfg`` is the model's config (``effect_scale``, ``noise_sd``, ``seed``, ...);
-    ``planted`` overrides its planted-effects file; ``orderings`` defaults to all four.
+    ``planted`` overrides its planted-effects file; ``orderings`` defaults to all four and
+    ``scenario_ids`` to all scenarios (pass ``judge.scenarios`` of a subset run).
     """
     pe = load_planted(planted or _planted_source(model_cfg, None), benchmark)
     knobs = _knobs(model_cfg, pe)
@@ -604,4 +606,7 @@ def planted_truth(
     df["delta_planted"] = np.where(
         df["is_base"], np.nan, df["phi_planted"] - merged["phi_planted"].to_numpy()
     )
+    if scenario_ids is not None:
+        keep = selected_scenarios(benchmark, {"scenarios": list(scenario_ids)})
+        df = df[df["scenario_id"].isin(keep)].reset_index(drop=True)
     return df

@@ -1,0 +1,49 @@
+"""The thin judge/scores stage scripts: one error line for bad input; end-to-end with MLflow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+from judge_tables import make_tables
+
+from stylisticbias.judge.run import run_judge
+from stylisticbias.schemas import SCORES, read_table
+from stylisticbias.scores import write_scores
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_unknown_model_is_one_line_exit_2() -> None:
+    proc = subprocess.run(
+        [sys.executable, "pipelines/judge.py", "no-such-model"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "unknown model 'no-such-model'" in lines[0] and "simulated-strong" in lines[0]
+
+
+def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
+    import mlflow
+
+    params = make_tables(tmp_path, 2)
+    params["tracking"] = {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+                          "experiment_name": "judge-test"}  # fmt: skip
+    out = run_judge("simulated-weak", params, progress=False)
+    run = json.loads((out / "run.json").read_text())
+    scores = read_table(write_scores("simulated-weak", params), SCORES)
+    n_img = pd.read_parquet(out / "judgments.parquet")["image_id"].nunique()
+    assert len(scores) == n_img * 25 and scores["simulated"].all()
+    assert scores.loc[~scores["is_base"], "delta"].notna().any()
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    runs = mlflow.search_runs(experiment_names=["judge-test"])
+    assert len(runs) == 1 and runs.iloc[0]["run_id"] == run["mlflow_run_id"]
+    r = runs.iloc[0]
+    assert r["params.model"] == "simulated-weak" and r["params.effect_scale"] == "0.4"
+    assert r["metrics.invalid_rate"] == 0.05 and r["metrics.images_per_s"] > 0
+    assert r["tags.simulated"] == "true"
