@@ -151,12 +151,15 @@ def bias_tables(
             rows.append((s.model, share, share - 0.5, lo, hi, p, float(s.valid.sum()), nf))
         num = np.column_stack([s.invalid_fs.sum(axis=1), s.invalid_fs])
         den = np.column_stack([s.total_fs.sum(axis=1), s.total_fs])
+        sids = np.array([0, *s.scenarios.tolist()])
+        asked = den.sum(axis=0) > 0  # scenarios this model was asked
+        num, den, sids = num[:, asked], den[:, asked], sids[asked]
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = num.sum(0) / den.sum(0)
         lo = hi = np.full(len(rate), np.nan)
         if w is not None:
             lo, hi = percentile_ci(ratio_boot(num, den, w), ci)
-        for i, sid in enumerate([0, *s.scenarios.tolist()]):
+        for i, sid in enumerate(sids):
             inv.append(
                 (
                     s.model,

@@ -21,6 +21,10 @@ from stylisticbias.analysis.settings import CORRECTIONS
 
 log = logging.getLogger(__name__)
 
+#: face means are rounded to this many decimals before ranking, so that ties (frequent: phi is a
+#: share of 12 responses) do not depend on floating-point summation order
+TIE_DECIMALS = 12
+
 
 def p_adjust(pvals: Sequence[float] | np.ndarray, method: str = "fdr_bh") -> np.ndarray:
     """Corrected p-values; NaN entries are left out of the family and stay NaN.
@@ -92,7 +96,7 @@ def wilcoxon_faces(
     n = np.isfinite(fm).sum(axis=0)
     for c in range(n_cells):
         x = fm[:, c]
-        x = x[np.isfinite(x)]
+        x = np.round(x[np.isfinite(x)], TIE_DECIMALS)
         name = labels[c] if labels is not None else str(c)
         if x.size < min_faces:
             if x.size > 0:

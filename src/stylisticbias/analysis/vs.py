@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
+from stylisticbias.analysis.bootstrap import bc_percentile_ci, face_weights
 from stylisticbias.analysis.metrics import face_codes, group_codes
 from stylisticbias.analysis.significance import p_adjust
 
@@ -58,7 +58,8 @@ def variation_strength(
     ddof : int
         Delta degrees of freedom of the across-group standard deviation.
     n_resamples, ci, seed :
-        Face-level bootstrap of VS (base faces resampled with replacement).
+        Face-level bootstrap of VS (base faces resampled with replacement); bias-corrected
+        percentile interval, since resampling inflates a spread of group means.
     n_permutations : int
         Face-label permutations for the p-value (0 skips the test).
     method : str
@@ -87,7 +88,7 @@ def variation_strength(
         phi[fc, sc] = g["phi"].to_numpy(dtype=np.float64)
         mask[fc, sc] = 1.0
         all_s = set(scores["scenario_id"].unique())
-        missing = sorted(all_s - set(skeys["scenario_id"]))
+        missing = sorted(int(x) for x in all_s - set(skeys["scenario_id"]))
         if missing:
             log.warning(
                 "VS %s: no base-face phi for scenario(s) %s: averaged over the other %d",
@@ -113,7 +114,7 @@ def variation_strength(
             if w is not None:
                 bs = np.einsum("bf,fk,fs->bks", w, onehot, phi, optimize=True)
                 bc = np.einsum("bf,fk,fs->bks", w, onehot, mask, optimize=True)
-                l_, h_ = percentile_ci(_vs(bs, bc, ddof)[:, None], ci)
+                l_, h_ = bc_percentile_ci(_vs(bs, bc, ddof)[:, None], np.array([obs]), ci)
                 lo, hi = float(l_[0]), float(h_[0])
             p = np.nan
             if n_permutations:

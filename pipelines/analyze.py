@@ -1,0 +1,18 @@
+"""DVC stage `analyze`: all scores (+ judgments) -> reports/tables/*.csv, reports/metrics.json.
+
+Usage: ``python pipelines/analyze.py``.
+"""
+
+from stylisticbias.analysis.run import run_analysis
+from stylisticbias.cli import run, stage
+from stylisticbias.config import load_params
+
+
+@stage
+def main() -> None:
+    """Entry point."""
+    run_analysis(load_params())
+
+
+if __name__ == "__main__":
+    run(main)

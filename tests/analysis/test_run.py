@@ -1,0 +1,110 @@
+"""The analyze stage end to end on synthetic score tables, and its one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from stylisticbias.analysis.run import run_analysis
+from stylisticbias.errors import StylisticBiasError
+
+PAPER_FILES = [
+    "vs_by_model",
+    "sbs_category_by_demographic",
+    "sbs_fashion_by_age",
+    "tattoo_sbs",
+    "sbs_fashion_by_body",
+    "per_model_effects",
+    "significance_rate_by_model",
+    "shift_by_variation_demographic",
+]
+REF = Path("/work/shared/reference/stylisticbias")
+
+
+def _params(default_params: dict[str, Any], tmp_path: Path, models: list[str]) -> dict[str, Any]:
+    p = json.loads(json.dumps(default_params))
+    p["judge"]["models"] = models
+    p["paths"].update(
+        scores=str(tmp_path / "scores"),
+        judgments=str(tmp_path / "judgments"),
+        reports=str(tmp_path / "reports"),
+    )
+    p["analysis"]["bootstrap"]["n_resamples"] = 100
+    p["analysis"]["n_permutations"] = 100
+    return p
+
+
+def _write(synth: pd.DataFrame, tmp_path: Path) -> None:
+    (tmp_path / "scores").mkdir(exist_ok=True)
+    for m, g in synth.groupby("model"):
+        g.to_parquet(tmp_path / "scores" / f"{m}.parquet", index=False)
+
+
+def test_run_analysis_writes_every_table(synth, default_params, tmp_path) -> None:
+    _write(synth, tmp_path)
+    run_analysis(_params(default_params, tmp_path, ["m1", "m2"]))
+    out = tmp_path / "reports" / "tables"
+    for f in PAPER_FILES:
+        ours = pd.read_csv(out / f"{f}.csv")
+        if (REF / f"{f}.csv").exists():  # same leading columns as the paper's CSV
+            ref_cols = list(pd.read_csv(REF / f"{f}.csv", nrows=1).columns)
+            assert list(ours.columns[: len(ref_cols)]) == ref_cols, f
+    t12 = pd.read_csv(out / "shift_by_variation_demographic.csv")
+    assert len(t12) == 442 and t12.applicable.sum() == 437
+    wide = pd.read_csv(out / "table12_shift.csv")
+    assert list(wide.columns[2:]) == [
+        "YA",
+        "MA",
+        "EL",
+        "M",
+        "F",
+        "As",
+        "Af",
+        "Eu",
+        "ME",
+        "La",
+        "Th",
+        "No",
+        "Ob",
+    ]
+    assert len(wide) == 34
+    for f in [
+        "sbs_by_scenario",
+        "pareto",
+        "cross_model_variance",
+        "model_pair_regressions",
+        "profile_agreement",
+        "table02_vs",
+        "table07_model_effects",
+    ]:
+        assert (out / f"{f}.csv").exists(), f
+    vs = pd.read_csv(out / "vs_by_model.csv")
+    assert (vs.model == "Average").sum() == 4 and vs.simulated.all()
+    metrics = json.loads((tmp_path / "reports" / "metrics.json").read_text())
+    m1 = metrics["m1"]
+    assert set(m1["vs"]) == {"age", "gender", "ethnicity", "body_type"}
+    assert "fashion" in m1["sbs"]["category"] and "stylish" in m1["sbs"]["scenario"]
+    assert m1["pareto"]["n_variations_80"] >= 1 and "cohens_d" in m1
+
+
+def test_stage_errors(synth, default_params, tmp_path) -> None:
+    _write(synth, tmp_path)
+    p = _params(default_params, tmp_path, ["m1", "m9"])
+    with pytest.raises(StylisticBiasError, match=r"m9\.parquet: not found"):
+        run_analysis(p)
+    old = synth[synth.model == "m1"].rename(columns={"delta": "shift"})
+    old.to_parquet(tmp_path / "scores" / "m1.parquet", index=False)
+    with pytest.raises(StylisticBiasError, match=r"m1\.parquet.*missing column\(s\) delta"):
+        run_analysis(_params(default_params, tmp_path, ["m1"]))
+    synth[(synth.model == "m1") & ~synth.is_base].to_parquet(
+        tmp_path / "scores" / "m1.parquet", index=False
+    )
+    with pytest.raises(StylisticBiasError, match=r"m1.*no base-face scores"):
+        run_analysis(_params(default_params, tmp_path, ["m1"]))
+    bad = default_params | {"analysis": {**default_params["analysis"], "correction": "sidak?"}}
+    with pytest.raises(StylisticBiasError, match="correction"):
+        run_analysis(_params(bad, tmp_path, ["m2"]))

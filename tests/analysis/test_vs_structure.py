@@ -1,0 +1,128 @@
+"""VS, Pareto, cross-model variance, regressions and agreement vs. independent computations."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from scipy import stats
+
+from stylisticbias.analysis.structure import (
+    cross_model_variance,
+    kendalls_w,
+    model_pair_regressions,
+    pareto,
+    profile_agreement,
+)
+from stylisticbias.analysis.vs import variation_strength
+
+
+def _vs_pandas(base: pd.DataFrame, col: str, ddof: int) -> float:
+    means = base.groupby(["scenario_id", col]).phi.mean()
+    return float(means.groupby("scenario_id").std(ddof=ddof).mean())
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_vs_matches_pandas(synth: pd.DataFrame, ddof: int) -> None:
+    out = variation_strength(
+        synth, {"age": "age", "body": "body_type"}, ddof=ddof, n_resamples=200, n_permutations=200
+    )
+    base = synth[synth.is_base & (synth.model == "m1")]
+    row = out[(out.model == "m1")].set_index("dimension")
+    assert_allclose(row.loc["age", "vs"], _vs_pandas(base, "age", ddof))
+    assert_allclose(row.loc["body", "vs"], _vs_pandas(base, "body_type", ddof))
+    # age is planted (0.04 per step), body is not
+    assert row.loc["age", "pval"] < 0.01 < row.loc["body", "pval"]
+    assert row.loc["age", "ci_low"] <= row.loc["age", "vs"] <= row.loc["age", "ci_high"]
+
+
+def test_vs_permutation_p_is_permutation_test(synth: pd.DataFrame) -> None:
+    base = synth[synth.is_base & (synth.model == "m1")]
+    obs = _vs_pandas(base, "ethnicity", 0)
+    rng = np.random.default_rng(5)
+    faces = base.drop_duplicates("face_id")[["face_id", "ethnicity"]]
+    null = []
+    for _ in range(300):
+        lab = dict(zip(faces.face_id, rng.permutation(faces.ethnicity.to_numpy())))
+        null.append(_vs_pandas(base.assign(ethnicity=base.face_id.map(lab)), "ethnicity", 0))
+    p_ref = (1 + np.sum(np.array(null) >= obs)) / 301
+    out = variation_strength(base, {"ethnicity": "ethnicity"}, n_resamples=0, n_permutations=2000)
+    assert abs(out.pval.iloc[0] - p_ref) < 0.08
+
+
+def test_vs_degenerate(synth: pd.DataFrame, caplog: pytest.LogCaptureFixture) -> None:
+    one_group = synth[synth.gender == "male"]
+    with pytest.raises(ValueError, match="1 group"):
+        variation_strength(one_group, {"gender": "gender"}, n_resamples=0, n_permutations=0)
+    with pytest.raises(ValueError, match="no base-face rows"):
+        variation_strength(synth[~synth.is_base], {"age": "age"})
+    missing = synth[~(synth.is_base & (synth.model == "m1") & (synth.scenario_id == 7))]
+    with caplog.at_level(logging.WARNING):
+        out = variation_strength(missing, {"age": "age"}, n_resamples=0, n_permutations=0)
+    assert "scenario(s) [7]" in caplog.text
+    assert out.set_index("model").loc["m1", "n_scenarios"] == 24
+    nan_phi = synth.copy()
+    nan_phi.loc[nan_phi.is_base & (nan_phi.face_id == "f0003"), "phi"] = np.nan
+    assert np.isfinite(
+        variation_strength(nan_phi, {"age": "age"}, n_resamples=0, n_permutations=0).vs
+    ).all()
+
+
+def test_pareto() -> None:
+    eff = pd.DataFrame({"variation": list("abcde"), "abs_effect": [0.1, 0.4, 0.2, 0.2, 0.1]})
+    d, k = pareto(eff, share=0.8)
+    assert list(d.variation) == ["b", "c", "d", "a", "e"]
+    assert_allclose(d.cum_share, [0.4, 0.6, 0.8, 0.9, 1.0])
+    assert k == 3 and d.within_threshold.sum() == 3
+    with pytest.raises(ValueError, match="NaN"):
+        pareto(eff.assign(abs_effect=[np.nan, 1, 1, 1, 1]))
+    with pytest.raises(ValueError, match="no variations"):
+        pareto(eff.iloc[:0])
+
+
+def _per_model() -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    x = rng.normal(0, 0.05, 25)
+    rows = [("A", s + 1, x[s]) for s in range(25)]
+    rows += [("B", s + 1, 0.4 * x[s] + rng.normal(0, 0.01)) for s in range(25)]
+    rows += [("C", s + 1, -x[s] + rng.normal(0, 0.05)) for s in range(25)]
+    return pd.DataFrame(rows, columns=["model", "scenario_id", "effect"])
+
+
+def test_regressions_and_variance_match_scipy_pandas() -> None:
+    pm = _per_model()
+    reg = model_pair_regressions(pm)
+    assert len(reg) == 6
+    r = reg[(reg.model_x == "A") & (reg.model_y == "B")].iloc[0]
+    wide = pm.pivot(index="scenario_id", columns="model", values="effect")
+    ref = stats.linregress(wide.A, wide.B)
+    assert_allclose(
+        [r.slope, r.intercept, r.r, r.pval], [ref.slope, ref.intercept, ref.rvalue, ref.pvalue]
+    )
+    assert r.ci_low < 0.4 < r.ci_high
+    cmv = cross_model_variance(pm, ddof=1)
+    assert_allclose(cmv.variance, wide.var(axis=1, ddof=1).to_numpy())
+    assert cmv.top_quartile.sum() == int(np.ceil(25 * 0.25))
+
+
+def test_kendalls_w_and_spearman() -> None:
+    r = np.array([[1, 2, 3, 4, 5], [2, 1, 3, 5, 4], [1, 3, 2, 4, 5.0]])
+    w, _chi2, p = kendalls_w(r)
+    m, n = r.shape
+    s = ((r.sum(0) - m * (n + 1) / 2) ** 2).sum()
+    assert_allclose(w, 12 * s / (m**2 * (n**3 - n)))
+    assert_allclose(p, stats.chi2.sf(m * (n - 1) * w, n - 1))
+    assert_allclose(kendalls_w(np.tile(np.arange(5.0), (4, 1)))[0], 1.0)
+    with pytest.raises(ValueError):
+        kendalls_w(r[:1])
+    with pytest.raises(ValueError, match="same rank"):
+        kendalls_w(np.ones((3, 4)))
+    pm = _per_model().rename(columns={"scenario_id": "variation"})
+    ag = profile_agreement(pm)
+    wide = pm.pivot(index="variation", columns="model", values="effect")
+    row = ag[(ag.model_a == "A") & (ag.model_b == "C")].iloc[0]
+    assert_allclose(row.effect, stats.spearmanr(wide.A, wide.C)[0])
+    assert ag.measure.iloc[-1] == "kendall_w"
