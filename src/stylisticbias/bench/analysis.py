@@ -39,7 +39,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_config
+from stylisticbias.analysis.calibration import synthetic_dataset
+from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import compose, project_root
 
 log = logging.getLogger(__name__)
@@ -47,35 +48,6 @@ log = logging.getLogger(__name__)
 #: six simulated "models": (effect_scale, noise_sd, invalid_rate)
 MODEL_KNOBS = [(1.0, 0.05, 0.02), (0.4, 0.05, 0.05), (0.7, 0.1, 0.01), (1.3, 0.05, 0.03),
                (0.25, 0.02, 0.0), (0.9, 0.15, 0.08)]  # fmt: skip
-
-
-def dataset(benchmark: Benchmark, n_faces: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Faces (paper marginals) and their whitelisted variations, as the dataset stages list them."""
-    from stylisticbias.sampling import sample_identities
-
-    ids = sample_identities(benchmark, n_faces, seed=seed)
-    faces = ids[["face_id", *DEMOGRAPHIC_AXES]].copy()
-    faces["image_id"] = faces["face_id"] + "--base"
-    rows = []
-    for r in faces.itertuples(index=False):
-        for v in benchmark.variations_for(r.gender, evaluated_only=True):
-            rows.append(
-                (
-                    f"{r.face_id}--{v.slug}",
-                    r.face_id,
-                    v.category,
-                    v.attribute,
-                    v.value,
-                    r.age,
-                    r.gender,
-                    r.ethnicity,
-                    r.body_type,
-                )
-            )
-    var = pd.DataFrame(
-        rows, columns=["image_id", "face_id", "category", "attribute", "value", *DEMOGRAPHIC_AXES]
-    )
-    return faces, var
 
 
 def write_judgments(
@@ -187,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.workdir or tempfile.mkdtemp(prefix="sb-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        faces, var = dataset(benchmark, args.faces, seed=0)
+        faces, var = synthetic_dataset(benchmark, args.faces, seed=0)
         faces.to_parquet(root / "faces.parquet")
         var.to_parquet(root / "variations.parquet")
         rows = write_judgments(params, benchmark, faces, var, root, args.models)
