@@ -36,21 +36,19 @@ def catmull_rom(points: Sequence[Point], *, closed: bool, steps: int = 8) -> lis
     else:
         ext = np.vstack([2 * pts[0] - pts[1], pts, 2 * pts[-1] - pts[-2]])
         segs = n - 1
-    t = np.linspace(0, 1, steps, endpoint=False)[:, None]
+    t = np.linspace(0, 1, steps, endpoint=False)[None, :, None]
     t2, t3 = t * t, t * t * t
-    out = []
-    for i in range(segs):
-        p0, p1, p2, p3 = ext[i], ext[i + 1], ext[i + 2], ext[i + 3]
-        seg = 0.5 * (
-            2 * p1
-            + (-p0 + p2) * t
-            + (2 * p0 - 5 * p1 + 4 * p2 - p3) * t2
-            + (-p0 + 3 * p1 - 3 * p2 + p3) * t3
-        )
-        out.extend(map(tuple, seg))
+    p0, p1, p2, p3 = (ext[k : k + segs][:, None, :] for k in range(4))
+    seg = 0.5 * (
+        2 * p1
+        + (-p0 + p2) * t
+        + (2 * p0 - 5 * p1 + 4 * p2 - p3) * t2
+        + (-p0 + 3 * p1 - 3 * p2 + p3) * t3
+    )
+    out = seg.reshape(-1, 2).tolist()
     if not closed:
-        out.append(tuple(pts[-1]))
-    return out  # type: ignore[return-value]
+        out.append(pts[-1].tolist())
+    return [(x, y) for x, y in out]
 
 
 def bezier(p0: Point, p1: Point, p2: Point, steps: int = 16) -> list[Point]:

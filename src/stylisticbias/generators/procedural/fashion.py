@@ -90,12 +90,17 @@ class Outfit:
 
     def side_shade(self, cov: np.ndarray, col: RGB) -> None:
         """Darken a garment towards the figure's sides (cylindrical shading)."""
-        c, f = self.c, self.f
-        k = np.clip(np.abs(c.X - f.cx) / (f.hip_w + 0.08), 0, 1) ** 2
-        m = (cov * k * 0.45).astype(np.float32)
         from stylisticbias.generators.procedural.canvas import Mask
 
-        self.L.paint(Mask(m, 0, 0), shade(col, 0.45))
+        c, f = self.c, self.f
+        rows, cols = np.nonzero(cov.any(axis=1))[0], np.nonzero(cov.any(axis=0))[0]
+        if len(rows) == 0:
+            return
+        y0, y1, x0, x1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+        X = c.X[y0:y1, x0:x1]
+        k = np.clip(np.abs(X - f.cx) / (f.hip_w + 0.08), 0, 1) ** 2
+        m = (cov[y0:y1, x0:x1] * k * 0.45).astype(np.float32)
+        self.L.paint(Mask(m, int(y0), int(x0)), shade(col, 0.45))
 
     def trousers(
         self, col: RGB, *, flare: float = 0.0, extra: float = 0.01, length: float | None = None

@@ -57,7 +57,8 @@ def marks(c: Canvas, g: FaceGeometry, kind: str | None) -> Layer:
             0.75,
         )
     elif kind == "Acne":
-        zones = [*_cheeks(g)[:2], (g.cx, g.brow_y - 0.05, 0.06, 0.015), (g.cx, g.chin - 0.03, 0.03, 0.012)]
+        brow, chin = (g.cx, g.brow_y - 0.05, 0.06, 0.015), (g.cx, g.chin - 0.03, 0.03, 0.012)
+        zones = [*_cheeks(g)[:2], brow, chin]
         pts = _spots(g, rng, 36, zones)
         L.paint(
             c.mask(lambda p: [p.ellipse(x, y, 0.02, 0.015) for x, y in pts[::3]], blur=0.01),

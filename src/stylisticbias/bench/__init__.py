@@ -1,0 +1,1 @@
+"""Benchmarks that write machine-readable results to reports/bench/."""
