@@ -148,7 +148,9 @@ class ShardWriter(BasePredictionWriter):
     and ``failures`` (``[{image_id, path, error}]``). Images already written by this writer are
     dropped (guards against any sampler padding), so no record is written twice. At the end of the
     epoch each rank writes ``_rank<r>.json`` (images, rows, seconds, failures, engine stats) and
-    all ranks meet at a barrier, so rank 0 may consolidate.
+    all ranks meet at a barrier, so rank 0 may consolidate. Engine statistics: an engine may
+    expose ``last_stats`` (a dict for the last batch); numbers are summed over batches and
+    ``image_tokens_per_image`` (a number or a list per image) is averaged.
     """
 
     def __init__(self, shard_dir: str | Path) -> None:
@@ -160,6 +162,21 @@ class ShardWriter(BasePredictionWriter):
         self.shards = 0
         self._t0 = 0.0
         self.seconds = 0.0
+        self.engine_stats: dict[str, Any] = {}
+        self._token_counts: list[float] = []
+
+    def _accumulate_stats(self, pl_module: L.LightningModule) -> None:
+        """Fold the engine's per-batch ``last_stats`` into run totals (numbers are summed)."""
+        stats = getattr(getattr(pl_module, "engine", None), "last_stats", None) or {}
+        for k, v in stats.items():
+            if k == "image_tokens_per_image":
+                self._token_counts.extend(float(x) for x in (v if isinstance(v, list) else [v]))
+            elif (
+                isinstance(v, int | float)
+                and not isinstance(v, bool)
+                and not k.endswith(("_max", "_mean"))
+            ):
+                self.engine_stats[k] = self.engine_stats.get(k, 0) + v
 
     def on_predict_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self.shard_dir.mkdir(parents=True, exist_ok=True)
@@ -176,6 +193,7 @@ class ShardWriter(BasePredictionWriter):
         dataloader_idx: int = 0,
     ) -> None:
         self.failures.extend(prediction.get("failures", []))
+        self._accumulate_stats(pl_module)
         df: pd.DataFrame = prediction["records"]
         if df is None or df.empty:
             return
@@ -199,8 +217,9 @@ class ShardWriter(BasePredictionWriter):
 
     def on_predict_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         self.seconds = time.perf_counter() - self._t0
-        engine = getattr(pl_module, "engine", None)
-        stats = engine.stats() if engine is not None and hasattr(engine, "stats") else {}
+        stats = dict(self.engine_stats)
+        if self._token_counts:
+            stats["image_tokens_per_image"] = sum(self._token_counts) / len(self._token_counts)
         atomic_write_json(
             self.shard_dir / f"_rank{trainer.global_rank:03d}.json",
             {
