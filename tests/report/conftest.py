@@ -1,7 +1,9 @@
 """A fake ``analyze`` output (tables, metrics.json, score tables) for the report tests.
 
-The tables mirror the paper's reference CSVs (long format, ``Average`` rows, effect columns
-``sbs``/``vs``/``delta``) plus ``ci_low``, ``ci_high``, ``pval``, ``pval_corr``, ``n``; their
+The tables mirror what ``analyze`` writes (long format as the paper's reference CSVs with
+``Average`` rows; beyond tables with ``effect``/``abs_effect`` and pooled ``All`` rows; the
+paper-layout ``tableNN_*.csv`` from :func:`stylisticbias.analysis.layout.wide_tables`) plus
+``ci_low``, ``ci_high``, ``pval``, ``pval_corr``, ``n``; their
 numbers come from a small latent model (variation effect x scenario weight x model scale) so
 the figures look like real ones.
 """
@@ -18,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stylisticbias.analysis.layout import wide_tables
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import compose
 
@@ -64,6 +67,30 @@ def _average(df: pd.DataFrame, by: list[str], label_col: str = "model") -> pd.Da
     )
     avg[label_col] = "Average"
     return pd.concat([df, avg[df.columns]], ignore_index=True)
+
+
+def _as_analyze_writes(tables: dict[str, pd.DataFrame]) -> None:
+    """Column names and pooled labels as the analyze stage writes them (in place)."""
+    for name in (
+        "sbs_by_scenario",
+        "sbs_by_scenario_category_model",
+        "sbs_by_category_model",
+        "pareto",
+    ):
+        df = tables[name].rename(
+            columns={"sbs": "effect", "abs_sbs": "mean_abs_delta", "cum_abs_sbs": "cum_abs_effect"}
+        )
+        if "effect" in df:
+            df["abs_effect"] = df["effect"].abs()
+        else:
+            df = df.rename(columns={"mean_abs_delta": "abs_effect"})
+        if "model" in df:
+            df["model"] = df["model"].replace({"Average": "All"})
+        tables[name] = df
+    for df in tables.values():
+        if "pval_corr" in df and "significance" not in df:
+            p = df["pval_corr"].to_numpy(float)
+            df["significance"] = np.where(p < 0.001, "p<0.001", np.where(p < 0.05, "p<0.05", "ns"))
 
 
 def write_fake_analysis(
@@ -254,6 +281,8 @@ def write_fake_analysis(
     tables["invalid_rates"] = pd.DataFrame(
         {"model": models, "invalid_rate": 0.02 + 0.02 * rng.random(len(models))}
     )
+    _as_analyze_writes(tables)
+    tables.update(wide_tables(tables, bench, ABBR))
     out = root / "reports" / "tables"
     out.mkdir(parents=True, exist_ok=True)
     for name, df in tables.items():

@@ -54,6 +54,8 @@ def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, fake_an
         "Table 12.",
     ):
         assert f"### {t}" in md
+    wide = (tmp_path / "reports" / "tables" / "table02_vs.csv").read_text().splitlines()
+    assert "| " + wide[1].replace(",", " | ") + " |" in md  # embedded as analyze wrote it
     assert "nothing to compare" in md
     assert "docs/statistics.md" in md
 

@@ -6,7 +6,6 @@ import pandas as pd
 
 from stylisticbias.config import project_root
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
-from stylisticbias.report.tables import TABLE_BY_KEY, layout
 
 REF = project_root() / REFERENCE_DIR
 
@@ -19,20 +18,6 @@ def test_reference_copies_are_in_the_repo():
         "headline_numbers",
     ):
         assert (REF / f"{f}.csv").exists()
-
-
-def test_paper_layout_marks_significance_like_the_paper():
-    df = pd.DataFrame(
-        {
-            "model": ["A", "A", "A", "A"],
-            "dimension": ["age", "body_type", "ethnicity", "gender"],
-            "vs": [0.1, 0.2, 0.03, 0.04],
-            "pval_corr": [1e-5, 0.01, 0.2, 0.04],
-        }
-    )
-    out = layout(df, TABLE_BY_KEY["table2"])
-    assert list(out.columns) == ["model", "Age", "Body", "Ethn.", "Gender"]
-    assert out.iloc[0].tolist() == ["A", "**0.100**", "0.200", "<u>0.030</u>", "0.040"]
 
 
 def test_paper_numbers_fed_back_give_zero_differences(tmp_path, fake_analysis):

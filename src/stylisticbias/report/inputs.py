@@ -23,6 +23,7 @@ from stylisticbias.report.provenance import (
     dvc_lock_hashes,
     git_commit,
 )
+from stylisticbias.report.tables import WIDE_TABLES
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +36,6 @@ PAPER_MODELS: tuple[str, ...] = (
     "Pixtral",
     "Qwen3",
 )
-#: Row labels that stand for "all models pooled" rather than one model.
-POOLED_LABELS: frozenset[str] = frozenset({"Average", "average", "all", "All", "pooled"})
 
 #: Tables the ``analyze`` stage always writes (reports/tables/<name>.csv).
 REQUIRED_TABLES: tuple[str, ...] = (
@@ -109,6 +108,7 @@ class ReportInputs:
 
     root: Path
     tables: dict[str, pd.DataFrame]
+    wide: dict[str, pd.DataFrame]  # paper-layout tables (strings, as written)
     metrics: dict[str, Any]
     settings: RunSettings
     calibration: dict[str, Any] | None = None
@@ -125,11 +125,14 @@ def _missing(path: Path, stage: str) -> StylisticBiasError:
     )
 
 
-def read_csv(path: Path, stage: str = "analyze") -> pd.DataFrame:
-    """Read one analysis table; a missing or unreadable file is one clear error."""
+def read_csv(path: Path, stage: str = "analyze", as_text: bool = False) -> pd.DataFrame:
+    """Read one analysis table (``as_text``: every cell as printed); missing or unreadable is
+    one clear error."""
     if not path.exists():
         raise _missing(path, stage)
     try:
+        if as_text:
+            return pd.read_csv(path, dtype=str, keep_default_na=False)
         return pd.read_csv(path)
     except pd.errors.EmptyDataError:
         log.warning("%s: empty table", path)
@@ -238,8 +241,9 @@ def load_inputs(params: dict[str, Any], root: Path) -> ReportInputs:
     """Load everything the report needs; the first missing input raises one clear error."""
     reports = root / str(get(params, "paths.reports"))
     tables, absent = load_tables(reports / "tables")
+    wide = {n: read_csv(reports / "tables" / f"{n}.csv", as_text=True) for n in WIDE_TABLES}
     metrics = read_json(reports / "metrics.json", "analyze")
     settings = load_settings(params, root)
     cal_path = reports / "calibration.json"
     calibration = read_json(cal_path, "calibrate") if cal_path.exists() else None
-    return ReportInputs(root, tables, metrics, settings, calibration, absent)
+    return ReportInputs(root, tables, wide, metrics, settings, calibration, absent)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from stylisticbias.report.inputs import ReportInputs, RunSettings
 from stylisticbias.report.paper_compare import Comparison
-from stylisticbias.report.tables import PAPER_TABLES, layout
+from stylisticbias.report.tables import PAPER_TABLES
 
 
 @dataclass(frozen=True)
@@ -96,18 +96,18 @@ def figures_section(figs: Sequence[FigureRecord], base: Path) -> str:
     return "\n\n".join(out)
 
 
-def paper_tables_section(tables: dict[str, pd.DataFrame], alpha: float) -> str:
-    """Tables 2-7, 11, 12 in the paper's layout."""
+def paper_tables_section(wide: dict[str, pd.DataFrame], alpha: float) -> str:
+    """Tables 2-7, 11, 12 in the paper's layout, as the ``analyze`` stage wrote them."""
     out = [
         "## The paper's tables, from this run",
-        f"**Bold**: p < 0.001; <u>underlined</u>: not significant (p ≥ {alpha}, after the "
-        "configured multiple-testing correction); other values: p < "
-        f"{alpha}. Tables 3-6 and 12 pool all models (the paper's averages); 2, 7 and 11 are "
-        "per model.",
+        f"**Bold**: corrected p < 0.001; <u>underlined</u>: not significant (corrected p ≥ "
+        f"{alpha}); other values: corrected p < {alpha}; `-`: not applicable or not tested. "
+        "Tables 3-6 and 12 pool all models (the paper's averages); 2, 7 and 11 are per model. "
+        "Long versions with CIs and p-values: `reports/tables/<name>.csv`.",
     ]
     for spec in PAPER_TABLES:
-        if spec.file in tables:
-            out.append(f"### {spec.title}\n\n" + md_table(layout(tables[spec.file], spec, alpha)))
+        if spec.wide in wide:
+            out.append(f"### {spec.title}\n\n" + md_table(wide[spec.wide]))
     return "\n\n".join(out)
 
 
@@ -198,7 +198,7 @@ def build_markdown(
         settings_section(inputs.settings),
         "## Headline findings\n\n" + "\n".join(f"- {f}" for f in findings),
         figures_section(figs, base),
-        paper_tables_section(inputs.tables, alpha),
+        paper_tables_section(inputs.wide, alpha),
         comparison_section(cmp),
         calibration_section(inputs.calibration),
         diagnostics_section(inputs),

@@ -15,35 +15,40 @@ import pandas as pd
 from scipy import stats
 
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.report.inputs import POOLED_LABELS
 
+#: Row labels that stand for "all models pooled" rather than one model (analyze writes
+#: ``All`` for pooled-over-deltas rows and ``Average`` for the paper's averages of model rows).
+POOLED_LABELS: frozenset[str] = frozenset({"All", "Average", "all", "average", "pooled"})
 EFFECT_COLUMNS: tuple[str, ...] = ("sbs", "delta", "effect", "mean_delta", "vs")
-ABS_COLUMNS: tuple[str, ...] = ("abs_sbs", "mean_abs_sbs", "abs_delta", "mean_abs_delta")
+#: |SBS| of a group (the absolute value of its mean Delta); not ``mean_abs_delta`` (mean |Delta|).
+ABS_COLUMNS: tuple[str, ...] = ("abs_sbs", "abs_effect", "mean_abs_sbs")
 
-#: Top-level ``plots:`` entries for dvc.yaml (the analysis tables and the figure directory).
-DVC_PLOTS: list[dict[str, Any]] = [
+#: Plot-ready CSVs the report writes (reports/plots/<name>.csv), one row per bar/point.
+PLOTS_DIR = "reports/plots"
+#: Top-level ``plots:`` entries for dvc.yaml: the plot-ready CSVs and the figure directory.
+DVC_PLOTS: list[Any] = [
     {
-        "reports/tables/sbs_by_scenario.csv": {
+        f"{PLOTS_DIR}/sbs_by_scenario.csv": {
             "x": "sbs",
             "y": "scenario",
             "template": "bar_horizontal_sorted",
-            "title": "SBS per scenario (Fig. 3)",
+            "title": "Fig. 3: SBS per scenario (pooled over models)",
         }
     },
     {
-        "reports/tables/pareto.csv": {
+        f"{PLOTS_DIR}/pareto.csv": {
             "x": "rank",
             "y": "cum_share",
             "template": "linear",
-            "title": "Cumulative share of |SBS| over variations (Fig. 2)",
+            "title": "Fig. 2: cumulative share of |SBS| over variations sorted by |SBS|",
         }
     },
     {
-        "reports/tables/cross_model_variance.csv": {
+        f"{PLOTS_DIR}/cross_model_variance.csv": {
             "x": "variance",
             "y": "scenario",
             "template": "bar_horizontal_sorted",
-            "title": "Cross-model variance of SBS per scenario (Fig. 7)",
+            "title": "Fig. 7: cross-model variance of SBS per scenario",
         }
     },
     "reports/figures/",
@@ -137,6 +142,10 @@ def scenario_frame(sbs_by_scenario: pd.DataFrame, scenarios: pd.DataFrame | None
     out["sbs"] = df[eff].to_numpy(dtype=float)
     absc = maybe(df, ABS_COLUMNS)
     out["abs_sbs"] = df[absc].to_numpy(dtype=float) if absc else np.abs(out["sbs"])
+    models = per_model(sbs_by_scenario)
+    if absc and "scenario_id" in models and not models.empty:  # mean over models of |SBS_m|
+        per = models.groupby("scenario_id")[absc].mean()
+        out["abs_sbs"] = out["scenario_id"].map(per).fillna(out["abs_sbs"]).to_numpy(dtype=float)
     for c in ("ci_low", "ci_high", "pval_corr", "pval"):
         if c in df.columns:
             out[c] = df[c].to_numpy(dtype=float)
@@ -215,9 +224,11 @@ def variance_frame(cross: pd.DataFrame, scenarios: pd.DataFrame | None) -> pd.Da
     else:
         out["category"] = "all"
     out["variance"] = cross[var].to_numpy(dtype=float)
-    out = out.sort_values("variance", ascending=False).reset_index(drop=True)
-    out["top_quartile"] = out["variance"] >= out["variance"].quantile(0.75)
-    return out
+    if "top_quartile" in cross.columns:
+        out["top_quartile"] = cross["top_quartile"].astype(str).str.lower().eq("true").to_numpy()
+    else:
+        out["top_quartile"] = out["variance"] >= out["variance"].quantile(0.75)
+    return out.sort_values("variance", ascending=False).reset_index(drop=True)
 
 
 def pair_fit(x: pd.Series, y: pd.Series) -> dict[str, float]:

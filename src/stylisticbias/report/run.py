@@ -92,8 +92,8 @@ def render_figures(
     add(
         "fig4_scenario_sensitivity",
         F.fig_sensitivity(sc, sim),
-        "Fig. 4. Scenario sensitivity: SBS (direction, x) against |SBS| (magnitude, y); each "
-        "point is one scenario.",
+        "Fig. 4. Scenario sensitivity: SBS pooled over models (direction, x) against the mean "
+        "over models of each model's |SBS| (magnitude, y); each point is one scenario.",
         "pooled",
     )
     w5 = category_by_model(
@@ -104,7 +104,10 @@ def render_figures(
     add(
         "fig5_abs_sbs_by_scenario_category_model",
         F.fig_grouped_bars(
-            w5, "Fig. 5 - |SBS| by scenario category and model", "|SBS| (mean over variations)", sim
+            w5,
+            "Fig. 5 - |SBS| by scenario category and model",
+            "|SBS| of the scenario category",
+            sim,
         ),
         "Fig. 5. Absolute SBS aggregated by scenario category and model.",
         "comparison",
@@ -150,11 +153,29 @@ def render_figures(
         col = maybe(df, cands) if df is not None and "model" in df.columns else None
         if col is None:
             continue
+        if "scenario_id" in df.columns and (df["scenario_id"] == 0).any():
+            df = df[df["scenario_id"] == 0]  # scenario_id 0 = all scenarios together
         per = df.groupby("model", sort=False)[col].mean()
         fig = F.fig_model_bars(per, caption.split(":")[0], ylabel, sim, ref)
         add(f"diag_{name}", fig, caption, "diagnostic")
+    plots = {
+        "pareto": par.assign(rank=range(1, len(par) + 1)).rename(columns={"label": "variation"}),
+        "sbs_by_scenario": sc.rename(columns={"label": "scenario"}),
+    }
+    if cross is not None and len(models) >= 2:
+        plots["cross_model_variance"] = vf.rename(columns={"label": "scenario"})
+    write_plot_data(plots, out.parent / "plots")
     log.info("wrote %d figures to %s", len(recs), out)
     return recs
+
+
+def write_plot_data(frames: dict[str, pd.DataFrame], out: Path) -> None:
+    """The plot-ready CSVs behind the DVC ``plots:`` entries (one row per bar or point)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.csv"):
+        old.unlink()
+    for name, df in frames.items():
+        df.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
 
 
 def build_report(params: dict[str, Any], root: Path | None = None) -> None:
