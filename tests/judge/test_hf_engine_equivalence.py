@@ -44,7 +44,9 @@ def _images() -> list[Image.Image]:
     return out
 
 
-def _engine(arch: str, benchmark, decoding: str = "exact", **judge) -> HFJudgeEngine:
+def _engine(
+    arch: str, benchmark, decoding: str = "exact", prune: float = 1e-6, **judge
+) -> HFJudgeEngine:
     path = tiny.ensure_built(arch, TINY_DIR / arch)
     model_cfg = {"name": f"tiny-{arch}", "hub_id": str(path), "dtype": "float32"}
     judge_cfg = {
@@ -55,7 +57,7 @@ def _engine(arch: str, benchmark, decoding: str = "exact", **judge) -> HFJudgeEn
         "scenarios": [1, 23],
         **judge,
     }
-    engine_cfg = {"name": "hf", "decoding": decoding, "prune_threshold": 1e-6, "device": "cpu"}
+    engine_cfg = {"name": "hf", "decoding": decoding, "prune_threshold": prune, "device": "cpu"}
     eng = HFJudgeEngine(model_cfg, engine_cfg, judge_cfg, benchmark)
     eng.setup("cpu")
     return eng
@@ -139,7 +141,7 @@ def test_batch_composition_does_not_change_distributions(arch, benchmark) -> Non
     tok = eng.processor.tokenizer
     batch = expand(eng.model, tok, cache, prompts.prefix_ids,
                    [prompts.suffixes[k] for k in group], eng.decoding_params)  # fmt: skip
-    for j, k in enumerate(group):
+    for j, k in list(enumerate(group))[:2]:
         alone = expand(eng.model, tok, cache, prompts.prefix_ids, [prompts.suffixes[k]],
                        eng.decoding_params)[0]  # fmt: skip
         for v in ("a", "b", "invalid"):
@@ -149,7 +151,7 @@ def test_batch_composition_does_not_change_distributions(arch, benchmark) -> Non
 
 def test_image_order_does_not_change_rows(arch, benchmark) -> None:
     """(b) judging images in a different order/batch gives identical p_* per row."""
-    eng = cached_engine(arch, benchmark)
+    eng = _engine(arch, benchmark, prune=1e-3, scenarios=[1])
     imgs = _images()
     items = [ImageItem(f"img{i}", f"face{i}", f"/x/{i}.png", True) for i in range(3)]
     a = eng.judge(items, imgs)
@@ -263,21 +265,21 @@ def test_exact_matches_generate_frequencies(arch, benchmark) -> None:
 
 
 def test_generate_and_sampled_rows(benchmark) -> None:
-    gen = _engine("llava_next", benchmark, "generate", scenarios=[1])
+    gen = _engine("llava_next", benchmark, "generate", scenarios=[1], orderings=[1, 3])
     items = [ImageItem("img0", "face0", "/x/0.png", True)]
     df = gen.judge(items, _images()[:1])
     validate(df, JUDGMENTS, "generate rows")
-    assert len(df) == 4 * 3 and set(df["seed"]) == {1, 2, 3}
+    assert len(df) == 2 * 3 and set(df["seed"]) == {1, 2, 3}
     assert (df[["p_pos", "p_neg", "p_invalid"]].sum(axis=1) == 1).all()
     assert (df["p_undecided"] == 0).all() and df["response"].notna().all()
     # literal seeding is reproducible
     again = gen.judge(items, _images()[:1])
     assert df["response"].tolist() == again["response"].tolist()
 
-    smp = _engine("llava_next", benchmark, "sampled", scenarios=[1])
+    smp = _engine("llava_next", benchmark, "sampled", prune=1e-3, scenarios=[1], orderings=[1, 3])
     s1 = smp.judge(items, _images()[:1])
     validate(s1, JUDGMENTS, "sampled rows")
-    assert len(s1) == 12 and set(s1["seed"]) == {1, 2, 3}
+    assert len(s1) == 6 and set(s1["seed"]) == {1, 2, 3}
     assert s1["choice"].isin(["positive", "negative", "invalid"]).all()
     s2 = smp.judge(items, _images()[:1])
     assert s1["choice"].tolist() == s2["choice"].tolist()

@@ -66,6 +66,29 @@ _GRAMMAR: dict[str, dict[str, float]] = {
 }
 
 
+def benchmark_words() -> list[str]:
+    """Whole words of the Fig. 12 prompt and the scenario poles (read from conf/benchmark).
+
+    They become single tokens, so prompt suffixes are word-level like a real tokenizer's
+    (~40 tokens) instead of one token per character. Empty if the config is not found.
+    """
+    import re
+
+    import yaml
+
+    from stylisticbias.config import conf_dir
+
+    path = conf_dir() / "benchmark" / "stylisticbias.yaml"
+    if not path.exists():
+        return []
+    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    text = " ".join(
+        [str(cfg.get("prompts", {}).get("forced_choice", ""))]
+        + [f"{s['positive']} {s['negative']}" for s in cfg.get("scenarios", [])]
+    )
+    return sorted({w for w in re.findall(r"\w+", text) if len(w) > 1})
+
+
 def _tokenizer(
     specials: Sequence[str],
     *,
@@ -81,10 +104,10 @@ def _tokenizer(
     from transformers import PreTrainedTokenizerFast
 
     vocab: dict[str, int] = {}
-    for t in [pad, unk, *([bos] if bos else []), eos, *specials, *CHARS]:
+    for t in [pad, unk, *([bos] if bos else []), eos, *specials, *CHARS, *benchmark_words()]:
         vocab.setdefault(t, len(vocab))
     tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token=unk))
-    tk.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tk.pre_tokenizer = pre_tokenizers.Split(Regex(r"\w+|[\s\S]"), behavior="isolated")
     tk.decoder = decoders.Fuse()
     special = [t for t in [pad, unk, bos, eos, *specials] if t]
     kwargs: dict[str, Any] = {
@@ -243,11 +266,11 @@ def build_llava_next(out: Path, seed: int = 0, *, image_size: int = 32, patch: i
             "model_type": "clip_vision_model",
             "image_size": s,
             "patch_size": patch,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
+            "hidden_size": 64,
+            "intermediate_size": 256,
+            "num_hidden_layers": 4,
             "num_attention_heads": 4,
-            "projection_dim": 32,
+            "projection_dim": 64,
         },
         image_token_index=tok.convert_tokens_to_ids("<image>"),
         image_grid_pinpoints=pinpoints,
