@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from stylisticbias.analysis.run import run_analysis
+from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 
 PAPER_FILES = [
@@ -22,7 +23,7 @@ PAPER_FILES = [
     "significance_rate_by_model",
     "shift_by_variation_demographic",
 ]
-REF = Path("/work/shared/reference/stylisticbias")
+REF = project_root() / "conf" / "reference" / "paper"  # the paper's tables as CSV
 
 
 def _params(default_params: dict[str, Any], tmp_path: Path, models: list[str]) -> dict[str, Any]:
