@@ -5,7 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
+import yaml
 from PIL import Image
 
 from stylisticbias.config import project_root
@@ -58,6 +60,18 @@ def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, fake_an
     assert "| " + wide[1].replace(",", " | ") + " |" in md  # embedded as analyze wrote it
     assert "nothing to compare" in md
     assert "docs/statistics.md" in md
+
+
+def test_dvc_plots_entries_point_at_written_columns(tmp_path, fake_analysis):
+    _report(tmp_path, fake_analysis(["simulated-strong", "simulated-weak"], simulated=True))
+    entries = yaml.safe_load((project_root() / "dvc.yaml").read_text())["plots"]
+    for entry in entries:
+        if isinstance(entry, str):
+            assert (tmp_path / entry).is_dir()
+            continue
+        ((path, spec),) = entry.items()
+        cols = pd.read_csv(tmp_path / path).columns
+        assert spec["x"] in cols and spec["y"] in cols, path
 
 
 def test_paper_models_get_a_comparison_and_the_gemma_pair(tmp_path, fake_analysis):

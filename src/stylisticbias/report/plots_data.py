@@ -1,5 +1,6 @@
-"""The data behind each figure, shaped from the ``analyze`` tables (pure pandas, no drawing),
-and the DVC ``plots:`` entries that render the same tables with ``dvc plots show``.
+"""The data behind each figure, shaped from the ``analyze`` tables (pure pandas, no drawing).
+The report also writes some of these frames to ``reports/plots/*.csv`` for the ``plots:``
+entries of dvc.yaml (``dvc plots show``).
 
 Column lookup is tolerant to the effect column's name (``sbs``/``delta``/``effect``, as in the
 paper's reference CSVs) and fails with one line naming the table and the columns it has.
@@ -8,7 +9,6 @@ paper's reference CSVs) and fails with one line naming the table and the columns
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,37 +22,6 @@ POOLED_LABELS: frozenset[str] = frozenset({"All", "Average", "all", "average", "
 EFFECT_COLUMNS: tuple[str, ...] = ("sbs", "delta", "effect", "mean_delta", "vs")
 #: |SBS| of a group (the absolute value of its mean Delta); not ``mean_abs_delta`` (mean |Delta|).
 ABS_COLUMNS: tuple[str, ...] = ("abs_sbs", "abs_effect", "mean_abs_sbs")
-
-#: Plot-ready CSVs the report writes (reports/plots/<name>.csv), one row per bar/point.
-PLOTS_DIR = "reports/plots"
-#: Top-level ``plots:`` entries for dvc.yaml: the plot-ready CSVs and the figure directory.
-DVC_PLOTS: list[Any] = [
-    {
-        f"{PLOTS_DIR}/sbs_by_scenario.csv": {
-            "x": "sbs",
-            "y": "scenario",
-            "template": "bar_horizontal_sorted",
-            "title": "Fig. 3: SBS per scenario (pooled over models)",
-        }
-    },
-    {
-        f"{PLOTS_DIR}/pareto.csv": {
-            "x": "rank",
-            "y": "cum_share",
-            "template": "linear",
-            "title": "Fig. 2: cumulative share of |SBS| over variations sorted by |SBS|",
-        }
-    },
-    {
-        f"{PLOTS_DIR}/cross_model_variance.csv": {
-            "x": "variance",
-            "y": "scenario",
-            "template": "bar_horizontal_sorted",
-            "title": "Fig. 7: cross-model variance of SBS per scenario",
-        }
-    },
-    "reports/figures/",
-]
 
 
 def pick(df: pd.DataFrame, where: str, candidates: Iterable[str]) -> str:
