@@ -1,6 +1,7 @@
 """Stage `calibrate`: simulated judge -> analysis -> reports/calibration.json (planted recovery).
 
-Usage: ``python pipelines/calibrate.py [--faces N]``.
+Default: the pipeline's own procedural dataset and simulated scores (data/scores/MODEL.parquet).
+``--synthetic N`` calibrates on a synthetic N-face manifest instead.
 """
 
 from stylisticbias.analysis.calibration import main

@@ -12,7 +12,8 @@ expected shift of those images, noise draw included). Reported:
   the planted-zero categories) declared significant after the correction (target <= alpha);
 - ``false_discovery_proportion``: null discoveries / all discoveries.
 
-``python -m stylisticbias.analysis.calibration [--faces 100]`` writes ``reports/calibration.json``.
+``python -m stylisticbias.analysis.calibration [--synthetic N]`` writes
+``reports/calibration.json``.
 """
 
 from __future__ import annotations
@@ -58,14 +59,36 @@ def synthetic_dataset(
     return faces, var
 
 
+def pipeline_dataset(params: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The dataset the pipeline built (``data/faces``, ``data/variations``), judged images only."""
+    from stylisticbias import schemas
+
+    faces = schemas.read_table(Path(params["paths"]["faces"]) / "faces.parquet", schemas.FACES)
+    var = schemas.read_table(
+        Path(params["paths"]["variations"]) / "variations.parquet", schemas.VARIATIONS
+    )
+    faces = faces[faces["status"] == "ok"]
+    var = var[var["status"] == "ok"]
+    if params["judge"].get("images", "evaluated") == "evaluated":
+        var = var[var["evaluated"]]
+    return faces.reset_index(drop=True), var.reset_index(drop=True)
+
+
 def calibrate(
     params: dict[str, Any],
     *,
     n_faces: int = 100,
     models: Sequence[str] | None = None,
     seed: int = 0,
+    dataset: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    scores: dict[str, pd.DataFrame] | None = None,
 ) -> dict[str, Any]:
-    """Run the calibration; returns the ``reports/calibration.json`` content."""
+    """Run the calibration; returns the ``reports/calibration.json`` content.
+
+    ``dataset`` = (faces, variations) manifests to calibrate on (default: a synthetic dataset of
+    ``n_faces`` identities); ``scores`` = already computed score tables per model (default: the
+    simulated judge is run here on ``dataset``).
+    """
     from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs, planted_truth
     from stylisticbias.scores import compute_scores
 
@@ -73,7 +96,8 @@ def calibrate(
     s = AnalysisSettings.from_config(params.get("analysis"))
     benchmark = benchmark_from_config(params["benchmark"])
     names = list(models or params["judge"]["models"])
-    faces, var = synthetic_dataset(benchmark, n_faces, seed)
+    faces, var = dataset if dataset is not None else synthetic_dataset(benchmark, n_faces, seed)
+    n_faces = int(faces["face_id"].nunique())
     img = image_attrs(faces, var)
     attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
     attrs = attrs.where(attrs.notna(), None).to_dict("records")
@@ -82,9 +106,12 @@ def calibrate(
         cfg = load_group_option("model", name)
         if "effect_scale" not in cfg:
             raise StylisticBiasError(f"calibration: model {name!r} is not a simulated judge")
-        eng = SimulatedJudgeEngine(cfg, params["engine"], params["judge"], benchmark)
-        j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
-        scored.append(compute_scores(j, faces, var, benchmark))
+        if scores is not None and name in scores:
+            scored.append(scores[name])
+        else:
+            eng = SimulatedJudgeEngine(cfg, params["engine"], params["judge"], benchmark)
+            j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
+            scored.append(compute_scores(j, faces, var, benchmark))
         tr = planted_truth(benchmark, faces, var, cfg, orderings=params["judge"].get("orderings"))
         truths.append(tr[["model", "image_id", "scenario_id", "delta_true", "delta_planted"]])
     sc = pd.concat(scored, ignore_index=True)
@@ -139,12 +166,28 @@ def calibrate(
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: write reports/calibration.json."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias.analysis.calibration")
-    ap.add_argument("--faces", type=int, default=100)
+    ap.add_argument(
+        "--synthetic", type=int, default=None, metavar="N",
+        help="calibrate on a synthetic N-face manifest, not the pipeline's dataset and scores",
+    )
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     params = load_params()
-    res = calibrate(params, n_faces=args.faces)
+    try:
+        if args.synthetic:
+            res = calibrate(params, n_faces=args.synthetic)
+        else:
+            from stylisticbias import schemas
+
+            names = list(params["judge"]["models"])
+            score_dir = Path(params["paths"]["scores"])
+            sc = {m: schemas.read_table(score_dir / f"{m}.parquet", schemas.SCORES) for m in names}
+            res = calibrate(params, dataset=pipeline_dataset(params), scores=sc)
+            res["settings"]["dataset"] = "pipeline (data/faces, data/variations, data/scores)"
+    except StylisticBiasError as exc:
+        log.error("error: %s", exc)
+        return 2
     out = Path(args.out or Path(params["paths"]["reports"]) / "calibration.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
