@@ -24,7 +24,7 @@ def test_check_cli_detects_drift(tmp_path, monkeypatch) -> None:
     config.write_params()
     assert config.main(["check"]) == 0
     (tmp_path / "params.yaml").write_text(
-        (tmp_path / "params.yaml").read_text().replace("n: 24", "n: 25", 1)
+        (tmp_path / "params.yaml").read_text().replace("n: 100", "n: 101", 1)
     )
     assert config.main(["check"]) == 1
 
