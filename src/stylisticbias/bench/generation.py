@@ -108,6 +108,7 @@ def run(n_faces: int = 500, workers: int = 2, size: int = 256, seed: int = 0) ->
         for r in ids.itertuples()
     ]
     with tempfile.TemporaryDirectory(prefix="sb-bench-gen-") as tmp:
+        load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         if workers > 1:
             ctx = mp.get_context("fork")
@@ -127,6 +128,8 @@ def run(n_faces: int = 500, workers: int = 2, size: int = 256, seed: int = 0) ->
         "size": size,
         "generator": "procedural",
         "machine": _machine(),
+        # other processes competing for the cores lower the throughput: record the load
+        "load_avg_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
