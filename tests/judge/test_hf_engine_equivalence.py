@@ -34,7 +34,16 @@ from stylisticbias.schemas import JUDGMENTS, validate
 ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = ROOT / "tests" / ".tiny_models"
 TEST_T = 1.0
-ARCHS = list(tiny.ARCHITECTURES)
+ARCHS = [
+    pytest.param(
+        a,
+        marks=pytest.mark.skipif(
+            tiny.missing_requirement(a) is not None,
+            reason=f"{a} processor needs {tiny.missing_requirement(a)}",
+        ),
+    )
+    for a in tiny.ARCHITECTURES
+]
 
 
 def _images() -> list[Image.Image]:

@@ -60,9 +60,9 @@ class ImagePrompts:
 def image_token_id(model: Any, processor: Any) -> int | None:
     """The id of the image placeholder token (after expansion) for this model."""
     for obj, attr in (
-        (processor, "image_token_id"),
         (model.config, "image_token_id"),
         (model.config, "image_token_index"),
+        (processor, "image_token_id"),
     ):
         v = getattr(obj, attr, None)
         if isinstance(v, int):
