@@ -2,9 +2,9 @@
 
 ``python -m stylisticbias.bench.judge [--images 2] [--repeats 3] [--generate-scenarios 3]``
 
-Both decodings run the tiny random-weight LLaVA-NeXT architecture (``conf/model/tiny-llava-next``,
-rebuilt with 48 px anyres tiles by default: 744 image tokens per image vs ~40 suffix tokens,
-closer to LLaVA-1.6's 2,928 : ~40 than the 32 px test checkpoint's 336)
+Both decodings run the tiny random-weight LLaVA-NeXT checkpoint (``conf/model/tiny-llava-next``:
+336 image tokens per image vs ~40 suffix tokens; ``--tile``/``--text-hidden`` rebuild the same
+architecture with larger anyres tiles or a wider decoder)
 on the same procedural face images, at the paper's settings (temperature 0.2, 16 new tokens,
 4 orderings, seeds 1-3), on CPU in float32.
 
@@ -67,7 +67,8 @@ def run(
     gen_scenarios: int = 3,
     size: int = 256,
     threads: int = 1,
-    tile: int = 48,
+    tile: int = 32,
+    text_hidden: int = 64,
 ) -> dict:
     """Time both decodings and return the measurements."""
     import torch
@@ -79,12 +80,18 @@ def run(
     judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4]})
     judge["seeds"] = [1, 2, 3]
     model_cfg = load_group_option("model", "tiny-llava-next")
-    if tile != 32:  # the same architecture with larger anyres tiles (more image tokens)
+    if tile != 32 or text_hidden != 64:  # same architecture, other tile size / decoder width
         from stylisticbias.judge.tiny import build_llava_next
 
-        path = project_root() / ".cache" / "tiny" / f"llava-next-{tile}px"
+        path = project_root() / ".cache" / "tiny" / f"llava-next-{tile}px-h{text_hidden}"
         if not (path / "config.json").exists():
-            build_llava_next(path, image_size=tile)
+            build_llava_next(
+                path,
+                image_size=tile,
+                hidden_size=text_hidden,
+                intermediate_size=4 * text_hidden,
+                head_dim=text_hidden // 4,
+            )
         model_cfg = {**model_cfg, "hub_id": str(path), "local_build": None}
     engine_cfg = {"name": "hf", "prune_threshold": 1e-4, "suffix_batch_size": 100, "device": "cpu"}
     images = _images(n_images, size)
@@ -142,6 +149,7 @@ def run(
             "prefix_tokens": prompts_split["prefix"],
             "suffix_tokens_min_max": [min(prompts_split["suffix"]), max(prompts_split["suffix"])],
             "text_hidden": cfg.text_config.hidden_size,
+            "text_intermediate": cfg.text_config.intermediate_size,
             "text_layers": cfg.text_config.num_hidden_layers,
             "vision_hidden": cfg.vision_config.hidden_size,
             "vision_layers": cfg.vision_config.num_hidden_layers,
@@ -197,12 +205,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--generate-scenarios", type=int, default=3)
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: least noisy)")
-    ap.add_argument("--tile", type=int, default=48, help="anyres tile px of the tiny LLaVA-NeXT")
+    ap.add_argument("--tile", type=int, default=32, help="anyres tile px of the tiny LLaVA-NeXT")
+    ap.add_argument("--text-hidden", type=int, default=64, help="decoder width of the tiny model")
     ap.add_argument("--out", default=str(project_root() / "reports" / "bench" / "judge.json"))
     args = ap.parse_args(argv_list)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     res = run(
-        args.images, args.repeats, args.generate_scenarios, args.size, args.threads, args.tile
+        args.images,
+        args.repeats,
+        args.generate_scenarios,
+        args.size,
+        args.threads,
+        args.tile,
+        args.text_hidden,
     )
     res["command"] = shlex.join(["python", "-m", "stylisticbias.bench.judge", *argv_list])
     out = Path(args.out)

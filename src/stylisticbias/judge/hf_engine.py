@@ -129,6 +129,7 @@ class HFJudgeEngine(JudgeEngine):
             max_new_tokens=int(self.judge_cfg.get("max_new_tokens", 16)),
             prune_threshold=float(self.engine_cfg.get("prune_threshold", 1e-4)),
             branch_batch_size=int(self.engine_cfg.get("branch_batch_size", 256)),
+            max_branches=int(self.engine_cfg.get("max_branches", 4096)),
         )
         self.suffix_batch_size = int(self.engine_cfg.get("suffix_batch_size", 100))
         self.chat_template_kwargs = dict(self.model_cfg.get("chat_template_kwargs") or {})

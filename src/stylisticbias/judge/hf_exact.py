@@ -130,6 +130,20 @@ def cache_select(cache: Any, rows: Any) -> Any:
     return new
 
 
+def cache_repeat(cache: Any, n: int) -> Any:
+    """``n`` rows of a batch-1 cache as stride-0 views (no copy until the model appends)."""
+    new = copy.copy(cache)
+    new.layers = []
+    for layer in cache.layers:
+        nl = copy.copy(layer)
+        keys = getattr(layer, "keys", None)
+        if getattr(layer, "is_initialized", False) and keys is not None and keys.numel() > 0:
+            nl.keys = keys.expand(n, *keys.shape[1:])
+            nl.values = layer.values.expand(n, *layer.values.shape[1:])
+        new.layers.append(nl)
+    return new
+
+
 def cache_cat(caches: Sequence[Any]) -> Any:
     """Concatenate caches of equal sequence length along the batch dimension."""
     import torch
@@ -173,8 +187,7 @@ def suffix_logits(model: Any, prefix_cache: Any, suffixes: Sequence[Sequence[int
             f"suffix_logits needs equal-length suffixes, got lengths {sorted(lengths)}"
         )
     ids = torch.tensor([list(s) for s in suffixes], device=model.device)
-    cache = cache_select(prefix_cache, torch.zeros(len(suffixes), dtype=torch.long))
-    return _forward(model, ids, cache)
+    return _forward(model, ids, cache_repeat(prefix_cache, len(suffixes)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,6 +203,7 @@ class Decoding:
     max_new_tokens: int
     prune_threshold: float = 1e-4
     branch_batch_size: int = 256
+    max_branches: int = 4096  # frontier cap per suffix batch; the overflow counts as undecided
 
     def generate_kwargs(self) -> dict[str, Any]:
         """The kwargs of the literal ``model.generate`` call."""
@@ -294,7 +308,7 @@ def expand(
     suffix = torch.tensor([list(s) for s in suffixes], device=dev)
     full = torch.cat([torch.tensor([list(prefix_ids)], device=dev).expand(n, -1), suffix], 1)
     procs = logits_processors(model, gen_cfg, full[:1])
-    cache = cache_select(prefix_cache, torch.zeros(n, dtype=torch.long))
+    cache = cache_repeat(prefix_cache, n)
     logits = _forward(model, suffix, cache)
     stats.forward_calls += 1
     stats.branch_rows += n
@@ -339,6 +353,14 @@ def expand(
             new_owner.append(owner[i])
             new_gens.append(g)
             new_p.append(p)
+        if len(rows) > decoding.max_branches:  # memory guard: keep the most probable branches
+            order = sorted(range(len(rows)), key=lambda j: -new_p[j])
+            for j in order[decoding.max_branches :]:
+                dists[new_owner[j]].undecided += new_p[j]
+            sel = sorted(order[: decoding.max_branches])
+            rows, toks = [rows[j] for j in sel], [toks[j] for j in sel]
+            new_owner, new_gens = [new_owner[j] for j in sel], [new_gens[j] for j in sel]
+            new_p = [new_p[j] for j in sel]
         if not rows:
             break
         r = torch.tensor(rows, dtype=torch.long, device=dev)
@@ -347,8 +369,10 @@ def expand(
         parts_logits = []
         parts_cache = []
         bs = max(1, int(decoding.branch_batch_size))
+        identity = rows == list(range(len(owner))) and len(rows) <= bs
         for s in range(0, len(rows), bs):
-            sub = cache_select(cache, r[s : s + bs])
+            # every branch has exactly one child: keep the cache rows as they are (no copy)
+            sub = cache if identity else cache_select(cache, r[s : s + bs])
             parts_logits.append(_forward(model, tok[s : s + bs], sub))
             parts_cache.append(sub)
             stats.forward_calls += 1

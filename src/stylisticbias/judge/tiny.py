@@ -226,7 +226,9 @@ def _finish(model: Any, processor: Any, start_token: str, out: Path, seed: int) 
     return out
 
 
-def build_llava_next(out: Path, seed: int = 0, *, image_size: int = 32, patch: int = 4) -> Path:
+def build_llava_next(
+    out: Path, seed: int = 0, *, image_size: int = 32, patch: int = 4, **text: Any
+) -> Path:
     """LLaVA-NeXT (anyres CLIP tower + Mistral decoder), like llava-v1.6-mistral-7b-hf.
 
     A square image maps to the 2x2 pinpoint: ``(s/p)^2`` base tokens + ``(2s/p)^2`` high-res
@@ -261,7 +263,7 @@ def build_llava_next(out: Path, seed: int = 0, *, image_size: int = 32, patch: i
         num_additional_image_tokens=1,
     )
     cfg = LlavaNextConfig(
-        text_config={"model_type": "mistral", **_text_cfg(len(tok))},
+        text_config={"model_type": "mistral", **_text_cfg(len(tok), **text)},
         vision_config={
             "model_type": "clip_vision_model",
             "image_size": s,
