@@ -1,4 +1,4 @@
-"""The benchmark definition transcribed in conf/ matches the paper (Tables 1, 9, 10, 12; App. C.2)."""
+"""The benchmark definition in conf/ matches the paper (Tables 1, 9, 10, 12; App. C.2)."""
 
 from __future__ import annotations
 
@@ -44,12 +44,29 @@ def test_whitelist_is_table12(benchmark: Benchmark) -> None:
     from stylisticbias.config import project_root
 
     ref = project_root() / "conf" / "reference" / "paper" / "variations.csv"
-    if not ref.exists():
-        pytest.skip("paper reference CSVs not copied yet")
     rows = list(csv.DictReader(ref.open()))
     want = {(r["category"], r["value"]) for r in rows if r["evaluated"] == "true"}
     have = {(v.attribute, v.value) for v in benchmark.variations if v.evaluated}
     assert have == want
+    labels = {
+        (r["category"], r["value"]): r["table12_variation"]
+        for r in rows
+        if r["evaluated"] == "true"
+    }
+    assert {(v.attribute, v.value): v.label for v in benchmark.variations if v.evaluated} == labels
+    assert {(v.attribute, v.value) for v in benchmark.variations} == {
+        (r["category"], r["value"]) for r in rows
+    }
+
+
+def test_scenarios_are_table1(benchmark: Benchmark) -> None:
+    import csv
+
+    from stylisticbias.config import project_root
+
+    rows = list(csv.DictReader((project_root() / "conf/reference/paper/scenarios.csv").open()))
+    want = [(int(r["scenario_id"]), r["category"], r["positive"], r["negative"]) for r in rows]
+    assert [(s.id, s.category, s.positive, s.negative) for s in benchmark.scenarios] == want
 
 
 def test_orderings_follow_appendix_c2(benchmark: Benchmark) -> None:
@@ -65,20 +82,29 @@ def test_orderings_follow_appendix_c2(benchmark: Benchmark) -> None:
     combos = {(o.positive_letter, o.positive_position) for o in benchmark.orderings}
     assert combos == {("a", 1), ("a", 2), ("b", 1), ("b", 2)}
     assert [o.pole_of("a") for o in benchmark.orderings] == [
-        "positive", "positive", "negative", "negative",
+        "positive",
+        "positive",
+        "negative",
+        "negative",
     ]
 
 
 def test_prompts_are_the_papers(benchmark: Benchmark) -> None:
-    base = benchmark.base_face_prompt(age="elderly", gender="female", ethnicity="Latino", body_type="obese")
-    assert base.startswith("Photorealistic studio portrait of an average-looking obese build elderly female")
+    base = benchmark.base_face_prompt(
+        age="elderly", gender="female", ethnicity="Latino", body_type="obese"
+    )
+    assert base.startswith(
+        "Photorealistic studio portrait of an average-looking obese build elderly female"
+    )
     assert "person with Latino facial features." in base
     beard = benchmark.variation("Facial hair", "Full beard")
     assert benchmark.variation_prompt(beard, gender="male").endswith(
         "facial_hair_male: full beard. Keep the face identity consistent with the reference image."
     )
     fashion = benchmark.variation("Fashion style", "Streetwear")
-    assert "Wearing streetwear clothing/outfit." in benchmark.variation_prompt(fashion, gender="male")
+    assert "Wearing streetwear clothing/outfit." in benchmark.variation_prompt(
+        fashion, gender="male"
+    )
     assert fashion.framing == "full_body"
 
 

@@ -19,7 +19,7 @@ Letter = Literal["a", "b"]
 
 
 def slug(text: str) -> str:
-    """Lower-case ASCII slug used in image ids and file names (``"Smart casual"`` -> ``smart-casual``)."""
+    """Lower-case ASCII slug for ids and file names (``"Smart casual"`` -> ``smart-casual``)."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
@@ -189,7 +189,10 @@ def _require(mapping: Mapping[str, Any], key: str, where: str) -> Any:
 def benchmark_from_config(cfg: Mapping[str, Any]) -> Benchmark:
     """Build and validate a :class:`Benchmark` from the ``benchmark`` config section."""
     where = "conf/benchmark"
-    demo = {a: tuple(_require(cfg["demographics"], a, f"{where}.demographics")) for a in DEMOGRAPHIC_AXES}
+    demo = {
+        a: tuple(_require(cfg["demographics"], a, f"{where}.demographics"))
+        for a in DEMOGRAPHIC_AXES
+    }
     scenarios = tuple(
         Scenario(int(s["id"]), str(s["category"]), str(s["positive"]), str(s["negative"]))
         for s in _require(cfg, "scenarios", where)

@@ -70,7 +70,7 @@ def dump_params(params: dict[str, Any]) -> str:
     """Serialize composed params the way ``params.yaml`` is written (stable key order)."""
     header = (
         "# GENERATED from conf/ (python -m stylisticbias.config compose, or dvc exp run).\n"
-        "# Do not edit by hand: change conf/ and re-compose. tests/test_config.py checks the two agree.\n"
+        "# Do not edit by hand: change conf/ and re-compose (tests/test_config.py checks).\n"
     )
     return header + yaml.safe_dump(params, sort_keys=False, allow_unicode=True, width=100)
 
@@ -148,7 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         want = dump_params(compose(args.overrides))
         have = (project_root() / "params.yaml").read_text(encoding="utf-8")
         if yaml.safe_load(want) != yaml.safe_load(have):
-            log.error("params.yaml differs from conf/: run `python -m stylisticbias.config compose`")
+            log.error(
+                "params.yaml differs from conf/: run `python -m stylisticbias.config compose`"
+            )
             return 1
         log.info("params.yaml is in sync with conf/")
         return 0

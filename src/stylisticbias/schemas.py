@@ -125,7 +125,7 @@ SCORES = pa.DataFrameSchema(
 
 
 def validate(df: pd.DataFrame, schema: pa.DataFrameSchema, where: str | Path) -> pd.DataFrame:
-    """Validate ``df`` against ``schema``; on failure raise one line naming ``where`` and the row."""
+    """Validate ``df`` against ``schema``; on failure raise one line naming ``where`` and row."""
     try:
         return schema.validate(df, lazy=True)
     except SchemaErrors as exc:
@@ -150,7 +150,9 @@ def validate(df: pd.DataFrame, schema: pa.DataFrameSchema, where: str | Path) ->
             f"{where}: does not match the {schema.name} schema v{SCHEMA_VERSION}: {msg}{more}"
         ) from None
     except SchemaError as exc:  # pragma: no cover - lazy=True raises SchemaErrors
-        raise StylisticBiasError(f"{where}: does not match the {schema.name} schema: {exc}") from None
+        raise StylisticBiasError(
+            f"{where}: does not match the {schema.name} schema: {exc}"
+        ) from None
 
 
 def read_table(path: str | Path, schema: pa.DataFrameSchema) -> pd.DataFrame:
@@ -161,7 +163,9 @@ def read_table(path: str | Path, schema: pa.DataFrameSchema) -> pd.DataFrame:
     try:
         df = pd.read_parquet(p)
     except Exception as exc:  # pyarrow raises several types for corrupt files
-        raise StylisticBiasError(f"{p}: not a readable Parquet file ({type(exc).__name__})") from None
+        raise StylisticBiasError(
+            f"{p}: not a readable Parquet file ({type(exc).__name__})"
+        ) from None
     return validate(df, schema, p)
 
 

@@ -1,4 +1,4 @@
-"""A tiny deterministic Generator for dataset-builder tests (counts and optionally slows renders)."""
+"""A tiny deterministic Generator for dataset-builder tests (counts, optionally slows renders)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ class FakeGenerator(Generator):
 
     name = "fake"
 
-    def __init__(self, size: int = 16, delay: float = 0.0, refuse: Sequence[str] = (),
-                 batch_size: int = 4) -> None:
+    def __init__(
+        self, size: int = 16, delay: float = 0.0, refuse: Sequence[str] = (), batch_size: int = 4
+    ) -> None:
         self.size, self.delay, self.refuse, self.batch_size = size, delay, tuple(refuse), batch_size
         self.log = os.environ.get("FAKE_GENERATOR_LOG")
 
@@ -38,7 +39,9 @@ class FakeGenerator(Generator):
         out = []
         for s in specs:
             self._record(f"face {s.face_id}")
-            out.append(GenResult(Image.new("RGB", (self.size, self.size), _colour(s.prompt + str(s.seed)))))
+            out.append(
+                GenResult(Image.new("RGB", (self.size, self.size), _colour(s.prompt + str(s.seed))))
+            )
         return out
 
     def edit(self, base: Image.Image, edits: Sequence[EditSpec]) -> list[GenResult]:

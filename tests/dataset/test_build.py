@@ -84,7 +84,10 @@ def test_refusals_recorded_and_retried(project: Path) -> None:
 def _run_stage(project: Path, stage: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, str(ROOT / "pipelines" / f"{stage}.py")],
-        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -97,19 +100,27 @@ def _write_params(project: Path, params: dict[str, Any]) -> None:
 def test_killed_run_resumes_without_redoing(project: Path) -> None:
     params = fake_params(2, delay=0.02)
     _write_params(project, params)
-    env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "FAKE_GENERATOR_LOG": str(project / "renders.log")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        "FAKE_GENERATOR_LOG": str(project / "renders.log"),
+    }
     assert _run_stage(project, "faces", env).wait(60) == 0
     proc = _run_stage(project, "variations", env)
     deadline = time.time() + 60
     while time.time() < deadline:
         log = project / "renders.log"
-        if log.exists() and sum(1 for line in log.read_text().splitlines() if line.startswith("edit")) > 20:
+        if (
+            log.exists()
+            and sum(1 for line in log.read_text().splitlines() if line.startswith("edit")) > 20
+        ):
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    done_before = [x for x in (project / "renders.log").read_text().splitlines() if x.startswith("edit")]
+    done_before = [
+        x for x in (project / "renders.log").read_text().splitlines() if x.startswith("edit")
+    ]
     assert 0 < len(done_before) < 99
     assert _run_stage(project, "variations", env).wait(120) == 0
     edits = [x for x in (project / "renders.log").read_text().splitlines() if x.startswith("edit")]
@@ -147,7 +158,9 @@ def test_manifest_failing_schema(project: Path) -> None:
     df = pd.read_parquet(path)
     df.loc[1, "status"] = "maybe"
     df.to_parquet(path)
-    with pytest.raises(StylisticBiasError, match=r"faces.parquet: does not match the faces schema.*status"):
+    with pytest.raises(
+        StylisticBiasError, match=r"faces.parquet: does not match the faces schema.*status"
+    ):
         build_variations(params)
     df = df.drop(columns=["sha256"])
     df.to_parquet(path)
@@ -160,7 +173,7 @@ def test_stage_cli_one_line_error(project: Path) -> None:
     params["benchmark"]["observed_marginals"]["age"]["teenager"] = 3
     _write_params(project, params)
     proc = _run_stage(project, "faces", dict(os.environ))
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     lines = [x for x in err.decode().splitlines() if x.strip()]
     assert len(lines) == 1 and "teenager" in lines[0] and "valid: young adult" in lines[0]

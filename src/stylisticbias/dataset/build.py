@@ -45,7 +45,9 @@ def generator_config(params: dict[str, Any]) -> dict[str, Any]:
     """The ``generator`` section with builder-only keys removed (what ``_target_`` receives)."""
     cfg = dict(get(params, "generator"))
     if "_target_" not in cfg:
-        raise StylisticBiasError("params.yaml: generator._target_ is missing (conf/generator/*.yaml)")
+        raise StylisticBiasError(
+            "params.yaml: generator._target_ is missing (conf/generator/*.yaml)"
+        )
     return {k: v for k, v in cfg.items() if k not in BUILDER_KEYS}
 
 
@@ -82,7 +84,9 @@ def _worker_state(gen_cfg: dict[str, Any], cache_root: Path) -> tuple[Generator,
     return _WORKER["gen"], _WORKER["cache"]
 
 
-def _store(cache: RenderCache, keys: Sequence[str], results: Sequence[GenResult], ext: str) -> list[CacheRecord]:
+def _store(
+    cache: RenderCache, keys: Sequence[str], results: Sequence[GenResult], ext: str
+) -> list[CacheRecord]:
     if len(results) != len(keys):
         raise RuntimeError(f"generator returned {len(results)} results for {len(keys)} requests")
     return [cache.put(k, r.image, r.status, r.reason, ext) for k, r in zip(keys, results)]
@@ -103,7 +107,13 @@ def _run_edits(task: tuple[str, list[str], list[EditSpec]]) -> list[CacheRecord]
 
 
 def _execute(
-    tasks: list[Any], fn: Any, gen_cfg: dict[str, Any], cache_root: Path, workers: int, desc: str, total: int
+    tasks: list[Any],
+    fn: Any,
+    gen_cfg: dict[str, Any],
+    cache_root: Path,
+    workers: int,
+    desc: str,
+    total: int,
 ) -> Iterator[list[CacheRecord]]:
     """Run tasks in ``workers`` processes (or in-process for 1), yielding results as they finish."""
     bar = tqdm(total=total, desc=desc, unit="img", leave=True)
@@ -196,19 +206,28 @@ def build_faces(params: dict[str, Any]) -> Path:
     ctx = BuildContext.from_params(params)
     n = int(get(params, "faces.n"))
     ids = sample_identities(
-        ctx.benchmark, n, seed=int(get(params, "faces.seed")), sampler=str(get(params, "faces.sampler"))
+        ctx.benchmark,
+        n,
+        seed=int(get(params, "faces.seed")),
+        sampler=str(get(params, "faces.sampler")),
     )
     specs = [
         FaceSpec(
-            face_id=r.face_id, age=r.age, gender=r.gender, ethnicity=r.ethnicity,
-            body_type=r.body_type, seed=int(r.seed),
+            face_id=r.face_id,
+            age=r.age,
+            gender=r.gender,
+            ethnicity=r.ethnicity,
+            body_type=r.body_type,
+            seed=int(r.seed),
             prompt=ctx.benchmark.base_face_prompt(
                 age=r.age, gender=r.gender, ethnicity=r.ethnicity, body_type=r.body_type
             ),
         )
         for r in ids.itertuples()
     ]
-    keys = [request_key({"kind": "face", "generator": ctx.gen_cfg, "spec": s.__dict__}) for s in specs]
+    keys = [
+        request_key({"kind": "face", "generator": ctx.gen_cfg, "spec": s.__dict__}) for s in specs
+    ]
     todo = [(k, s) for k, s in zip(keys, specs) if ctx.cached(k) is None]
     log.info("faces: %d identities, %d cached, %d to render", n, n - len(todo), len(todo))
     if todo:
@@ -216,7 +235,9 @@ def build_faces(params: dict[str, Any]) -> Path:
         batch = probe.batch_size
         probe.close()
         tasks = [([k for k, _ in b], [s for _, s in b]) for b in _batches(todo, batch)]
-        for _ in _execute(tasks, _run_faces, ctx.gen_cfg, ctx.cache.root, ctx.workers, "faces", len(todo)):
+        for _ in _execute(
+            tasks, _run_faces, ctx.gen_cfg, ctx.cache.root, ctx.workers, "faces", len(todo)
+        ):
             pass
     out_dir = ctx.root / get(params, "paths.faces")
     _fresh_dir(out_dir)
@@ -225,14 +246,26 @@ def build_faces(params: dict[str, Any]) -> Path:
     for k, s in zip(keys, specs):
         rec = ctx.cache.get(k)
         if rec is None:
-            raise StylisticBiasError(f"faces: request for {s.face_id} did not finish; re-run the stage")
+            raise StylisticBiasError(
+                f"faces: request for {s.face_id} did not finish; re-run the stage"
+            )
         rel = f"images/{s.face_id}.{rec.ext}"
         if rec.status == "ok":
             ctx.cache.materialize(rec, out_dir / rel)
         rows.append(
-            {"face_id": s.face_id, "image_id": f"{s.face_id}-base", "age": s.age, "gender": s.gender,
-             "ethnicity": s.ethnicity, "body_type": s.body_type, "generator": gname,
-             "prompt": s.prompt, "seed": s.seed, **_image_columns(rec, rel), "evaluated": True}
+            {
+                "face_id": s.face_id,
+                "image_id": f"{s.face_id}-base",
+                "age": s.age,
+                "gender": s.gender,
+                "ethnicity": s.ethnicity,
+                "body_type": s.body_type,
+                "generator": gname,
+                "prompt": s.prompt,
+                "seed": s.seed,
+                **_image_columns(rec, rel),
+                "evaluated": True,
+            }
         )
     table = schemas.write_table(pd.DataFrame(rows), out_dir / "faces.parquet", schemas.FACES)
     _log_failures("faces", rows)
@@ -248,7 +281,9 @@ def load_base_faces(faces_dir: Path) -> pd.DataFrame:
             continue
         path = faces_dir / str(row.path)
         if not path.exists():
-            raise StylisticBiasError(f"{path}: missing image of face {row.face_id} (faces.parquet row {row.Index})")
+            raise StylisticBiasError(
+                f"{path}: missing image of face {row.face_id} (faces.parquet row {row.Index})"
+            )
         if sha256_file(path) != row.sha256:
             raise StylisticBiasError(
                 f"{path}: corrupt image of face {row.face_id}: sha256 differs from faces.parquet; "
@@ -258,14 +293,16 @@ def load_base_faces(faces_dir: Path) -> pd.DataFrame:
             with Image.open(path) as im:
                 im.verify()
         except (UnidentifiedImageError, OSError) as exc:
-            raise StylisticBiasError(f"{path}: image of face {row.face_id} does not decode ({exc})") from None
+            raise StylisticBiasError(
+                f"{path}: image of face {row.face_id} does not decode ({exc})"
+            ) from None
     return faces
 
 
 def variation_grid(
     benchmark: Benchmark, faces: pd.DataFrame, scope: str = "full"
 ) -> list[tuple[Any, VariationValue]]:
-    """(face row, value) for every plausible value of every ok face (``scope=evaluated``: whitelist)."""
+    """(face row, value) for every plausible value of every ok face (evaluated: whitelist)."""
     if scope not in ("full", "evaluated"):
         raise StylisticBiasError(f"unknown variations.scope {scope!r}; valid: full, evaluated")
     grid = []
@@ -282,22 +319,45 @@ def build_variations(params: dict[str, Any]) -> Path:
     ctx = BuildContext.from_params(params)
     faces_dir = ctx.root / get(params, "paths.faces")
     faces = load_base_faces(faces_dir)
-    grid = variation_grid(ctx.benchmark, faces, str(params.get("variations", {}).get("scope", "full")))
+    grid = variation_grid(
+        ctx.benchmark, faces, str(params.get("variations", {}).get("scope", "full"))
+    )
     entries = []
     for row, v in grid:
-        spec = FaceSpec(row.face_id, row.age, row.gender, row.ethnicity, row.body_type, int(row.seed), row.prompt)
+        spec = FaceSpec(
+            row.face_id,
+            row.age,
+            row.gender,
+            row.ethnicity,
+            row.body_type,
+            int(row.seed),
+            row.prompt,
+        )
         edit = EditSpec(
-            face=spec, variation=v, prompt=ctx.benchmark.variation_prompt(v, gender=str(row.gender)),
+            face=spec,
+            variation=v,
+            prompt=ctx.benchmark.variation_prompt(v, gender=str(row.gender)),
             seed=face_seed(int(row.seed), v.slug),
         )
         key = request_key(
-            {"kind": "edit", "generator": ctx.gen_cfg, "base_sha256": row.sha256,
-             "prompt": edit.prompt, "seed": edit.seed, "variation": v.slug}
+            {
+                "kind": "edit",
+                "generator": ctx.gen_cfg,
+                "base_sha256": row.sha256,
+                "prompt": edit.prompt,
+                "seed": edit.seed,
+                "variation": v.slug,
+            }
         )
         entries.append((key, edit, faces_dir / str(row.path)))
     todo = [e for e in entries if ctx.cached(e[0]) is None]
-    log.info("variations: %d edits of %d faces, %d cached, %d to render",
-             len(entries), len(faces), len(entries) - len(todo), len(todo))
+    log.info(
+        "variations: %d edits of %d faces, %d cached, %d to render",
+        len(entries),
+        len(faces),
+        len(entries) - len(todo),
+        len(todo),
+    )
     if todo:
         probe = make_generator(ctx.gen_cfg)
         batch = probe.batch_size
@@ -310,7 +370,9 @@ def build_variations(params: dict[str, Any]) -> Path:
             for group in by_face.values()
             for b in _batches(group, batch)
         ]
-        for _ in _execute(tasks, _run_edits, ctx.gen_cfg, ctx.cache.root, ctx.workers, "variations", len(todo)):
+        for _ in _execute(
+            tasks, _run_edits, ctx.gen_cfg, ctx.cache.root, ctx.workers, "variations", len(todo)
+        ):
             pass
     out_dir = ctx.root / get(params, "paths.variations")
     _fresh_dir(out_dir)
@@ -319,32 +381,51 @@ def build_variations(params: dict[str, Any]) -> Path:
     for key, e, _ in entries:
         rec = ctx.cache.get(key)
         if rec is None:
-            raise StylisticBiasError(f"variations: request {e.face.face_id}/{e.variation.slug} did not finish")
+            raise StylisticBiasError(
+                f"variations: request {e.face.face_id}/{e.variation.slug} did not finish"
+            )
         rel = f"images/{e.face.face_id}/{e.variation.slug}.{rec.ext}"
         if rec.status == "ok":
             ctx.cache.materialize(rec, out_dir / rel)
         v = e.variation
         rows.append(
-            {"image_id": f"{e.face.face_id}-{v.slug}", "face_id": e.face.face_id, "category": v.category,
-             "attribute": v.attribute, "value": v.value, "framing": v.framing, "age": e.face.age,
-             "gender": e.face.gender, "ethnicity": e.face.ethnicity, "body_type": e.face.body_type,
-             "generator": gname, "prompt": e.prompt, "seed": e.seed, **_image_columns(rec, rel),
-             "evaluated": v.evaluated}
+            {
+                "image_id": f"{e.face.face_id}-{v.slug}",
+                "face_id": e.face.face_id,
+                "category": v.category,
+                "attribute": v.attribute,
+                "value": v.value,
+                "framing": v.framing,
+                "age": e.face.age,
+                "gender": e.face.gender,
+                "ethnicity": e.face.ethnicity,
+                "body_type": e.face.body_type,
+                "generator": gname,
+                "prompt": e.prompt,
+                "seed": e.seed,
+                **_image_columns(rec, rel),
+                "evaluated": v.evaluated,
+            }
         )
     columns = list(schemas.VARIATIONS.columns)
-    table = schemas.write_table(pd.DataFrame(rows, columns=columns), out_dir / "variations.parquet",
-                                schemas.VARIATIONS)
+    table = schemas.write_table(
+        pd.DataFrame(rows, columns=columns), out_dir / "variations.parquet", schemas.VARIATIONS
+    )
     _log_failures("variations", rows)
     _write_gallery(params, faces, faces_dir, out_dir)
     return table
 
 
-def _write_gallery(params: dict[str, Any], faces: pd.DataFrame, faces_dir: Path, out_dir: Path) -> None:
+def _write_gallery(
+    params: dict[str, Any], faces: pd.DataFrame, faces_dir: Path, out_dir: Path
+) -> None:
     from stylisticbias.gallery import write_gallery
 
     variations = pd.read_parquet(out_dir / "variations.parquet")
     max_faces = params.get("gallery", {}).get("max_faces")
-    path = write_gallery(faces, variations, out_dir / "gallery.html", faces_dir, out_dir, max_faces=max_faces)
+    path = write_gallery(
+        faces, variations, out_dir / "gallery.html", faces_dir, out_dir, max_faces=max_faces
+    )
     log.info("gallery: %s", path)
 
 
@@ -354,5 +435,7 @@ def _log_failures(stage: str, rows: list[dict[str, Any]]) -> None:
         log.warning(
             "%s: %d request(s) not rendered (%s); they are recorded in the manifest -- set "
             "generation.retry_failed=true to retry them",
-            stage, len(bad), ", ".join(sorted({r["status"] for r in bad})),
+            stage,
+            len(bad),
+            ", ".join(sorted({r["status"] for r in bad})),
         )
