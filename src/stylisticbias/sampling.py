@@ -95,7 +95,9 @@ def sample_identities(
     else:
         cells = list(itertools.product(*(benchmark.demographics[a] for a in DEMOGRAPHIC_AXES)))
         full, rest = divmod(n, len(cells))
-        picked = cells * full + [cells[i] for i in sorted(rng.choice(len(cells), rest, replace=False))]
+        picked = cells * full + [
+            cells[i] for i in sorted(rng.choice(len(cells), rest, replace=False))
+        ]
         picked = [picked[i] for i in rng.permutation(len(picked))] if picked else []
         columns = {a: [c[i] for c in picked] for i, a in enumerate(DEMOGRAPHIC_AXES)}
     face_ids = [f"F{i:04d}" for i in range(n)]
