@@ -178,3 +178,15 @@ def test_stage_cli_one_line_error(project: Path) -> None:
     lines = [x for x in err.decode().splitlines() if x.strip()]
     assert len(lines) == 1 and "teenager" in lines[0] and "valid: young adult" in lines[0]
     assert not (project / "data").exists()
+
+
+def test_generator_code_change_invalidates_cache(project: Path, monkeypatch) -> None:
+    from stylisticbias.dataset import build
+
+    log = project / "renders.log"
+    monkeypatch.setenv("FAKE_GENERATOR_LOG", str(log))
+    params = fake_params(1)
+    build_faces(params)
+    monkeypatch.setattr(build, "generator_code_version", lambda cfg: "changed")
+    build_faces(params)
+    assert log.read_text().splitlines() == ["face F0000", "face F0000"]

@@ -51,11 +51,36 @@ def generator_config(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in cfg.items() if k not in BUILDER_KEYS}
 
 
+def generator_code_version(cfg: dict[str, Any]) -> str:
+    """SHA-256 of the source of the generator's module (its package, if it is one).
+
+    Part of every render-cache key, so changing the drawing code re-renders instead of reusing
+    stale images.
+    """
+    import hashlib
+    import importlib.util
+
+    module = str(cfg["_target_"]).rsplit(".", 1)[0]
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or spec.origin is None:
+        raise StylisticBiasError(f"generator._target_: module {module!r} not found")
+    origin = Path(spec.origin)
+    files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def make_generator(cfg: dict[str, Any]) -> Generator:
     """Instantiate a generator from its config (Hydra ``_target_``)."""
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
+    cfg = {k: v for k, v in cfg.items() if k != "_code_version"}  # cache-key only
     try:
         gen = instantiate(cfg, _convert_="all")
     except InstantiationException as exc:
@@ -155,6 +180,7 @@ class BuildContext:
         """Build the context from composed params."""
         root = project_root()
         gen_cfg = generator_config(params)
+        gen_cfg["_code_version"] = generator_code_version(gen_cfg)
         cache_root = root / get(params, "paths.data") / ".render-cache"
         return cls(
             root=root,
