@@ -15,3 +15,8 @@ def test_small_calibration(default_params) -> None:
     assert res["coverage"] >= 0.9  # the full run (100+ faces) reaches >= 0.95
     assert res["null_false_positive_rate"] <= 0.125  # at most one of the 8 null cells
     assert res["max_abs_error"] < 0.05
+
+
+def test_no_simulated_judge_is_not_applicable(default_params) -> None:
+    res = calibrate(default_params, models=["tiny-llava-next"])
+    assert res["coverage"] is None and "no simulated judge" in res["note"]

@@ -59,6 +59,11 @@ def synthetic_dataset(
     return faces, var
 
 
+def is_simulated(model: str) -> bool:
+    """Whether ``conf/model/<model>.yaml`` is a simulated judge (has planted-effect settings)."""
+    return "effect_scale" in load_group_option("model", model)
+
+
 def pipeline_dataset(params: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The dataset the pipeline built (``data/faces``, ``data/variations``), judged images only."""
     from stylisticbias import schemas
@@ -95,7 +100,15 @@ def calibrate(
     t0 = time.perf_counter()
     s = AnalysisSettings.from_config(params.get("analysis"))
     benchmark = benchmark_from_config(params["benchmark"])
-    names = list(models or params["judge"]["models"])
+    names = [m for m in (models or params["judge"]["models"]) if is_simulated(m)]
+    if not names:
+        return {
+            "coverage": None,
+            "n_cells": 0,
+            "note": "no simulated judge in judge.models: calibration needs planted effects",
+            "settings": {"models": list(models or params["judge"]["models"])},
+            "simulated": False,
+        }
     faces, var = dataset if dataset is not None else synthetic_dataset(benchmark, n_faces, seed)
     n_faces = int(faces["face_id"].nunique())
     img = image_attrs(faces, var)
@@ -180,11 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             from stylisticbias import schemas
 
-            names = list(params["judge"]["models"])
+            names = [m for m in params["judge"]["models"] if is_simulated(m)]
             score_dir = Path(params["paths"]["scores"])
             sc = {m: schemas.read_table(score_dir / f"{m}.parquet", schemas.SCORES) for m in names}
             res = calibrate(params, dataset=pipeline_dataset(params), scores=sc)
-            res["settings"]["dataset"] = "pipeline (data/faces, data/variations, data/scores)"
+            res.setdefault("settings", {})["dataset"] = "pipeline: data/faces, variations, scores"
     except StylisticBiasError as exc:
         log.error("error: %s", exc)
         return 2

@@ -7,6 +7,7 @@ then ``ci_low, ci_high, pval, pval_corr, n`` and friends. docs/statistics.md doc
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,7 +177,9 @@ def table3(
             eff = float(fr.loc[m, "effect"].mean())
             lo = hi = np.nan
             if shift.boot is not None:
-                b = np.nanmean(shift.boot[:, np.flatnonzero(m)], axis=1)
+                with warnings.catch_warnings():  # a resample may miss every face of a cell
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    b = np.nanmean(shift.boot[:, np.flatnonzero(m)], axis=1)
                 boots[(cat, dim)] = b
                 l_, h_ = percentile_ci(b[:, None], s.ci)
                 lo, hi = float(l_[0]), float(h_[0])

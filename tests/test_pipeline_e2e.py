@@ -1,0 +1,74 @@
+"""End to end through DVC on a copy of the project: `dvc repro` (smoke and demo experiments)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from stylisticbias.config import ROOT
+
+
+def _copy_project(dest: Path) -> Path:
+    """Copy the working tree's tracked and unignored files into a fresh git + DVC repository."""
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, check=True,
+        capture_output=True, text=True,
+    ).stdout.splitlines()
+    for rel in files:
+        src = ROOT / rel
+        if src.is_file() and not rel.startswith(("reports/", "data/")) and rel != "dvc.lock":
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    env = _env()
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+        subprocess.run(cmd, cwd=dest, check=True, env=env)
+    return dest
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _repro(project: Path, *experiment: str) -> str:
+    env = _env()
+    subprocess.run([sys.executable, "-m", "stylisticbias.config", "compose", *experiment],
+                   cwd=project, check=True, env=env)
+    proc = subprocess.run(["dvc", "repro"], cwd=project, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _repro_again(project: Path) -> str:
+    proc = subprocess.run(["dvc", "repro"], cwd=project, env=_env(), capture_output=True, text=True)
+    return proc.stdout
+
+
+def test_smoke_experiment_runs_hf_engine_end_to_end(tmp_path: Path) -> None:
+    project = _copy_project(tmp_path / "proj")
+    _repro(project, "experiment=smoke")
+    j = pd.read_parquet(project / "data/judgments/tiny-llava-next/judgments.parquet")
+    assert set(j["engine"]) == {"hf"} and set(j["decoding"]) == {"exact"}
+    assert not j["simulated"].any()
+    assert j.groupby("image_id").size().eq(4 * 4).all()  # 4 scenarios x 4 orderings
+    s = pd.read_parquet(project / "data/scores/tiny-llava-next.parquet")
+    assert s["phi"].notna().all() and len(s) == j["image_id"].nunique() * 4
+    report = (project / "reports/README.md").read_text()
+    assert "tiny-llava-next" in report and "SIMULATED" not in report.splitlines()[0]
+    assert "up to date" in _repro_again(project)
+
+
+@pytest.mark.slow
+def test_demo_pipeline_end_to_end(tmp_path: Path) -> None:
+    project = _copy_project(tmp_path / "proj")
+    _repro(project)
+    report = (project / "reports/README.md").read_text()
+    assert report.splitlines()[0].endswith("SIMULATED data")
+    assert (project / "reports/calibration.json").exists()
+    assert "up to date" in _repro_again(project)
