@@ -17,150 +17,30 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from PIL import Image, UnidentifiedImageError
-from tqdm import tqdm
 
 from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_config
 from stylisticbias.config import get, project_root
 from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key, sha256_file
+from stylisticbias.dataset.rendering import (
+    execute,
+    generator_code_version,
+    generator_config,
+    make_generator,
+    run_edits,
+    run_faces,
+)
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.generators.base import EditSpec, FaceSpec, Generator, GenResult
+from stylisticbias.generators.base import EditSpec, FaceSpec
 from stylisticbias.sampling import face_seed, sample_identities
 
 log = logging.getLogger(__name__)
-
-#: keys of a generator config that configure the builder, not the backend's constructor
-BUILDER_KEYS = ("workers",)
-
-
-# --------------------------------------------------------------------------- generator set-up
-def generator_config(params: dict[str, Any]) -> dict[str, Any]:
-    """The ``generator`` section with builder-only keys removed (what ``_target_`` receives)."""
-    cfg = dict(get(params, "generator"))
-    if "_target_" not in cfg:
-        raise StylisticBiasError(
-            "params.yaml: generator._target_ is missing (conf/generator/*.yaml)"
-        )
-    return {k: v for k, v in cfg.items() if k not in BUILDER_KEYS}
-
-
-def generator_code_version(cfg: dict[str, Any]) -> str:
-    """SHA-256 of the source of the generator's module (its package, if it is one).
-
-    Part of every render-cache key, so changing the drawing code re-renders instead of reusing
-    stale images.
-    """
-    import hashlib
-    import importlib.util
-
-    module = str(cfg["_target_"]).rsplit(".", 1)[0]
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or spec.origin is None:
-        raise StylisticBiasError(f"generator._target_: module {module!r} not found")
-    origin = Path(spec.origin)
-    files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.read_bytes())
-    return h.hexdigest()
-
-
-def make_generator(cfg: dict[str, Any]) -> Generator:
-    """Instantiate a generator from its config (Hydra ``_target_``)."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
-
-    cfg = {k: v for k, v in cfg.items() if k != "_code_version"}  # cache-key only
-    try:
-        gen = instantiate(cfg, _convert_="all")
-    except InstantiationException as exc:
-        cause = exc.__cause__
-        if isinstance(cause, StylisticBiasError):
-            raise cause from None
-        msg = str(cause or exc).strip().splitlines()[0]
-        raise StylisticBiasError(f"generator {cfg.get('_target_')}: {msg}") from None
-    if not isinstance(gen, Generator):
-        raise StylisticBiasError(f"generator {cfg['_target_']} is not a stylisticbias Generator")
-    return gen
-
-
-# --------------------------------------------------------------------------- worker side
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(gen_cfg: dict[str, Any], cache_root: str) -> None:
-    _WORKER["gen"] = make_generator(gen_cfg)
-    _WORKER["cache"] = RenderCache(Path(cache_root))
-
-
-def _worker_state(gen_cfg: dict[str, Any], cache_root: Path) -> tuple[Generator, RenderCache]:
-    if "gen" not in _WORKER:
-        _init_worker(gen_cfg, str(cache_root))
-    return _WORKER["gen"], _WORKER["cache"]
-
-
-def _store(
-    cache: RenderCache, keys: Sequence[str], results: Sequence[GenResult], ext: str
-) -> list[CacheRecord]:
-    if len(results) != len(keys):
-        raise RuntimeError(f"generator returned {len(results)} results for {len(keys)} requests")
-    return [cache.put(k, r.image, r.status, r.reason, ext) for k, r in zip(keys, results)]
-
-
-def _run_faces(task: tuple[list[str], list[FaceSpec]]) -> list[CacheRecord]:
-    keys, specs = task
-    gen, cache = _WORKER["gen"], _WORKER["cache"]
-    return _store(cache, keys, gen.generate_faces(specs), gen.file_format)
-
-
-def _run_edits(task: tuple[str, list[str], list[EditSpec]]) -> list[CacheRecord]:
-    base_path, keys, edits = task
-    gen, cache = _WORKER["gen"], _WORKER["cache"]
-    with Image.open(base_path) as im:
-        base = im.convert("RGB")
-    return _store(cache, keys, gen.edit(base, edits), gen.file_format)
-
-
-def _execute(
-    tasks: list[Any],
-    fn: Any,
-    gen_cfg: dict[str, Any],
-    cache_root: Path,
-    workers: int,
-    desc: str,
-    total: int,
-) -> Iterator[list[CacheRecord]]:
-    """Run tasks in ``workers`` processes (or in-process for 1), yielding results as they finish."""
-    bar = tqdm(total=total, desc=desc, unit="img", leave=True)
-    try:
-        if workers <= 1 or len(tasks) <= 1:
-            _worker_state(gen_cfg, cache_root)
-            try:
-                for t in tasks:
-                    recs = fn(t)
-                    bar.update(len(recs))
-                    yield recs
-            finally:
-                _WORKER.clear()
-        else:
-            with ProcessPoolExecutor(
-                max_workers=workers, initializer=_init_worker, initargs=(gen_cfg, str(cache_root))
-            ) as pool:
-                for recs in pool.map(fn, tasks, chunksize=1):
-                    bar.update(len(recs))
-                    yield recs
-    finally:
-        bar.close()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -261,8 +141,8 @@ def build_faces(params: dict[str, Any]) -> Path:
         batch = probe.batch_size
         probe.close()
         tasks = [([k for k, _ in b], [s for _, s in b]) for b in _batches(todo, batch)]
-        for _ in _execute(
-            tasks, _run_faces, ctx.gen_cfg, ctx.cache.root, ctx.workers, "faces", len(todo)
+        for _ in execute(
+            tasks, run_faces, ctx.gen_cfg, ctx.cache.root, ctx.workers, "faces", len(todo)
         ):
             pass
     out_dir = ctx.root / get(params, "paths.faces")
@@ -396,8 +276,8 @@ def build_variations(params: dict[str, Any]) -> Path:
             for group in by_face.values()
             for b in _batches(group, batch)
         ]
-        for _ in _execute(
-            tasks, _run_edits, ctx.gen_cfg, ctx.cache.root, ctx.workers, "variations", len(todo)
+        for _ in execute(
+            tasks, run_edits, ctx.gen_cfg, ctx.cache.root, ctx.workers, "variations", len(todo)
         ):
             pass
     out_dir = ctx.root / get(params, "paths.variations")
