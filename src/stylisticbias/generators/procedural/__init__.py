@@ -3,7 +3,8 @@
 Modules: ``palette`` (colours), ``geometry`` (identity from the demographic cell + seed),
 ``canvas`` (masks, layers, exact compositing), ``face`` (the bare base face), one module per
 attribute family (``hair``, ``skin``, ``facial_hair``, ``makeup``, ``accessories``),
-``scene`` (the layer stack and edits), ``body`` + ``fashion`` (full-body images) and
+``scene`` (the layer stack and edits), ``body`` + ``garments`` + ``fashion_tailored`` +
+``fashion_casual`` + ``fashion`` (full-body images: figure, garment pieces, styles, style table) and
 ``generator`` (the :class:`ProceduralGenerator` backend).
 """
 
