@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from stylisticbias.generators.procedural.canvas import Canvas, Layer, Pen, shade
-from stylisticbias.generators.procedural.face import lips_mask_points
+from stylisticbias.generators.procedural.face_features import lips_mask_points
 from stylisticbias.generators.procedural.geometry import FaceGeometry, Point
 
 

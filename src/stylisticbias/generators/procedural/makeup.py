@@ -7,7 +7,11 @@
 from __future__ import annotations
 
 from stylisticbias.generators.procedural.canvas import Canvas, Layer, Pen
-from stylisticbias.generators.procedural.face import eye_points, lips_mask_points, mouth_line
+from stylisticbias.generators.procedural.face_features import (
+    eye_points,
+    lips_mask_points,
+    mouth_line,
+)
 from stylisticbias.generators.procedural.geometry import FaceGeometry
 
 LIP_COLOURS = {
