@@ -80,6 +80,11 @@ def load_model_and_processor(
     kwargs: dict[str, Any] = {"dtype": torch_dtype(model_cfg.get("dtype"))}
     if model_cfg.get("attn_implementation"):
         kwargs["attn_implementation"] = str(model_cfg["attn_implementation"])
+    if local and (Path(src) / "TINY_MODEL.json").exists():
+        # tiny checkpoints may save an image-only processor subclass (no torchvision needed)
+        from stylisticbias.judge.tiny_archs.processors import register
+
+        register()
     try:
         processor = AutoProcessor.from_pretrained(
             src, **common, **dict(model_cfg.get("processor_kwargs") or {})

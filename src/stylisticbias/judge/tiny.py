@@ -200,12 +200,14 @@ def _text_cfg(vocab_size: int, **over: Any) -> dict[str, Any]:
     return base
 
 
-def _finish(model: Any, processor: Any, start_token: str, out: Path, seed: int) -> Path:
+def _finish(
+    model: Any, processor: Any, start_token: str, out: Path, seed: int, sharpness: float = 2.0
+) -> Path:
     """Plant the grammar, set the generation config, save model + processor."""
     from transformers import GenerationConfig
 
     tok = processor.tokenizer
-    plant_grammar(model, tok, start_token)
+    plant_grammar(model, tok, start_token, sharpness=sharpness)
     image_ids = [
         i
         for t, i in tok.get_vocab().items()
@@ -393,10 +395,25 @@ def build_gemma3(out: Path, seed: int = 0, *, image_size: int = 64, patch: int =
     return _finish(model, processor, "\n", out, seed)
 
 
+def _module_builder(module: str) -> Callable[..., Path]:
+    """The ``build`` function of ``stylisticbias.judge.tiny_archs.<module>`` (imported lazily)."""
+
+    def build(out: Path, seed: int = 0, **kwargs: Any) -> Path:
+        import importlib
+
+        mod = importlib.import_module(f"stylisticbias.judge.tiny_archs.{module}")
+        return mod.build(out, seed, **kwargs)
+
+    build.__name__ = f"build_{module}"
+    return build
+
+
 BUILDERS: dict[str, Callable[..., Path]] = {
     "llava_next": build_llava_next,
     "pixtral": build_pixtral,
     "gemma3": build_gemma3,
+    "qwen3_vl": _module_builder("qwen3_vl"),
+    "internvl": _module_builder("internvl"),
 }
 #: Architecture names accepted by ``local_build:`` and the CLI.
 ARCHITECTURES: tuple[str, ...] = tuple(BUILDERS)
