@@ -411,7 +411,7 @@ def test_config_errors(tiny_diffusers, tmp_path):
 @pytest.mark.parametrize("name", ["diffusers", "diffusers-sdxl", "diffusers-qwen"])
 def test_configs_instantiate_without_loading(name):
     from stylisticbias.config import load_group_option
-    from stylisticbias.dataset.build import BUILDER_KEYS, make_generator
+    from stylisticbias.dataset.rendering import BUILDER_KEYS, make_generator
 
     cfg = load_group_option("generator", name)
     cfg.pop("name")

@@ -1,35 +1,4 @@
-"""Photoreal generator on local open models through diffusers.
-
-Base faces come from a text-to-image pipeline (default FLUX.1-dev; SDXL, SD3.5 or any
-``DiffusionPipeline`` id work), variations from an instruction-edit pipeline (default
-FLUX.1-Kontext-dev; ``QwenImageEditPipeline`` and ``StableDiffusionInstructPix2PixPipeline``
-work too). Both are loaded with ``DiffusionPipeline.from_pretrained`` from a hub id or a local
-directory, lazily on first use, and only one of them is kept in memory at a time unless
-``keep_both_loaded`` is set.
-
-Determinism: every request gets its own ``torch.Generator`` seeded from ``spec.seed`` (created
-on ``generator_device``, CPU by default, so a seed draws the same initial noise on any
-hardware), and a batch passes one generator per prompt. The same seed therefore gives the same
-image whatever else is in the batch (up to the floating-point noise of batched kernels).
-
-Full-body fashion edits (``framing == "full_body"``, paper Fig. 11) need a taller canvas than
-the head-and-shoulders base portrait. ``full_body.mode`` chooses how:
-
-* ``canvas`` (default, works with every edit pipeline): the portrait is scaled to
-  ``full_body.face_scale`` of the canvas width and pasted top-centre on a plain white canvas of
-  ``full_body.width`` x ``full_body.height`` (white = the prompt's studio backdrop); the edit
-  pipeline paints the body below the head and the output has the canvas size.
-* ``reference``: the unmodified portrait is the reference image and the output size is
-  requested through the pipeline's ``height``/``width`` (FluxKontext, QwenImageEdit; not
-  InstructPix2Pix, whose output always has the input's size).
-
-Sizes: base faces are ``base.height`` x ``base.width``; face edits keep the base image's size
-unless ``edit.height``/``edit.width`` are set. Pipelines without ``height``/``width`` arguments
-(InstructPix2Pix) get their input resized to the requested size instead.
-
-A pipeline whose safety checker flags an image (``nsfw_content_detected``) yields
-``GenResult(status="blocked", reason="nsfw filter")``; its blacked-out image is dropped.
-"""
+"""``DiffusersGenerator``: the generator class (pipeline loading, calls, batching)."""
 
 from __future__ import annotations
 
@@ -37,87 +6,24 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
 
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.generators.base import EditSpec, FaceSpec, Generator, GenResult
-
-log = logging.getLogger(__name__)
-
-DTYPES = ("float32", "float16", "bfloat16")
-OFFLOAD_MODES = ("none", "model", "sequential")
-FILE_FORMATS = ("jpg", "webp", "png")
-FULL_BODY_MODES = ("canvas", "reference")
-
-_SECTION_KEYS = (
-    "model",
-    "revision",
-    "pipeline",
-    "variant",
-    "num_inference_steps",
-    "guidance_scale",
-    "height",
-    "width",
-    "call_kwargs",
-    "image_per_prompt",
+from stylisticbias.generators.diffusers_backend.settings import (
+    DTYPES,
+    FILE_FORMATS,
+    FULL_BODY_MODES,
+    OFFLOAD_MODES,
+    FullBodySettings,
+    PipelineSettings,
+    full_body_canvas,
+    round16,
 )
 
-
-@dataclass
-class PipelineSettings:
-    """One pipeline of the generator (``base`` or ``edit`` section of the YAML)."""
-
-    model: str
-    revision: str | None = "main"
-    #: diffusers class name (e.g. ``FluxKontextPipeline``); null = the ``_class_name`` in the
-    #: model's model_index.json
-    pipeline: str | None = None
-    #: weight variant (e.g. ``fp16``), null = the default weights
-    variant: str | None = None
-    num_inference_steps: int | None = None
-    guidance_scale: float | None = None
-    #: output size; for edits null = the size of the base image (face) or canvas (full body)
-    height: int | None = None
-    width: int | None = None
-    #: extra ``__call__`` kwargs, e.g. ``{image_guidance_scale: 1.5}`` or ``{true_cfg_scale: 4.0,
-    #: negative_prompt: " "}``
-    call_kwargs: dict[str, Any] = field(default_factory=dict)
-    #: edits: pass the base image once per prompt (a list); false = pass it once (pipelines
-    #: such as QwenImageEditPlusPipeline read a list as several reference images)
-    image_per_prompt: bool = True
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any] | str, where: str) -> PipelineSettings:
-        """Build from a YAML section (a mapping, or just the model id)."""
-        if isinstance(section, str):
-            return cls(model=section)
-        data = dict(section)
-        unknown = sorted(set(data) - set(_SECTION_KEYS))
-        if unknown:
-            raise StylisticBiasError(
-                f"{where}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(_SECTION_KEYS)}"
-            )
-        if not data.get("model"):
-            raise StylisticBiasError(f"{where}.model: required (a hub id or a local directory)")
-        data["call_kwargs"] = dict(data.get("call_kwargs") or {})
-        return cls(**data)
-
-
-@dataclass
-class FullBodySettings:
-    """How full-body fashion edits get their portrait-to-full-body canvas."""
-
-    mode: str = "canvas"
-    #: canvas / output size; null = base width and 1.5 x base width (rounded to 16 px)
-    width: int | None = None
-    height: int | None = None
-    #: canvas mode: width of the pasted portrait as a share of the canvas width
-    face_scale: float = 0.4
-    #: canvas mode: gap above the pasted portrait as a share of the canvas height
-    top_margin: float = 0.02
+log = logging.getLogger("stylisticbias.generators.diffusers_backend")
 
 
 def _resolve_device(device: str) -> str:
@@ -134,22 +40,6 @@ def _resolve_device(device: str) -> str:
 
 def _chunks(items: Sequence[Any], n: int) -> list[list[Any]]:
     return [list(items[i : i + n]) for i in range(0, len(items), n)]
-
-
-def _round16(x: float) -> int:
-    return max(16, round(x / 16.0) * 16)
-
-
-def full_body_canvas(
-    base: Image.Image, width: int, height: int, face_scale: float, top_margin: float
-) -> Image.Image:
-    """White ``width`` x ``height`` canvas with ``base`` scaled and pasted top-centre."""
-    canvas = Image.new("RGB", (width, height), (255, 255, 255))
-    pw = max(1, round(width * face_scale))
-    ph = max(1, round(base.height * pw / base.width))
-    portrait = base.convert("RGB").resize((pw, ph), Image.Resampling.LANCZOS)
-    canvas.paste(portrait, ((width - pw) // 2, round(height * top_margin)))
-    return canvas
 
 
 class DiffusersGenerator(Generator):
@@ -430,7 +320,7 @@ class DiffusersGenerator(Generator):
         """(width, height) of full-body outputs for a given base image."""
         fb = self.full_body
         w = fb.width or base.width
-        h = fb.height or _round16(1.5 * w)
+        h = fb.height or round16(1.5 * w)
         return int(w), int(h)
 
     def edit(self, base: Image.Image, edits: Sequence[EditSpec]) -> list[GenResult]:
