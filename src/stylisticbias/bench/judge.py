@@ -163,6 +163,7 @@ def run(
             "orderings": 4,
             "seeds": k,
             "prune_threshold": engine_cfg["prune_threshold"],
+            "prefix_sharing": exact.prefix_sharing if exact._shared_ok else "copy",
             "dtype": "float32",
         },
         "repeats": repeats,

@@ -26,6 +26,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +44,23 @@ from stylisticbias.judge.hf_exact import (
     expand_all,
     prefill,
     split_prompts,
+    suffix_logits,
 )
 from stylisticbias.judge.hf_loading import load_model_and_processor, resolve_device
 from stylisticbias.judge.parsing import letter_outcome, parse_response
-from stylisticbias.judge.prompts import PromptSpec, encode, prompt_specs, render_all
+from stylisticbias.judge.prompts import (
+    PromptSpec,
+    encode,
+    prompt_specs,
+    render_all,
+    tokenize_text,
+)
+from stylisticbias.judge.shared_prefix import MODES as SHARING_MODES
+from stylisticbias.judge.shared_prefix import (
+    SharedPrefixCache,
+    SharedPrefixUnsupported,
+)
+from stylisticbias.judge.shared_prefix import install as install_shared_prefix
 
 log = logging.getLogger(__name__)
 
@@ -132,12 +146,19 @@ class HFJudgeEngine(JudgeEngine):
             max_branches=int(self.engine_cfg.get("max_branches", 4096)),
         )
         self.suffix_batch_size = int(self.engine_cfg.get("suffix_batch_size", 100))
+        self.prefix_sharing = str(self.engine_cfg.get("prefix_sharing", "shared"))
+        if self.prefix_sharing not in SHARING_MODES:
+            raise StylisticBiasError(
+                f"engine.prefix_sharing {self.prefix_sharing!r}; valid: {', '.join(SHARING_MODES)}"
+            )
+        self._shared_ok: bool | None = None  # None: not yet verified on this model
         self.chat_template_kwargs = dict(self.model_cfg.get("chat_template_kwargs") or {})
         self.model: Any = None
         self.processor: Any = None
         self.device = "cpu"
         self.last_stats: dict[str, Any] = {}
         self._rendered: list[str] | None = None
+        self._text_tokens: list[list[int]] | None = None  # tokens of the rendered prompts
 
     # ---- setup -------------------------------------------------------------------------------
     def setup(self, device: str = "cpu") -> None:
@@ -151,6 +172,7 @@ class HFJudgeEngine(JudgeEngine):
             self.model_cfg, self.device, Path(root) if root else None
         )
         self._rendered = render_all(self.processor, self.specs, self.chat_template_kwargs)
+        self._text_tokens = None
 
     def run_params(self) -> dict[str, Any]:
         """MLflow parameters: the base set + model source and exact-decoding settings."""
@@ -163,6 +185,7 @@ class HFJudgeEngine(JudgeEngine):
                 "max_new_tokens": self.decoding_params.max_new_tokens,
                 "prune_threshold": self.decoding_params.prune_threshold,
                 "seed_mode": self.seed_mode,
+                "prefix_sharing": self.prefix_sharing,
             }
         )
         return out
@@ -276,6 +299,8 @@ class HFJudgeEngine(JudgeEngine):
         representative response text).
         """
         assert self._rendered is not None
+        if self._text_tokens is None:  # image-independent: tokenised once per engine
+            self._text_tokens = [tokenize_text(self.processor, r) for r in self._rendered]
         prompts = split_prompts(
             self.model,
             self.processor,
@@ -283,6 +308,7 @@ class HFJudgeEngine(JudgeEngine):
             [s.text for s in self.specs],
             self._rendered,
             self.chat_template_kwargs,
+            text_tokens=self._text_tokens,
         )
         prompts.prefix_inputs = {
             k: v.to(self.model.device) if hasattr(v, "to") else v
@@ -291,15 +317,15 @@ class HFJudgeEngine(JudgeEngine):
         cache = prefill(self.model, prompts.prefix_inputs)
         if stats is not None:
             stats.forward_calls += 1
-        dists = expand_all(
-            self.model,
-            self.processor.tokenizer,
-            cache,
-            prompts,
-            self.decoding_params,
-            self.suffix_batch_size,
-            stats,
-        )
+        run = partial(expand_all, self.model, self.processor.tokenizer, prompts=prompts,
+                      decoding=self.decoding_params, suffix_batch_size=self.suffix_batch_size,
+                      stats=stats)  # fmt: skip
+        shared = self._shared_template(cache, prompts)
+        try:
+            dists = run(prefix_cache=shared if shared is not None else cache)
+        except SharedPrefixUnsupported as exc:
+            self._disable_sharing(str(exc))
+            dists = run(prefix_cache=cache)
         out = []
         for spec, d in zip(self.specs, dists):
             mass, und = d.normalised()
@@ -336,6 +362,46 @@ class HFJudgeEngine(JudgeEngine):
                 row.update(probs)
                 rows.append(row)
         return rows, n_img
+
+    # ---- shared prefix -----------------------------------------------------------------------
+    def _shared_template(self, cache: Any, prompts: Any) -> SharedPrefixCache | None:
+        """The shared-prefix template for this image, or ``None`` for the per-row copy path.
+
+        The first image of a model is checked once: its logits on a few suffixes must equal the
+        copy path's, else sharing is disabled (logged).
+        """
+        import torch
+
+        if self.prefix_sharing != "shared" or self._shared_ok is False:
+            return None
+        if self._shared_ok is None and not install_shared_prefix(self.model):
+            self._shared_ok = False
+            return None
+        total = (
+            len(prompts.prefix_ids)
+            + max(len(s) for s in prompts.suffixes)
+            + self.decoding_params.max_new_tokens
+        )
+        try:
+            shared = SharedPrefixCache.from_prefix(cache, total)
+            if self._shared_ok is None:
+                sfx = [prompts.suffixes[0]]
+                want = suffix_logits(self.model, cache, sfx)
+                got = suffix_logits(self.model, shared, sfx)
+                tol = 1e-3 if self.model.dtype == torch.float32 else 5e-2
+                err = float((got - want).abs().max())
+                if not err <= tol * max(1.0, float(want.abs().max())):
+                    raise SharedPrefixUnsupported(f"logits differ from the copy path by {err:.2e}")
+                self._shared_ok = True
+        except SharedPrefixUnsupported as exc:
+            self._disable_sharing(str(exc), permanent=self._shared_ok is None)
+            return None
+        return shared
+
+    def _disable_sharing(self, why: str, permanent: bool = True) -> None:
+        log.info("prefix sharing off for %s (%s): per-row prefix copy", self.model_name, why)
+        if permanent:
+            self._shared_ok = False
 
 
 def _one_hot(choice: str) -> dict[str, float]:

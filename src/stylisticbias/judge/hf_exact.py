@@ -2,9 +2,10 @@
 
 For one image, the 100 (scenario x ordering) prompts share a long token prefix: the chat
 preamble, the image tokens and the start of Fig. 12 (up to the first option letter). That
-prefix is run **once**; its KV cache (a transformers ``DynamicCache``) is copied row-wise for
-each suffix batch; the suffixes run on top of it, and the distribution over *parsed outcomes*
-is computed exactly by expanding the response tree token by token:
+prefix is run **once**; its KV cache (a transformers ``DynamicCache``) is shared by all rows of a
+suffix batch (:mod:`~stylisticbias.judge.shared_prefix`; or copied row-wise, the fallback
+``prefix_sharing: copy``); the suffixes run on top of it, and the distribution over *parsed
+outcomes* is computed exactly by expanding the response tree token by token:
 
 * every live branch (a partial response) gets its next-token distribution from the model,
   processed by **the same logits processors ``generate()`` builds** from the model's
@@ -32,6 +33,7 @@ from typing import Any
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.parsing import decide_prefix
 from stylisticbias.judge.prompts import common_prefix_len, encode, tokenize_text
+from stylisticbias.judge.shared_prefix import SharedPrefixCache
 
 log = logging.getLogger(__name__)
 
@@ -77,15 +79,21 @@ def split_prompts(
     texts: Sequence[str],
     rendered: Sequence[str],
     chat_template_kwargs: Mapping[str, Any] | None = None,
+    text_tokens: Sequence[list[int]] | None = None,
 ) -> ImagePrompts:
     """Encode prompt 0 with the image once; express every prompt as shared prefix + suffix.
 
     The split point is the longest common prefix of the *un-expanded* token sequences of all
     rendered prompts (capped so every prompt keeps >= 1 suffix token). The image placeholder
     lies before it, so the expanded prefix is taken from the processor's encoding of prompt 0
-    and each suffix is that prompt's own tokens after the split point.
+    and each suffix is that prompt's own tokens after the split point. ``text_tokens``: the
+    tokenizer's tokens of ``rendered`` if already known (they do not depend on the image).
     """
-    toks = [tokenize_text(processor, r) for r in rendered]
+    toks = (
+        [list(t) for t in text_tokens]
+        if text_tokens is not None
+        else [tokenize_text(processor, r) for r in rendered]
+    )
     cut = min(common_prefix_len(toks), min(len(t) for t in toks) - 1)
     enc = encode(processor, texts[0], image, chat_template_kwargs)
     ids = enc["input_ids"][0].tolist()
@@ -118,6 +126,8 @@ def split_prompts(
 
 def cache_select(cache: Any, rows: Any) -> Any:
     """A new cache holding batch rows ``rows`` of ``cache`` (copies; ``cache`` is untouched)."""
+    if isinstance(cache, SharedPrefixCache):
+        return cache.select(rows)
     new = copy.copy(cache)
     new.layers = []
     for layer in cache.layers:
@@ -131,7 +141,12 @@ def cache_select(cache: Any, rows: Any) -> Any:
 
 
 def cache_repeat(cache: Any, n: int) -> Any:
-    """``n`` rows of a batch-1 cache as stride-0 views (no copy until the model appends)."""
+    """``n`` rows of a batch-1 cache as stride-0 views (no copy until the model appends).
+
+    For a :class:`SharedPrefixCache` template: ``n`` rows with empty suffixes (never a copy).
+    """
+    if isinstance(cache, SharedPrefixCache):
+        return cache.repeat(n)
     new = copy.copy(cache)
     new.layers = []
     for layer in cache.layers:
@@ -150,6 +165,8 @@ def cache_cat(caches: Sequence[Any]) -> Any:
 
     if len(caches) == 1:
         return caches[0]
+    if isinstance(caches[0], SharedPrefixCache):
+        return SharedPrefixCache.cat(list(caches))
     new = copy.copy(caches[0])
     new.layers = []
     for layers in zip(*(c.layers for c in caches)):
@@ -164,7 +181,11 @@ def cache_cat(caches: Sequence[Any]) -> Any:
 
 def _forward(model: Any, ids: Any, cache: Any) -> Any:
     """Run ``ids`` ([B, S]) on top of ``cache`` (updated in place); float32 last-token logits."""
-    out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    if isinstance(cache, SharedPrefixCache):
+        with cache.active(model):
+            out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+    else:
+        out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1].float()
 
 
