@@ -2,6 +2,8 @@
 
 Each builder returns the reference file's columns first (so a paper comparison is a join),
 then ``ci_low, ci_high, pval, pval_corr, n`` and friends. docs/statistics.md documents them.
+This module holds the shift tables built on the Table 12 cells (3, 4, 5, 6, 12);
+:mod:`stylisticbias.analysis.model_tables` the per-model ones (2, 7, 11).
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
-from stylisticbias.analysis.metrics import CellSums, cell_sums, face_effects, sbs_frame
+from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs_frame
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.analysis.significance import demographic_tests, marks, p_adjust, wilcoxon_faces
-from stylisticbias.analysis.vs import variation_strength
+from stylisticbias.analysis.significance import marks, p_adjust, wilcoxon_faces
 from stylisticbias.benchmark import Benchmark
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ class Shift:
     boot: np.ndarray | None  # (B, cells)
 
 
-def _with_sig(df: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+def with_significance(df: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """Add the ``significance`` marks column from ``pval_corr`` (in place; returns ``df``)."""
     df["significance"] = marks(df["pval_corr"].to_numpy(), s.alpha, s.strong_alpha)
     return df
 
@@ -103,7 +105,7 @@ def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataF
     present = shift.frame[["attribute", "value"]].drop_duplicates()
     grid = table12_grid(benchmark, evaluated_only=False).merge(present, on=["attribute", "value"])
     df = grid.merge(shift.frame, on=["attribute", "value", "dimension", "group"], how="left")
-    df = _with_sig(df, s)
+    df = with_significance(df, s)
     df.loc[~df["applicable"], "significance"] = ""
     lut = {(v.attribute, v.value): v for v in benchmark.variations}
     df.insert(0, "category", [lut[(a, v)].table12_category for a, v in zip(df.attribute, df.value)])
@@ -188,7 +190,7 @@ def table3(
         rows, columns=["category", "dimension", "sbs", "ci_low", "ci_high", "n", "n_cells"]
     )
     df = df.merge(test, on="category", how="left")
-    df = _with_sig(df, s)
+    df = with_significance(df, s)
     avg = df.groupby("dimension", sort=False)["sbs"].mean().reset_index()
     avg.insert(0, "category", AVERAGE)
     for dim in avg["dimension"]:
@@ -322,107 +324,3 @@ def table6(t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings) -> pd.D
         .rename(columns={"n_f": "n"})
         .reset_index(drop=True)
     )
-
-
-def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
-    """``vs_by_model.csv``: VS per model x dimension (+ Average rows)."""
-    vs = variation_strength(
-        scores,
-        DIMENSIONS,
-        ddof=s.vs_ddof,
-        n_resamples=s.n_resamples,
-        ci=s.ci,
-        seed=s.seed,
-        n_permutations=s.n_permutations,
-        method=s.correction,
-    )
-    vs = _with_sig(vs, s)
-    avg = vs.groupby("dimension", sort=False)["vs"].mean().reset_index()
-    avg.insert(0, "model", AVERAGE)
-    avg["significance"] = ""
-    out = pd.concat([vs, avg], ignore_index=True)
-    return out[
-        [
-            "model",
-            "dimension",
-            "vs",
-            "significance",
-            "ci_low",
-            "ci_high",
-            "pval",
-            "pval_corr",
-            "n",
-            "n_groups",
-            "n_scenarios",
-        ]
-    ]
-
-
-def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.DataFrame:
-    """``per_model_effects.csv``: face-level SBS, Cohen's d, zero and large-shift rates."""
-    fe = face_effects(
-        delta,
-        ["model"],
-        ddof=s.cohens_d_ddof,
-        zero_tol=s.zero_tol,
-        large_shift=s.large_shift,
-        n_resamples=s.n_resamples,
-        ci=s.ci,
-        seed=s.seed,
-        min_faces=s.min_faces,
-        zero_method=s.wilcoxon_zero_method,
-        faces=faces,
-    )
-    fe["pval_corr"] = p_adjust(fe["pval"].to_numpy(), s.correction)
-    avg = fe[["sbs", "cohens_d", "zero_rate", "large_shift_rate"]].mean().to_frame().T
-    avg.insert(0, "model", AVERAGE)
-    out = pd.concat([fe, avg], ignore_index=True)
-    return out[
-        [
-            "model",
-            "sbs",
-            "cohens_d",
-            "zero_rate",
-            "large_shift_rate",
-            "ci_low",
-            "ci_high",
-            "d_ci_low",
-            "d_ci_high",
-            "pval",
-            "pval_corr",
-            "n",
-            "n_faces",
-        ]
-    ]
-
-
-def table11(scores: pd.DataFrame, s: AnalysisSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``significance_rate_by_model.csv`` and the per-scenario tests behind it."""
-    base = scores[scores["is_base"].astype(bool)]
-    tests = demographic_tests(base, DIMENSIONS, method=s.correction, alpha=s.alpha)
-    agg = (
-        tests.groupby(["model", "dimension"], sort=True)
-        .agg(
-            n_scenarios_significant_derived=("significant", "sum"),
-            n_scenarios=("scenario_id", "size"),
-            n_tested=("pval", lambda p: int(p.notna().sum())),
-        )
-        .reset_index()
-    )
-    agg["pct_scenarios_significant"] = (
-        100.0 * agg["n_scenarios_significant_derived"] / agg["n_scenarios"]
-    )
-    avg = agg.groupby("dimension", sort=False)["pct_scenarios_significant"].mean().reset_index()
-    avg.insert(0, "model", AVERAGE)
-    out = pd.concat([agg, avg], ignore_index=True)
-    out["n_scenarios_significant_derived"] = out["n_scenarios_significant_derived"].astype("Int64")
-    return out[
-        [
-            "model",
-            "dimension",
-            "pct_scenarios_significant",
-            "n_scenarios_significant_derived",
-            "n_scenarios",
-            "n_tested",
-        ]
-    ], tests

@@ -24,16 +24,14 @@ from stylisticbias.analysis.beyond_tables import beyond
 from stylisticbias.analysis.diagnostics import JUDGMENT_COLUMNS, bias_tables, response_sums
 from stylisticbias.analysis.layout import metrics_json, wide_tables
 from stylisticbias.analysis.metrics import sbs
+from stylisticbias.analysis.model_tables import table2, table7, table11
 from stylisticbias.analysis.paper_tables import (
     DIMENSIONS,
     shift_cells,
-    table2,
     table3,
     table4,
     table5,
     table6,
-    table7,
-    table11,
     table12,
 )
 from stylisticbias.analysis.settings import AnalysisSettings

@@ -1,0 +1,118 @@
+"""The paper's per-model tables: Table 2 (variation strength), 7 (face-level effects) and 11
+(share of scenarios with a significant demographic test), in the long format of
+``shared/reference/stylisticbias/`` (see :mod:`stylisticbias.analysis.paper_tables`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stylisticbias.analysis.metrics import face_effects
+from stylisticbias.analysis.paper_tables import AVERAGE, DIMENSIONS, with_significance
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.significance import demographic_tests, p_adjust
+from stylisticbias.analysis.vs import variation_strength
+
+
+def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """``vs_by_model.csv``: VS per model x dimension (+ Average rows)."""
+    vs = variation_strength(
+        scores,
+        DIMENSIONS,
+        ddof=s.vs_ddof,
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        n_permutations=s.n_permutations,
+        method=s.correction,
+    )
+    vs = with_significance(vs, s)
+    avg = vs.groupby("dimension", sort=False)["vs"].mean().reset_index()
+    avg.insert(0, "model", AVERAGE)
+    avg["significance"] = ""
+    out = pd.concat([vs, avg], ignore_index=True)
+    return out[
+        [
+            "model",
+            "dimension",
+            "vs",
+            "significance",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "pval_corr",
+            "n",
+            "n_groups",
+            "n_scenarios",
+        ]
+    ]
+
+
+def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.DataFrame:
+    """``per_model_effects.csv``: face-level SBS, Cohen's d, zero and large-shift rates."""
+    fe = face_effects(
+        delta,
+        ["model"],
+        ddof=s.cohens_d_ddof,
+        zero_tol=s.zero_tol,
+        large_shift=s.large_shift,
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        min_faces=s.min_faces,
+        zero_method=s.wilcoxon_zero_method,
+        faces=faces,
+    )
+    fe["pval_corr"] = p_adjust(fe["pval"].to_numpy(), s.correction)
+    avg = fe[["sbs", "cohens_d", "zero_rate", "large_shift_rate"]].mean().to_frame().T
+    avg.insert(0, "model", AVERAGE)
+    out = pd.concat([fe, avg], ignore_index=True)
+    return out[
+        [
+            "model",
+            "sbs",
+            "cohens_d",
+            "zero_rate",
+            "large_shift_rate",
+            "ci_low",
+            "ci_high",
+            "d_ci_low",
+            "d_ci_high",
+            "pval",
+            "pval_corr",
+            "n",
+            "n_faces",
+        ]
+    ]
+
+
+def table11(scores: pd.DataFrame, s: AnalysisSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``significance_rate_by_model.csv`` and the per-scenario tests behind it."""
+    base = scores[scores["is_base"].astype(bool)]
+    tests = demographic_tests(base, DIMENSIONS, method=s.correction, alpha=s.alpha)
+    agg = (
+        tests.groupby(["model", "dimension"], sort=True)
+        .agg(
+            n_scenarios_significant_derived=("significant", "sum"),
+            n_scenarios=("scenario_id", "size"),
+            n_tested=("pval", lambda p: int(p.notna().sum())),
+        )
+        .reset_index()
+    )
+    agg["pct_scenarios_significant"] = (
+        100.0 * agg["n_scenarios_significant_derived"] / agg["n_scenarios"]
+    )
+    avg = agg.groupby("dimension", sort=False)["pct_scenarios_significant"].mean().reset_index()
+    avg.insert(0, "model", AVERAGE)
+    out = pd.concat([agg, avg], ignore_index=True)
+    out["n_scenarios_significant_derived"] = out["n_scenarios_significant_derived"].astype("Int64")
+    return out[
+        [
+            "model",
+            "dimension",
+            "pct_scenarios_significant",
+            "n_scenarios_significant_derived",
+            "n_scenarios",
+            "n_tested",
+        ]
+    ], tests
