@@ -18,7 +18,9 @@ of an image. Rates are medians over ``--repeats`` runs; the model is loaded once
 timings; one torch thread by default (the numbers are least disturbed by other jobs on the
 machine). ``speedup_exact_vs_generate`` is the ratio of the median rates;
 ``speedup_paired_median`` the median of per-repeat ratios (each repeat runs the two decodings
-back to back, so it is robust to load that changes between repeats). Writes
+back to back, so it is robust to load that changes between repeats). Each repeat also runs
+``exact`` with ``prefix_sharing: copy`` (the per-row prefix-copy path) for an A/B of the
+shared-prefix attention (``speedup_shared_vs_copy_paired_median``). Writes
 ``reports/bench/judge.json``.
 """
 
@@ -105,6 +107,10 @@ def run(
     gen = HFJudgeEngine(model_cfg, {**engine_cfg, "decoding": "generate"},
                         {**judge, "scenarios": ids}, bench)  # fmt: skip
     gen.model, gen.processor, gen._rendered = exact.model, exact.processor, None
+    copy = HFJudgeEngine(model_cfg, {**engine_cfg, "decoding": "exact", "prefix_sharing": "copy"},
+                         {**judge, "scenarios": "all"}, bench)  # fmt: skip
+    copy.model, copy.processor, copy._rendered = exact.model, exact.processor, exact._rendered
+    copy_rates: list[float] = []
 
     ex_rates, gen_rates, ex_stats = [], [], {}
     for r in range(repeats):
@@ -117,6 +123,9 @@ def run(
         dg = gen.judge(items, images)
         dt = time.perf_counter() - t
         gen_rates.append(len(dg) / dt)
+        t = time.perf_counter()
+        dc = copy.judge(items, images)
+        copy_rates.append(len(dc) * k / (time.perf_counter() - t))
         log.info("repeat %d: exact %.1f, generate %.2f judgments/s", r, ex_rates[-1], gen_rates[-1])
     ex_med = statistics.median(ex_rates)
     gen_med = statistics.median(gen_rates)
@@ -130,6 +139,10 @@ def run(
         "speedup_exact_vs_generate": round(ex_med / gen_med, 2),
         "speedup_paired_median": round(
             statistics.median(e / g for e, g in zip(ex_rates, gen_rates)), 2
+        ),
+        "judgments_per_s_exact_copy_path": round(statistics.median(copy_rates), 3),
+        "speedup_shared_vs_copy_paired_median": round(
+            statistics.median(e / c for e, c in zip(ex_rates, copy_rates)), 2
         ),
         "judgments_per_s_exact_repeats": [round(x, 3) for x in ex_rates],
         "judgments_per_s_generate_repeats": [round(x, 3) for x in gen_rates],
