@@ -30,6 +30,11 @@ from stylisticbias.judge.hf_exact import (
 )
 from stylisticbias.judge.parsing import classify
 from stylisticbias.judge.prompts import encode, render
+from stylisticbias.judge.shared_prefix import (
+    SharedPrefixCache,
+    SharedPrefixUnsupported,
+    unsupported_reason,
+)
 from stylisticbias.schemas import JUDGMENTS, validate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,6 +137,34 @@ def test_prefix_reuse_equals_full_forward(arch, benchmark) -> None:
     # the prefix cache was not modified by the suffix runs
     again = suffix_logits(eng.model, cache, [prompts.suffixes[0]])[0]
     torch.testing.assert_close(again, suffix_logits(eng.model, cache, [prompts.suffixes[0]])[0])
+
+
+@torch.inference_mode()
+def test_prefix_cache_survives_another_image(arch, benchmark) -> None:
+    """(a) an image's prefix cache stays valid after another image's prefill (and ``generate``).
+
+    Qwen-VL models keep their M-RoPE offsets as model state, overwritten by every forward from
+    position 0; ``prefill`` records them with the cache and the suffix runs restore them.
+    """
+    eng = cached_engine(arch, benchmark)
+    a, b = _images()[0], _images()[2]  # different sizes: different image grids
+    texts = [s.text for s in eng.specs]
+    want = eng.model(**encode(eng.processor, texts[0], a)).logits[0, -1].float()
+    pa = split_prompts(eng.model, eng.processor, a, texts, eng._rendered)
+    cache = prefill(eng.model, pa.prefix_inputs)
+    caches = [cache]
+    try:
+        caches.append(SharedPrefixCache.from_prefix(cache))
+        unsupported = unsupported_reason(eng.model)
+    except SharedPrefixUnsupported as exc:
+        unsupported = str(exc)
+    if unsupported:
+        caches = caches[:1]
+    pb = split_prompts(eng.model, eng.processor, b, texts, eng._rendered)
+    prefill(eng.model, pb.prefix_inputs)
+    for c in caches:
+        got = suffix_logits(eng.model, c, [pa.suffixes[0]])[0]
+        torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
 
 
 @torch.inference_mode()

@@ -179,8 +179,21 @@ def cache_cat(caches: Sequence[Any]) -> Any:
     return new
 
 
+def _restore_rope_deltas(model: Any, cache: Any) -> None:
+    """Put back the M-RoPE offsets :func:`prefill` recorded for ``cache``'s image (Qwen-VL).
+
+    Qwen2/2.5/3-VL keep ``rope_deltas`` (text position offset after the image grid) as *model*
+    state, overwritten by every forward that starts at position 0 (another image's prefill, a
+    ``generate`` call); suffix positions on top of a prefix cache must use that prefix's offsets.
+    """
+    deltas = getattr(getattr(cache, "prefix_cache", cache), "mrope_deltas", None)
+    if deltas is not None:
+        model.model.rope_deltas = deltas
+
+
 def _forward(model: Any, ids: Any, cache: Any) -> Any:
     """Run ``ids`` ([B, S]) on top of ``cache`` (updated in place); float32 last-token logits."""
+    _restore_rope_deltas(model, cache)
     if isinstance(cache, SharedPrefixCache):
         with cache.active(model):
             out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
@@ -195,7 +208,11 @@ def prefill(model: Any, prefix_inputs: Mapping[str, Any]) -> Any:
     if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
         inputs["pixel_values"] = inputs["pixel_values"].to(model.dtype)
     out = model(**inputs, use_cache=True, logits_to_keep=1)
-    return out.past_key_values
+    cache = out.past_key_values
+    deltas = getattr(getattr(model, "model", None), "rope_deltas", None)
+    if deltas is not None:  # M-RoPE models: this image's offsets, see _restore_rope_deltas
+        cache.mrope_deltas = deltas
+    return cache
 
 
 def suffix_logits(model: Any, prefix_cache: Any, suffixes: Sequence[Sequence[int]]) -> Any:

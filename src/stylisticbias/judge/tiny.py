@@ -18,7 +18,10 @@ the grammar's logits; the random transformer layers add image- and prompt-depend
 the a/b split varies across images and prompts. ``generation_config.suppress_tokens`` forbids
 the image/pad/unk tokens (generate applies it, and so must the exact engine).
 
-CLI: ``python -m stylisticbias.judge.tiny <arch> <out_dir>`` (arch: see :data:`ARCHITECTURES`).
+Builders: one module per architecture in :mod:`stylisticbias.judge.tiny_archs` (LLaVA-NeXT,
+Pixtral, Gemma-3, Qwen3-VL, InternVL, Gemma-4), using the shared helpers here; :data:`BUILDERS`
+imports them lazily. CLI: ``python -m stylisticbias.judge.tiny <arch> <out_dir>`` (arch: see
+:data:`ARCHITECTURES`).
 """
 
 from __future__ import annotations
@@ -171,16 +174,8 @@ def plant_grammar(
 
 
 # ---------------------------------------------------------------------------------------------
-# architectures
+# shared builder helpers and the architecture registry
 # ---------------------------------------------------------------------------------------------
-
-_MISTRAL_TEMPLATE = (
-    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}[INST] "
-    "{% for item in message['content'] %}{% if item['type'] == 'image' %}<image>\n"
-    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %} [/INST]"
-    "{% else %}{% for item in message['content'] %}{% if item['type'] == 'text' %}"
-    "{{ item['text'] }}{% endif %}{% endfor %}{{ eos_token }}{% endif %}{% endfor %}"
-)
 
 
 def _text_cfg(vocab_size: int, **over: Any) -> dict[str, Any]:
@@ -228,185 +223,25 @@ def _finish(
     return out
 
 
-def build_llava_next(
-    out: Path, seed: int = 0, *, image_size: int = 32, patch: int = 4, **text: Any
-) -> Path:
-    """LLaVA-NeXT (anyres CLIP tower + Mistral decoder), like llava-v1.6-mistral-7b-hf.
-
-    A square image maps to the 2x2 pinpoint: ``(s/p)^2`` base tokens + ``(2s/p)^2`` high-res
-    tokens + ``2s/p`` row newlines (336 image tokens at the default 32 px / 4 px).
-    """
-    import torch
-    from transformers import (
-        LlavaNextConfig,
-        LlavaNextForConditionalGeneration,
-        LlavaNextImageProcessorPil,
-        LlavaNextProcessor,
-    )
-
-    tok = _tokenizer(
-        ["<image>", "[INST]", "[/INST]"], bos="<s>", eos="</s>", pad="<pad>",
-        chat_template=_MISTRAL_TEMPLATE,
-    )  # fmt: skip
-    s = image_size
-    pinpoints = [[s, 2 * s], [2 * s, s], [2 * s, 2 * s]]
-    improc = LlavaNextImageProcessorPil(
-        size={"shortest_edge": s},
-        crop_size={"height": s, "width": s},
-        image_grid_pinpoints=pinpoints,
-    )
-    processor = LlavaNextProcessor(
-        image_processor=improc,
-        tokenizer=tok,
-        patch_size=patch,
-        vision_feature_select_strategy="default",
-        chat_template=_MISTRAL_TEMPLATE,
-        image_token="<image>",
-        num_additional_image_tokens=1,
-    )
-    cfg = LlavaNextConfig(
-        text_config={"model_type": "mistral", **_text_cfg(len(tok), **text)},
-        vision_config={
-            "model_type": "clip_vision_model",
-            "image_size": s,
-            "patch_size": patch,
-            "hidden_size": 64,
-            "intermediate_size": 256,
-            "num_hidden_layers": 4,
-            "num_attention_heads": 4,
-            "projection_dim": 64,
-        },
-        image_token_index=tok.convert_tokens_to_ids("<image>"),
-        image_grid_pinpoints=pinpoints,
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-1,
-        image_seq_length=(s // patch) ** 2,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(seed)
-    model = LlavaNextForConditionalGeneration(cfg).eval()
-    return _finish(model, processor, "[/INST]", out, seed)
-
-
-def build_pixtral(out: Path, seed: int = 0, *, image_size: int = 64, patch: int = 4) -> Path:
-    """Pixtral (``LlavaForConditionalGeneration`` + Pixtral vision tower + Mistral decoder).
-
-    ``(s/p)^2`` patch tokens with an ``[IMG_BREAK]`` per row and ``[IMG_END]``: 272 image
-    tokens for a square image at the default 64 px / 4 px.
-    """
-    import torch
-    from transformers import (
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        PixtralImageProcessorPil,
-        PixtralProcessor,
-    )
-
-    template = _MISTRAL_TEMPLATE.replace("<image>\n", "[IMG]")
-    tok = _tokenizer(
-        ["[IMG]", "[IMG_BREAK]", "[IMG_END]", "[INST]", "[/INST]"], bos="<s>", eos="</s>",
-        pad="<pad>", chat_template=template,
-    )  # fmt: skip
-    improc = PixtralImageProcessorPil(
-        size={"longest_edge": image_size}, patch_size={"height": patch, "width": patch}
-    )
-    processor = PixtralProcessor(
-        image_processor=improc, tokenizer=tok, patch_size=patch, chat_template=template
-    )
-    cfg = LlavaConfig(
-        text_config={"model_type": "mistral", **_text_cfg(len(tok))},
-        vision_config={
-            "model_type": "pixtral",
-            "image_size": image_size,
-            "patch_size": patch,
-            "hidden_size": 64,
-            "intermediate_size": 256,
-            "num_hidden_layers": 4,
-            "num_attention_heads": 4,
-            "head_dim": 16,
-        },
-        image_token_index=tok.convert_tokens_to_ids("[IMG]"),
-        vision_feature_layer=-1,
-        vision_feature_select_strategy="full",
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(seed)
-    model = LlavaForConditionalGeneration(cfg).eval()
-    return _finish(model, processor, "[/INST]", out, seed)
-
-
-_GEMMA_TEMPLATE = (
-    "{{ bos_token }}{% for message in messages %}<start_of_turn>"
-    "{{ 'model' if message['role'] == 'assistant' else message['role'] }}\n"
-    "{% for item in message['content'] %}{% if item['type'] == 'image' %}<start_of_image>"
-    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %}<end_of_turn>\n"
-    "{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
-)
-
-
-def build_gemma3(out: Path, seed: int = 0, *, image_size: int = 64, patch: int = 4) -> Path:
-    """Gemma-3 (SigLIP tower, pooled to a fixed token count, bidirectional image attention).
-
-    The generation prompt ends with ``"\n"`` after ``<start_of_turn>model``; 256 image tokens.
-    """
-    import torch
-    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor
-    from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
-
-    specials = ["<start_of_image>", "<end_of_image>", "<image_soft_token>", "<start_of_turn>",
-                "<end_of_turn>"]  # fmt: skip
-    tok = _tokenizer(
-        specials, bos="<bos>", eos="<end_of_turn>", pad="<pad>", chat_template=_GEMMA_TEMPLATE,
-        extra={"image_token": "<image_soft_token>", "boi_token": "<start_of_image>",
-               "eoi_token": "<end_of_image>"},
-    )  # fmt: skip
-    n_img = 256
-    improc = Gemma3ImageProcessorPil(size={"height": image_size, "width": image_size})
-    processor = Gemma3Processor(
-        image_processor=improc, tokenizer=tok, chat_template=_GEMMA_TEMPLATE, image_seq_length=n_img
-    )
-    text = _text_cfg(len(tok), sliding_window=4096, query_pre_attn_scalar=16)
-    cfg = Gemma3Config(
-        text_config=text,
-        vision_config={
-            "model_type": "siglip_vision_model",
-            "image_size": image_size,
-            "patch_size": patch,
-            "hidden_size": 64,
-            "intermediate_size": 256,
-            "num_hidden_layers": 4,
-            "num_attention_heads": 4,
-        },
-        mm_tokens_per_image=n_img,
-        boi_token_index=tok.convert_tokens_to_ids("<start_of_image>"),
-        eoi_token_index=tok.convert_tokens_to_ids("<end_of_image>"),
-        image_token_index=tok.convert_tokens_to_ids("<image_soft_token>"),
-        tie_word_embeddings=False,
-    )
-    cfg.text_config.tie_word_embeddings = False
-    torch.manual_seed(seed)
-    model = Gemma3ForConditionalGeneration(cfg).eval()
-    # Gemma normalises each block's output before adding it to the residual stream (weights act
-    # as 1 + w); damp those norms so the planted grammar is not drowned by the random blocks.
-    with torch.no_grad():
-        for layer in model.model.language_model.layers:
-            layer.post_attention_layernorm.weight.fill_(-0.97)
-            layer.post_feedforward_layernorm.weight.fill_(-0.97)
-    return _finish(model, processor, "\n", out, seed)
-
-
 def _module_builder(module: str) -> Callable[..., Path]:
     """The ``build`` function of ``stylisticbias.judge.tiny_archs.<module>`` (imported lazily)."""
 
-    def build(out: Path, seed: int = 0, **kwargs: Any) -> Path:
+    def build(out: str | Path, seed: int = 0, **kwargs: Any) -> Path:
         import importlib
 
         mod = importlib.import_module(f"stylisticbias.judge.tiny_archs.{module}")
-        return mod.build(out, seed, **kwargs)
+        return mod.build(Path(out), seed, **kwargs)
 
     build.__name__ = f"build_{module}"
     return build
 
+
+#: LLaVA-NeXT (anyres CLIP + Mistral): 336 image tokens for a square image.
+build_llava_next = _module_builder("llava_next")
+#: Pixtral (Pixtral tower + Mistral): 272 image tokens; its processor needs torchvision.
+build_pixtral = _module_builder("pixtral")
+#: Gemma-3 (SigLIP pooled to 256 tokens, bidirectional image attention).
+build_gemma3 = _module_builder("gemma3")
 
 BUILDERS: dict[str, Callable[..., Path]] = {
     "llava_next": build_llava_next,
@@ -414,6 +249,7 @@ BUILDERS: dict[str, Callable[..., Path]] = {
     "gemma3": build_gemma3,
     "qwen3_vl": _module_builder("qwen3_vl"),
     "internvl": _module_builder("internvl"),
+    "gemma4": _module_builder("gemma4"),
 }
 #: Architecture names accepted by ``local_build:`` and the CLI.
 ARCHITECTURES: tuple[str, ...] = tuple(BUILDERS)

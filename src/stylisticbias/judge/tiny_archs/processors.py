@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from transformers import AutoProcessor, InternVLProcessor, PretrainedConfig, Qwen3VLProcessor
+from transformers import (
+    AutoProcessor,
+    Gemma4Processor,
+    InternVLProcessor,
+    PretrainedConfig,
+    ProcessorMixin,
+    Qwen3VLProcessor,
+)
 
 
 class TinyQwen3VLProcessor(Qwen3VLProcessor):
@@ -52,7 +59,45 @@ class TinyInternVLProcessor(InternVLProcessor):
         )
 
 
-PROCESSORS: tuple[type, ...] = (TinyQwen3VLProcessor, TinyInternVLProcessor)
+class TinyGemma4Processor(Gemma4Processor):
+    """``Gemma4Processor`` without video processor and audio feature extractor (images, text).
+
+    ``Gemma4Processor.__init__`` passes both to ``ProcessorMixin`` by keyword, so this sets the
+    same attributes itself (the audio ones from the tokenizer, as the parent does).
+    """
+
+    def __init__(
+        self,
+        image_processor: Any = None,
+        tokenizer: Any = None,
+        chat_template: Any = None,
+        image_seq_length: int = 280,
+        audio_seq_length: int = 750,
+        audio_ms_per_token: int = 40,
+        **kwargs: Any,
+    ) -> None:
+        self.image_seq_length = image_seq_length
+        self.image_token_id = tokenizer.image_token_id
+        self.boi_token = tokenizer.boi_token
+        self.eoi_token = tokenizer.eoi_token
+        self.image_token = tokenizer.image_token
+        tokenizer.add_special_tokens({"additional_special_tokens": ["<|video|>"]})
+        self.video_token = "<|video|>"
+        self.video_token_id = tokenizer.convert_tokens_to_ids(self.video_token)
+        self.audio_seq_length = audio_seq_length
+        self.audio_ms_per_token = audio_ms_per_token
+        for attr in ("audio_token_id", "audio_token", "boa_token", "eoa_token"):
+            setattr(self, attr, getattr(tokenizer, attr, None))
+        ProcessorMixin.__init__(
+            self,
+            image_processor=image_processor,
+            tokenizer=tokenizer,
+            chat_template=chat_template,
+            **kwargs,
+        )
+
+
+PROCESSORS: tuple[type, ...] = (TinyQwen3VLProcessor, TinyInternVLProcessor, TinyGemma4Processor)
 _registered = False
 
 
