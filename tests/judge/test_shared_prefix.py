@@ -23,9 +23,14 @@ from stylisticbias.judge.shared_prefix import (
     cache_unsupported_reason,
 )
 
+#: Tiny architectures whose prefix cache cannot be shared (the engine falls back to the copy path).
+NO_SHARING = {"gemma4": "KV shared across layers (Gemma-4 E-models)"}
+
 
 @pytest.fixture(params=ARCHS)
 def arch(request) -> str:
+    if request.param in NO_SHARING:
+        pytest.skip(f"{request.param}: {NO_SHARING[request.param]}; see test_kv_sharing_falls_back")
     return request.param
 
 
@@ -111,6 +116,24 @@ def test_suffix_batch_does_not_copy_the_prefix(arch, benchmark) -> None:
     copy_bytes = sum(la.keys.numel() * la.keys.element_size() * 2 for la in copied.layers)
     assert copy_bytes == n * (len(prompts.prefix_ids) + length) * per_token
     assert copy_bytes - rows.suffix_bytes() == n * rows.prefix_bytes()  # n prefix copies
+
+
+@torch.inference_mode()
+def test_kv_sharing_falls_back(benchmark) -> None:
+    """Gemma-4 reuses K/V of earlier layers: no shared template; the engine uses the copy path."""
+    eng = cached_engine("gemma4", benchmark)
+    prompts = _split(eng, _images()[0])
+    cache = prefill(eng.model, prompts.prefix_inputs)
+    assert cache_unsupported_reason(cache) is not None
+    with pytest.raises(SharedPrefixUnsupported):
+        SharedPrefixCache.from_prefix(cache)
+    copy_eng = _twin(eng, "copy")
+    shared, _ = eng.distributions(_images()[0])
+    copied, _ = copy_eng.distributions(_images()[0])
+    assert eng._shared_ok is False
+    for s, c in zip(shared, copied):
+        for key in ("positive", "negative", "invalid", "undecided"):
+            assert s["p"][key] == pytest.approx(c["p"][key], abs=1e-9)
 
 
 @torch.inference_mode()
