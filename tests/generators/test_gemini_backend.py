@@ -381,7 +381,7 @@ def test_full_body_aspect_ratio_only_for_fashion(api, make_gen, variations):
 
 def test_config_instantiates_like_the_builder(monkeypatch):
     from stylisticbias.config import load_group_option
-    from stylisticbias.dataset.build import BUILDER_KEYS, make_generator
+    from stylisticbias.dataset.rendering import BUILDER_KEYS, make_generator
 
     monkeypatch.setenv("GEMINI_API_KEY", SECRET)
     cfg = load_group_option("generator", "gemini")
