@@ -17,8 +17,11 @@ from stylisticbias.config import ROOT
 def _copy_project(dest: Path) -> Path:
     """Copy the working tree's tracked and unignored files into a fresh git + DVC repository."""
     files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, check=True,
-        capture_output=True, text=True,
+        ["git", "ls-files", "-co", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.splitlines()
     for rel in files:
         src = ROOT / rel
@@ -26,8 +29,11 @@ def _copy_project(dest: Path) -> Path:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     env = _env()
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
+    ):
         subprocess.run(cmd, cwd=dest, check=True, env=env)
     return dest
 
@@ -38,8 +44,12 @@ def _env() -> dict[str, str]:
 
 def _repro(project: Path, *experiment: str) -> str:
     env = _env()
-    subprocess.run([sys.executable, "-m", "stylisticbias.config", "compose", *experiment],
-                   cwd=project, check=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "stylisticbias.config", "compose", *experiment],
+        cwd=project,
+        check=True,
+        env=env,
+    )
     proc = subprocess.run(["dvc", "repro"], cwd=project, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout

@@ -180,7 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI: write reports/calibration.json."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias.analysis.calibration")
     ap.add_argument(
-        "--synthetic", type=int, default=None, metavar="N",
+        "--synthetic",
+        type=int,
+        default=None,
+        metavar="N",
         help="calibrate on a synthetic N-face manifest, not the pipeline's dataset and scores",
     )
     ap.add_argument("--out", default=None)

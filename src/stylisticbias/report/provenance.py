@@ -35,13 +35,26 @@ class DataVersion:
 
 
 def git_commit(root: Path) -> tuple[str | None, bool]:
-    """``(HEAD sha, dirty)`` of the checkout at ``root``; ``(None, False)`` outside git."""
+    """``(HEAD sha, dirty)`` of the checkout at ``root``; ``(None, False)`` outside git.
+
+    ``dirty`` ignores what the pipeline itself rewrites (``dvc.lock``, ``reports/``), so a
+    report built by ``dvc repro`` on a clean checkout is not flagged by its own outputs.
+    """
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
         ).stdout.strip()
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":(exclude)dvc.lock",
+                ":(exclude)reports",
+            ],
             cwd=root,
             capture_output=True,
             text=True,
