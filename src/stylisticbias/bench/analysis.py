@@ -24,7 +24,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -40,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stylisticbias.analysis.calibration import synthetic_dataset
+from stylisticbias.bench.machine import machine_info
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import compose, project_root
 
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
             },
         }
+        load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         res = subprocess.run(cmd, env=env, cwd=project_root(), capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -211,9 +212,11 @@ def main(argv: list[str] | None = None) -> int:
             "n_permutations": params["analysis"]["n_permutations"],
             "tables_written": n_tables,
             "targets": {"seconds": 180, "peak_rss_gb": 8},
-            "command": "python -m stylisticbias.bench.analysis " + " ".join(argv or sys.argv[1:]),
-            "machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''} "
-            f"{os.cpu_count()} CPUs, python {platform.python_version()}".strip(),
+            "command": " ".join(
+                ["python -m stylisticbias.bench.analysis", *(argv or sys.argv[1:])]
+            ),
+            "machine": machine_info(),
+            "load_avg_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "simulated": True,
         }

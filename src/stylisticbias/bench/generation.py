@@ -15,8 +15,6 @@ import json
 import logging
 import multiprocessing as mp
 import os
-import platform
-import resource
 import shlex
 import sys
 import tempfile
@@ -27,6 +25,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from stylisticbias.bench.machine import machine_info, peak_rss_gb
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import load_params, project_root
 from stylisticbias.dataset.render_cache import encode_image
@@ -73,31 +72,6 @@ def _render_face(spec: FaceSpec) -> int:
     return n
 
 
-def _machine() -> dict[str, object]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        import psutil
-
-        ram = psutil.virtual_memory().total / 2**30
-    except ImportError:  # pragma: no cover
-        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cores": cores, "cpu": cpu, "ram_gb": round(ram, 1), "gpu": None}
-
-
-def _peak_rss_gb() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round((own + kids) / 2**20, 3)  # ru_maxrss is KiB on Linux
-
-
 def run(n_faces: int = 500, workers: int = 2, size: int = 256, seed: int = 0) -> dict[str, object]:
     """Render the dataset once and return the measurements."""
     params = load_params()["benchmark"]
@@ -123,11 +97,11 @@ def run(n_faces: int = 500, workers: int = 2, size: int = 256, seed: int = 0) ->
         "images": images,
         "faces": n_faces,
         "seconds": round(seconds, 2),
-        "peak_rss_gb": _peak_rss_gb(),
+        "peak_rss_gb": peak_rss_gb(),
         "workers": workers,
         "size": size,
         "generator": "procedural",
-        "machine": _machine(),
+        "machine": machine_info(),
         # other processes competing for the cores lower the throughput: record the load
         "load_avg_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

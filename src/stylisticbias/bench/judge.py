@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.bench.generation import _machine, _peak_rss_gb
+from stylisticbias.bench.machine import machine_info, peak_rss_gb
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.judge.base import ImageItem
@@ -181,18 +181,19 @@ def run(
         },
         "repeats": repeats,
         "torch_threads": threads,
-        "peak_rss_gb": _peak_rss_gb(),
+        "peak_rss_gb": peak_rss_gb(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
-        "machine": _machine(),
+        "machine": machine_info(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "note": (
-            "CPU only: no GPU was available in this session, so full-size model throughput on "
-            "a GPU was not measured. The tiny model's cost is dominated by the image prefix "
+            "CPU, tiny model: full-size model throughput on a GPU is not measured by this "
+            "script. The tiny model's cost is dominated by the image prefix "
             "(a 4-layer vision tower over 5 anyres tiles; see model_shape: several hundred image "
             "tokens vs ~40 suffix tokens), like real VLMs, but absolute rates say nothing about "
-            "7-14B models. Other jobs shared the 2 CPU cores while this ran (see load_average)."
+            "7-14B models. Compare runs only at similar load_average (other jobs on the cores "
+            "slow both decodings, the paired ratio least)."
         ),
     }
 
