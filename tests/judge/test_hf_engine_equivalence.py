@@ -23,6 +23,7 @@ from stylisticbias.judge import tiny
 from stylisticbias.judge.base import ImageItem
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.hf_exact import (
+    ExpandStats,
     expand,
     prefill,
     split_prompts,
@@ -171,12 +172,11 @@ def test_prefix_cache_survives_another_image(arch, benchmark) -> None:
 def test_batch_composition_does_not_change_distributions(arch, benchmark) -> None:
     """(b) a suffix scored alone == the same suffix scored in a batch with others.
 
-    The frontier cap (``max_branches``) is per suffix batch, so where it binds, the branches it
-    drops depend on the batch; the invariance holds with the cap out of reach (a wide tree at
-    T=1 and prune 1e-6 can reach the default cap of 4096 in a batch of 8 suffixes).
+    Run with a tight per-suffix frontier cap, so that the cap binds: it is per suffix, so the
+    branches it drops do not depend on which suffixes share the batch.
     """
     eng = cached_engine(arch, benchmark)
-    params = replace(eng.decoding_params, max_branches=1_000_000)
+    params = replace(eng.decoding_params, max_branches_per_suffix=2)
     img = _images()[1]
     prompts = split_prompts(
         eng.model, eng.processor, img, [s.text for s in eng.specs], eng._rendered
@@ -188,8 +188,10 @@ def test_batch_composition_does_not_change_distributions(arch, benchmark) -> Non
     group = max(by_len.values(), key=len)
     assert len(group) >= 2
     tok = eng.processor.tokenizer
+    stats = ExpandStats()
     batch = expand(eng.model, tok, cache, prompts.prefix_ids,
-                   [prompts.suffixes[k] for k in group], params)  # fmt: skip
+                   [prompts.suffixes[k] for k in group], params, stats=stats)  # fmt: skip
+    assert stats.capped_mass > 0  # the cap binds in this batch
     for j, k in list(enumerate(group))[:2]:
         alone = expand(eng.model, tok, cache, prompts.prefix_ids, [prompts.suffixes[k]],
                        params)[0]  # fmt: skip

@@ -143,9 +143,14 @@ class HFJudgeEngine(JudgeEngine):
             max_new_tokens=int(self.judge_cfg.get("max_new_tokens", 16)),
             prune_threshold=float(self.engine_cfg.get("prune_threshold", 1e-4)),
             branch_batch_size=int(self.engine_cfg.get("branch_batch_size", 256)),
-            max_branches=int(self.engine_cfg.get("max_branches", 4096)),
+            max_branches_per_suffix=int(self.engine_cfg.get("max_branches_per_suffix", 64)),
         )
         self.suffix_batch_size = int(self.engine_cfg.get("suffix_batch_size", 100))
+        if "max_branches" in self.engine_cfg:
+            raise StylisticBiasError(
+                "engine.max_branches was replaced by engine.max_branches_per_suffix (the live "
+                "branches per suffix; the frontier is at most suffix_batch_size x that)"
+            )
         self.prefix_sharing = str(self.engine_cfg.get("prefix_sharing", "shared"))
         if self.prefix_sharing not in SHARING_MODES:
             raise StylisticBiasError(
@@ -224,6 +229,7 @@ class HFJudgeEngine(JudgeEngine):
             "undecided_mass_max": float(np.max(undecided)) if undecided else 0.0,
             "forward_calls": stats.forward_calls,
             "branch_rows": stats.branch_rows,
+            "capped_mass": stats.capped_mass,
             "seconds": time.perf_counter() - t0,
         }
         return pd.DataFrame(rows, columns=COLUMNS)

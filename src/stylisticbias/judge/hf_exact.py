@@ -241,7 +241,9 @@ class Decoding:
     max_new_tokens: int
     prune_threshold: float = 1e-4
     branch_batch_size: int = 256
-    max_branches: int = 4096  # frontier cap per suffix batch; the overflow counts as undecided
+    # live branches kept per suffix (its most probable ones); the overflow counts as undecided.
+    # Per suffix, so a suffix's distribution never depends on which suffixes share its batch.
+    max_branches_per_suffix: int = 64
 
     def generate_kwargs(self) -> dict[str, Any]:
         """The kwargs of the literal ``model.generate`` call."""
@@ -314,6 +316,7 @@ class ExpandStats:
     forward_calls: int = 0
     branch_rows: int = 0
     max_depth: int = 0
+    capped_mass: float = 0.0  # probability moved to undecided by ``max_branches_per_suffix``
 
 
 def _clean_prefix(text: str) -> str:
@@ -391,14 +394,24 @@ def expand(
             new_owner.append(owner[i])
             new_gens.append(g)
             new_p.append(p)
-        if len(rows) > decoding.max_branches:  # memory guard: keep the most probable branches
-            order = sorted(range(len(rows)), key=lambda j: -new_p[j])
-            for j in order[decoding.max_branches :]:
-                dists[new_owner[j]].undecided += new_p[j]
-            sel = sorted(order[: decoding.max_branches])
-            rows, toks = [rows[j] for j in sel], [toks[j] for j in sel]
-            new_owner, new_gens = [new_owner[j] for j in sel], [new_gens[j] for j in sel]
-            new_p = [new_p[j] for j in sel]
+        cap = max(1, int(decoding.max_branches_per_suffix))
+        if len(rows) > cap:  # memory guard, per suffix: keep each one's most probable branches
+            per_owner: dict[int, list[int]] = defaultdict(list)
+            for j, o in enumerate(new_owner):
+                per_owner[o].append(j)
+            drop: set[int] = set()
+            for js in per_owner.values():
+                if len(js) > cap:  # ties broken by the token sequence: deterministic
+                    js.sort(key=lambda j: (-new_p[j], new_gens[j]))
+                    drop.update(js[cap:])
+            if drop:
+                for j in drop:
+                    dists[new_owner[j]].undecided += new_p[j]
+                    stats.capped_mass += new_p[j]
+                sel = [j for j in range(len(rows)) if j not in drop]
+                rows, toks = [rows[j] for j in sel], [toks[j] for j in sel]
+                new_owner, new_gens = [new_owner[j] for j in sel], [new_gens[j] for j in sel]
+                new_p = [new_p[j] for j in sel]
         if not rows:
             break
         r = torch.tensor(rows, dtype=torch.long, device=dev)
