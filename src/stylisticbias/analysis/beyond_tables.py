@@ -28,16 +28,7 @@ def _sbs_models(
     delta: pd.DataFrame, by: list[str], faces: pd.Index, s: AnalysisSettings, w: np.ndarray | None
 ) -> pd.DataFrame:
     """SBS per model x ``by`` and pooled over models (model = All), one correction family."""
-    kw = dict(
-        n_resamples=s.n_resamples,
-        ci=s.ci,
-        seed=s.seed,
-        method=s.correction,
-        min_faces=s.min_faces,
-        zero_method=s.wilcoxon_zero_method,
-        faces=faces,
-        weights=w,
-    )
+    kw = dict(**s.sbs_kwargs(), faces=faces, weights=w)
     per = sbs(delta, ["model", *by], **kw)
     pooled = sbs(delta, by, **kw)
     pooled.insert(0, "model", ALL)

@@ -133,12 +133,7 @@ def calibrate(
     est = sbs(
         d,
         CELLS,
-        n_resamples=s.n_resamples,
-        ci=s.ci,
-        seed=s.seed,
-        method=s.correction,
-        min_faces=s.min_faces,
-        zero_method=s.wilcoxon_zero_method,
+        **s.sbs_kwargs(),
     )
     truth = (
         d.groupby(CELLS, observed=True)

@@ -87,12 +87,7 @@ def shift_cells(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> Sh
     w = face_weights(len(faces), s.n_resamples, s.seed) if s.n_resamples else None
     fr = sbs_frame(
         allc,
-        n_resamples=s.n_resamples,
-        ci=s.ci,
-        seed=s.seed,
-        method=s.correction,
-        min_faces=s.min_faces,
-        zero_method=s.wilcoxon_zero_method,
+        **s.sbs_kwargs(),
         weights=w,
         boot_out=boot,
     )

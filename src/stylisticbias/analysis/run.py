@@ -168,12 +168,7 @@ def analyze(
     ov = sbs(
         delta,
         ["model"],
-        n_resamples=s.n_resamples,
-        ci=s.ci,
-        seed=s.seed,
-        method=s.correction,
-        min_faces=s.min_faces,
-        zero_method=s.wilcoxon_zero_method,
+        **s.sbs_kwargs(),
         faces=faces,
     )
     t["sbs_overall"] = ov.astype({"model": str})

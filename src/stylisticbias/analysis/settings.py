@@ -59,6 +59,17 @@ class AnalysisSettings:
                 f"{where}: min_faces, bootstrap.n_resamples, n_permutations must be >= 1"
             )
 
+    def sbs_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments every SBS estimate shares (``metrics.sbs`` / ``sbs_frame``)."""
+        return {
+            "n_resamples": self.n_resamples,
+            "ci": self.ci,
+            "seed": self.seed,
+            "method": self.correction,
+            "min_faces": self.min_faces,
+            "zero_method": self.wilcoxon_zero_method,
+        }
+
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> AnalysisSettings:
         """Build from the ``analysis`` section; unknown keys are an error naming the valid ones."""
