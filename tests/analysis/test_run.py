@@ -109,3 +109,32 @@ def test_stage_errors(synth, default_params, tmp_path) -> None:
     bad = default_params | {"analysis": {**default_params["analysis"], "correction": "sidak?"}}
     with pytest.raises(StylisticBiasError, match="correction"):
         run_analysis(_params(bad, tmp_path, ["m2"]))
+
+
+def test_missing_scenario_and_single_model(synth, default_params, tmp_path) -> None:
+    """A scenario absent from one model's scores, and a run with one model, both complete."""
+    gap = synth[~((synth.model == "m2") & (synth.scenario_id == 7))]
+    _write(gap, tmp_path)
+    run_analysis(_params(default_params, tmp_path, ["m1", "m2"]))
+    out = tmp_path / "reports" / "tables"
+    by_sc = pd.read_csv(out / "sbs_by_scenario.csv")
+    have = by_sc[by_sc.model.isin(["m1", "m2"])]
+    assert not ((have.model == "m2") & (have.scenario_id == 7)).any()
+    assert ((have.model == "m1") & (have.scenario_id == 7)).sum() == 1
+    # SBS of m2 per scenario is the plain mean of its deltas (pandas re-derivation)
+    d = gap[(gap.model == "m2") & gap.delta.notna()]
+    ref = d.groupby("scenario_id").delta.mean()
+    ours = have[have.model == "m2"].set_index("scenario_id").sort_index()
+    assert list(ours.index) == list(ref.index)
+    assert ours.effect.to_numpy() == pytest.approx(ref.to_numpy(), rel=1e-5)  # CSV: 6 digits
+    cmv = pd.read_csv(out / "cross_model_variance.csv").set_index("scenario_id")
+    assert cmv.loc[7, "n_models"] == 1 and pd.isna(cmv.loc[7, "variance"])
+
+    single = tmp_path / "single"
+    single.mkdir()
+    _write(synth[synth.model == "m1"], single)
+    run_analysis(_params(default_params, single, ["m1"]))
+    tables = single / "reports" / "tables"
+    assert pd.read_csv(tables / "vs_by_model.csv").model.isin(["m1", "Average"]).all()
+    reg = tables / "model_pair_regressions.csv"
+    assert not reg.exists() or pd.read_csv(reg).empty

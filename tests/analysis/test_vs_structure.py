@@ -126,3 +126,48 @@ def test_kendalls_w_and_spearman() -> None:
     row = ag[(ag.model_a == "A") & (ag.model_b == "C")].iloc[0]
     assert_allclose(row.effect, stats.spearmanr(wide.A, wide.C)[0])
     assert ag.measure.iloc[-1] == "kendall_w"
+
+
+def test_structure_degenerate_input(caplog: pytest.LogCaptureFixture) -> None:
+    """One model, all-equal effects, NaN, a scenario missing for one model."""
+    pm = _per_model()
+    # a scenario missing for one model: variance over the models that have it, regression on
+    # the scenarios both have (as scipy on the intersection)
+    gap = pm[~((pm.model == "B") & (pm.scenario_id == 7))]
+    cmv = cross_model_variance(gap, ddof=1)
+    s7 = cmv[cmv.scenario_id == 7].iloc[0]
+    assert s7.n_models == 2
+    assert_allclose(
+        s7.variance, np.var(pm[(pm.scenario_id == 7) & (pm.model != "B")].effect, ddof=1)
+    )
+    reg = model_pair_regressions(gap)
+    r = reg[(reg.model_x == "A") & (reg.model_y == "B")].iloc[0]
+    wide = gap.pivot(index="scenario_id", columns="model", values="effect").dropna()
+    assert r.n == 24
+    assert_allclose(r.slope, stats.linregress(wide.A, wide.B).slope)
+    # one model: variance undefined (NaN, warned), no pairs to regress
+    one = pm[pm.model == "A"]
+    with caplog.at_level(logging.WARNING):
+        cmv1 = cross_model_variance(one, ddof=1)
+    assert cmv1.variance.isna().all() and "fewer than 2 model" in caplog.text
+    assert model_pair_regressions(one).empty
+    ag1 = profile_agreement(one.rename(columns={"scenario_id": "variation"}))
+    assert ag1.empty
+    # all-equal effects: zero variance; a constant x is not fitted (NaN), not a crash
+    flat = pm.assign(effect=0.1)
+    assert_allclose(cross_model_variance(flat).variance, 0.0, atol=1e-12)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        reg_flat = model_pair_regressions(flat)
+    assert reg_flat.slope.isna().all() and "constant x" in caplog.text
+    # NaN effect: the scenario drops out of that pair only
+    nan = pm.copy()
+    nan.loc[(nan.model == "C") & (nan.scenario_id == 3), "effect"] = np.nan
+    reg_nan = model_pair_regressions(nan)
+    assert set(reg_nan[(reg_nan.model_x == "C") | (reg_nan.model_y == "C")].n) == {24}
+    assert set(reg_nan[(reg_nan.model_x != "C") & (reg_nan.model_y != "C")].n) == {25}
+    # pareto with every |SBS| zero: share undefined, warned, nothing reaches it
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        d, k = pareto(pd.DataFrame({"variation": list("abc"), "abs_effect": [0.0, 0.0, 0.0]}))
+    assert k == 0 and d.cum_share.isna().all() and "every |SBS| is 0" in caplog.text
