@@ -68,7 +68,14 @@ def test_wilcoxon_faces_degenerate(caplog: pytest.LogCaptureFixture) -> None:
         p, _n = wilcoxon_faces(fm, labels=["zeros", "single", "empty"])
     assert np.isnan(p).all()
     assert "zeros" in caplog.text and "exactly 0" in caplog.text
-    assert "single" in caplog.text and "1 face(s)" in caplog.text
+    assert "single (1 face(s))" in caplog.text and "min_faces=2" in caplog.text
+    # one summary line per kind, not one per cell
+    many = np.full((1, 20), 0.2)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        wilcoxon_faces(many, labels=[f"cell{i}" for i in range(20)])
+    assert len(caplog.records) == 1
+    assert "20 cell(s)" in caplog.text and "cell7" in caplog.text and "and 12 more" in caplog.text
     with pytest.raises(ValueError, match="2-D"):
         wilcoxon_faces(np.zeros(3))
 

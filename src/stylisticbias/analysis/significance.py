@@ -94,28 +94,40 @@ def wilcoxon_faces(
     n_cells = fm.shape[1]
     pval = np.full(n_cells, np.nan)
     n = np.isfinite(fm).sum(axis=0)
+    few: list[str] = []
+    zeros: list[str] = []
     for c in range(n_cells):
         x = fm[:, c]
         x = np.round(x[np.isfinite(x)], TIE_DECIMALS)
         name = labels[c] if labels is not None else str(c)
         if x.size < min_faces:
             if x.size > 0:
-                log.warning(
-                    "Wilcoxon: cell %s has %d face(s) (< min_faces=%d): not tested",
-                    name,
-                    x.size,
-                    min_faces,
-                )
+                few.append(f"{name} ({x.size} face(s))")
             continue
         if not np.any(x != 0):
-            log.warning(
-                "Wilcoxon: cell %s: all %d face-level shifts are exactly 0: not tested",
-                name,
-                x.size,
-            )
+            zeros.append(f"{name} ({x.size} faces)")
             continue
         pval[c] = stats.wilcoxon(x, zero_method=zero_method, method=wilcoxon_method(x)).pvalue
+    if few:
+        log.warning(
+            "Wilcoxon: %d cell(s) with fewer than min_faces=%d faces, not tested: %s",
+            len(few),
+            min_faces,
+            _listing(few),
+        )
+    if zeros:
+        log.warning(
+            "Wilcoxon: %d cell(s) whose face-level shifts are all exactly 0, not tested: %s",
+            len(zeros),
+            _listing(zeros),
+        )
     return pval, n
+
+
+def _listing(names: Sequence[str], limit: int = 8) -> str:
+    """``a; b; c`` -- at most ``limit`` names, then ``... and N more``."""
+    shown = "; ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown}; ... and {len(names) - limit} more"
 
 
 def wilcoxon_method(x: np.ndarray) -> str:
