@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help setup repro test test-all lint params check-params bench clean-data
+.PHONY: help setup repro test test-all lint params check-params bench bench-gpu clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -41,9 +41,14 @@ check-params: $(STAMP)  ## fail if params.yaml drifted from conf/
 	$(BIN)/python -m stylisticbias.config check
 
 bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
-	$(BIN)/python -m stylisticbias.bench.generation
-	$(BIN)/python -m stylisticbias.bench.judge
+	$(BIN)/python -m stylisticbias.bench.generation --faces 500
+	$(BIN)/python -m stylisticbias.bench.judge --images 2 --repeats 5 --generate-scenarios 2
 	$(BIN)/python -m stylisticbias.bench.analysis
+
+# Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.
+bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)
+	$(PYTHON) -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b
+	$(PYTHON) -m stylisticbias.bench.judge_gpu --model llava-v1.6-mistral-7b
 
 clean-data:  ## remove generated data (not the render cache)
 	rm -rf data/faces data/variations data/judgments data/scores

@@ -163,7 +163,7 @@ def plant_grammar(
         emb[:, pref] = 0.0
         for i, prev in enumerate(pieces):
             emb[vocab[names.get(prev, prev)], i] += 1.0
-            row = torch.full((head.shape[0],), _OTHER)
+            row = torch.full((head.shape[0],), _OTHER, device=head.device)
             for nxt, logit in _GRAMMAR[prev].items():
                 tid = vocab.get(names.get(nxt, nxt))
                 if tid is not None:
@@ -195,10 +195,12 @@ def _text_cfg(vocab_size: int, **over: Any) -> dict[str, Any]:
     return base
 
 
-def _finish(
-    model: Any, processor: Any, start_token: str, out: Path, seed: int, sharpness: float = 2.0
-) -> Path:
-    """Plant the grammar, set the generation config, save model + processor."""
+def prepare(model: Any, processor: Any, start_token: str, *, sharpness: float = 2.0) -> None:
+    """Plant the answer grammar and set a generation config that suppresses the special tokens.
+
+    In place; shared by the saved tiny checkpoints and the in-memory full-size models of
+    :mod:`stylisticbias.judge.full_size`.
+    """
     from transformers import GenerationConfig
 
     tok = processor.tokenizer
@@ -214,6 +216,13 @@ def _finish(
         pad_token_id=tok.pad_token_id,
         suppress_tokens=sorted(image_ids),
     )
+
+
+def _finish(
+    model: Any, processor: Any, start_token: str, out: Path, seed: int, sharpness: float = 2.0
+) -> Path:
+    """Plant the grammar, set the generation config, save model + processor."""
+    prepare(model, processor, start_token, sharpness=sharpness)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     processor.save_pretrained(out)

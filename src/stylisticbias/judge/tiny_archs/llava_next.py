@@ -16,32 +16,24 @@ _MISTRAL_TEMPLATE = (
 )
 
 
-def build(out: Path, seed: int = 0, *, image_size: int = 32, patch: int = 4, **text: Any) -> Path:
-    """LLaVA-NeXT (anyres CLIP tower + Mistral decoder), like llava-v1.6-mistral-7b-hf.
-
-    A square image maps to the 2x2 pinpoint: ``(s/p)^2`` base tokens + ``(2s/p)^2`` high-res
-    tokens + ``2s/p`` row newlines (336 image tokens at the default 32 px / 4 px).
-    """
-    import torch
-    from transformers import (
-        LlavaNextConfig,
-        LlavaNextForConditionalGeneration,
-        LlavaNextImageProcessorPil,
-        LlavaNextProcessor,
-    )
-
-    tok = _tokenizer(
+def tokenizer() -> Any:
+    """The word-level tokenizer with Mistral's special tokens and chat template."""
+    return _tokenizer(
         ["<image>", "[INST]", "[/INST]"], bos="<s>", eos="</s>", pad="<pad>",
         chat_template=_MISTRAL_TEMPLATE,
     )  # fmt: skip
-    s = image_size
-    pinpoints = [[s, 2 * s], [2 * s, s], [2 * s, 2 * s]]
+
+
+def processor_for(tok: Any, *, image_size: int, patch: int, pinpoints: list[list[int]]) -> Any:
+    """``LlavaNextProcessor``: anyres tiles of ``image_size`` px, ``patch`` px per token."""
+    from transformers import LlavaNextImageProcessorPil, LlavaNextProcessor
+
     improc = LlavaNextImageProcessorPil(
-        size={"shortest_edge": s},
-        crop_size={"height": s, "width": s},
+        size={"shortest_edge": image_size},
+        crop_size={"height": image_size, "width": image_size},
         image_grid_pinpoints=pinpoints,
     )
-    processor = LlavaNextProcessor(
+    return LlavaNextProcessor(
         image_processor=improc,
         tokenizer=tok,
         patch_size=patch,
@@ -50,6 +42,21 @@ def build(out: Path, seed: int = 0, *, image_size: int = 32, patch: int = 4, **t
         image_token="<image>",
         num_additional_image_tokens=1,
     )
+
+
+def build(out: Path, seed: int = 0, *, image_size: int = 32, patch: int = 4, **text: Any) -> Path:
+    """LLaVA-NeXT (anyres CLIP tower + Mistral decoder), like llava-v1.6-mistral-7b-hf.
+
+    A square image maps to the 2x2 pinpoint: ``(s/p)^2`` base tokens + ``(2s/p)^2`` high-res
+    tokens + ``2s/p`` row newlines (336 image tokens at the default 32 px / 4 px).
+    """
+    import torch
+    from transformers import LlavaNextConfig, LlavaNextForConditionalGeneration
+
+    tok = tokenizer()
+    s = image_size
+    pinpoints = [[s, 2 * s], [2 * s, s], [2 * s, 2 * s]]
+    processor = processor_for(tok, image_size=s, patch=patch, pinpoints=pinpoints)
     cfg = LlavaNextConfig(
         text_config={"model_type": "mistral", **_text_cfg(len(tok), **text)},
         vision_config={

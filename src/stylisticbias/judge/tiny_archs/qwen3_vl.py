@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from stylisticbias.judge.tiny import _finish, _text_cfg, _tokenizer
 
@@ -15,6 +16,33 @@ _QWEN_TEMPLATE = (
 )
 
 
+def tokenizer() -> Any:
+    """The word-level tokenizer with Qwen's special tokens and chat template."""
+    specials = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+                "<|image_pad|>", "<|video_pad|>"]  # fmt: skip
+    return _tokenizer(
+        specials, bos=None, eos="<|im_end|>", pad="<|endoftext|>", chat_template=_QWEN_TEMPLATE
+    )
+
+
+def image_processor_and(
+    tok: Any, *, patch: int, merge: int, min_tokens: int, max_tokens: int
+) -> Any:
+    """Processor: ``patch * merge`` px per image token, ``min_tokens..max_tokens`` per image."""
+    from transformers import Qwen2VLImageProcessorPil
+
+    from stylisticbias.judge.tiny_archs.processors import TinyQwen3VLProcessor
+
+    px = patch * merge
+    improc = Qwen2VLImageProcessorPil(
+        size={"shortest_edge": min_tokens * px * px, "longest_edge": max_tokens * px * px},
+        patch_size=patch,
+        temporal_patch_size=2,
+        merge_size=merge,
+    )
+    return TinyQwen3VLProcessor(image_processor=improc, tokenizer=tok, chat_template=_QWEN_TEMPLATE)
+
+
 def build(out: Path, seed: int = 0, *, patch: int = 4, merge: int = 2) -> Path:
     """Qwen3-VL like Qwen3-VL-8B-Instruct, at ``patch * merge`` = 8 px per image token.
 
@@ -22,29 +50,10 @@ def build(out: Path, seed: int = 0, *, patch: int = 4, merge: int = 2) -> Path:
     decoder uses interleaved 3-D M-RoPE, so suffix positions depend on the image grid.
     """
     import torch
-    from transformers import (
-        Qwen2VLImageProcessorPil,
-        Qwen3VLConfig,
-        Qwen3VLForConditionalGeneration,
-    )
+    from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
-    from stylisticbias.judge.tiny_archs.processors import TinyQwen3VLProcessor
-
-    specials = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                "<|image_pad|>", "<|video_pad|>"]  # fmt: skip
-    tok = _tokenizer(
-        specials, bos=None, eos="<|im_end|>", pad="<|endoftext|>", chat_template=_QWEN_TEMPLATE
-    )
-    px = patch * merge
-    improc = Qwen2VLImageProcessorPil(
-        size={"shortest_edge": 32 * px * px, "longest_edge": 128 * px * px},
-        patch_size=patch,
-        temporal_patch_size=2,
-        merge_size=merge,
-    )
-    processor = TinyQwen3VLProcessor(
-        image_processor=improc, tokenizer=tok, chat_template=_QWEN_TEMPLATE
-    )
+    tok = tokenizer()
+    processor = image_processor_and(tok, patch=patch, merge=merge, min_tokens=32, max_tokens=128)
     ids = tok.convert_tokens_to_ids
     text = _text_cfg(len(tok), rope_parameters={
         "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
