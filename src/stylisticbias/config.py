@@ -75,10 +75,18 @@ def dump_params(params: dict[str, Any]) -> str:
     return header + yaml.safe_dump(params, sort_keys=False, allow_unicode=True, width=100)
 
 
-def write_params(overrides: Sequence[str] = (), path: Path | None = None) -> Path:
-    """Compose ``conf/`` and write ``params.yaml``."""
+def write_params(
+    overrides: Sequence[str] = (), path: Path | None = None, *, validate: bool = True
+) -> Path:
+    """Compose ``conf/``, check it (:func:`stylisticbias.validate.validate_params`), write
+    ``params.yaml`` (left untouched when a check fails)."""
     path = path or project_root() / "params.yaml"
-    path.write_text(dump_params(compose(overrides)), encoding="utf-8")
+    params = compose(overrides)
+    if validate:
+        from stylisticbias.validate import validate_params
+
+        validate_params(params)
+    path.write_text(dump_params(params), encoding="utf-8")
     log.info("wrote %s", path)
     return path
 
@@ -145,7 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compose":
             write_params(args.overrides)
             return 0
-        want = dump_params(compose(args.overrides))
+        params = compose(args.overrides)
+        from stylisticbias.validate import validate_params
+
+        validate_params(params)
+        want = dump_params(params)
         have = (project_root() / "params.yaml").read_text(encoding="utf-8")
         if yaml.safe_load(want) != yaml.safe_load(have):
             log.error(

@@ -6,8 +6,10 @@ one :class:`StylisticBiasError` line naming the file, the column and the first b
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaError, SchemaErrors
@@ -178,3 +180,23 @@ def write_table(df: pd.DataFrame, path: str | Path, schema: pa.DataFrameSchema) 
     out.to_parquet(tmp, index=False)
     tmp.replace(p)
     return p
+
+
+def check_demographics(
+    df: pd.DataFrame, demographics: Mapping[str, Sequence[str]], path: Path | str
+) -> None:
+    """Raise naming the first row whose age/gender/ethnicity/body type is not a benchmark value.
+
+    The schemas check types; the values come from ``conf/benchmark`` (``benchmark.demographics``).
+    """
+    for col, valid in demographics.items():
+        if col not in df.columns:
+            continue
+        bad = ~df[col].astype(str).isin([str(v) for v in valid]).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            face = df["face_id"].iloc[i] if "face_id" in df.columns else "?"
+            raise StylisticBiasError(
+                f"{path}: row {i} (face {face}): {col} {df[col].iloc[i]!r} is not a value of "
+                f"conf/benchmark ({int(bad.sum())} such row(s)); valid: {', '.join(valid)}"
+            )

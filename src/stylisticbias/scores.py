@@ -38,6 +38,7 @@ from stylisticbias.schemas import (
     JUDGMENTS,
     SCORES,
     VARIATIONS,
+    check_demographics,
     read_table,
     validate,
     write_table,
@@ -149,6 +150,10 @@ def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source =
     faces = read_table(path("faces") / "faces.parquet", FACES)
     variations = read_table(path("variations") / "variations.parquet", VARIATIONS)
     benchmark = benchmark_from_config(get(params, "benchmark"))
+    check_demographics(faces, benchmark.demographics, path("faces") / "faces.parquet")
+    check_demographics(
+        variations, benchmark.demographics, path("variations") / "variations.parquet"
+    )
     k = len(get(params, "judge").get("seeds", [1, 2, 3])) or 1
     scores = compute_scores(judgments, faces, variations, benchmark, source=source, k=k)
     out = path("scores") / f"{model_name}.parquet"

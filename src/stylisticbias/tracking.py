@@ -16,6 +16,7 @@ import logging
 import os
 import subprocess
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -38,11 +39,27 @@ JUDGE_METRICS = (
 )
 
 
+def resolve_tracking_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
+    """Make a relative ``sqlite:///x.db`` absolute under the project root.
+
+    Queued ``dvc exp run`` experiments execute in a temporary copy of the repository
+    (``.dvc/tmp/exps/...``); DVC sets ``DVC_ROOT`` to the real repository, so anchoring the
+    database there keeps every experiment's runs in the one ``mlflow.db``.
+    """
+    env = os.environ if env is None else env
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix) or uri.startswith(prefix + "/"):
+        return uri
+    rel = uri[len(prefix) :]
+    base = Path(env.get("DVC_ROOT") or Path.cwd())
+    return prefix + str((base / rel).resolve())
+
+
 def tracking_cfg(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``tracking`` section with defaults filled in."""
+    """The ``tracking`` section with defaults filled in (a relative SQLite URI anchored)."""
     cfg = dict(params.get("tracking") or {})
     cfg.setdefault("enabled", False)
-    cfg["tracking_uri"] = cfg.get("tracking_uri") or DEFAULT_URI
+    cfg["tracking_uri"] = resolve_tracking_uri(str(cfg.get("tracking_uri") or DEFAULT_URI))
     cfg["experiment_name"] = cfg.get("experiment_name") or DEFAULT_EXPERIMENT
     return cfg
 

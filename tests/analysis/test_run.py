@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from stylisticbias.analysis.layout import UNTESTED
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
@@ -73,6 +74,12 @@ def test_run_analysis_writes_every_table(synth, default_params, tmp_path) -> Non
         "Ob",
     ]
     assert len(wide) == 34
+    # untested cells (Average rows, Table 4's Y-E gap) carry the untested mark, never plain
+    t2 = pd.read_csv(out / "table02_vs.csv")
+    assert all(str(v).endswith(UNTESTED) for v in t2[t2.iloc[:, 0] == "Average"].iloc[0, 1:])
+    t4 = pd.read_csv(out / "table04_fashion_age.csv")
+    assert all(v == "-" or str(v).endswith(UNTESTED) for v in t4["Y-E"])
+    assert not t4["Young"].astype(str).str.endswith(UNTESTED).all()
     for f in [
         "sbs_by_scenario",
         "pareto",
@@ -105,6 +112,13 @@ def test_stage_errors(synth, default_params, tmp_path) -> None:
         tmp_path / "scores" / "m1.parquet", index=False
     )
     with pytest.raises(StylisticBiasError, match=r"m1.*no base-face scores"):
+        run_analysis(_params(default_params, tmp_path, ["m1"]))
+    nan_base = synth[synth.model == "m1"].copy()
+    nan_base.loc[nan_base.is_base, "phi"] = float("nan")
+    nan_base.loc[nan_base.is_base, "n_valid"] = 0
+    nan_base.loc[~nan_base.is_base, "delta"] = float("nan")
+    nan_base.to_parquet(tmp_path / "scores" / "m1.parquet", index=False)
+    with pytest.raises(StylisticBiasError, match=r"m1\.parquet: model 'm1' has no valid base-face"):
         run_analysis(_params(default_params, tmp_path, ["m1"]))
     bad = default_params | {"analysis": {**default_params["analysis"], "correction": "sidak?"}}
     with pytest.raises(StylisticBiasError, match="correction"):

@@ -106,7 +106,22 @@ def test_demographic_tests_constant_phi(
     with caplog.at_level(logging.WARNING):
         out = demographic_tests(base, {"age": "age"})
     assert out.pval.isna().all() and not out.significant.any()
-    assert "all phi identical" in caplog.text
+    lines = [r for r in caplog.records if "phi are all identical" in r.message]
+    assert len(lines) == 1, "one summary line, not one per scenario"
+
+
+def test_demographic_groups_with_one_face_are_listed_once(
+    synth: pd.DataFrame, caplog: pytest.LogCaptureFixture
+) -> None:
+    base = synth[synth.is_base & (synth.model == "m1")].copy()
+    faces = base.drop_duplicates("face_id")
+    lone = faces[faces.age == faces.age.iloc[0]].face_id.iloc[1:]  # keep one face of that age
+    base = base[~base.face_id.isin(lone)]
+    with caplog.at_level(logging.WARNING):
+        demographic_tests(base, {"age": "age", "gender": "gender"})
+    lines = [r.message for r in caplog.records if "fewer than 2 base faces" in r.message]
+    assert len(lines) == 1
+    assert f"m1/age={faces.age.iloc[0]} (1 face)" in lines[0] and "gender" not in lines[0]
 
 
 def test_table12_grid_has_437_tested_cells(benchmark) -> None:

@@ -10,6 +10,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy import stats
 
+from stylisticbias.analysis.bootstrap import bc_percentile_ci
 from stylisticbias.analysis.structure import (
     cross_model_variance,
     kendalls_w,
@@ -69,6 +70,48 @@ def test_vs_degenerate(synth: pd.DataFrame, caplog: pytest.LogCaptureFixture) ->
     assert np.isfinite(
         variation_strength(nan_phi, {"age": "age"}, n_resamples=0, n_permutations=0).vs
     ).all()
+
+
+def test_bc_interval_matches_its_formula_and_falls_back_outside_the_replicates() -> None:
+    rng = np.random.default_rng(3)
+    boot = rng.normal(1.0, 0.2, size=(4000, 1))
+    obs = np.array([0.9])
+    lo, hi, fb = bc_percentile_ci(boot, obs, 0.95)
+    z0 = stats.norm.ppf(np.mean(boot[:, 0] < 0.9))
+    zc = stats.norm.ppf(0.975)
+    want = np.percentile(boot[:, 0], stats.norm.cdf([2 * z0 - zc, 2 * z0 + zc]) * 100)
+    assert_allclose([lo[0], hi[0]], want)
+    assert not fb[0]
+    # the estimate below every replicate (VS near 0): the BC bounds would collapse onto the
+    # minimum; the fallback is the percentile interval widened down to the estimate
+    obs = np.array([boot.min() - 0.05])
+    lo, hi, fb = bc_percentile_ci(boot, obs, 0.95)
+    assert fb[0] and lo[0] == obs[0]
+    assert_allclose(hi[0], np.percentile(boot[:, 0], 97.5))
+    obs = np.array([boot.max() + 0.05])
+    lo, hi, fb = bc_percentile_ci(boot, obs, 0.95)
+    assert fb[0] and hi[0] == obs[0]
+    assert_allclose(lo[0], np.percentile(boot[:, 0], 2.5))
+
+
+def test_vs_near_zero_ci_contains_the_estimate(caplog: pytest.LogCaptureFixture) -> None:
+    """Group means exactly equal (VS = 0), every replicate > 0: one warning, CI holds the 0."""
+    rng = np.random.default_rng(0)
+    vals = rng.uniform(0.2, 0.8, size=(20, 3))  # 20 faces per group x 3 scenarios
+    rows = [
+        ("m1", True, float(vals[perm[f], s]), f"{g}{f}", s, g)
+        for g, perm in (("young", np.arange(20)), ("old", rng.permutation(20)))
+        for f in range(20)
+        for s in range(3)
+    ]
+    df = pd.DataFrame(rows, columns=["model", "is_base", "phi", "face_id", "scenario_id", "age"])
+    with caplog.at_level(logging.WARNING):
+        out = variation_strength(df, {"age": "age"}, n_resamples=300, n_permutations=0)
+    row = out.iloc[0]
+    assert row.vs == pytest.approx(0.0, abs=1e-12)
+    assert row.ci_low == pytest.approx(0.0, abs=1e-12) and row.ci_high > 0.01
+    warns = [r for r in caplog.records if "outside its bootstrap distribution" in r.message]
+    assert len(warns) == 1 and "m1/age" in warns[0].message
 
 
 def test_pareto() -> None:

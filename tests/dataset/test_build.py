@@ -152,12 +152,18 @@ def test_corrupt_or_missing_base_image(project: Path) -> None:
     assert not (project / "data/variations").exists()
 
 
-def test_manifest_failing_schema(project: Path) -> None:
-    params = fake_params(2)
+def _faces_with(params: dict, row: int, column: str, value: object) -> tuple[Path, pd.DataFrame]:
+    """Build the faces, then overwrite one cell of their manifest; (manifest path, its rows)."""
     path = build_faces(params)
     df = pd.read_parquet(path)
-    df.loc[1, "status"] = "maybe"
+    df.loc[row, column] = value
     df.to_parquet(path)
+    return path, df
+
+
+def test_manifest_failing_schema(project: Path) -> None:
+    params = fake_params(2)
+    path, df = _faces_with(params, 1, "status", "maybe")
     with pytest.raises(
         StylisticBiasError, match=r"faces.parquet: does not match the faces schema.*status"
     ):
@@ -190,3 +196,31 @@ def test_generator_code_change_invalidates_cache(project: Path, monkeypatch) -> 
     monkeypatch.setattr(build, "generator_code_version", lambda cfg: "changed")
     build_faces(params)
     assert log.read_text().splitlines() == ["face F0000", "face F0000"]
+
+
+def test_unknown_variation_value_fails_before_rendering(project: Path) -> None:
+    # the procedural generator draws a fixed set of values: a typo in conf/benchmark is caught
+    # before any edit is rendered, and the existing dataset is left alone
+    params = compose(["faces.n=2", "generator.size=64"])
+    build_faces(params)
+    attrs = params["benchmark"]["attributes"]
+    skin = next(a for a in attrs if a["key"] == "skin_irregularities")
+    skin["values"][0]["value"] = "Frecklez"
+    with pytest.raises(StylisticBiasError) as err:
+        build_variations(params)
+    msg = str(err.value)
+    assert "1 variation value(s) the procedural generator cannot render" in msg
+    assert "Frecklez" in msg and "valid: Freckles" in msg and "nothing was rendered" in msg
+    assert not (project / "data/variations").exists()
+
+
+def test_demographic_value_outside_the_benchmark(project: Path) -> None:
+    params = fake_params(2)
+    _faces_with(params, 1, "age", "teen")
+    with pytest.raises(
+        StylisticBiasError,
+        match=r"faces.parquet: row 1 \(face F0001\): age 'teen' is not a value of conf/benchmark"
+        r" \(1 such row\(s\)\); valid: young adult, middle-aged adult, elderly",
+    ):
+        build_variations(params)
+    assert not (project / "data/variations").exists()

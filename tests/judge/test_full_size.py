@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.full_size import SPECS, build, count_parameters, model_config
+from stylisticbias.judge.full_size import (
+    SPECS,
+    build,
+    count_parameters,
+    damp_residual,
+    model_config,
+)
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -48,3 +54,26 @@ def test_unknown_names() -> None:
         count_parameters("gpt-17")
     with pytest.raises(StylisticBiasError, match="valid: full, tiny"):
         model_config("qwen3-vl-8b", "huge")
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_residual_damping_scales_only_the_language_models_branch_outputs(name: str) -> None:
+    import torch
+
+    plain, _ = build(name, device="cpu", dtype="float32", scale="tiny", residual_scale=1.0)
+    damped, _ = build(name, device="cpu", dtype="float32", scale="tiny", residual_scale=0.25)
+    a, b = dict(plain.named_parameters()), dict(damped.named_parameters())
+    scaled = [
+        k for k in a if "language_model" in k and k.endswith(("o_proj.weight", "down_proj.weight"))
+    ]
+    assert len(scaled) == 2 * plain.config.text_config.num_hidden_layers
+    for k in a:
+        want = a[k] * 0.25 if k in scaled else a[k]
+        assert torch.equal(b[k], want), k
+
+
+def test_damp_residual_names_what_it_did_not_find() -> None:
+    import torch
+
+    with pytest.raises(StylisticBiasError, match=r"no self_attn\.o_proj / mlp\.down_proj"):
+        damp_residual(torch.nn.Linear(2, 2), 0.5)

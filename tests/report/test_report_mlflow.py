@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,6 +18,7 @@ from stylisticbias.report.mlflow_log import (
     sweep_id,
 )
 from stylisticbias.report.run import build_report
+from stylisticbias.report.track import RUNS_FILE, track_report
 
 
 def test_flatten_metrics_gives_stable_dotted_names():
@@ -67,6 +69,7 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     for seed in (0, 1):  # a simulated 2-run sweep
         params["seed"] = seed
         build_report(params, tmp_path)
+        track_report(params, tmp_path)
 
     mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
     exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
@@ -105,6 +108,21 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     figs = {a.path for a in mlflow.MlflowClient().list_artifacts(comp.iloc[0]["run_id"], "figures")}
     assert "figures/fig8_model_pair.png" in figs
     assert "figures/fig5_abs_sbs_by_scenario_category_model.png" in figs
+    # the stage's output names the last report's runs
+    record = json.loads((tmp_path / RUNS_FILE).read_text())
+    assert record["enabled"] is True
+    assert record["runs"]["comparison"] in set(comp["run_id"])
+    assert record["runs"]["sweep"] == parent_id
+
+
+def test_report_stage_alone_logs_nothing(tmp_path, fake_analysis):
+    # logging is the track stage's job: a fresh clone has the report files but not the runs
+    params = fake_analysis(["simulated-strong"], simulated=True)
+    shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
+    build_report(params, tmp_path)
+    assert not (tmp_path / "mlflow.db").exists()
+    track_report(params, tmp_path)
+    assert (tmp_path / "mlflow.db").exists()
 
 
 def test_tracking_disabled_logs_nothing(tmp_path, fake_analysis):
@@ -112,4 +130,6 @@ def test_tracking_disabled_logs_nothing(tmp_path, fake_analysis):
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     build_report(params, tmp_path)
+    track_report(params, tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
+    assert json.loads((tmp_path / RUNS_FILE).read_text())["enabled"] is False

@@ -78,13 +78,21 @@ def percentile_ci(boot: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
 
 def bc_percentile_ci(
     boot: np.ndarray, observed: np.ndarray, ci: float
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bias-corrected percentile interval (Efron 1981) per column of ``boot``.
 
     For statistics whose bootstrap distribution is shifted against the estimate -- VS, a standard
     deviation of group means, is inflated by resampling noise -- the plain percentile interval
     can miss the estimate itself. With ``z0 = Phi^-1(share of replicates < observed)`` the
     bounds are the ``Phi(2 z0 +- z_{(1+ci)/2})`` quantiles.
+
+    When the estimate lies outside the bootstrap distribution (every replicate above it, or
+    every one below: VS near 0, where resampling can only add spread), ``z0`` is unbounded and
+    the bias-corrected bounds collapse onto one extreme replicate (an interval of width ~0 that
+    excludes the estimate). Such columns fall back to the plain percentile interval widened to
+    include the estimate: ``[min(q_lo, obs), max(q_hi, obs)]``.
+
+    Returns ``(lo, hi, fallback)``; ``fallback`` flags the columns that took the fallback.
     """
     from scipy.stats import norm
 
@@ -92,13 +100,21 @@ def bc_percentile_ci(
     obs = np.broadcast_to(np.asarray(observed, dtype=np.float64), (boot.shape[1],))
     lo = np.full(boot.shape[1], np.nan)
     hi = np.full(boot.shape[1], np.nan)
+    fallback = np.zeros(boot.shape[1], dtype=bool)
     zc = norm.ppf(0.5 + ci / 2.0)
+    tail = (1.0 - ci) / 2.0 * 100.0
     for c in range(boot.shape[1]):
         b = boot[:, c][np.isfinite(boot[:, c])]
         if b.size == 0 or not np.isfinite(obs[c]):
             continue
-        share = (np.sum(b < obs[c]) + 0.5 * np.sum(b == obs[c])) / b.size
-        z0 = norm.ppf(np.clip(share, 1.0 / (b.size + 1), 1.0 - 1.0 / (b.size + 1)))
+        below, above = np.sum(b < obs[c]), np.sum(b > obs[c])
+        if below == 0 or above == 0:  # estimate outside the replicates: BC degenerates
+            q_lo, q_hi = np.percentile(b, [tail, 100.0 - tail])
+            lo[c], hi[c] = min(q_lo, obs[c]), max(q_hi, obs[c])
+            fallback[c] = True
+            continue
+        share = (below + 0.5 * np.sum(b == obs[c])) / b.size
+        z0 = norm.ppf(share)
         qs = norm.cdf([2 * z0 - zc, 2 * z0 + zc]) * 100.0
         lo[c], hi[c] = np.percentile(b, qs)
-    return lo, hi
+    return lo, hi, fallback

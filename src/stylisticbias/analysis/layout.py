@@ -1,7 +1,9 @@
 """Paper-layout (wide) versions of the tables, with the paper's marks as text, and metrics.json.
 
 Marks: ``**+0.056**`` = corrected p < strong_alpha (the paper's bold), ``<u>-0.002</u>`` = not
-significant (the paper's underline), plain = significant at alpha; untested cells are plain.
+significant (the paper's underline), plain = significant at alpha, ``+0.056†`` = a cell of a
+tested table that was not tested (Average rows, Table 4's Y-E gap, too few faces), so that it
+never reads as significant. Quantities with no test at all (Table 7) are plain.
 """
 
 from __future__ import annotations
@@ -17,12 +19,25 @@ from stylisticbias.benchmark import Benchmark, slug
 DIM_LABEL = {"age": "Age", "body": "Body", "ethnicity": "Ethn.", "gender": "Gender"}
 
 
-def fmt(x: float, digits: int = 3, sign: bool = True, mark: str = "") -> str:
-    """``+0.056`` (with the paper's mark), ``-`` for NaN."""
+#: Suffix of a value whose table is tested but whose cell was not.
+UNTESTED = "†"
+
+
+def fmt(x: float, digits: int = 3, sign: bool = True, mark: str | None = None) -> str:
+    """``+0.056`` with the paper's mark; ``-`` for NaN.
+
+    ``mark``: ``None`` = the quantity has no test (plain); ``"p<0.001"`` bold; ``"ns"``
+    underlined; another ``p<...`` plain (significant); ``""`` or NaN = this cell was not tested
+    (suffix :data:`UNTESTED`).
+    """
     if x is None or not np.isfinite(x):
         return "-"
     s = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
-    if mark.startswith("p<") and mark != "" and mark.endswith("0.001"):
+    if mark is None:
+        return s
+    if not isinstance(mark, str) or mark == "":
+        return s + UNTESTED
+    if mark.startswith("p<") and mark.endswith("0.001"):
         return f"**{s}**"
     if mark == "ns":
         return f"<u>{s}</u>"
@@ -40,9 +55,12 @@ def _wide(
     sign: bool = True,
 ) -> pd.DataFrame:
     d = df.copy()
-    d["_txt"] = [
-        fmt(v, digits, sign, m) for v, m in zip(d[val], d.get("significance", [""] * len(d)))
-    ]
+    marks = (
+        d["significance"].fillna("").astype(str).tolist()
+        if "significance" in d
+        else [None] * len(d)
+    )
+    d["_txt"] = [fmt(v, digits, sign, m) for v, m in zip(d[val], marks)]
     w = d.pivot_table(index=index, columns=col, values="_txt", aggfunc="first", sort=False)
     w = w[[c for c in order if c in w.columns]].rename(columns=labels)
     return w.reset_index().fillna("-")
@@ -83,7 +101,7 @@ def wide_tables(
     ).rename(columns={"variation": "Style"})
     t5 = t["tattoo_sbs"].copy()
     t5["Dim."] = t5["dimension"].map(DIM_LABEL)
-    t5["SBS"] = [fmt(v, 3, True, m) for v, m in zip(t5["sbs"], t5["significance"])]
+    t5["SBS"] = [fmt(v, 3, True, m) for v, m in zip(t5["sbs"], t5["significance"].fillna(""))]
     out["table05_tattoo"] = t5[["variation", "Dim.", "group", "SBS"]].rename(
         columns={"variation": "Variation", "group": "Group"}
     )
@@ -121,7 +139,7 @@ def wide_tables(
     t12 = t["shift_by_variation_demographic"].copy()
     t12["_txt"] = [
         fmt(v, 3, True, m) if a else "-"
-        for v, m, a in zip(t12["delta"], t12["significance"], t12["applicable"])
+        for v, m, a in zip(t12["delta"], t12["significance"].fillna(""), t12["applicable"])
     ]
     groups = [
         g

@@ -78,7 +78,8 @@ def load_scores(paths: Mapping[str, Path]) -> pd.DataFrame:
     """Read and validate every model's score table; compact dtypes (categoricals).
 
     Raises :class:`StylisticBiasError` naming the file: missing file, schema mismatch (an older
-    schema's missing/renamed column), a file holding another model, or no base-face rows.
+    schema's missing/renamed column), a file holding another model, or no base-face rows (or
+    none with a valid phi).
     """
     frames = []
     for model, p in paths.items():
@@ -94,6 +95,12 @@ def load_scores(paths: Mapping[str, Path]) -> pd.DataFrame:
             raise StylisticBiasError(
                 f"{p}: model {model!r} has no base-face scores (is_base=True rows); VS and every "
                 "delta need the base faces -- re-run its judge and scores stages"
+            )
+        if df.loc[df["is_base"], "phi"].isna().all():
+            raise StylisticBiasError(
+                f"{p}: model {model!r} has no valid base-face phi (all "
+                f"{int(df['is_base'].sum())} base-face rows are NaN: every response invalid); VS "
+                "and every delta need them -- check its judge run's invalid rate"
             )
         frames.append(df)
     scores = pd.concat(frames, ignore_index=True)

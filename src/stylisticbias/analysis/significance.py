@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -124,6 +124,28 @@ def wilcoxon_faces(
     return pval, n
 
 
+def _warn_small_groups(base: pd.DataFrame, dimensions: Mapping[str, str]) -> None:
+    """One warning listing the demographic groups with fewer than 2 base faces (per model).
+
+    A group of one face has no within-group spread: it still enters VS and the rank tests, but
+    its mean is that one face's phi.
+    """
+    if "face_id" not in base:
+        return
+    small: list[str] = []
+    for model, g in base.groupby("model", sort=True, observed=True):
+        for dim, col in dimensions.items():
+            counts = g.groupby(col, sort=True, observed=True)["face_id"].nunique()
+            small += [f"{model}/{dim}={grp} ({n} face)" for grp, n in counts.items() if n < 2]
+    if small:
+        log.warning(
+            "%d demographic group(s) with fewer than 2 base faces (tests and VS rest on a "
+            "single face there; raise faces.n): %s",
+            len(small),
+            _listing(small),
+        )
+
+
 def _listing(names: Sequence[str], limit: int = 8) -> str:
     """``a; b; c`` -- at most ``limit`` names, then ``... and N more``."""
     shown = "; ".join(names[:limit])
@@ -167,7 +189,10 @@ def demographic_tests(
     DataFrame with ``model, dimension, scenario_id, test, statistic, n_groups, n, pval,
     pval_corr, significant``. Scenarios where every phi is identical are untested (NaN p, warning).
     """
+    _warn_small_groups(base, dimensions)
     rows = []
+    few: list[str] = []
+    flat: list[str] = []
     for (model, sid), g in base.groupby(["model", "scenario_id"], sort=True, observed=True):
         g = g[g["phi"].notna()]
         for dim, col in dimensions.items():
@@ -180,20 +205,9 @@ def demographic_tests(
             test = "mannwhitneyu" if k == 2 else "kruskal"
             stat, p = np.nan, np.nan
             if k < 2:
-                log.warning(
-                    "model %s scenario %s: dimension %s has %d group(s): not tested",
-                    model,
-                    sid,
-                    dim,
-                    k,
-                )
+                few.append(f"{model}/{dim}/scenario {sid} ({k} group)")
             elif np.ptp(np.concatenate(samples)) == 0:
-                log.warning(
-                    "model %s scenario %s dimension %s: all phi identical: not tested",
-                    model,
-                    sid,
-                    dim,
-                )
+                flat.append(f"{model}/{dim}/scenario {sid}")
             elif k == 2:
                 r = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided")
                 stat, p = float(r.statistic), float(r.pvalue)
@@ -201,6 +215,19 @@ def demographic_tests(
                 r = stats.kruskal(*samples)
                 stat, p = float(r.statistic), float(r.pvalue)
             rows.append((model, dim, int(sid), test, stat, k, int(sum(s.size for s in samples)), p))
+    if few:
+        log.warning(
+            "demographic tests: %d cell(s) with fewer than 2 groups holding a valid phi, not "
+            "tested: %s",
+            len(few),
+            _listing(few),
+        )
+    if flat:
+        log.warning(
+            "demographic tests: %d cell(s) whose phi are all identical, not tested: %s",
+            len(flat),
+            _listing(flat),
+        )
     out = pd.DataFrame(
         rows,
         columns=["model", "dimension", "scenario_id", "test", "statistic", "n_groups", "n", "pval"],

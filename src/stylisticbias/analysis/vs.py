@@ -79,6 +79,7 @@ def variation_strength(
     if base.empty:
         raise ValueError("variation_strength: no base-face rows with a valid phi")
     rows = []
+    fell_back: list[str] = []
     for model, g in base.groupby("model", sort=True, observed=True):
         fc, faces = face_codes(g["face_id"])
         sc, skeys = group_codes(g, ["scenario_id"])
@@ -114,8 +115,10 @@ def variation_strength(
             if w is not None:
                 bs = np.einsum("bf,fk,fs->bks", w, onehot, phi, optimize=True)
                 bc = np.einsum("bf,fk,fs->bks", w, onehot, mask, optimize=True)
-                l_, h_ = bc_percentile_ci(_vs(bs, bc, ddof)[:, None], np.array([obs]), ci)
+                l_, h_, fb = bc_percentile_ci(_vs(bs, bc, ddof)[:, None], np.array([obs]), ci)
                 lo, hi = float(l_[0]), float(h_[0])
+                if fb[0]:
+                    fell_back.append(f"{model}/{dim} (VS {obs:.4f})")
             p = np.nan
             if n_permutations:
                 perm = np.argsort(rng.random((n_permutations, F)), axis=1)
@@ -125,6 +128,14 @@ def variation_strength(
                 null = _vs(ps, pc, ddof)
                 p = float((1 + np.sum(null >= obs - 1e-12)) / (1 + n_permutations))
             rows.append((model, dim, obs, lo, hi, p, F, K, S))
+    if fell_back:
+        log.warning(
+            "VS CI: %d cell(s) with the estimate outside its bootstrap distribution (VS near 0): "
+            "plain percentile interval widened to include the estimate instead of the "
+            "bias-corrected one: %s",
+            len(fell_back),
+            ", ".join(fell_back),
+        )
     out = pd.DataFrame(
         rows,
         columns=[

@@ -43,7 +43,7 @@ from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem
-from stylisticbias.judge.full_size import SCALES, SPECS, build
+from stylisticbias.judge.full_size import FULL_RESIDUAL_SCALE, SCALES, SPECS, build
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.prompts import render_all
 
@@ -88,8 +88,14 @@ def run(
     dtype: str = "bfloat16",
     scale: str = "full",
     engine_overrides: dict[str, Any] | None = None,
+    residual_scale: float | None = None,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
-    """Build ``name`` at ``scale`` on ``device`` and time both decodings; the measurements."""
+    """Build ``name`` at ``scale`` on ``device`` and time both decodings; the measurements.
+
+    ``profile``: also profile one more image (cProfile, then ``torch.profiler``) and write both
+    tables there (text), for finding where an image's time goes.
+    """
     import torch
 
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -109,14 +115,16 @@ def run(
     engine_cfg["device"] = device
 
     t = time.perf_counter()
-    model, processor = build(name, device=device, dtype=dtype, scale=scale)
+    model, processor = build(
+        name, device=device, dtype=dtype, scale=scale, residual_scale=residual_scale
+    )
     build_s = time.perf_counter() - t
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
     weights_gb = sum(p.numel() * p.element_size() for p in model.parameters()) / 1e9
 
-    images = _images(n_images + 1, size)
-    items = [ImageItem(f"bench{i}", f"bench{i}", "", True) for i in range(n_images + 1)]
+    images = _images(n_images + 3, size)
+    items = [ImageItem(f"bench{i}", f"bench{i}", "", True) for i in range(n_images + 3)]
     exact = _engine(model_cfg, {**engine_cfg, "decoding": "exact"},
                     {**judge, "scenarios": "all"}, bench, model, processor, device)  # fmt: skip
     exact.judge(items[:1], images[:1])  # warm-up
@@ -137,6 +145,8 @@ def run(
         undecided.append(exact.last_stats["undecided_mass_mean"])
         image_tokens.extend(exact.last_stats["image_tokens_per_image"])
     exact_s = sum(per_image)
+    if profile is not None:
+        _profile(exact, items[n_images + 1 :], images[n_images + 1 :], device, profile)
     exact_img_s = n_images / exact_s
     exact_j_s = rows * k / exact_s
 
@@ -198,6 +208,11 @@ def run(
                 )
             },
             "prefix_sharing": exact.prefix_sharing if exact._shared_ok else "copy",
+            "residual_scale": (
+                residual_scale
+                if residual_scale is not None
+                else (FULL_RESIDUAL_SCALE if scale == "full" else 1.0)
+            ),
         },
         "machine": machine_info(),
         "torch": torch.__version__,
@@ -210,6 +225,39 @@ def run(
             "peaked than the planted grammar, i.e. fewer branches)."
         ),
     }
+
+
+def _profile(
+    eng: HFJudgeEngine, items: list[ImageItem], images: list[Any], device: str, out: Path
+) -> None:
+    """One image under cProfile and one under ``torch.profiler``; both tables to ``out``."""
+    import cProfile
+    import io
+    import pstats
+
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    prof = cProfile.Profile()
+    prof.enable()
+    eng.judge(items[:1], images[:1])
+    _sync(device)
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(45)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
+    with torch_profile(activities=acts) as tp:
+        eng.judge(items[1:2], images[1:2])
+        _sync(device)
+    key = "self_cuda_time_total" if device.startswith("cuda") else "self_cpu_time_total"
+    table = tp.key_averages().table(sort_by=key, row_limit=35)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        f"# cProfile of one image (cumulative)\n{buf.getvalue()}\n"
+        f"# torch.profiler of one image (by {key})\n{table}\n",
+        encoding="utf-8",
+    )
+    log.info("profile -> %s", out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -228,6 +276,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scale", default="full", choices=SCALES)
     ap.add_argument("--suffix-batch-size", type=int, default=None)
     ap.add_argument("--branch-batch-size", type=int, default=None)
+    ap.add_argument(
+        "--residual-scale",
+        type=float,
+        default=None,
+        help=f"damping of the random residual branches (default {FULL_RESIDUAL_SCALE} at full "
+        "scale, 1 at tiny; see stylisticbias.judge.full_size.damp_residual)",
+    )
+    ap.add_argument("--profile", default=None, help="write a profile of one more image here")
     ap.add_argument("--out", default=str(project_root() / "reports" / "bench" / "judge_gpu.json"))
     args = ap.parse_args(argv_list)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -250,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             dtype=args.dtype,
             scale=args.scale,
             engine_overrides=over,
+            residual_scale=args.residual_scale,
+            profile=Path(args.profile) if args.profile else None,
         )
     except StylisticBiasError as exc:
         log.error("error: %s", exc)

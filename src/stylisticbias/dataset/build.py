@@ -179,9 +179,14 @@ def build_faces(params: dict[str, Any]) -> Path:
 
 
 # --------------------------------------------------------------------------- variations stage
-def load_base_faces(faces_dir: Path) -> pd.DataFrame:
-    """Read ``faces.parquet`` and check every ok image exists, matches its sha256 and decodes."""
+def load_base_faces(faces_dir: Path, benchmark: Benchmark | None = None) -> pd.DataFrame:
+    """Read ``faces.parquet`` and check every ok image exists, matches its sha256 and decodes.
+
+    With ``benchmark``, also that every demographic value is one of the benchmark's.
+    """
     faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
+    if benchmark is not None:
+        schemas.check_demographics(faces, benchmark.demographics, faces_dir / "faces.parquet")
     for row in faces.itertuples():
         if row.status != "ok":
             continue
@@ -224,7 +229,7 @@ def build_variations(params: dict[str, Any]) -> Path:
     """Render every single-attribute edit and write ``data/variations/variations.parquet``."""
     ctx = BuildContext.from_params(params)
     faces_dir = ctx.root / get(params, "paths.faces")
-    faces = load_base_faces(faces_dir)
+    faces = load_base_faces(faces_dir, ctx.benchmark)
     grid = variation_grid(
         ctx.benchmark, faces, str(params.get("variations", {}).get("scope", "full"))
     )
@@ -267,7 +272,15 @@ def build_variations(params: dict[str, Any]) -> Path:
     if todo:
         probe = make_generator(ctx.gen_cfg)
         batch = probe.batch_size
+        bad = probe.unsupported([e[1].variation for e in todo])
         probe.close()
+        if bad:
+            shown = "; ".join(f"{slug}: {why}" for slug, why in sorted(bad.items())[:5])
+            more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
+            raise StylisticBiasError(
+                f"conf/benchmark: {len(bad)} variation value(s) the {probe.name} generator "
+                f"cannot render -- {shown}{more}; nothing was rendered"
+            )
         by_face: dict[str, list[tuple[str, EditSpec, Path]]] = {}
         for e in todo:
             by_face.setdefault(e[1].face.face_id, []).append(e)

@@ -74,5 +74,13 @@ class Generator(ABC):
     def edit(self, base: Image.Image, edits: Sequence[EditSpec]) -> list[GenResult]:
         """Apply each edit (all of the same base face) to ``base``; one result per edit."""
 
+    def unsupported(self, variations: Sequence[VariationValue]) -> dict[str, str]:
+        """Values of ``variations`` this backend cannot render: ``{slug: reason}``.
+
+        Checked before any image is made, so a typo in ``conf/`` fails the stage at once.
+        Default: none (prompt-driven backends can be asked for anything).
+        """
+        return {}
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (GPU memory, HTTP clients). Default: nothing."""

@@ -7,8 +7,9 @@ transcribed from the hub checkpoint's ``config.json`` / ``preprocessor_config.js
 the FLOPs, the KV-cache size and the memory traffic per judgment are those of the real model.
 What is not real is the tokenizer (the tiny checkpoints' word-level one: prompt suffixes are
 ~1 token per word, close to a BPE tokenizer on plain English) and the answers (random weights
-with the planted answer grammar of :func:`stylisticbias.judge.tiny.plant_grammar`, so exact
-decoding expands a realistic handful of branches per prompt).
+with the planted answer grammar of :func:`stylisticbias.judge.tiny.plant_grammar`, kept
+readable through the full depth by :func:`damp_residual`, so exact decoding expands a handful
+of branches per prompt, as on a real chat model).
 
 ``scale="tiny"`` keeps the image processing (so the same image-token count) and the layer
 structure but shrinks every width and depth, for CPU tests of the same code path.
@@ -219,13 +220,54 @@ def count_parameters(name: str, scale: str = "full") -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+#: Residual-branch scale of the full-size models (see :func:`damp_residual`).
+FULL_RESIDUAL_SCALE = 1e-3
+#: The language model's residual-branch output projections (attention out, MLP down).
+_RESIDUAL_OUTPUTS = ("self_attn.o_proj", "mlp.down_proj")
+
+
+def damp_residual(model: Any, scale: float) -> int:
+    """Multiply the language model's residual-branch output weights by ``scale``; their count.
+
+    With random weights, 32+ decoder layers each add an O(1) random vector to the residual
+    stream, which drowns the planted answer grammar (written into the embeddings) long before
+    the LM head: every next-token distribution comes out flat over the 150k vocabulary and
+    exact decoding prunes everything at the first step -- a benchmark of nothing. Scaling the
+    attention-output and MLP-down projections keeps the grammar readable through the full
+    depth; the FLOPs, shapes and memory traffic are unchanged (only weight values differ).
+    The vision tower is left as built.
+    """
+    import torch
+
+    n = 0
+    with torch.no_grad():
+        for name, mod in model.named_modules():
+            if "language_model" in name and name.endswith(_RESIDUAL_OUTPUTS):
+                mod.weight.mul_(scale)
+                n += 1
+    if n == 0:
+        raise StylisticBiasError(
+            f"damp_residual: no {' / '.join(_RESIDUAL_OUTPUTS)} under a language_model in "
+            f"{type(model).__name__}"
+        )
+    return n
+
+
 def build(
-    name: str, *, device: str = "cpu", dtype: str = "bfloat16", scale: str = "full", seed: int = 0
+    name: str,
+    *,
+    device: str = "cpu",
+    dtype: str = "bfloat16",
+    scale: str = "full",
+    seed: int = 0,
+    residual_scale: float | None = None,
 ) -> tuple[Any, Any]:
     """``(model, processor)`` of ``name`` with random weights, in eval mode on ``device``.
 
     The weights are initialised directly on ``device`` in ``dtype`` (an 8B model in bfloat16
-    needs ~17 GB there and no host copy), then the answer grammar is planted.
+    needs ~17 GB there and no host copy), then the answer grammar is planted. At full scale the
+    residual branches are damped by ``residual_scale`` (default :data:`FULL_RESIDUAL_SCALE`;
+    1.0 at tiny scale, whose two layers keep the grammar) so the grammar survives the depth.
     """
     import torch
 
@@ -244,6 +286,10 @@ def build(
         torch.set_default_dtype(prev)
     model.eval()
     prepare(model, processor, start, sharpness=sharpness)
+    if residual_scale is None:
+        residual_scale = FULL_RESIDUAL_SCALE if scale == "full" else 1.0
+    if residual_scale != 1.0:
+        damp_residual(model, residual_scale)
     n = sum(p.numel() for p in model.parameters())
     log.info(
         "built %s (%s scale, random weights): %.2fB parameters on %s", name, scale, n / 1e9, device

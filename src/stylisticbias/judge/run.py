@@ -41,7 +41,14 @@ from stylisticbias.judge.writer import (
     concat_shards,
     scan_shards,
 )
-from stylisticbias.schemas import FACES, JUDGMENTS, VARIATIONS, read_table, write_table
+from stylisticbias.schemas import (
+    FACES,
+    JUDGMENTS,
+    VARIATIONS,
+    check_demographics,
+    read_table,
+    write_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +93,9 @@ def load_tables(params: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, 
     faces_dir, var_dir = _path(params, "faces"), _path(params, "variations")
     faces = read_table(faces_dir / "faces.parquet", FACES)
     variations = read_table(var_dir / "variations.parquet", VARIATIONS)
+    demo = benchmark_from_config(dict(params)["benchmark"]).demographics
+    check_demographics(faces, demo, faces_dir / "faces.parquet")
+    check_demographics(variations, demo, var_dir / "variations.parquet")
     return faces, variations, faces_dir, var_dir
 
 

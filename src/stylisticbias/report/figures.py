@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -110,7 +111,7 @@ def fig_pareto(df: pd.DataFrame, n_reach: int, share: float, simulated: bool) ->
 
 
 def fig_scenarios(df: pd.DataFrame, simulated: bool) -> Figure:
-    """Fig. 3: SBS per scenario, sorted ascending, coloured by category, with CIs."""
+    """Fig. 3: SBS per scenario in ``df`` order (ascending: largest on top), by category."""
     colors = category_colors(list(df["category"]))
     fig, ax = plt.subplots(figsize=(9, max(5, 0.3 * len(df) + 1.5)))
     y = np.arange(len(df))
@@ -128,7 +129,7 @@ def fig_scenarios(df: pd.DataFrame, simulated: bool) -> Figure:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("SBS (mean Delta, positive pole) - 95% CI" if err is not None else "SBS")
     _category_legend(ax, colors, loc="lower right")
-    _decorate(fig, f"Fig. 3 - SBS across all {len(df)} scenarios, sorted ascending", simulated)
+    _decorate(fig, f"Fig. 3 - SBS across all {len(df)} scenarios (largest on top)", simulated)
     return fig
 
 
@@ -138,7 +139,7 @@ def fig_sensitivity(df: pd.DataFrame, simulated: bool) -> Figure:
     fig, ax = plt.subplots(figsize=(10, 6.5))
     for cat, g in df.groupby("category", sort=False):
         ax.scatter(g["sbs"], g["abs_sbs"], s=45, color=colors[cat], label=cat, edgecolor="white")
-    for _, r in df.iterrows():
+    labels = [
         ax.annotate(
             str(r["label"]).split(" vs. ")[0],
             (r["sbs"], r["abs_sbs"]),
@@ -146,6 +147,8 @@ def fig_sensitivity(df: pd.DataFrame, simulated: bool) -> Figure:
             xytext=(3, 3),
             textcoords="offset points",
         )
+        for _, r in df.iterrows()
+    ]
     ax.axvline(0, color="grey", lw=0.7, ls="--")
     ax.set_xlabel("SBS (direction: > 0 favourable pole)")
     ax.set_ylabel("|SBS| (magnitude)")
@@ -156,7 +159,56 @@ def fig_sensitivity(df: pd.DataFrame, simulated: bool) -> Figure:
         simulated,
         "each point is one scenario (label = positive pole)",
     )
+    declutter(labels)
     return fig
+
+
+def declutter(labels: list[Any], pad_px: float = 1.0) -> int:
+    """Move overlapping point labels (annotations in offset points) apart; the moves made.
+
+    Labels are placed bottom-up (by their current height); one overlapping an already placed
+    label is pushed up just past it, until it overlaps none. A label moved away from its point
+    gets a thin leader line.
+    """
+    if not labels:
+        return 0
+    from matplotlib.text import Text
+
+    fig = labels[0].figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    to_pt = 72.0 / fig.dpi
+
+    def box(t: Any) -> Any:  # the text alone (an Annotation's extent includes its arrow)
+        return Text.get_window_extent(t, renderer).padded(pad_px)
+
+    moves = 0
+    placed: list[Any] = []
+    for t in sorted(labels, key=lambda t: box(t).y0):
+        b = box(t)
+        for _ in range(len(labels) + 1):
+            hit = [p for p in placed if b.overlaps(p)]
+            if not hit:
+                break
+            dy = max(p.y1 for p in hit) - b.y0 + 0.5
+            x, y = t.xyann
+            t.xyann = (x, y + dy * to_pt)
+            b = box(t)
+            moves += 1
+        placed.append(b)
+    for t in [t for t in labels if abs(t.xyann[1] - 3.0) > 6.0]:
+        # displaced: the same label again, with a thin leader line to its point
+        ax = t.axes
+        t.remove()
+        ax.annotate(
+            t.get_text(),
+            t.xy,
+            xytext=t.xyann,
+            textcoords="offset points",
+            fontsize=t.get_fontsize(),
+            arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "#888888", "shrinkA": 0},
+        )
+    return moves
 
 
 def fig_grouped_bars(

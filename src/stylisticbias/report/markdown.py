@@ -101,7 +101,8 @@ def paper_tables_section(wide: dict[str, pd.DataFrame], alpha: float) -> str:
     out = [
         "## The paper's tables, from this run",
         f"**Bold**: corrected p < 0.001; <u>underlined</u>: not significant (corrected p ≥ "
-        f"{alpha}); other values: corrected p < {alpha}; `-`: not applicable or not tested. "
+        f"{alpha}); other values: corrected p < {alpha}; `†`: not tested (Average rows, Table "
+        "4's Y-E gap, cells with too few faces); `-`: not applicable. Table 7 has no tests. "
         "Tables 3-6 and 12 pool all models (the paper's averages); 2, 7 and 11 are per model. "
         "Long versions with CIs and p-values: `reports/tables/<name>.csv`.",
     ]
@@ -164,6 +165,9 @@ def diagnostics_section(inputs: ReportInputs) -> str:
         ("invalid_rates", "Invalid / unparseable answers"),
     ):
         df = inputs.table(name)
+        if df is not None and name == "invalid_rates" and "scenario_id" in df:
+            df = df.astype({"scenario_id": object})
+            df.loc[df["scenario_id"] == 0, "scenario_id"] = "all"  # the pooled row
         out.append(
             f"### {title}\n\n"
             + (

@@ -37,7 +37,13 @@ from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.plots_data import category_by_model, scenario_frame
 from stylisticbias.report.provenance import combined_digest
-from stylisticbias.tracking import log_metrics, log_params, start_run, tracking_cfg
+from stylisticbias.tracking import (
+    log_metrics,
+    log_params,
+    resolve_tracking_uri,
+    start_run,
+    tracking_cfg,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,22 +52,6 @@ TAG_SWEEP = "stylisticbias.sweep_id"
 TAG_KIND = "stylisticbias.run_kind"
 TAG_REPORT = "stylisticbias.report_id"
 _KEY_BAD = re.compile(r"[^0-9A-Za-z_\-. /]+")
-
-
-def resolve_tracking_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
-    """Make a relative ``sqlite:///x.db`` absolute under the project root.
-
-    Queued ``dvc exp run`` experiments execute in a temporary copy of the repository
-    (``.dvc/tmp/exps/...``); DVC sets ``DVC_ROOT`` to the real repository, so anchoring the
-    database there keeps every experiment's runs in the one ``mlflow.db``.
-    """
-    env = os.environ if env is None else env
-    prefix = "sqlite:///"
-    if not uri.startswith(prefix) or uri.startswith(prefix + "/"):
-        return uri
-    rel = uri[len(prefix) :]
-    base = Path(env.get("DVC_ROOT") or Path.cwd())
-    return prefix + str((base / rel).resolve())
 
 
 def sweep_id(env: Mapping[str, str] | None = None) -> str | None:

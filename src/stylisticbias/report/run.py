@@ -179,7 +179,10 @@ def write_plot_data(frames: dict[str, pd.DataFrame], out: Path) -> None:
 
 
 def build_report(params: dict[str, Any], root: Path | None = None) -> None:
-    """Read the analysis outputs, write figures + ``reports/README.md``, log to MLflow."""
+    """Read the analysis outputs, write figures + ``reports/README.md``.
+
+    MLflow logging is the next stage's job (:mod:`stylisticbias.report.track`).
+    """
     root = root or project_root()
     inputs = load_inputs(params, root)
     share = float(params.get("analysis", {}).get("pareto_share", 0.8))
@@ -194,10 +197,3 @@ def build_report(params: dict[str, Any], root: Path | None = None) -> None:
     tmp.write_text(md, encoding="utf-8")
     tmp.replace(readme)
     log.info("wrote %s", readme)
-    tracking = params.get("tracking") or {}
-    if tracking.get("enabled", False):
-        from stylisticbias.report.mlflow_log import log_report
-
-        log_report(params, inputs, figs, cmp, scen, root)
-    else:
-        log.info("tracking.enabled is false: nothing logged to MLflow")

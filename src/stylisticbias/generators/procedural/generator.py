@@ -116,6 +116,21 @@ class ProceduralGenerator(Generator):
         return sc.changed_mask(apply_variation(sc.base, variation))
 
     # ---- Generator interface -------------------------------------------------------------
+    def unsupported(self, variations: Sequence[VariationValue]) -> dict[str, str]:
+        """Values with no drawing here (an unknown attribute or value): ``{slug: reason}``.
+
+        Renders each distinct value once on a small probe identity (~ms per value).
+        """
+        probe_gen = ProceduralGenerator(size=64, cache_faces=1)
+        probe = FaceSpec("probe", "young adult", "female", "European", "normal", 0, "")
+        out: dict[str, str] = {}
+        for v in {v.slug: v for v in variations}.values():
+            try:
+                probe_gen.render_edit(probe, v)
+            except (ValueError, KeyError) as exc:
+                out[v.slug] = str(exc).strip("'\"") or type(exc).__name__
+        return out
+
     def generate_faces(self, specs: Sequence[FaceSpec]) -> list[GenResult]:
         """Render base faces (the prompt is not read: the demographic cell and seed are)."""
         out = []

@@ -1,0 +1,18 @@
+"""DVC stage `track`: the written report -> MLflow runs (one per model + comparison).
+
+Usage: ``python pipelines/track.py``.
+"""
+
+from stylisticbias.cli import run, stage
+from stylisticbias.config import load_params
+from stylisticbias.report.track import track_report
+
+
+@stage
+def main() -> None:
+    """Entry point."""
+    track_report(load_params())
+
+
+if __name__ == "__main__":
+    run(main)

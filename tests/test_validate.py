@@ -1,0 +1,58 @@
+"""Compose-time checks of a configuration (unknown models, scenarios, undrawable values)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from stylisticbias.config import compose, main
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.validate import validate_params
+
+
+@pytest.fixture(scope="module")
+def params() -> dict:
+    return compose()
+
+
+def test_default_configuration_is_valid(params: dict) -> None:
+    validate_params(copy.deepcopy(params))
+
+
+def test_unknown_model_lists_the_valid_ones(params: dict) -> None:
+    p = copy.deepcopy(params)
+    p["judge"]["models"] = ["simulated-strong", "gpt-17"]
+    with pytest.raises(StylisticBiasError, match=r"unknown model 'gpt-17'.*valid: .*qwen3-vl-8b"):
+        validate_params(p)
+
+
+def test_unknown_scenario(params: dict) -> None:
+    p = copy.deepcopy(params)
+    p["judge"]["scenarios"] = [1, 99]
+    with pytest.raises(StylisticBiasError, match=r"judge.scenarios: unknown scenario_id 99"):
+        validate_params(p)
+
+
+def test_value_the_procedural_generator_cannot_draw(params: dict) -> None:
+    p = copy.deepcopy(params)
+    skin = next(a for a in p["benchmark"]["attributes"] if a["key"] == "skin_irregularities")
+    skin["values"][0]["value"] = "Frecklez"
+    with pytest.raises(
+        StylisticBiasError, match=r"cannot render, e.g. .*Frecklez.*valid: Freckles"
+    ):
+        validate_params(p)
+    # a prompt-driven backend accepts any value
+    p["generator"] = compose(["generator=gemini"])["generator"]
+    validate_params(p)
+
+
+def test_compose_cli_refuses_and_leaves_params_alone(tmp_path, monkeypatch) -> None:
+    from stylisticbias import config
+
+    target = tmp_path / "params.yaml"
+    target.write_text("sentinel\n")
+    monkeypatch.setattr(config, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(config, "conf_dir", lambda: config.ROOT / "conf")
+    assert main(["compose", "judge.models=[gpt-17]"]) == 2
+    assert target.read_text() == "sentinel\n"
