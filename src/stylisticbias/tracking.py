@@ -25,7 +25,7 @@ DEFAULT_URI = "sqlite:///mlflow.db"
 DEFAULT_EXPERIMENT = "stylisticbias"
 PARENT_ENV = "STYLISTICBIAS_PARENT_RUN_ID"
 
-#: metrics a judge run logs (``run.json`` keys)
+#: metrics a judge run logs (keys of its run log, ``data/judgments/<model>.run.json``)
 JUDGE_METRICS = (
     "images_per_s",
     "prompts_per_s",
@@ -154,7 +154,7 @@ def log_metrics(metrics: Mapping[str, Any]) -> None:
 def log_judge_run(
     params: Mapping[str, Any], run_params: Mapping[str, Any], summary: Mapping[str, Any]
 ) -> str | None:
-    """Log one judge run (params from the engine, metrics from ``run.json``); returns the run id."""
+    """Log one judge run (params from the engine, metrics from its run log); returns the run id."""
     tags = {
         "stage": "judge",
         "model": summary.get("model"),

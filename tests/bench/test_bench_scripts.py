@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stylisticbias.bench import analysis, generation, judge, judge_gpu
+from stylisticbias.bench import analysis, generation, grammar_check, judge, judge_gpu
 
 
 def _machine_ok(machine: dict) -> None:
@@ -76,6 +76,46 @@ def test_judge_gpu_bench_runs_at_tiny_scale_on_cpu(tmp_path: Path) -> None:
     assert set(json.loads(out.read_text())["models"]) == {"qwen3-vl-8b", "llava-v1.6-mistral-7b"}
 
 
+def test_judge_gpu_bench_profile_writes_both_tables(tmp_path: Path) -> None:
+    prof = tmp_path / "profile.txt"
+    argv = ["--model", "qwen3-vl-8b", "--device", "cpu", "--scale", "tiny", "--dtype", "float32",
+            "--images", "1", "--generate-scenarios", "1", "--size", "128",
+            "--out", str(tmp_path / "j.json"), "--profile", str(prof)]  # fmt: skip
+    assert judge_gpu.main(argv) == 0
+    text = prof.read_text()
+    assert "# cProfile of one image" in text and "expand_all" in text
+    assert "# torch.profiler of one image" in text and "aten::" in text
+
+
+@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1.6-mistral-7b"])
+def test_grammar_check_follows_the_grammar_at_tiny_scale(tmp_path: Path, name: str) -> None:
+    out = tmp_path / "g.json"
+    argv = ["--model", name, "--scale", "tiny", "--scales", "1,0.5", "--out", str(out)]
+    assert grammar_check.main(argv) == 0
+    got = json.loads(out.read_text())["models"][name]["next_tokens_by_residual_scale"]
+    for chain in got.values():
+        assert max(chain["<start>"], key=chain["<start>"].get) == "("
+        assert set(sorted(chain["("], key=chain["("].get)[-2:]) == {"a", "b"}
+        assert max(chain["(a"], key=chain["(a"].get) == ")"
+    assert grammar_check.main(["--model", name, "--scales", "0,-1", "--out", str(out)]) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1.6-mistral-7b"])
+def test_grammar_survives_full_depth_only_when_damped(tmp_path: Path, name: str) -> None:
+    """Full-size model on CPU (~18 GB RAM, minutes): the grammar is lost undamped, kept damped."""
+    import psutil
+
+    if psutil.virtual_memory().total < 23e9:
+        pytest.skip("needs ~18 GB of free RAM for the full-size model")
+    res = grammar_check.check(name, [1.0, 1e-3])["next_tokens_by_residual_scale"]
+    assert res["1"]["<start>"].get("(", 0.0) < 0.5
+    damped = res["0.001"]
+    assert damped["<start>"].get("(", 0.0) > 0.9
+    assert damped["("].get("a", 0.0) + damped["("].get("b", 0.0) > 0.9
+    assert damped["(a"].get(")", 0.0) > 0.9
+
+
 def test_judge_gpu_bench_without_cuda_is_one_clear_error(tmp_path: Path) -> None:
     import torch
 
@@ -94,3 +134,4 @@ def test_judge_gpu_bench_full_size(tmp_path: Path, name: str) -> None:
     assert judge_gpu.main(argv) == 0
     got = json.loads(out.read_text())["models"][name]
     assert got["peak_gpu_memory_gb"] > got["weights_gb"] > 14
+    assert got["exact_undecided_mass_mean"] < 0.1  # the planted grammar holds (damp_residual)

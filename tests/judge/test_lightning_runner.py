@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from judge_tables import make_tables
 
-from stylisticbias.judge.run import judge_items, run_judge
+from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.judge.simulated import SimulatedJudgeEngine
 from stylisticbias.schemas import JUDGMENTS, read_table
 
@@ -33,7 +33,7 @@ def test_single_process_run_is_complete(tmp_path: Path) -> None:
     assert len(df) == len(items) * 25 * 4 * 3
     assert not df.duplicated(KEY).any()
     assert df[KEY].equals(df[KEY].sort_values(KEY).reset_index(drop=True))
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(run_log_path(out).read_text())
     assert run["model"] == MODEL and run["simulated"] is True and run["engine"] == "simulated"
     assert run["n_images"] == len(items) and run["images_judged"] == len(items)
     assert run["images_per_s"] > 0 and run["prompts_per_s"] > run["images_per_s"]
@@ -61,14 +61,14 @@ def test_undecodable_image_is_reported_and_skipped(
     failures = json.loads((out / "failures.json").read_text())
     assert [f["image_id"] for f in failures] == [bad.image_id]
     assert "1 image(s) could not be decoded" in caplog.text and bad.image_id in caplog.text
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(run_log_path(out).read_text())
     assert run["n_failures"] == 1
     # once the file is fixed, a re-run judges just that image
     Path(bad.path).write_bytes(Path(items[0].path).read_bytes())
     out, df2 = _run(params)
     assert df2["image_id"].nunique() == len(items)
     assert json.loads((out / "failures.json").read_text()) == []
-    assert json.loads((out / "run.json").read_text())["images_judged"] == 1
+    assert json.loads(run_log_path(out).read_text())["images_judged"] == 1
 
 
 @pytest.mark.parametrize(
@@ -98,5 +98,5 @@ def test_two_cpu_ranks_write_disjoint_complete_shards(tmp_path: Path, strategy: 
     single = make_tables(tmp_path / "single", 3)
     _, ref = _run(single)
     pd.testing.assert_frame_equal(df, ref)
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(run_log_path(out).read_text())
     assert run["images_judged"] == len(items)

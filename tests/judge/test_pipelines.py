@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 from judge_tables import make_tables
 
-from stylisticbias.judge.run import run_judge
+from stylisticbias.judge.run import run_judge, run_log_path
 from stylisticbias.schemas import SCORES, read_table
 from stylisticbias.scores import write_scores
 
@@ -35,7 +35,7 @@ def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
     params["tracking"] = {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "judge-test"}  # fmt: skip
     out = run_judge("simulated-weak", params, progress=False)
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(run_log_path(out).read_text())
     scores = read_table(write_scores("simulated-weak", params), SCORES)
     n_img = pd.read_parquet(out / "judgments.parquet")["image_id"].nunique()
     assert len(scores) == n_img * 25 and scores["simulated"].all()
@@ -47,3 +47,20 @@ def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
     assert r["params.model"] == "simulated-weak" and r["params.effect_scale"] == "0.4"
     assert r["metrics.invalid_rate"] == 0.05 and r["metrics.images_per_s"] > 0
     assert r["tags.simulated"] == "true"
+
+
+def test_two_runs_write_byte_identical_judgment_directories(tmp_path: Path) -> None:
+    """Timings and run ids live in the run log beside the DVC output, so its hash is stable."""
+    params = make_tables(tmp_path, 2)
+    params["tracking"] = {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+                          "experiment_name": "judge-test"}  # fmt: skip
+    a = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "a" / "m")
+    b = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "b" / "m")
+
+    def files(d: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+    assert files(a) == files(b) and "judgments.parquet" in files(a)
+    logs = [json.loads(run_log_path(d).read_text()) for d in (a, b)]
+    assert logs[0]["mlflow_run_id"] != logs[1]["mlflow_run_id"]
+    assert all(lg["seconds"] is not None for lg in logs)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from judge_tables import make_tables
 
-from stylisticbias.judge.run import judge_items, run_judge
+from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.schemas import JUDGMENTS, read_table
 
 MODEL = "simulated-strong"
@@ -73,7 +73,7 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> Non
 
     resumed = _judgments(run_judge(MODEL, params, progress=False, out_dir=out))
     pd.testing.assert_frame_equal(resumed, ref)
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(run_log_path(out).read_text())
     assert (
         run["images_resumed"] >= 2 * 3 and run["images_judged"] + run["images_resumed"] == n_items
     )
@@ -100,7 +100,7 @@ def test_corrupt_and_truncated_shards_are_redone(
     pd.testing.assert_frame_equal(again, ref)
     assert shards[0].name in caplog.text and shards[1].name in caplog.text
     assert not list((out / "shards").glob(".tmp-*"))
-    run = json.loads((out / "run.json").read_text())
+    run = json.loads(run_log_path(out).read_text())
     assert run["images_judged"] == len(redo)
     # a second resume has nothing to do and keeps the records
     pd.testing.assert_frame_equal(_judgments(run_judge(MODEL, params, progress=False)), ref)
@@ -112,4 +112,4 @@ def test_changed_configuration_discards_old_shards(tmp_path: Path) -> None:
     params["judge"] = {**params["judge"], "seeds": [1, 2]}
     df = _judgments(run_judge(MODEL, params, progress=False))
     assert sorted(df["seed"].unique()) == [1, 2]
-    assert json.loads((out / "run.json").read_text())["images_resumed"] == 0
+    assert json.loads(run_log_path(out).read_text())["images_resumed"] == 0

@@ -5,9 +5,13 @@ Output, ``data/judgments/<model>/``:
 - ``shards/rank<r>-b<batch>-<key>.parquet`` -- the records, one shard per rank and batch;
 - ``judgments.parquet`` -- all shards concatenated, validated (JUDGMENTS), sorted by
   image_id, scenario_id, ordering, seed;
-- ``run.json`` -- model, engine, decoding, counts, timing, invalid rate, undecided mass,
-  image tokens per image (if the engine reports them), simulated flag;
 - ``failures.json`` -- images that could not be decoded (``[]`` when none).
+
+Beside it, ``data/judgments/<model>.run.json`` (:func:`run_log_path`) -- model, engine,
+decoding, counts, timing, invalid rate, undecided mass, image tokens per image (if the engine
+reports them), simulated flag, MLflow run id. It describes the invocation, not the data, so it
+lives outside the DVC output: identical judgments hash identically whatever the timing (the
+per-rank summaries, which carry timings too, are removed once consolidated).
 
 Resuming: a run first lists the complete shards, skips their images and judges only the rest;
 a shard that is unreadable or fails the schema is logged, deleted and redone. If the
@@ -153,6 +157,11 @@ def _check_fingerprint(shard_dir: Path, fp: Mapping[str, Any]) -> None:
     atomic_write_json(path, fp)
 
 
+def run_log_path(out: Path) -> Path:
+    """The run log of the judgments directory ``out``: ``<out>.run.json``, beside it."""
+    return out.parent / f"{out.name}.run.json"
+
+
 def run_judge(
     model_name: str,
     params: Mapping[str, Any],
@@ -162,8 +171,8 @@ def run_judge(
 ) -> Path:
     """Judge all images of the run with one model; returns ``data/judgments/<model>/``.
 
-    Every rank of a multi-process run calls this; only rank 0 consolidates, writes ``run.json``
-    and logs to MLflow.
+    Every rank of a multi-process run calls this; only rank 0 consolidates, writes the run log
+    (:func:`run_log_path`) and logs to MLflow.
     """
     params = dict(params)
     model_cfg = load_group_option("model", model_name)
@@ -228,7 +237,7 @@ def consolidate(
     resumed: int,
     seconds: float,
 ) -> Path:
-    """Merge the shards into ``judgments.parquet`` and write ``run.json`` and ``failures.json``."""
+    """Merge the shards into ``judgments.parquet``, write ``failures.json`` and the run log."""
     shard_dir = out / "shards"
     model = engine.model_name
     shards = scan_shards(shard_dir, model)
@@ -271,7 +280,10 @@ def consolidate(
     summary = run_summary(df, engine, engine_cfg, judge_cfg, summaries, out,
                           judged=judged, resumed=resumed, seconds=seconds,
                           n_failures=len(failures))  # fmt: skip
-    atomic_write_json(out / "run.json", summary)
+    run_log = run_log_path(out)
+    atomic_write_json(run_log, summary)
+    for p in shard_dir.glob(RANK_SUMMARY_GLOB):  # consolidated; their timings vary per run
+        p.unlink(missing_ok=True)
     log.info(
         "%s: %d records for %d images -> %s (%.1f images/s)",
         model,
@@ -291,7 +303,7 @@ def consolidate(
         run_id = None
     if run_id:
         summary["mlflow_run_id"] = run_id
-        atomic_write_json(out / "run.json", summary)
+        atomic_write_json(run_log, summary)
     return out
 
 
@@ -308,7 +320,7 @@ def run_summary(
     seconds: float,
     n_failures: int,
 ) -> dict[str, Any]:
-    """The ``run.json`` content. Speeds refer to the images judged by this invocation."""
+    """The run log's content. Speeds refer to the images judged by this invocation."""
     n_images = int(df["image_id"].nunique())
     n_scen = int(df["scenario_id"].nunique()) if len(df) else 0
     n_ord = int(df["ordering"].nunique()) if len(df) else 0
@@ -351,7 +363,7 @@ def run_summary(
         "engine_stats": stats,
     }
     if not judged_images:  # fully resumed: keep the speed of the run that did the work
-        prev = out / "run.json"
+        prev = run_log_path(out)
         if prev.exists():
             try:
                 old = json.loads(prev.read_text(encoding="utf-8"))
@@ -364,5 +376,6 @@ def run_summary(
 
 
 def clean(out: Path) -> None:
-    """Remove a model's judgments directory (a fresh start)."""
+    """Remove a model's judgments directory and its run log (a fresh start)."""
     shutil.rmtree(out, ignore_errors=True)
+    run_log_path(out).unlink(missing_ok=True)
