@@ -55,6 +55,8 @@ def test_two_runs_write_byte_identical_judgment_directories(tmp_path: Path) -> N
     params["tracking"] = {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "judge-test"}  # fmt: skip
     a = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "a" / "m")
+    (tmp_path / "b" / "m").mkdir(parents=True)
+    (tmp_path / "b" / "m" / "run.json").write_text("{}")  # an earlier version's run log
     b = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "b" / "m")
 
     def files(d: Path) -> dict[str, bytes]:

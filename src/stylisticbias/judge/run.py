@@ -284,6 +284,7 @@ def consolidate(
     atomic_write_json(run_log, summary)
     for p in shard_dir.glob(RANK_SUMMARY_GLOB):  # consolidated; their timings vary per run
         p.unlink(missing_ok=True)
+    (out / "run.json").unlink(missing_ok=True)  # where earlier versions wrote the run log
     log.info(
         "%s: %d records for %d images -> %s (%.1f images/s)",
         model,
