@@ -18,7 +18,7 @@ from stylisticbias.report.mlflow_log import (
     sweep_id,
 )
 from stylisticbias.report.run import build_report
-from stylisticbias.report.track import RUNS_FILE, track_report
+from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
 
 
 def test_flatten_metrics_gives_stable_dotted_names():
@@ -108,11 +108,13 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     figs = {a.path for a in mlflow.MlflowClient().list_artifacts(comp.iloc[0]["run_id"], "figures")}
     assert "figures/fig8_model_pair.png" in figs
     assert "figures/fig5_abs_sbs_by_scenario_category_model.png" in figs
-    # the stage's output names the last report's runs
+    # the stage's output says what was logged (same on every machine); the run log, the runs
     record = json.loads((tmp_path / RUNS_FILE).read_text())
-    assert record["enabled"] is True
-    assert record["runs"]["comparison"] in set(comp["run_id"])
-    assert record["runs"]["sweep"] == parent_id
+    assert record["enabled"] is True and "runs" not in record and "date" not in record
+    assert len(record["report_digest"]) == 32
+    runs = json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())
+    assert runs["runs"]["comparison"] in set(comp["run_id"])
+    assert runs["runs"]["sweep"] == parent_id
 
 
 def test_report_stage_alone_logs_nothing(tmp_path, fake_analysis):
@@ -121,8 +123,13 @@ def test_report_stage_alone_logs_nothing(tmp_path, fake_analysis):
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     build_report(params, tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
+    first = (tmp_path / RUNS_FILE).read_bytes() if (tmp_path / RUNS_FILE).exists() else None
     track_report(params, tmp_path)
-    assert (tmp_path / "mlflow.db").exists()
+    assert (tmp_path / "mlflow.db").exists() and first is None
+    out = (tmp_path / RUNS_FILE).read_bytes()
+    track_report(params, tmp_path)  # logging again: new runs, the same stage output
+    assert (tmp_path / RUNS_FILE).read_bytes() == out
+    assert len(json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())["runs"]) == 2
 
 
 def test_tracking_disabled_logs_nothing(tmp_path, fake_analysis):

@@ -2,13 +2,18 @@
 
 Split from the ``report`` stage so the report's files (committed to git) and the MLflow store
 (local to each machine) are separate outputs: a fresh clone has the report already, but not its
-runs, and ``dvc repro`` logs them because this stage's output
-(``data/tracking/report_runs.json``, the run ids) is missing there. ``dvc repro -f track``
-logs again (e.g. after deleting ``mlflow.db``).
+runs, and ``dvc repro`` logs them because this stage's output is missing there.
+``dvc repro -f track`` logs again (e.g. after deleting ``mlflow.db``).
+
+Two files: the stage's output ``data/tracking/report_runs.json`` says *what* was logged (the
+report's digest, the models, the configured tracking URI and experiment) and is the same on every
+machine, so ``dvc.lock`` stays clean; the run ids, the resolved URI and the time go to the
+run log beside it, ``data/tracking/report_runs.log.json`` (not a DVC output).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from datetime import UTC, datetime
@@ -33,28 +38,56 @@ def written_figures(figures_dir: Path) -> list[FigureRecord]:
 
 
 def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
-    """Log ``reports/`` to MLflow when ``tracking.enabled``; write the run ids to RUNS_FILE."""
+    """Log ``reports/`` to MLflow when ``tracking.enabled``; write RUNS_FILE and its run log."""
     root = root or project_root()
     tracking = params.get("tracking") or {}
     out = root / RUNS_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
-    record: dict[str, Any] = {"enabled": bool(tracking.get("enabled", False)), "runs": {}}
+    reports = root / str(get(params, "paths.reports"))
+    record: dict[str, Any] = {
+        "enabled": bool(tracking.get("enabled", False)),
+        "report_digest": _report_digest(reports),
+        "models": list(get(params, "judge.models") or []),
+        "tracking_uri": tracking.get("tracking_uri"),
+        "experiment_name": tracking.get("experiment_name"),
+    }
+    run_log: dict[str, Any] = {"runs": {}}
     if record["enabled"]:
         from stylisticbias.report.mlflow_log import log_report, resolve_tracking_uri
 
         inputs = load_inputs(params, root)
         share = float(params.get("analysis", {}).get("pareto_share", 0.8))
         scen = scenarios_frame(params)
-        reports = root / str(get(params, "paths.reports"))
         figs = written_figures(reports / "figures")
         cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
-        record["runs"] = log_report(params, inputs, figs, cmp, scen, root)
-        record["tracking_uri"] = resolve_tracking_uri(str(tracking.get("tracking_uri", "")))
-        record["experiment_name"] = tracking.get("experiment_name")
+        run_log["runs"] = log_report(params, inputs, figs, cmp, scen, root)
+        run_log["tracking_uri"] = resolve_tracking_uri(str(tracking.get("tracking_uri", "")))
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
-    record["date"] = datetime.now(UTC).isoformat(timespec="seconds")
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    run_log["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+    _write_json(run_log_path(out), {**record, **run_log})
+    _write_json(out, record)
     return out
+
+
+def run_log_path(out: Path) -> Path:
+    """``report_runs.json`` -> ``report_runs.log.json`` (run ids, resolved URI, time)."""
+    return out.with_name(f"{out.stem}.log.json")
+
+
+def _report_digest(reports: Path) -> str:
+    """md5 over the report's README, metrics and tables (names and bytes), in name order."""
+    h = hashlib.md5()
+    files = [reports / "README.md", reports / "metrics.json"]
+    files += sorted((reports / "tables").glob("*.csv"))
+    for f in files:
+        if f.is_file():
+            h.update(f.relative_to(reports).as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
