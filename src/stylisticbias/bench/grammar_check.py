@@ -16,7 +16,6 @@ Results merge into ``reports/bench/grammar_check.json`` under ``models.<name>``.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import shlex
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from stylisticbias.bench.machine import machine_info, peak_rss_gb
+from stylisticbias.bench.results import merge_model_result
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.full_size import SCALES, SPECS, build, damp_residual
@@ -118,12 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     res["command"] = shlex.join(["python", "-m", "stylisticbias.bench.grammar_check", *argv_list])
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-    doc.setdefault("models", {})[args.model] = res
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    merge_model_result(out, args.model, res)
     log.info("-> %s", out)
     return 0
 

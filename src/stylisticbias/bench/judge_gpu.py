@@ -26,7 +26,6 @@ the same code path with shrunken widths (the tests do that); its numbers mean no
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import shlex
 import statistics
@@ -39,6 +38,7 @@ from typing import Any
 
 from stylisticbias.bench.judge import _images
 from stylisticbias.bench.machine import machine_info, peak_rss_gb
+from stylisticbias.bench.results import merge_model_result
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
@@ -314,14 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     res["command"] = shlex.join(["python", "-m", "stylisticbias.bench.judge_gpu", *argv_list])
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    doc: dict[str, Any] = {}
-    if out.exists():
-        doc = json.loads(out.read_text(encoding="utf-8"))
-    doc.setdefault("models", {})[args.model] = res
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    merge_model_result(out, args.model, res)
     log.info(
         "%s: %.3f images/s exact -> %.2f GPU-hours for %d images; %.1fx vs generate -> %s",
         args.model,

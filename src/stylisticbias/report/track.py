@@ -14,13 +14,13 @@ run log beside it, ``data/tracking/report_runs.log.json`` (not a DVC output).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from stylisticbias.config import get, project_root
+from stylisticbias.judge.writer import atomic_write_json
 from stylisticbias.report.inputs import load_inputs
 from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
@@ -65,8 +65,8 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
     run_log["date"] = datetime.now(UTC).isoformat(timespec="seconds")
-    _write_json(run_log_path(out), {**record, **run_log})
-    _write_json(out, record)
+    atomic_write_json(run_log_path(out), {**record, **run_log})
+    atomic_write_json(out, record)
     return out
 
 
@@ -85,9 +85,3 @@ def _report_digest(reports: Path) -> str:
             h.update(f.relative_to(reports).as_posix().encode())
             h.update(f.read_bytes())
     return h.hexdigest()
-
-
-def _write_json(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
