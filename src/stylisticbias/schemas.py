@@ -174,12 +174,9 @@ def read_table(path: str | Path, schema: pa.DataFrameSchema) -> pd.DataFrame:
 def write_table(df: pd.DataFrame, path: str | Path, schema: pa.DataFrameSchema) -> Path:
     """Validate and write a Parquet table atomically (temp file + rename)."""
     p = Path(path)
-    out = validate(df, schema, p)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp")
-    out.to_parquet(tmp, index=False)
-    tmp.replace(p)
-    return p
+    from stylisticbias.outputs import atomic_write_parquet
+
+    return atomic_write_parquet(validate(df, schema, p), p)
 
 
 def check_demographics(

@@ -17,15 +17,23 @@ log = logging.getLogger(__name__)
 def validate_params(params: dict[str, Any]) -> None:
     """Raise :class:`StylisticBiasError` naming the first bad key of ``params`` and its choices.
 
-    Checks: the benchmark definition parses; every ``judge.models`` entry has a
+    Checks: the benchmark definition parses; ``faces`` and ``judge`` settings have valid types
+    and ranges; every output path lies inside the data root and overlaps no other; every
+    ``judge.models`` entry has a
     ``conf/model/<name>.yaml``; ``judge.scenarios`` is ``all`` or known ids; and, for the
     procedural generator, that it can draw every variation value of the benchmark.
     """
     from stylisticbias.benchmark import benchmark_from_config
-    from stylisticbias.config import available
+    from stylisticbias.config import available, project_root
+    from stylisticbias.dataset.build import FacesSettings
+    from stylisticbias.judge.settings import JudgeSettings
+    from stylisticbias.outputs import check_all_outputs
 
     bench = benchmark_from_config(params["benchmark"])
+    FacesSettings.from_params(params)
+    check_all_outputs(params, project_root())
     judge = params.get("judge") or {}
+    JudgeSettings.from_config(judge, [o.id for o in bench.orderings])
     models = available("model")
     for m in judge.get("models") or []:
         if str(m) not in models:

@@ -90,6 +90,7 @@ def make_tables(
     write_table(pd.DataFrame(frows), faces_dir / "faces.parquet", FACES)
     write_table(pd.DataFrame(vrows), var_dir / "variations.parquet", VARIATIONS)
     params["paths"].update(
+        data=str(root),
         faces=str(faces_dir),
         variations=str(var_dir),
         judgments=str(root / "judgments"),

@@ -60,23 +60,42 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> Non
     shards = out / "shards"
     deadline = time.monotonic() + 120
     try:
-        while len(list(shards.glob("rank*.parquet"))) < 3:
+        while len(list(shards.glob("shard-*.parquet"))) < 3:
             assert proc.poll() is None, "child finished before it could be killed"
             assert time.monotonic() < deadline, "no shards appeared"
             time.sleep(0.05)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    written = len(list(shards.glob("rank*.parquet")))
+    written = len(list(shards.glob("shard-*.parquet")))
     assert 3 <= written < -(-n_items // 2), "the run must be killed mid-way"
     assert not (out / "judgments.parquet").exists()
 
     resumed = _judgments(run_judge(MODEL, params, progress=False, out_dir=out))
     pd.testing.assert_frame_equal(resumed, ref)
+    # the whole directory, byte for byte (so its DVC hash too): no shard or temp file is left
+    assert _tree(out) == _tree(tmp_path / "ref")
     run = json.loads(run_log_path(out).read_text())
     assert (
         run["images_resumed"] >= 2 * 3 and run["images_judged"] + run["images_resumed"] == n_items
     )
+
+
+def _split_into_shards(out: Path, n: int) -> list[Path]:
+    """Turn a finished run back into ``n`` shards (as if it had been killed before the end)."""
+    from stylisticbias.judge.writer import shard_name, write_shard
+
+    df = pd.read_parquet(out / "judgments.parquet")
+    ids = sorted(df["image_id"].unique())
+    paths = []
+    for k in range(n):
+        part = ids[k::n]
+        sub = df[df["image_id"].isin(part)].reset_index(drop=True)
+        p = out / "shards" / shard_name(part)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        paths.append(write_shard(sub, p))
+    (out / "judgments.parquet").unlink()
+    return paths
 
 
 def test_corrupt_and_truncated_shards_are_redone(
@@ -86,30 +105,131 @@ def test_corrupt_and_truncated_shards_are_redone(
     params["engine"] = {**params["engine"], "image_batch_size": 4}
     out = run_judge(MODEL, params, progress=False)
     ref = _judgments(out)
-    shards = sorted((out / "shards").glob("rank*.parquet"))
+    assert not (out / "shards").exists(), "shards are folded into judgments.parquet"
+    shards = _split_into_shards(out, 4)
     redo = set(pd.read_parquet(shards[0])["image_id"]) | set(pd.read_parquet(shards[1])["image_id"])
     data = shards[0].read_bytes()
     shards[0].write_bytes(data[: len(data) // 2])  # truncated by a crash
     bad_rows = pd.read_parquet(shards[1]).iloc[:-5]  # readable but incomplete
     bad_rows.to_parquet(shards[1], index=False)
-    (out / "shards" / ".tmp-rank000-b000099-deadbeef0000.parquet").write_bytes(b"partial")
-    (out / "judgments.parquet").unlink()
+    (out / "shards" / ".shard-deadbeef0000.parquet.tmp").write_bytes(b"partial")
 
     caplog.clear()
     again = _judgments(run_judge(MODEL, params, progress=False))
     pd.testing.assert_frame_equal(again, ref)
     assert shards[0].name in caplog.text and shards[1].name in caplog.text
-    assert not list((out / "shards").glob(".tmp-*"))
+    assert not (out / "shards").exists()
     run = json.loads(run_log_path(out).read_text())
     assert run["images_judged"] == len(redo)
     # a second resume has nothing to do and keeps the records
     pd.testing.assert_frame_equal(_judgments(run_judge(MODEL, params, progress=False)), ref)
+    assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
 
 
-def test_changed_configuration_discards_old_shards(tmp_path: Path) -> None:
+def test_changed_configuration_keeps_old_records_and_reuses_them(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 2)
     out = run_judge(MODEL, params, progress=False)
-    params["judge"] = {**params["judge"], "seeds": [1, 2]}
-    df = _judgments(run_judge(MODEL, params, progress=False))
+    ref = (out / "judgments.parquet").read_bytes()
+    changed = {**params, "judge": {**params["judge"], "seeds": [1, 2]}}
+    df = _judgments(run_judge(MODEL, changed, progress=False))
     assert sorted(df["seed"].unique()) == [1, 2]
     assert json.loads(run_log_path(out).read_text())["images_resumed"] == 0
+    stash = out.parent / f".{out.name}.stash"
+    assert len(list(stash.rglob("*.parquet"))) == 1, "the first configuration's records are kept"
+    # back to the first configuration: nothing is judged again, the bytes are the same
+    run_judge(MODEL, params, progress=False)
+    run = json.loads(run_log_path(out).read_text())
+    assert run["images_judged"] == 0 and run["images_resumed"] == len(judge_items(params))
+    assert (out / "judgments.parquet").read_bytes() == ref
+
+
+def test_records_of_images_left_out_are_kept(tmp_path: Path) -> None:
+    """Judging fewer images (a smaller run) must not delete the records of the others."""
+    params = make_tables(tmp_path, 4)
+    out = run_judge(MODEL, params, progress=False)
+    ref = (out / "judgments.parquet").read_bytes()
+    full = judge_items(params)
+    faces = pd.read_parquet(tmp_path / "faces" / "faces.parquet")
+    small = faces.iloc[:2]
+    small.to_parquet(tmp_path / "faces" / "faces.parquet", index=False)
+    variations = pd.read_parquet(tmp_path / "variations" / "variations.parquet")
+    variations[variations["face_id"].isin(small["face_id"])].to_parquet(
+        tmp_path / "variations" / "variations.parquet", index=False
+    )
+    n_small = len(judge_items(params))
+    assert n_small < len(full)
+    run_judge(MODEL, params, progress=False)
+    assert _judgments(out)["image_id"].nunique() == n_small
+    faces.to_parquet(tmp_path / "faces" / "faces.parquet", index=False)
+    variations.to_parquet(tmp_path / "variations" / "variations.parquet", index=False)
+    run_judge(MODEL, params, progress=False)
+    assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
+    assert (out / "judgments.parquet").read_bytes() == ref
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"seeds": [1, 1]}, {"seeds": []}, {"temperature": -1}, {"orderings": [1, 9]}],
+)
+def test_bad_judge_settings_never_touch_finished_judgments(tmp_path: Path, change: dict) -> None:
+    from stylisticbias.errors import StylisticBiasError
+
+    params = make_tables(tmp_path, 2)
+    out = run_judge(MODEL, params, progress=False)
+    before = _tree(tmp_path)
+    bad = {**params, "judge": {**params["judge"], **change}}
+    with pytest.raises(StylisticBiasError, match="judge\\."):
+        run_judge(MODEL, bad, progress=False)
+    assert _tree(tmp_path) == before and (out / "judgments.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "../../outside.png", "images/../../../outside.png", "link.png"]
+)
+def test_manifest_paths_leaving_the_data_root_are_refused_unread(
+    tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stylisticbias.judge.run as judge_run
+    from stylisticbias.errors import StylisticBiasError
+
+    params = make_tables(tmp_path / "d", 2)
+    (tmp_path / "outside.png").write_bytes((tmp_path / "d/faces/images/f000.png").read_bytes())
+    os.symlink(tmp_path / "outside.png", tmp_path / "d/faces/link.png")
+    faces = pd.read_parquet(tmp_path / "d/faces/faces.parquet")
+    faces.loc[1, "path"] = path
+    faces.to_parquet(tmp_path / "d/faces/faces.parquet", index=False)
+    opened: list[str] = []
+    monkeypatch.setattr(judge_run, "sha256_file", lambda p: opened.append(str(p)) or "")
+    with pytest.raises(StylisticBiasError, match=r"leaves|absolute") as exc:
+        run_judge(MODEL, params, progress=False)
+    assert "faces.parquet row 1" in str(exc.value)
+    assert not opened and not (tmp_path / "d/judgments").exists()
+
+
+def test_image_whose_bytes_changed_is_refused(tmp_path: Path) -> None:
+    from stylisticbias.errors import StylisticBiasError
+
+    params = make_tables(tmp_path, 2)
+    items = judge_items(params)
+    Path(items[2].path).write_bytes(Path(items[0].path).read_bytes())
+    with pytest.raises(StylisticBiasError, match="sha256") as exc:
+        run_judge(MODEL, params, progress=False)
+    assert items[2].image_id in str(exc.value)
+    assert not (tmp_path / "judgments").exists()
+
+
+def test_second_judge_process_on_one_output_is_refused(tmp_path: Path) -> None:
+    from stylisticbias.config import project_root
+    from stylisticbias.errors import StylisticBiasError
+    from stylisticbias.outputs import OutputLock
+
+    params = make_tables(tmp_path, 2)
+    out = tmp_path / "judgments" / MODEL
+    with OutputLock(project_root(), out), pytest.raises(StylisticBiasError, match="another"):
+        run_judge(MODEL, params, progress=False)

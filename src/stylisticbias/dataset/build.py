@@ -15,7 +15,6 @@ killed resumes where it stopped; outputs are hard links into the cache.
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,8 @@ from stylisticbias.dataset.rendering import (
 )
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.generators.base import EditSpec, FaceSpec
-from stylisticbias.sampling import face_seed, sample_identities
+from stylisticbias.outputs import OutputLock, atomic_dir, data_root, safe_member, stage_output
+from stylisticbias.sampling import SAMPLERS, face_seed, sample_identities
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class BuildContext:
         root = project_root()
         gen_cfg = generator_config(params)
         gen_cfg["_code_version"] = generator_code_version(gen_cfg)
-        cache_root = root / get(params, "paths.data") / ".render-cache"
+        cache_root = data_root(root, get(params, "paths.data")) / ".render-cache"
         return cls(
             root=root,
             benchmark=benchmark_from_config(get(params, "benchmark")),
@@ -72,22 +72,67 @@ class BuildContext:
         )
 
     def cached(self, key: str) -> CacheRecord | None:
-        """A finished record, unless it failed and failures are to be retried."""
+        """A finished record: ``ok``, or a permanent refusal/block unless those are retried.
+
+        A transient failure (``error``: network, timeout, 5xx, quota) is never final: it is
+        requested again on every run.
+        """
         rec = self.cache.get(key)
-        if rec is not None and rec.status != "ok" and self.retry_failed:
+        if rec is None or rec.status == "error":
+            return None
+        if rec.status != "ok" and self.retry_failed:
             return None
         return rec
+
+
+@dataclass(frozen=True)
+class FacesSettings:
+    """The ``faces`` section, checked before any output is touched."""
+
+    n: int
+    seed: int
+    sampler: str
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> FacesSettings:
+        """Parse ``faces.n`` (integer >= 1), ``faces.seed`` (integer), ``faces.sampler``."""
+        faces = params.get("faces") or {}
+        n = _int_setting(faces.get("n"), "faces.n")
+        if n < 1:
+            raise StylisticBiasError(f"faces.n={n}: must be an integer >= 1")
+        seed = _int_setting(faces.get("seed"), "faces.seed")
+        sampler = str(faces.get("sampler"))
+        if sampler not in SAMPLERS:
+            raise StylisticBiasError(
+                f"faces.sampler={sampler!r}: unknown; valid: {', '.join(SAMPLERS)}"
+            )
+        return cls(n=n, seed=seed, sampler=sampler)
+
+
+def _int_setting(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise StylisticBiasError(f"{key}={value!r}: must be an integer")
+    try:
+        return int(value)
+    except ValueError:
+        raise StylisticBiasError(f"{key}={value!r}: must be an integer") from None
+
+
+def _check_transient(stage: str, rows: list[dict[str, Any]]) -> None:
+    """Refuse to write an output while transient failures remain (the next run retries them)."""
+    errors = [r for r in rows if r["status"] == "error"]
+    if errors:
+        first = errors[0]
+        raise StylisticBiasError(
+            f"{stage}: {len(errors)} request(s) failed with a transient error (first: "
+            f"{first.get('image_id')}: {first.get('reason')}); finished images are cached -- "
+            "re-run the stage to retry them; the previous output is left as it was"
+        )
 
 
 def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for i in range(0, len(items), max(1, size)):
         yield items[i : i + size]
-
-
-def _fresh_dir(path: Path) -> None:
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
 
 
 def _image_columns(rec: CacheRecord, rel: str) -> dict[str, Any]:
@@ -108,15 +153,22 @@ def _generator_name(gen_cfg: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- faces stage
 def build_faces(params: dict[str, Any]) -> Path:
-    """Render the base faces and write ``data/faces/faces.parquet``; returns the table path."""
+    """Render the base faces and write ``data/faces/faces.parquet``; returns the table path.
+
+    The whole configuration and the output path are checked before anything is written; the
+    output is built beside ``paths.faces`` and swapped in only when complete.
+    """
+    settings = FacesSettings.from_params(params)
+    root = project_root()
+    out_dir = stage_output(params, "faces", root)
+    with OutputLock(root, out_dir):
+        return _build_faces(params, settings, out_dir)
+
+
+def _build_faces(params: dict[str, Any], settings: FacesSettings, out_dir: Path) -> Path:
     ctx = BuildContext.from_params(params)
-    n = int(get(params, "faces.n"))
-    ids = sample_identities(
-        ctx.benchmark,
-        n,
-        seed=int(get(params, "faces.seed")),
-        sampler=str(get(params, "faces.sampler")),
-    )
+    n = settings.n
+    ids = sample_identities(ctx.benchmark, n, seed=settings.seed, sampler=settings.sampler)
     specs = [
         FaceSpec(
             face_id=r.face_id,
@@ -145,19 +197,18 @@ def build_faces(params: dict[str, Any]) -> Path:
             tasks, run_faces, ctx.gen_cfg, ctx.cache.root, ctx.workers, "faces", len(todo)
         ):
             pass
-    out_dir = ctx.root / get(params, "paths.faces")
-    _fresh_dir(out_dir)
-    rows = []
-    gname = _generator_name(ctx.gen_cfg)
+    records = []
     for k, s in zip(keys, specs):
         rec = ctx.cache.get(k)
         if rec is None:
             raise StylisticBiasError(
                 f"faces: request for {s.face_id} did not finish; re-run the stage"
             )
+        records.append(rec)
+    rows = []
+    gname = _generator_name(ctx.gen_cfg)
+    for rec, s in zip(records, specs):
         rel = f"images/{s.face_id}.{rec.ext}"
-        if rec.status == "ok":
-            ctx.cache.materialize(rec, out_dir / rel)
         rows.append(
             {
                 "face_id": s.face_id,
@@ -173,9 +224,15 @@ def build_faces(params: dict[str, Any]) -> Path:
                 "evaluated": True,
             }
         )
-    table = schemas.write_table(pd.DataFrame(rows), out_dir / "faces.parquet", schemas.FACES)
+    _check_transient("faces", rows)
+    frame = schemas.validate(pd.DataFrame(rows), schemas.FACES, out_dir / "faces.parquet")
+    with atomic_dir(out_dir) as tmp:
+        for rec, row in zip(records, rows):
+            if rec.status == "ok":
+                ctx.cache.materialize(rec, tmp / row["path"])
+        schemas.write_table(frame, tmp / "faces.parquet", schemas.FACES)
     _log_failures("faces", rows)
-    return table
+    return out_dir / "faces.parquet"
 
 
 # --------------------------------------------------------------------------- variations stage
@@ -190,7 +247,7 @@ def load_base_faces(faces_dir: Path, benchmark: Benchmark | None = None) -> pd.D
     for row in faces.itertuples():
         if row.status != "ok":
             continue
-        path = faces_dir / str(row.path)
+        path = safe_member(faces_dir, str(row.path), f"faces.parquet row {row.Index}")
         if not path.exists():
             raise StylisticBiasError(
                 f"{path}: missing image of face {row.face_id} (faces.parquet row {row.Index})"
@@ -226,13 +283,23 @@ def variation_grid(
 
 
 def build_variations(params: dict[str, Any]) -> Path:
-    """Render every single-attribute edit and write ``data/variations/variations.parquet``."""
+    """Render every single-attribute edit and write ``data/variations/variations.parquet``.
+
+    The configuration, the output path and every base image are checked before anything is
+    written; the output is built beside ``paths.variations`` and swapped in when complete.
+    """
+    root = project_root()
+    out_dir = stage_output(params, "variations", root)
+    faces_dir = root / str(get(params, "paths.faces"))
+    scope = str((params.get("variations") or {}).get("scope", "full"))
+    with OutputLock(root, out_dir):
+        return _build_variations(params, out_dir, faces_dir, scope)
+
+
+def _build_variations(params: dict[str, Any], out_dir: Path, faces_dir: Path, scope: str) -> Path:
     ctx = BuildContext.from_params(params)
-    faces_dir = ctx.root / get(params, "paths.faces")
     faces = load_base_faces(faces_dir, ctx.benchmark)
-    grid = variation_grid(
-        ctx.benchmark, faces, str(params.get("variations", {}).get("scope", "full"))
-    )
+    grid = variation_grid(ctx.benchmark, faces, scope)
     entries = []
     for row, v in grid:
         spec = FaceSpec(
@@ -260,7 +327,7 @@ def build_variations(params: dict[str, Any]) -> Path:
                 "variation": v.slug,
             }
         )
-        entries.append((key, edit, faces_dir / str(row.path)))
+        entries.append((key, edit, safe_member(faces_dir, str(row.path), "faces.parquet")))
     todo = [e for e in entries if ctx.cached(e[0]) is None]
     log.info(
         "variations: %d edits of %d faces, %d cached, %d to render",
@@ -293,9 +360,8 @@ def build_variations(params: dict[str, Any]) -> Path:
             tasks, run_edits, ctx.gen_cfg, ctx.cache.root, ctx.workers, "variations", len(todo)
         ):
             pass
-    out_dir = ctx.root / get(params, "paths.variations")
-    _fresh_dir(out_dir)
     rows = []
+    records = []
     gname = _generator_name(ctx.gen_cfg)
     for key, e, _ in entries:
         rec = ctx.cache.get(key)
@@ -303,9 +369,8 @@ def build_variations(params: dict[str, Any]) -> Path:
             raise StylisticBiasError(
                 f"variations: request {e.face.face_id}/{e.variation.slug} did not finish"
             )
+        records.append(rec)
         rel = f"images/{e.face.face_id}/{e.variation.slug}.{rec.ext}"
-        if rec.status == "ok":
-            ctx.cache.materialize(rec, out_dir / rel)
         v = e.variation
         rows.append(
             {
@@ -326,13 +391,19 @@ def build_variations(params: dict[str, Any]) -> Path:
                 "evaluated": v.evaluated,
             }
         )
+    _check_transient("variations", rows)
     columns = list(schemas.VARIATIONS.columns)
-    table = schemas.write_table(
-        pd.DataFrame(rows, columns=columns), out_dir / "variations.parquet", schemas.VARIATIONS
+    frame = schemas.validate(
+        pd.DataFrame(rows, columns=columns), schemas.VARIATIONS, out_dir / "variations.parquet"
     )
+    with atomic_dir(out_dir) as tmp:
+        for rec, row in zip(records, rows):
+            if rec.status == "ok":
+                ctx.cache.materialize(rec, tmp / row["path"])
+        schemas.write_table(frame, tmp / "variations.parquet", schemas.VARIATIONS)
+        _write_gallery(params, faces, faces_dir, tmp)
     _log_failures("variations", rows)
-    _write_gallery(params, faces, faces_dir, out_dir)
-    return table
+    return out_dir / "variations.parquet"
 
 
 def _write_gallery(

@@ -2,10 +2,14 @@
 
 Output, ``data/judgments/<model>/``:
 
-- ``shards/rank<r>-b<batch>-<key>.parquet`` -- the records, one shard per rank and batch;
-- ``judgments.parquet`` -- all shards concatenated, validated (JUDGMENTS), sorted by
-  image_id, scenario_id, ordering, seed;
-- ``failures.json`` -- images that could not be decoded (``[]`` when none).
+- ``judgments.parquet`` -- every record, validated (JUDGMENTS), sorted by image_id,
+  scenario_id, ordering, seed;
+- ``failures.json`` -- images that could not be decoded (``[]`` when none);
+- ``_fingerprint.json`` -- the configuration that determines the records;
+- while a run is under way, ``shards/shard-<key>.parquet`` -- one shard per batch, named by
+  the content of the batch only (never by rank, batch index or time), folded into
+  ``judgments.parquet`` and removed at the end, so an interrupted and resumed run leaves the
+  same bytes -- and the same DVC hash -- as an uninterrupted one.
 
 Beside it, ``data/judgments/<model>.run.json`` (:func:`run_log_path`) -- model, engine,
 decoding, counts, timing, invalid rate, undecided mass, image tokens per image (if the engine
@@ -13,17 +17,28 @@ reports them), simulated flag, MLflow run id. It describes the invocation, not t
 lives outside the DVC output: identical judgments hash identically whatever the timing (the
 per-rank summaries, which carry timings too, are removed once consolidated).
 
-Resuming: a run first lists the complete shards, skips their images and judges only the rest;
-a shard that is unreadable or fails the schema is logged, deleted and redone. If the
-configuration that determines the records changed since the shards were written (model, engine
-settings, orderings, seeds, prompts, planted effects...), the old shards are discarded.
+Before anything is touched the whole ``judge`` section is checked
+(:class:`~stylisticbias.judge.settings.JudgeSettings`), the output path is checked
+(:func:`stylisticbias.outputs.stage_output`), a lock refuses a second process on the same
+output, and every image is checked: its manifest path must stay inside its table's directory and
+its bytes must match the manifest's sha256.
+
+Resuming: a run first lists the finished records (``judgments.parquet``, complete shards and
+the stash of the current configuration), skips their images and judges only the rest; a shard
+that is unreadable or fails the schema is logged, deleted and redone. Finished records are never
+discarded: when the configuration that determines them changed (model, engine settings,
+orderings, seeds, prompts, planted effects...), they are moved to the stash
+``<out>/../.<model>.stash/<fingerprint>/`` and used again if that configuration returns; records
+of images that are not part of this run are kept there too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Mapping
@@ -34,16 +49,26 @@ import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import get, load_group_option, project_root
+from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.datamodule import build_items
 from stylisticbias.judge.engines import make_engine
+from stylisticbias.judge.settings import JudgeSettings
 from stylisticbias.judge.writer import (
     RANK_SUMMARY_GLOB,
     SHARD_GLOB,
-    atomic_write_json,
+    check_shard,
     concat_shards,
+    content_key,
     scan_shards,
+)
+from stylisticbias.outputs import (
+    OutputLock,
+    atomic_write_json,
+    atomic_write_parquet,
+    safe_member,
+    stage_output,
 )
 from stylisticbias.schemas import (
     FACES,
@@ -103,11 +128,43 @@ def load_tables(params: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, 
     return faces, variations, faces_dir, var_dir
 
 
-def judge_items(params: Mapping[str, Any]) -> list[ImageItem]:
-    """The images a judge run covers (see :func:`~stylisticbias.judge.datamodule.build_items`)."""
+def judge_items(params: Mapping[str, Any], *, verify: bool = False) -> list[ImageItem]:
+    """The images a judge run covers (see :func:`~stylisticbias.judge.datamodule.build_items`).
+
+    Every manifest path must stay inside its table's directory (absolute paths, ``..`` and
+    symlinks that leave it are refused, never opened). With ``verify``, every image's bytes are
+    also checked against the manifest's sha256 (:func:`verify_images`).
+    """
     faces, variations, faces_dir, var_dir = load_tables(params)
     images = str(dict(params).get("judge", {}).get("images", "evaluated"))
-    return build_items(faces, variations, faces_dir, var_dir, images=images)
+    items = build_items(faces, variations, faces_dir, var_dir, images=images)
+    shas: dict[str, str] = {}
+    for name, table, base in (
+        ("faces.parquet", faces, faces_dir),
+        ("variations.parquet", variations, var_dir),
+    ):
+        ok = table[table["status"] == "ok"]
+        for idx, iid, rel, sha in zip(ok.index, ok["image_id"], ok["path"], ok["sha256"]):
+            safe_member(base, str(rel), f"{base / name} row {idx} ({iid})")
+            shas[str(iid)] = str(sha)
+    if verify:
+        verify_images(items, shas)
+    return items
+
+
+def verify_images(items: list[ImageItem], shas: Mapping[str, str]) -> None:
+    """Raise naming the first image that is missing or whose bytes differ from its sha256."""
+    for it in items:
+        path = Path(it.path)
+        if not path.is_file():
+            raise StylisticBiasError(
+                f"{path}: missing image {it.image_id} (listed in the manifest)"
+            )
+        if sha256_file(path) != shas.get(it.image_id):
+            raise StylisticBiasError(
+                f"{path}: image {it.image_id} no longer matches the manifest's sha256; "
+                "re-run the stage that made it (dvc repro faces / variations) -- nothing judged"
+            )
 
 
 def fingerprint(
@@ -132,29 +189,90 @@ def fingerprint(
     return {"sha256": hashlib.sha256(blob.encode()).hexdigest(), "config": json.loads(blob)}
 
 
-def _check_fingerprint(shard_dir: Path, fp: Mapping[str, Any]) -> None:
-    """Discard shards written under a different configuration; record the current one."""
-    path = shard_dir / FINGERPRINT_FILE
+def stash_dir(out: Path) -> Path:
+    """Where finished records of other configurations are kept: ``<out>/../.<name>.stash/``."""
+    return out.parent / f".{out.name}.stash"
+
+
+def _switch_configuration(out: Path, fp: Mapping[str, Any]) -> None:
+    """Make ``out`` hold the records of configuration ``fp``; never delete finished records.
+
+    Records of a different configuration (``judgments.parquet`` and shards) are moved to the
+    stash under their own fingerprint, the fingerprint file last, so a kill in between is
+    finished by the next run.
+    """
+    path = out / FINGERPRINT_FILE
+    shard_dir = out / "shards"
+    old: str | None = None
     if path.exists():
         try:
             old = json.loads(path.read_text(encoding="utf-8")).get("sha256")
         except (OSError, json.JSONDecodeError):
             old = None
-        if old != fp["sha256"]:
-            stale = list(shard_dir.glob(SHARD_GLOB))
-            log.warning(
-                "configuration changed since %d shard(s) in %s were written: discarding them",
-                len(stale),
-                shard_dir,
-            )
-            for p in stale:
-                p.unlink(missing_ok=True)
-    elif any(shard_dir.glob(SHARD_GLOB)):
+    if old is not None and old != fp["sha256"]:
+        dest = stash_dir(out) / old[:16]
+        dest.mkdir(parents=True, exist_ok=True)
+        moved = 0
+        candidates = [out / "judgments.parquet", *sorted(shard_dir.glob(SHARD_GLOB))]
+        for p in candidates:
+            if p.exists():
+                target = dest / f"{p.stem}-{_file_key(p)}.parquet"
+                os.replace(p, target)
+                moved += 1
+        (out / "failures.json").unlink(missing_ok=True)
         log.warning(
-            "%s: shards without a %s; keeping those that validate", shard_dir, FINGERPRINT_FILE
+            "configuration changed: %d finished record file(s) of the previous configuration "
+            "moved to %s (kept; used again if that configuration returns)",
+            moved,
+            dest,
         )
-    shard_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, fp)
+    elif old is None and any(shard_dir.glob(SHARD_GLOB)):
+        log.warning("%s: shards without a %s; keeping those that validate", out, FINGERPRINT_FILE)
+    out.mkdir(parents=True, exist_ok=True)
+    if old != fp["sha256"]:
+        atomic_write_json(path, fp)
+
+
+def _file_key(path: Path) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:12]
+
+
+def _stashed_records(out: Path, fp: Mapping[str, Any], model: str) -> dict[Path, pd.DataFrame]:
+    """Complete record files kept in the stash for configuration ``fp`` (bad ones skipped)."""
+    d = stash_dir(out) / str(fp["sha256"])[:16]
+    found: dict[Path, pd.DataFrame] = {}
+    for p in sorted(d.glob("*.parquet")) if d.exists() else []:
+        try:
+            found[p] = check_shard(p, model)
+        except StylisticBiasError as exc:
+            log.warning("stashed records %s unusable (%s); ignored", p, exc)
+    return found
+
+
+def _finished_records(out: Path, fp: Mapping[str, Any], model: str) -> dict[Path, pd.DataFrame]:
+    """Every finished record file of configuration ``fp``: consolidated, shards, stash."""
+    found: dict[Path, pd.DataFrame] = {}
+    main = out / "judgments.parquet"
+    if main.exists():
+        try:
+            found[main] = check_shard(main, model)
+        except StylisticBiasError as exc:
+            log.warning("%s unusable (%s); its images are redone", main, exc)
+    found.update(scan_shards(out / "shards", model))
+    found.update(_stashed_records(out, fp, model))
+    return found
+
+
+def _rank() -> int:
+    """This process's global rank under torchrun/SLURM (0 when not distributed)."""
+    for var in ("RANK", "SLURM_PROCID"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
 
 
 def run_log_path(out: Path) -> Path:
@@ -179,28 +297,52 @@ def run_judge(
     engine_cfg = resolve_engine_cfg(model_cfg, params)
     judge_cfg = dict(get(params, "judge"))
     benchmark = benchmark_from_config(get(params, "benchmark"))
-    out = Path(out_dir) if out_dir else _path(params, "judgments") / model_name
-    shard_dir = out / "shards"
-
-    items = judge_items(params)
+    # everything is checked before the output is touched
+    JudgeSettings.from_config(judge_cfg, [o.id for o in benchmark.orderings])
+    root = project_root()
+    out = Path(out_dir) if out_dir else stage_output(params, "judgments", root) / model_name
+    items = judge_items(params, verify=True)
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
     engine = make_engine(model_cfg, engine_cfg, judge_cfg, benchmark)
-    _check_fingerprint(shard_dir, fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, engine))
+    fp = fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, engine)
+    rank = _rank()
+    lock = OutputLock(root, out) if rank == 0 else contextlib.nullcontext()
+    with lock:
+        return _run_locked(
+            out, items, engine, engine_cfg, judge_cfg, params, fp, rank, progress=progress
+        )
 
-    done_by_shard = scan_shards(shard_dir, model_name)
+
+def _run_locked(
+    out: Path,
+    items: list[ImageItem],
+    engine: JudgeEngine,
+    engine_cfg: Mapping[str, Any],
+    judge_cfg: Mapping[str, Any],
+    params: Mapping[str, Any],
+    fp: Mapping[str, Any],
+    rank: int,
+    *,
+    progress: bool,
+) -> Path:
+    shard_dir = out / "shards"
+    model_name = engine.model_name
+    if rank == 0:
+        _switch_configuration(out, fp)
+    finished = _finished_records(out, fp, model_name)
     done: set[str] = set()
-    for shard in done_by_shard.values():
-        done.update(shard["image_id"].unique())
-    del done_by_shard
+    for recs in finished.values():
+        done.update(recs["image_id"].unique())
+    del finished
     todo = [it for it in items if it.image_id not in done]
     log.info(
         "%s: %d image(s) to judge, %d already judged", model_name, len(todo), len(items) - len(todo)
     )
-    for p in shard_dir.glob(RANK_SUMMARY_GLOB):
-        p.unlink(missing_ok=True)
+    if rank == 0:
+        for p in shard_dir.glob(RANK_SUMMARY_GLOB):
+            p.unlink(missing_ok=True)
 
-    rank = 0
     t0 = time.perf_counter()
     if todo:
         from stylisticbias.judge.lightning_runner import predict
@@ -211,7 +353,7 @@ def run_judge(
         return out
     return consolidate(
         out, items, engine, engine_cfg, judge_cfg, params,
-        judged=len(todo), resumed=len(items) - len(todo), seconds=seconds,
+        judged=len(todo), resumed=len(items) - len(todo), seconds=seconds, fp=fp,
     )  # fmt: skip
 
 
@@ -236,27 +378,44 @@ def consolidate(
     judged: int,
     resumed: int,
     seconds: float,
+    fp: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Merge the shards into ``judgments.parquet``, write ``failures.json`` and the run log."""
+    """Fold every finished record into ``judgments.parquet``; ``failures.json``; the run log.
+
+    Records of images outside this run go to the stash of this configuration (kept, not
+    deleted); the shards and used stash files are removed only after both are written.
+    """
     shard_dir = out / "shards"
     model = engine.model_name
-    shards = scan_shards(shard_dir, model)
-    df = concat_shards(shards)
+    if fp is None:
+        fp = json.loads((out / FINGERPRINT_FILE).read_text(encoding="utf-8"))
+    sources = _finished_records(out, fp, model)
+    df = concat_shards(sources)
+    key_cols = ["image_id", "model", "scenario_id", "ordering", "seed"]
+    dup = df.duplicated(subset=key_cols)
+    if dup.any():
+        log.info("%d record(s) present twice (resumed after a kill) dropped", int(dup.sum()))
+        df = df.loc[~dup]
     wanted = {it.image_id for it in items}
     extra = ~df["image_id"].isin(wanted)
+    stash = stash_dir(out) / str(fp["sha256"])[:16]
+    kept = stash / f"other-images-{content_key(df.loc[extra, 'image_id'].unique())}.parquet"
     if extra.any():
         log.info(
-            "%d image(s) in shards are not part of this run; left out of judgments.parquet",
+            "%d image(s) with finished records are not part of this run; kept in %s",
             df.loc[extra, "image_id"].nunique(),
+            stash,
         )
+        rest = df.loc[extra].sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
+        atomic_write_parquet(rest, kept)
         df = df.loc[~extra]
-    dup = df.duplicated(subset=["image_id", "model", "scenario_id", "ordering", "seed"])
-    if dup.any():
-        log.warning("%d duplicate record(s) across shards dropped", int(dup.sum()))
-        df = df.loc[~dup]
     df = df.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
     write_table(df, out / "judgments.parquet", JUDGMENTS)
-
+    for p in sources:
+        if p.parent == stash and p != kept:
+            p.unlink(missing_ok=True)
+    if stash.exists() and not any(stash.iterdir()):
+        stash.rmdir()
     summaries = _rank_summaries(shard_dir)
     failures = sorted(
         (f for s in summaries for f in s.get("failures", [])), key=lambda f: f["image_id"]
@@ -282,8 +441,8 @@ def consolidate(
                           n_failures=len(failures))  # fmt: skip
     run_log = run_log_path(out)
     atomic_write_json(run_log, summary)
-    for p in shard_dir.glob(RANK_SUMMARY_GLOB):  # consolidated; their timings vary per run
-        p.unlink(missing_ok=True)
+    # consolidated: shards and per-rank summaries (timings) are folded into the files above
+    shutil.rmtree(shard_dir, ignore_errors=True)
     (out / "run.json").unlink(missing_ok=True)  # where earlier versions wrote the run log
     log.info(
         "%s: %d records for %d images -> %s (%.1f images/s)",
@@ -348,6 +507,7 @@ def run_summary(
         "n_orderings": n_ord,
         "n_seeds": n_seeds,
         "images_judged": judged_images,
+        "images_per_rank": [int(s.get("images", 0)) for s in rank_summaries],
         "images_resumed": resumed,
         "seconds": round(wall, 3) if judged_images else None,
         "images_per_s": judged_images / wall if judged_images and wall > 0 else None,
@@ -377,6 +537,7 @@ def run_summary(
 
 
 def clean(out: Path) -> None:
-    """Remove a model's judgments directory and its run log (a fresh start)."""
+    """Remove a model's judgments directory, its stash and its run log (a fresh start)."""
     shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(stash_dir(out), ignore_errors=True)
     run_log_path(out).unlink(missing_ok=True)

@@ -1,18 +1,18 @@
-"""Judgment shards: atomic Parquet files, one per (rank, batch), and how a run finds them again.
+"""Judgment shards: atomic Parquet files, one per batch, and how a run finds them again.
 
-A shard holds every record of the images of one batch on one rank, so an image is either wholly
-in one complete shard or not judged. Files are written to a hidden temp name and moved into place
-with ``os.replace``; a crash leaves at most a temp file, which the next run deletes. A shard that is
-unreadable or fails the ``JUDGMENTS`` schema (e.g. a disk that filled up) is deleted and its
-images are judged again.
+A shard holds every record of the images of one batch, so an image is either wholly in one
+complete shard or not judged. Its name depends only on its content (``shard-<key>.parquet``,
+the key a hash of its image ids), never on the rank, the batch index or where an earlier run was
+interrupted. Files are written to a hidden temp name and moved into place with ``os.replace``
+(:mod:`stylisticbias.outputs`); a crash leaves at most a temp file, which the next run deletes. A
+shard that is unreadable or fails the ``JUDGMENTS`` schema (e.g. a disk that filled up) is
+deleted and its images are judged again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -23,11 +23,26 @@ import pandas as pd
 from lightning.pytorch.callbacks import BasePredictionWriter
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_write_bytes, atomic_write_json, atomic_write_parquet
 from stylisticbias.schemas import JUDGMENTS, validate
+
+__all__ = [
+    "RANK_SUMMARY_GLOB",
+    "SHARD_GLOB",
+    "ShardWriter",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "check_shard",
+    "concat_shards",
+    "content_key",
+    "scan_shards",
+    "shard_name",
+    "write_shard",
+]
 
 log = logging.getLogger(__name__)
 
-SHARD_GLOB = "rank*-b*-*.parquet"
+SHARD_GLOB = "shard-*.parquet"
 RANK_SUMMARY_GLOB = "_rank*.json"
 
 
@@ -37,37 +52,14 @@ def content_key(image_ids: Iterable[str]) -> str:
     return h[:12]
 
 
-def shard_name(rank: int, batch_idx: int, image_ids: Iterable[str]) -> str:
-    """``rank000-b000012-<key>.parquet``: rank, batch index and a content key."""
-    return f"rank{rank:03d}-b{batch_idx:06d}-{content_key(image_ids)}.parquet"
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write a file via a temp name + ``os.replace`` (never a half-written ``path``)."""
-    tmp = path.with_name(f".tmp-{path.name}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_write_json(path: Path, obj: Any) -> None:
-    """JSON, atomically."""
-    atomic_write_bytes(
-        path, (json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n").encode()
-    )
+def shard_name(image_ids: Iterable[str]) -> str:
+    """``shard-<key>.parquet``: named by its content only (see the module docstring)."""
+    return f"shard-{content_key(image_ids)}.parquet"
 
 
 def write_shard(df: pd.DataFrame, path: Path) -> Path:
     """Validate ``df`` as JUDGMENTS and write it as a Parquet shard atomically."""
-    out = validate(df, JUDGMENTS, path)
-    tmp = path.with_name(f".tmp-{path.name}")
-    out.to_parquet(tmp, index=False)
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return path
+    return atomic_write_parquet(validate(df, JUDGMENTS, path), path)
 
 
 def check_shard(path: Path, model: str | None = None) -> pd.DataFrame:
@@ -114,7 +106,7 @@ def scan_shards(
     found: dict[Path, pd.DataFrame] = {}
     if not shard_dir.exists():
         return found
-    for tmp in shard_dir.glob(".tmp-*"):
+    for tmp in [*shard_dir.glob(".tmp-*"), *shard_dir.glob(".*.tmp")]:
         log.warning("removing unfinished temp file %s", tmp.name)
         tmp.unlink(missing_ok=True)
     for path in sorted(shard_dir.glob(SHARD_GLOB)):
@@ -209,7 +201,7 @@ class ShardWriter(BasePredictionWriter):
             if df.empty:
                 return
         ids = df["image_id"].unique().tolist()
-        path = self.shard_dir / shard_name(trainer.global_rank, batch_idx, ids)
+        path = self.shard_dir / shard_name(ids)
         write_shard(df.reset_index(drop=True), path)
         self.written.update(ids)
         self.rows += len(df)

@@ -1,0 +1,244 @@
+"""Safe outputs: path checks, locks, atomic files and directories; the stages refuse bad values
+and bad output paths in one line, before touching anything under data/ (or outside)."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stylisticbias.config import compose, dump_params
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import (
+    OutputLock,
+    atomic_dir,
+    atomic_write_bytes,
+    check_all_outputs,
+    data_root,
+    recover_dir,
+    safe_member,
+    stage_output,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tree(path: Path) -> dict[str, str]:
+    """``{relative path: sha256}`` of every file under ``path`` (hidden ones included)."""
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
+
+
+# --------------------------------------------------------------------------- unit
+def _params(**paths: str) -> dict:
+    base = {
+        "data": "data",
+        "faces": "data/faces",
+        "variations": "data/variations",
+        "judgments": "data/judgments",
+        "scores": "data/scores",
+        "reports": "reports",
+    }
+    return {"paths": {**base, **paths}}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("faces", "data", "data root itself"),
+        ("faces", "/tmp/elsewhere/faces", "outside the data root"),
+        ("faces", "data/../../x", "outside the data root"),
+        ("faces", "data/judgments", "overlaps paths.judgments"),
+        ("faces", "data/judgments/m", "overlaps paths.judgments"),
+        ("variations", "data/.render-cache", "overlaps render cache"),
+        ("scores", "data/faces/scores", "overlaps paths.faces"),
+    ],
+)
+def test_bad_output_paths_are_refused(tmp_path: Path, key: str, value: str, message: str) -> None:
+    with pytest.raises(StylisticBiasError, match=message):
+        stage_output(_params(**{key: value}), key, tmp_path)
+
+
+@pytest.mark.parametrize("value", [".", "..", "/", "/tmp", "src", "conf/x", str(Path.home())])
+def test_bad_data_roots_are_refused(tmp_path: Path, value: str) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    with pytest.raises(StylisticBiasError, match=r"paths\.data"):
+        data_root(root, value)
+
+
+def test_good_paths_resolve_inside_the_data_root(tmp_path: Path) -> None:
+    check_all_outputs(_params(), tmp_path)
+    assert stage_output(_params(), "faces", tmp_path) == (tmp_path / "data/faces").resolve()
+    scratch = tmp_path / "scratch" / "sb"
+    p = _params(data=str(scratch), faces=str(scratch / "faces"))
+    assert stage_output(p, "faces", tmp_path / "project") == scratch / "faces"
+
+
+def test_safe_member_refuses_paths_that_leave_the_base(tmp_path: Path) -> None:
+    base = tmp_path / "faces"
+    (base / "images").mkdir(parents=True)
+    (tmp_path / "outside.png").write_bytes(b"x")
+    os.symlink(tmp_path / "outside.png", base / "images" / "link.png")
+    assert safe_member(base, "images/a.png", "row 0") == (base / "images/a.png").resolve()
+    for bad in ("/etc/passwd", "../outside.png", "images/../../outside.png", "images/link.png", ""):
+        with pytest.raises(StylisticBiasError, match="row 0"):
+            safe_member(base, bad, "row 0")
+
+
+def test_atomic_dir_keeps_the_previous_output_on_failure(tmp_path: Path) -> None:
+    final = tmp_path / "out"
+    with atomic_dir(final) as tmp:
+        (tmp / "a.txt").write_text("one")
+    with pytest.raises(RuntimeError), atomic_dir(final) as tmp:
+        (tmp / "a.txt").write_text("two")
+        raise RuntimeError("boom")
+    assert (final / "a.txt").read_text() == "one"
+    assert (tmp_path / ".out.tmp").exists()  # left for the next run, which removes it
+    with atomic_dir(final) as tmp:
+        (tmp / "b.txt").write_text("three")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in final.iterdir()) == ["b.txt"]
+
+
+def test_recover_dir_after_a_kill_between_the_two_renames(tmp_path: Path) -> None:
+    final = tmp_path / "out"
+    old = tmp_path / ".out.old"
+    old.mkdir()
+    (old / "a.txt").write_text("previous")
+    (tmp_path / ".out.tmp").mkdir()
+    recover_dir(final)
+    assert (final / "a.txt").read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_atomic_write_never_leaves_a_half_file(tmp_path: Path) -> None:
+    p = tmp_path / "x.json"
+    atomic_write_bytes(p, b"1")
+    atomic_write_bytes(p, b"22")
+    assert p.read_bytes() == b"22" and sorted(q.name for q in tmp_path.iterdir()) == ["x.json"]
+
+
+def test_second_process_on_one_output_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "data" / "faces"
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from stylisticbias.outputs import "
+            "OutputLock\nwith OutputLock(Path(sys.argv[1]), Path(sys.argv[2])):\n"
+            "    print('locked', flush=True); time.sleep(60)",
+            str(tmp_path),
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "locked"
+        with pytest.raises(StylisticBiasError, match="another process"), OutputLock(tmp_path, out):
+            pass
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    with OutputLock(tmp_path, out):  # a killed holder never leaves a stale lock
+        pass
+
+
+# --------------------------------------------------------------------------- stages
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A scratch project: the real conf/ and pipelines/, a data/ full of finished work."""
+    root = tmp_path_factory.mktemp("project")
+    for name in ("conf", "pipelines"):
+        os.symlink(ROOT / name, root / name)
+    for rel in (
+        "data/faces/faces.parquet",
+        "data/variations/variations.parquet",
+        "data/judgments/m/judgments.parquet",
+        "data/.render-cache/ab/abc.png",
+        "data/scores/m.parquet",
+    ):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(rel.encode())
+    return root
+
+
+def _run_stage(project: Path, stage: str, params: dict, *args: str) -> subprocess.CompletedProcess:
+    (project / "params.yaml").write_text(dump_params(params), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(ROOT / "pipelines" / f"{stage}.py"), *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _bad_params(kind: str, outside: Path) -> tuple[str, dict, tuple[str, ...]]:
+    params = copy.deepcopy(compose())
+    if kind == "faces=data":
+        params["paths"]["faces"] = "data"
+        return "faces", params, ()
+    if kind == "faces=outside":
+        params["paths"]["faces"] = str(outside)
+        return "faces", params, ()
+    if kind == "variations=data":
+        params["paths"]["variations"] = "data"
+        return "variations", params, ()
+    if kind.startswith("faces.n="):
+        params["faces"]["n"] = yaml.safe_load(kind.split("=", 1)[1])
+        return "faces", params, ()
+    if kind == "seeds=[1,1]":
+        params["judge"]["seeds"] = [1, 1]
+        return "judge", params, ("simulated-strong",)
+    if kind == "temperature=-1":
+        params["judge"]["temperature"] = -1
+        return "judge", params, ("simulated-strong",)
+    if kind == "seeds=[]":
+        params["judge"]["seeds"] = []
+        return "judge", params, ("simulated-strong",)
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "faces=data",
+        "faces=outside",
+        "variations=data",
+        "faces.n=0",
+        "faces.n=-5",
+        "faces.n=abc",
+        "seeds=[1,1]",
+        "seeds=[]",
+        "temperature=-1",
+    ],
+)
+def test_bad_value_fails_in_one_line_and_touches_nothing(
+    project: Path, tmp_path: Path, kind: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("keep me")
+    before, before_out = tree(project / "data"), tree(outside)
+    stage, params, args = _bad_params(kind, outside)
+    t0 = time.monotonic()
+    proc = _run_stage(project, stage, params, *args)
+    assert proc.returncode == 2, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ERROR"), proc.stderr
+    assert tree(project / "data") == before
+    assert tree(outside) == before_out
+    assert time.monotonic() - t0 < 120
