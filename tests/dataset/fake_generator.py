@@ -37,8 +37,12 @@ class FakeGenerator(Generator):
 
     def generate_faces(self, specs: Sequence[FaceSpec]) -> list[GenResult]:
         out = []
+        outage = os.environ.get("FAKE_GENERATOR_OUTAGE")  # while this file exists: 503s
         for s in specs:
             self._record(f"face {s.face_id}")
+            if outage and os.path.exists(outage):
+                out.append(GenResult(None, "error", "HTTP 503: service unavailable"))
+                continue
             out.append(
                 GenResult(Image.new("RGB", (self.size, self.size), _colour(s.prompt + str(s.seed))))
             )

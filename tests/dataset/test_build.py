@@ -136,6 +136,31 @@ def test_killed_run_resumes_without_redoing(project: Path) -> None:
     assert _run_stage(other, "variations", env).wait(120) == 0
     clean = pd.read_parquet(other / "data/variations/variations.parquet")
     pd.testing.assert_frame_equal(var, clean)
+    for d in ("data/faces", "data/variations"):  # whole directories, byte for byte
+        assert _tree(project / d) == _tree(other / d), d
+    assert not [p for p in (project / "data").rglob("*.tmp")], "a temp file was left behind"
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+def test_transient_errors_are_retried_not_cached(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An API outage fails the stage (so DVC records nothing) and the next run retries."""
+    outage = project / "outage"
+    outage.write_text("down")
+    monkeypatch.setenv("FAKE_GENERATOR_OUTAGE", str(outage))
+    params = fake_params(3)
+    with pytest.raises(StylisticBiasError, match="transient error.*HTTP 503"):
+        build_faces(params)
+    assert not (project / "data/faces").exists()
+    outage.unlink()
+    faces = pd.read_parquet(build_faces(params))
+    assert (faces["status"] == "ok").all() and len(faces) == 3
 
 
 def test_corrupt_or_missing_base_image(project: Path) -> None:
