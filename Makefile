@@ -1,24 +1,33 @@
 # StylisticBias -- the two commands of the README are `make repro` and `make test`.
-# Each creates .venv (if needed) with a CPU build of torch and the project, then runs.
+# Each creates .venv (if needed) from requirements.lock (exact versions, CPU torch), then runs.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help setup repro test test-all lint params check-params bench bench-gpu bench-grammar clean-data
+.PHONY: help setup lock repro test test-all lint params check-params bench bench-gpu bench-grammar clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-setup: $(STAMP)  ## create .venv and install the project (CPU torch)
+setup: $(STAMP)  ## create .venv and install the locked environment + the project (CPU torch)
+
+lock:  ## re-resolve pyproject.toml's dependencies (+dev) in a fresh venv -> requirements.lock
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet --upgrade pip
+	.lock-venv/bin/pip install --quiet torch==2.13.0
+	.lock-venv/bin/pip install --quiet '.[dev]'
+	{ sed -n '1,/^$$/p' requirements.lock; .lock-venv/bin/pip freeze --exclude-editable \
+	  | grep -vi '^stylisticbias'; } > requirements.lock.new && mv requirements.lock.new requirements.lock
+	rm -rf .lock-venv
 
 repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
 	$(BIN)/dvc repro

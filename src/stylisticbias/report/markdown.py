@@ -7,6 +7,8 @@ the paper (when one of its models was run), calibration, diagnostics and methods
 
 from __future__ import annotations
 
+import html
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +37,13 @@ def _cell(v: Any, digits: int = 3) -> str:
         return "yes" if v else "no"
     if isinstance(v, (float, np.floating)):
         return "–" if not np.isfinite(v) else f"{v:.{digits}f}"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return md_escape(str(v))
+
+
+def md_escape(text: str) -> str:
+    """Text safe in a markdown table cell: HTML escaped (model names, values and file names may
+    come from user config or imported files), pipes escaped, one line."""
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def md_table(df: pd.DataFrame, digits: int = 3) -> str:
@@ -52,7 +60,11 @@ def md_table(df: pd.DataFrame, digits: int = 3) -> str:
 
 
 def settings_section(s: RunSettings) -> str:
-    """Run settings: models, engine, sizes, data version, git commit."""
+    """Run settings: models, engine, sizes, data version.
+
+    No commit, host or time: the report is committed, and a file naming the commit it is in can
+    never be clean; the commit goes to MLflow (tags) and the run logs instead.
+    """
     models = pd.DataFrame(
         [
             {
@@ -75,10 +87,6 @@ def settings_section(s: RunSettings) -> str:
         ),
         ("scenarios", str(s.n_scenarios)),
         ("orderings × seeds", f"{list(s.orderings)} × {list(s.seeds)}"),
-        (
-            "git commit",
-            f"`{s.git_commit or 'unknown'}`" + (" (uncommitted changes)" if s.git_dirty else ""),
-        ),
     ]
     rows += [
         (f"data version `{v.path}`", f"`{v.md5 or '-'}` ({v.source})") for v in s.data_versions

@@ -12,7 +12,8 @@ from stylisticbias.config import get, project_root
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
-from stylisticbias.report.markdown import FigureRecord, build_markdown
+from stylisticbias.outputs import atomic_write_text
+from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.plots_data import (
     category_by_model,
@@ -191,9 +192,8 @@ def build_report(params: dict[str, Any], root: Path | None = None) -> None:
     reports = root / str(get(params, "paths.reports"))
     figs = render_figures(inputs, scen, reports / "figures", share)
     cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
-    md = build_markdown(inputs, figs, findings(inputs.tables, scen, share), cmp, alpha, reports)
+    found = [md_escape(f) for f in findings(inputs.tables, scen, share)]
+    md = build_markdown(inputs, figs, found, cmp, alpha, reports)
     readme = reports / "README.md"
-    tmp = readme.with_name(".README.md.tmp")
-    tmp.write_text(md, encoding="utf-8")
-    tmp.replace(readme)
+    atomic_write_text(readme, md)
     log.info("wrote %s", readme)
