@@ -65,7 +65,11 @@ def encode_image(image: Image.Image, ext: str) -> bytes:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # A fixed temp name per entry (no pid): a render killed mid-write leaves at most this file,
+    # and the next run, which must render the same unfinished key, overwrites and renames it --
+    # no orphan survives. Distinct keys never share a temp name; one key is rendered by one
+    # process at a time (each stage holds the lock of its output).
+    tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
 
