@@ -155,7 +155,7 @@ def test_transient_errors_are_retried_not_cached(
     outage.write_text("down")
     monkeypatch.setenv("FAKE_GENERATOR_OUTAGE", str(outage))
     params = fake_params(3)
-    with pytest.raises(StylisticBiasError, match="transient error.*HTTP 503"):
+    with pytest.raises(StylisticBiasError, match=r"transient error.*HTTP 503"):
         build_faces(params)
     assert not (project / "data/faces").exists()
     outage.unlink()

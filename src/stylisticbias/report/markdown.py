@@ -8,7 +8,6 @@ the paper (when one of its models was run), calibration, diagnostics and methods
 from __future__ import annotations
 
 import html
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path

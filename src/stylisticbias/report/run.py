@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.config import get, project_root
+from stylisticbias.outputs import atomic_write_text
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
-from stylisticbias.outputs import atomic_write_text
 from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.plots_data import (
