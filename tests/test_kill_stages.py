@@ -1,0 +1,115 @@
+"""SIGKILL at a random moment of every stage: the rerun's output is byte-identical to an
+uninterrupted run's, and no temporary file is left behind or taken for a finished one."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_pipeline_e2e import _copy_project, _env
+
+MODEL = "simulated-weak"
+#: stage -> (command args, outputs to compare, what to remove first so the run does real work)
+STAGES: dict[str, tuple[list[str], list[str], list[str]]] = {
+    "faces": (["faces"], ["data/faces"], ["data/.render-cache"]),
+    "variations": (["variations"], ["data/variations"], ["data/.render-cache"]),
+    "judge": (["judge", MODEL], [f"data/judgments/{MODEL}"], [f"data/judgments/{MODEL}"]),
+    "scores": (["scores", MODEL], [f"data/scores/{MODEL}.parquet"], []),
+    "analyze": (["analyze"], ["reports/tables", "reports/metrics.json"], []),
+    "report": (["report"], ["reports/figures", "reports/plots", "reports/README.md"], []),
+    "track": (["track"], ["data/tracking/report_runs.json"], []),
+}
+
+
+def _digest(project: Path, rels: list[str]) -> dict[str, str]:
+    out = {}
+    for rel in rels:
+        p = project / rel
+        files = [p] if p.is_file() else sorted(q for q in p.rglob("*") if q.is_file())
+        for f in files:
+            out[str(f.relative_to(project))] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
+def _temp_files(project: Path) -> list[str]:
+    return [
+        str(p.relative_to(project))
+        for d in ("data", "reports")
+        for p in (project / d).rglob("*")
+        if p.name.endswith(".tmp") or p.name.startswith(".tmp-")
+    ]
+
+
+def _stage(project: Path, args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, f"pipelines/{args[0]}.py", *args[1:]],
+        cwd=project,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _clear(project: Path, rels: list[str]) -> None:
+    import shutil
+
+    for rel in rels:
+        p = project / rel
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    proj = _copy_project(tmp_path_factory.mktemp("kill") / "proj")
+    env = _env()
+    subprocess.run(
+        [sys.executable, "-m", "stylisticbias.config", "compose", "faces.n=10",
+         f"judge.models=[{MODEL}]", "analysis.n_permutations=200",
+         "analysis.bootstrap.n_resamples=200"],
+        cwd=proj, check=True, env=env,
+    )  # fmt: skip
+    proc = subprocess.run(["dvc", "repro"], cwd=proj, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return proj
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_sigkill_at_a_random_moment_then_rerun_is_byte_identical(
+    project: Path, stage: str
+) -> None:
+    args, outs, clear = STAGES[stage]
+    ref = _digest(project, outs)
+    assert ref, f"{stage}: no outputs to compare"
+    # an uninterrupted run (doing real work) measures how long the stage takes
+    _clear(project, clear)
+    t0 = time.monotonic()
+    proc = _stage(project, args)
+    _, err = proc.communicate(timeout=600)
+    duration = time.monotonic() - t0
+    assert proc.returncode == 0, err[-2000:]
+    assert _digest(project, outs) == ref, f"{stage}: an uninterrupted rerun differs"
+    # killed at a random moment of a run doing the same work
+    _clear(project, clear)
+    delay = random.uniform(0.2, 0.9) * duration
+    proc = _stage(project, args)
+    time.sleep(delay)
+    killed = proc.poll() is None
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    rerun = _stage(project, args)
+    _, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, f"{stage} (killed at {delay:.2f}s of {duration:.2f}s): {err}"
+    assert _digest(project, outs) == ref, f"{stage}: killed at {delay:.2f}s, rerun differs"
+    assert not _temp_files(project), f"{stage}: left behind {_temp_files(project)}"
+    assert killed or delay > 0.5 * duration, f"{stage}: finished before the kill"
