@@ -96,3 +96,15 @@ def test_missing_scores_names_the_scores_stage(tmp_path, fake_analysis):
     (tmp_path / "data" / "scores" / "simulated-strong.parquet").unlink()
     with pytest.raises(StylisticBiasError, match=r"simulated-strong\.parquet: not found.*scores@"):
         _report(tmp_path, params)
+
+
+def test_user_strings_reach_the_report_inert() -> None:
+    """Model names, values and file names may come from user config or imported files."""
+    import pandas as pd
+
+    from stylisticbias.report.markdown import md_escape, md_table
+
+    evil = "<script>alert(1)</script>"
+    table = md_table(pd.DataFrame({"model": [evil], "value": [f"a|b {evil}"]}))
+    assert "<script" not in table and "&lt;script&gt;" in table
+    assert "<script" not in md_escape(f"Largest |SBS|: {evil} (0.1)")

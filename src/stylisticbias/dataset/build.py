@@ -416,7 +416,10 @@ def _write_gallery(
     path = write_gallery(
         faces, variations, out_dir / "gallery.html", faces_dir, out_dir, max_faces=max_faces
     )
-    log.info("gallery: %s", path)
+    log.info(
+        "gallery: %s",
+        out_dir.parent / out_dir.name.removeprefix(".").removesuffix(".tmp") / path.name,
+    )
 
 
 def _log_failures(stage: str, rows: list[dict[str, Any]]) -> None:
