@@ -108,3 +108,4 @@ def test_user_strings_reach_the_report_inert() -> None:
     table = md_table(pd.DataFrame({"model": [evil], "value": [f"a|b {evil}"]}))
     assert "<script" not in table and "&lt;script&gt;" in table
     assert "<script" not in md_escape(f"Largest |SBS|: {evil} (0.1)")
+    assert md_escape("<u>-0.002</u>") == "<u>-0.002</u>"  # the analysis' own mark survives

@@ -41,8 +41,10 @@ def _cell(v: Any, digits: int = 3) -> str:
 
 def md_escape(text: str) -> str:
     """Text safe in a markdown table cell: HTML escaped (model names, values and file names may
-    come from user config or imported files), pipes escaped, one line."""
-    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+    come from user config or imported files), pipes escaped, one line. The one tag the analysis
+    itself writes, ``<u>`` (not significant, :mod:`stylisticbias.analysis.layout`), is kept."""
+    out = html.escape(text, quote=False).replace("&lt;u&gt;", "<u>").replace("&lt;/u&gt;", "</u>")
+    return out.replace("|", "\\|").replace("\n", " ")
 
 
 def md_table(df: pd.DataFrame, digits: int = 3) -> str:
