@@ -242,3 +242,16 @@ def test_bad_value_fails_in_one_line_and_touches_nothing(
     assert tree(project / "data") == before
     assert tree(outside) == before_out
     assert time.monotonic() - t0 < 120
+
+
+def test_a_second_process_running_the_same_stage_is_refused(project: Path) -> None:
+    """Every stage script holds a lock named after itself and its arguments."""
+    from stylisticbias.cli import stage_lock_name
+
+    name = stage_lock_name([str(ROOT / "pipelines/scores.py"), "simulated-weak"])
+    assert name == "scores-simulated-weak"
+    params = copy.deepcopy(compose())
+    with OutputLock(project, Path(f"stage-{name}")):
+        proc = _run_stage(project, "scores", params, "simulated-weak")
+    assert proc.returncode == 2 and "another process" in proc.stderr, proc.stderr
+    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1

@@ -6,6 +6,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
@@ -18,14 +19,30 @@ def setup_logging(level: int = logging.INFO) -> None:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
 
 
+def stage_lock_name(argv: list[str] | None = None) -> str:
+    """``analyze``, ``judge-simulated-weak``, ...: the script's name and its arguments."""
+    argv = sys.argv if argv is None else argv
+    parts = [Path(argv[0]).stem, *(a for a in argv[1:] if not a.startswith("-"))]
+    return "-".join(p.replace("/", "_") for p in parts if p)
+
+
 def stage(fn: Callable[..., Any]) -> Callable[..., int]:
-    """Wrap a stage entry point: bad input becomes one ``error:`` line and exit status 2."""
+    """Wrap a stage entry point: bad input becomes one ``error:`` line and exit status 2.
+
+    The stage holds a lock named after the script and its arguments (:class:`OutputLock`), so a
+    second process running the same stage is refused in one line instead of racing the first
+    on the same outputs. (Stages with configurable output paths lock those outputs too.)
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> int:
+        from stylisticbias.config import project_root
+        from stylisticbias.outputs import OutputLock
+
         setup_logging()
         try:
-            fn(*args, **kwargs)
+            with OutputLock(project_root(), Path(f"stage-{stage_lock_name()}")):
+                fn(*args, **kwargs)
         except StylisticBiasError as exc:
             log.error("error: %s", exc)
             return 2

@@ -172,7 +172,8 @@ class OutputLock:
     """
 
     def __init__(self, root: Path, output: Path) -> None:
-        rel = str(Path(output).resolve())
+        out = Path(output)
+        rel = str((out if out.is_absolute() else Path(root) / out).resolve())
         digest = hashlib.sha1(rel.encode()).hexdigest()[:12]
         self.output = Path(output)
         self.path = Path(root) / ".locks" / f"{Path(output).name}-{digest}.lock"
