@@ -3,6 +3,7 @@ and bad output paths in one line, before touching anything under data/ (or outsi
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import os
@@ -255,3 +256,29 @@ def test_a_second_process_running_the_same_stage_is_refused(project: Path) -> No
         proc = _run_stage(project, "scores", params, "simulated-weak")
     assert proc.returncode == 2 and "another process" in proc.stderr, proc.stderr
     assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1
+
+
+def test_lock_dies_with_its_process_even_if_a_forked_worker_lives_on(tmp_path: Path) -> None:
+    out = tmp_path / "data" / "variations"
+    script = (
+        "import os, sys, time\nfrom pathlib import Path\nfrom stylisticbias.outputs import "
+        "OutputLock\nwith OutputLock(Path(sys.argv[1]), Path(sys.argv[2])):\n"
+        "    pid = os.fork()\n    if pid == 0:\n        time.sleep(60); os._exit(0)\n"
+        "    print(pid, flush=True); time.sleep(60)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path), str(out)], stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    try:
+        with pytest.raises(StylisticBiasError, match="another process"), OutputLock(tmp_path, out):
+            pass
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        os.kill(worker, 0)  # the forked worker is still alive ...
+        with OutputLock(tmp_path, out):  # ... and does not hold the lock
+            pass
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGKILL)

@@ -26,6 +26,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 from collections.abc import Iterator, Mapping
@@ -163,12 +164,29 @@ def safe_member(base: Path, rel: str | os.PathLike[str], what: str) -> Path:
 
 
 # --------------------------------------------------------------------------- locking
+_HELD: dict[int, Any] = {}
+
+
+def _close_inherited_locks() -> None:
+    """In a forked child (render workers, DataLoader workers, DDP ranks): drop the copies of the
+    parent's lock descriptors, so the lock dies with the parent and not with its last child."""
+    for fh in list(_HELD.values()):
+        with contextlib.suppress(OSError):
+            os.close(fh.fileno())
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_inherited_locks)
+
+
 class OutputLock:
     """An exclusive, non-blocking lock on one output, held for a stage's lifetime.
 
     The lock file lives in ``<root>/.locks/`` (git-ignored, outside every DVC output) and is
     locked with ``fcntl.flock``; the kernel releases it when the process exits or is killed.
-    A second process asking for the same output gets a :class:`StylisticBiasError`.
+    Forked children close their inherited copy at once, so worker processes that outlive a
+    killed parent do not keep the lock. A second process asking for the same output gets a
+    :class:`StylisticBiasError`.
     """
 
     def __init__(self, root: Path, output: Path) -> None:
@@ -197,10 +215,12 @@ class OutputLock:
         fh.write(str(os.getpid()))
         fh.flush()
         self._fh = fh
+        _HELD[id(self)] = fh
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._fh is not None:
+            _HELD.pop(id(self), None)
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
             self._fh.close()
             self._fh = None
@@ -248,6 +268,22 @@ def atomic_write_parquet(df: Any, path: Path) -> Path:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     return path
+
+
+def round_floats(obj: Any, digits: int = 12) -> Any:
+    """``obj`` with every float rounded to ``digits`` significant digits (nested dicts/lists).
+
+    For committed JSON metrics: the last bits of a float sum depend on memory alignment and
+    thread count (numpy's pairwise/SIMD summation), which would make ``reports/metrics.json``
+    differ between two runs of the same data; 12 digits are far below any reported precision.
+    """
+    if isinstance(obj, float):
+        return float(f"{obj:.{digits}g}") if math.isfinite(obj) else obj
+    if isinstance(obj, dict):
+        return {k: round_floats(v, digits) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [round_floats(v, digits) for v in obj]
+    return obj
 
 
 def remove_temp_files(directory: Path) -> int:

@@ -34,6 +34,7 @@ from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_config
 from stylisticbias.config import load_group_option, load_params
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_write_text, round_floats
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     out = Path(args.out or Path(params["paths"]["reports"]) / "calibration.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(out, json.dumps(round_floats(res), indent=2) + "\n")
     return 0
 
 

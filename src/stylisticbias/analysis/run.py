@@ -9,7 +9,6 @@ beyond-the-paper tables and the DVC metrics file. docs/statistics.md documents e
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -38,6 +37,7 @@ from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import get, load_group_option
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_write_json, round_floats
 from stylisticbias.schemas import SCORES, read_table
 
 log = logging.getLogger(__name__)
@@ -251,9 +251,7 @@ def run_analysis(params: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for stem, df in tables.items():
         write_csv(df, out / f"{stem}.csv")
-    tmp = reports / ".metrics.json.tmp"
-    tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(reports / "metrics.json")
+    atomic_write_json(reports / "metrics.json", round_floats(metrics))
     log.info(
         "wrote %d tables to %s and %s in %.1fs",
         len(tables),

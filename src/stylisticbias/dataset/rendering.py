@@ -6,6 +6,8 @@ every finished request in the shared :class:`RenderCache` right away.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -81,7 +83,25 @@ def make_generator(cfg: dict[str, Any]) -> Generator:
 _WORKER: dict[str, Any] = {}
 
 
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (no-op elsewhere).
+
+    A render worker whose stage was killed must not go on writing into the render cache while
+    the rerun renders the same keys.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before prctl took effect
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
 def _init_worker(gen_cfg: dict[str, Any], cache_root: str) -> None:
+    die_with_parent()
     _WORKER["gen"] = make_generator(gen_cfg)
     _WORKER["cache"] = RenderCache(Path(cache_root))
 
