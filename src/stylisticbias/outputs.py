@@ -140,25 +140,30 @@ def check_all_outputs(params: Mapping[str, Any], root: Path) -> None:
             stage_output(params, key, root)
 
 
-def safe_member(base: Path, rel: str | os.PathLike[str], what: str) -> Path:
-    """``base / rel`` for a path read from a manifest: relative, inside ``base`` after symlinks.
+def safe_member(
+    base: Path, rel: str | os.PathLike[str], what: str, root: Path | None = None
+) -> Path:
+    """``base / rel`` for a path read from a manifest, refused unless it stays inside ``root``.
 
-    Raises :class:`StylisticBiasError` naming ``what`` (e.g. ``faces.parquet row 3``) for an
-    absolute path, one that climbs out with ``..``, or a symlink that points outside ``base``;
-    such a path is never opened.
+    ``rel`` is relative to the manifest's directory ``base``; ``root`` is the data root (default:
+    ``base`` itself). An absolute path, one that climbs out of ``root`` with ``..``, or a symlink
+    that points outside it raises :class:`StylisticBiasError` naming ``what`` (e.g.
+    ``faces.parquet row 3``); such a path is never opened. (Imported images referenced in place
+    live under ``data/import/`` and are reached as ``../import/...``: inside the data root.)
     """
     text = str(rel)
     p = Path(text)
+    limit = Path(root if root is not None else base).resolve()
     if not text or p.is_absolute():
         raise StylisticBiasError(
             f"{what}: image path {text!r} is absolute or empty; manifest paths must be relative "
-            f"to {base}"
+            f"to the manifest's directory"
         )
-    base_r = Path(base).resolve()
-    full = (base_r / p).resolve()
-    if not full.is_relative_to(base_r):
+    full = (Path(base).resolve() / p).resolve()
+    if not full.is_relative_to(limit):
         raise StylisticBiasError(
-            f"{what}: image path {text!r} leaves {base} (resolves to {full}); refused, not read"
+            f"{what}: image path {text!r} leaves the data root {limit} (resolves to {full}); "
+            "refused, not read"
         )
     return full
 

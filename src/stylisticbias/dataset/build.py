@@ -236,18 +236,21 @@ def _build_faces(params: dict[str, Any], settings: FacesSettings, out_dir: Path)
 
 
 # --------------------------------------------------------------------------- variations stage
-def load_base_faces(faces_dir: Path, benchmark: Benchmark | None = None) -> pd.DataFrame:
+def load_base_faces(
+    faces_dir: Path, benchmark: Benchmark | None = None, data: Path | None = None
+) -> pd.DataFrame:
     """Read ``faces.parquet`` and check every ok image exists, matches its sha256 and decodes.
 
     With ``benchmark``, also that every demographic value is one of the benchmark's.
     """
     faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
+    data = faces_dir.resolve().parent if data is None else data
     if benchmark is not None:
         schemas.check_demographics(faces, benchmark.demographics, faces_dir / "faces.parquet")
     for row in faces.itertuples():
         if row.status != "ok":
             continue
-        path = safe_member(faces_dir, str(row.path), f"faces.parquet row {row.Index}")
+        path = safe_member(faces_dir, str(row.path), f"faces.parquet row {row.Index}", data)
         if not path.exists():
             raise StylisticBiasError(
                 f"{path}: missing image of face {row.face_id} (faces.parquet row {row.Index})"
@@ -298,7 +301,8 @@ def build_variations(params: dict[str, Any]) -> Path:
 
 def _build_variations(params: dict[str, Any], out_dir: Path, faces_dir: Path, scope: str) -> Path:
     ctx = BuildContext.from_params(params)
-    faces = load_base_faces(faces_dir, ctx.benchmark)
+    data = data_root(ctx.root, get(params, "paths.data"))
+    faces = load_base_faces(faces_dir, ctx.benchmark, data)
     grid = variation_grid(ctx.benchmark, faces, scope)
     entries = []
     for row, v in grid:
@@ -327,7 +331,7 @@ def _build_variations(params: dict[str, Any], out_dir: Path, faces_dir: Path, sc
                 "variation": v.slug,
             }
         )
-        entries.append((key, edit, safe_member(faces_dir, str(row.path), "faces.parquet")))
+        entries.append((key, edit, (faces_dir / str(row.path)).resolve()))
     todo = [e for e in entries if ctx.cached(e[0]) is None]
     log.info(
         "variations: %d edits of %d faces, %d cached, %d to render",

@@ -67,6 +67,7 @@ from stylisticbias.outputs import (
     OutputLock,
     atomic_write_json,
     atomic_write_parquet,
+    data_root,
     safe_member,
     stage_output,
 )
@@ -139,13 +140,14 @@ def judge_items(params: Mapping[str, Any], *, verify: bool = False) -> list[Imag
     images = str(dict(params).get("judge", {}).get("images", "evaluated"))
     items = build_items(faces, variations, faces_dir, var_dir, images=images)
     shas: dict[str, str] = {}
+    data = data_root(project_root(), get(dict(params), "paths.data"))
     for name, table, base in (
         ("faces.parquet", faces, faces_dir),
         ("variations.parquet", variations, var_dir),
     ):
         ok = table[table["status"] == "ok"]
         for idx, iid, rel, sha in zip(ok.index, ok["image_id"], ok["path"], ok["sha256"]):
-            safe_member(base, str(rel), f"{base / name} row {idx} ({iid})")
+            safe_member(base, str(rel), f"{base / name} row {idx} ({iid})", data)
             shas[str(iid)] = str(sha)
     if verify:
         verify_images(items, shas)
