@@ -27,6 +27,7 @@ from PIL import Image, UnidentifiedImageError
 from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_config
 from stylisticbias.config import get, project_root
+from stylisticbias.dataset.importer import import_faces, import_variations, is_import
 from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key, sha256_file
 from stylisticbias.dataset.rendering import (
     execute,
@@ -109,6 +110,8 @@ def _generator_name(gen_cfg: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- faces stage
 def build_faces(params: dict[str, Any]) -> Path:
     """Render the base faces and write ``data/faces/faces.parquet``; returns the table path."""
+    if is_import(params):  # generator: import -- an existing image set, nothing rendered
+        return import_faces(params)
     ctx = BuildContext.from_params(params)
     n = int(get(params, "faces.n"))
     ids = sample_identities(
@@ -227,6 +230,8 @@ def variation_grid(
 
 def build_variations(params: dict[str, Any]) -> Path:
     """Render every single-attribute edit and write ``data/variations/variations.parquet``."""
+    if is_import(params):
+        return import_variations(params)
     ctx = BuildContext.from_params(params)
     faces_dir = ctx.root / get(params, "paths.faces")
     faces = load_base_faces(faces_dir, ctx.benchmark)
