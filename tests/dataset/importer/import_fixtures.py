@@ -17,10 +17,12 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
 from stylisticbias.benchmark import Benchmark, VariationValue
+from stylisticbias.config import compose
 from stylisticbias.generators.base import FaceSpec
 from stylisticbias.generators.procedural import ProceduralGenerator
 
@@ -159,7 +161,7 @@ def break_base_missing(faces: list[FaceFiles]) -> Path:
 def break_duplicate(faces: list[FaceFiles], slug: str = "accessories--cap") -> Path:
     """A second image of the same (face, attribute, value) under a later timestamp."""
     img = faces[1].variations[slug]
-    dup = img.with_name(img.name.replace("_2025061", "_2025071"))
+    dup = img.with_name(img.stem[:-8] + "deadbeef.png")  # same face and k, another request id
     shutil.copyfile(img, dup)
     shutil.copyfile(meta_of(img), meta_of(dup))
     return dup
@@ -239,3 +241,8 @@ def write_table(release: Path, table: Path, faces: list[FaceFiles], bench: Bench
         w.writeheader()
         w.writerows(rows)
     return table
+
+
+def import_params(*overrides: str) -> dict[str, Any]:
+    """conf/ composed with generator=import (source data/import/release) and ``overrides``."""
+    return compose(["generator=import", "generator.source=data/import/release", *overrides])

@@ -129,21 +129,25 @@ def _check_problems(
     bad = [(kind, p) for kind, p in rows if p.problem is not None]
     if not bad:
         return bad
+    # root causes first; a face's own problem explains its variations' "base_skipped"
+    bad.sort(key=lambda kp: kp[1].problem is not None and kp[1].problem.check == "base_skipped")
+    causes = [kp for kp in bad if kp[1].problem and kp[1].problem.check != "base_skipped"]
     counts = Counter(p.problem.check for _, p in bad if p.problem)
     summary = ", ".join(f"{n} {c}" for c, n in sorted(counts.items()))
     if ctx.settings.on_error == "stop":
         first = bad[0][1].problem
         assert first is not None
-        for _, p in bad[1:11]:
+        for _, p in (causes or bad)[1:11]:
             log.warning("import: %s", p.problem.message if p.problem else "")
         raise StylisticBiasError(
             f"{first.message} [import {stage}: {len(bad)} problem(s): {summary}; "
             "nothing was written; generator.on_error=skip imports the rest and lists them]"
         )
-    for _, p in bad[:20]:
+    shown = causes or bad
+    for _, p in shown[:20]:
         log.warning("import: skipped %s", p.problem.message if p.problem else "")
-    if len(bad) > 20:
-        log.warning("import: ... and %d more skipped row(s)", len(bad) - 20)
+    if len(shown) > 20:
+        log.warning("import: ... and %d more skipped row(s)", len(shown) - 20)
     log.warning(
         "import %s: %d row(s) skipped (%s); listed in skipped.parquet", stage, len(bad), summary
     )
