@@ -175,13 +175,13 @@ def _flag_duplicates(rows: list[Planned], key, what: str) -> list[Planned]:
     for k, idx in seen.items():
         if len(idx) < 2:
             continue
-        files = ", ".join(rows[i].entry.image.name for i in idx)
+        files = ", ".join(rows[i].entry.label for i in idx)
         label = k if isinstance(k, str) else " / ".join(map(str, k))
         for i in idx:
             out[i] = rows[i].failed(
                 Problem(
                     "duplicate",
-                    f"{rows[i].entry.where}: {what} {label} ({len(idx)} images: {files})",
+                    f"{rows[i].entry.where}: {what} {label} ({len(idx)} rows: {files})",
                 )
             )
     return out

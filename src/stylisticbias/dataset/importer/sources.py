@@ -66,6 +66,13 @@ class Entry:
     problem: Problem | None = None
 
     @property
+    def label(self) -> str:
+        """Short name for lists: ``set.csv line 7`` for a table row, else the image's name."""
+        if self.where.endswith(")") and " (" in self.where:
+            return Path(self.where.split(" (", 1)[0]).name
+        return self.image.name
+
+    @property
     def is_base(self) -> bool:
         """True for a base face."""
         return self.attribute is None and self.value is None
@@ -318,9 +325,11 @@ def _flag_shared_images(entries: list[Entry]) -> None:
         if not e.is_base and e.problem is None:
             by_image.setdefault(e.image.resolve(), []).append(i)
     for idx in by_image.values():
-        if len(idx) < 2:
-            continue
-        pairs = ", ".join(f"{entries[i].attribute}={entries[i].value!r}" for i in idx)
+        if len({(entries[i].attribute, entries[i].value) for i in idx}) < 2:
+            continue  # one value listed twice: the duplicate check reports it
+        pairs = ", ".join(
+            f"{entries[i].attribute}={entries[i].value!r} on {entries[i].label}" for i in idx
+        )
         for i in idx:
             e = entries[i]
             entries[i] = _with(
