@@ -25,7 +25,8 @@ def _copy_project(dest: Path) -> Path:
     ).stdout.splitlines()
     for rel in files:
         src = ROOT / rel
-        if src.is_file() and not rel.startswith(("reports/", "data/")) and rel != "dvc.lock":
+        generated = rel.startswith(("reports/", "data/")) and rel != "data/import/README.md"
+        if src.is_file() and not generated and rel != "dvc.lock":
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     env = _env()

@@ -31,6 +31,8 @@ figure img.body{height:168px}
 background:repeating-linear-gradient(45deg,#eee,#eee 6px,#ddd 6px,#ddd 12px);
 display:flex;align-items:center;justify-content:center;font-size:9px;color:#a00;overflow:hidden}
 .ev{color:#b35c00;font-weight:bold}
+table.cov{border-collapse:collapse;font-size:11px;margin:4px 0}
+table.cov td,table.cov th{border:1px solid #ddd;padding:1px 5px;text-align:left}
 """
 
 
@@ -59,12 +61,14 @@ def write_gallery(
     faces_dir: Path,
     variations_dir: Path,
     max_faces: int | None = None,
+    preamble: str = "",
 ) -> Path:
     """Write the contact sheet to ``out_html`` and return its path.
 
     :param faces: rows of the FACES schema (``path`` relative to ``faces_dir``)
     :param variations: rows of the VARIATIONS schema (``path`` relative to ``variations_dir``)
     :param max_faces: show only the first N faces (None = all)
+    :param preamble: HTML placed under the title (e.g. an imported set's coverage report)
     """
     out_html = Path(out_html)
     out_dir = out_html.parent
@@ -103,7 +107,8 @@ def write_gallery(
     doc = (
         '<!doctype html><html><head><meta charset="utf-8"><title>StylisticBias gallery</title>'
         f"<style>{CSS}</style></head><body><h1>StylisticBias gallery: {len(shown)} of {len(faces)} "
-        f"faces, {n_var} variations (&#9733; = evaluated)</h1>{''.join(rows)}</body></html>"
+        f"faces, {n_var} variations (&#9733; = evaluated)</h1>"
+        f"{preamble}{''.join(rows)}</body></html>"
     )
     out_html.write_text(doc, encoding="utf-8")
     return out_html

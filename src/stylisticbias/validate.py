@@ -65,6 +65,11 @@ def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:
     target = gen_cfg.get("_target_")
     if not target:
         return
+    from stylisticbias.dataset.importer import ImportSettings, is_import
+
+    if is_import({"generator": gen_cfg}):
+        ImportSettings.from_config(gen_cfg)  # layout / materialize / on_error / aliases
+        return
     try:
         cls = get_class(str(target))
     except Exception:  # an unknown target is reported by the stage that instantiates it

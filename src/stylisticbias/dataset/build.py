@@ -26,6 +26,7 @@ from PIL import Image, UnidentifiedImageError
 from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_config
 from stylisticbias.config import get, project_root
+from stylisticbias.dataset.importer import import_faces, import_variations, is_import
 from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key, sha256_file
 from stylisticbias.dataset.rendering import (
     execute,
@@ -162,6 +163,8 @@ def build_faces(params: dict[str, Any]) -> Path:
     root = project_root()
     out_dir = stage_output(params, "faces", root)
     with OutputLock(root, out_dir):
+        if is_import(params):  # generator: import -- an existing image set, nothing rendered
+            return import_faces(params)
         return _build_faces(params, settings, out_dir)
 
 
@@ -296,6 +299,8 @@ def build_variations(params: dict[str, Any]) -> Path:
     faces_dir = root / str(get(params, "paths.faces"))
     scope = str((params.get("variations") or {}).get("scope", "full"))
     with OutputLock(root, out_dir):
+        if is_import(params):
+            return import_variations(params)
         return _build_variations(params, out_dir, faces_dir, scope)
 
 

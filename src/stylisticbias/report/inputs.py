@@ -91,6 +91,7 @@ class RunSettings:
     data_versions: tuple[DataVersion, ...]
     git_commit: str | None
     git_dirty: bool
+    image_source: str = ""  # generator=import: where the images came from (+ coverage)
 
     @property
     def simulated(self) -> bool:
@@ -230,11 +231,38 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
         n_scenarios=len(scenarios),
         orderings=tuple(int(o) for o in judge.get("orderings", [])),
         seeds=tuple(int(s) for s in judge.get("seeds", [])),
-        generator=str(gen.get("_target_", gen.get("name", "?"))).rsplit(".", 1)[-1],
+        generator=str(gen.get("_target_", gen.get("name", "?")))
+        .rsplit(".", 1)[-1]
+        .replace("ImportSettings", "import"),
         data_versions=tuple(dict.fromkeys(versions)),
         git_commit=sha,
         git_dirty=dirty,
+        image_source=imported_source(
+            root / str(get(params, "paths.faces")), root / str(get(params, "paths.variations"))
+        ),
     )
+
+
+def imported_source(faces_dir: Path, variations_dir: Path) -> str:
+    """For an imported image set (``generator=import``): its source and coverage in one line;
+    empty when the images were rendered."""
+    meta = faces_dir / "import.json"
+    if not meta.exists():
+        return ""
+    info = json.loads(meta.read_text(encoding="utf-8"))
+    text = f"imported: {info.get('source', '?')}"
+    cov_path = variations_dir / "coverage.json"
+    if cov_path.exists():
+        cov = json.loads(cov_path.read_text(encoding="utf-8"))
+        text += (
+            f"; {cov['n_faces']} faces in {cov['cells_with_faces']} of {cov['cells_total']} "
+            f"demographic cells, {cov['evaluated_present']} of {cov['evaluated_expected']} "
+            f"evaluated (face, value) pairs present"
+        )
+        skipped = int(info.get("faces_skipped", 0)) + int(cov.get("variations_skipped", 0))
+        if skipped:
+            text += f", {skipped} source row(s) skipped (see skipped.parquet)"
+    return text
 
 
 def load_inputs(params: dict[str, Any], root: Path) -> ReportInputs:

@@ -81,6 +81,7 @@ def settings_section(s: RunSettings) -> str:
     rows = [
         ("engine / decoding", f"{s.engine} / {s.decoding}"),
         ("generator", s.generator),
+        *([("images", s.image_source)] if s.image_source else []),
         ("base faces", f"{s.n_faces:,}"),
         (
             "images judged (base + variations)",
@@ -207,6 +208,8 @@ def build_markdown(
             "the statistics (can they recover what was planted?); they say nothing about "
             "any real model."
         )
+    if inputs.settings.image_source:
+        parts.append(f"> **Images:** {inputs.settings.image_source}.")
     parts += [
         settings_section(inputs.settings),
         "## Headline findings\n\n" + "\n".join(f"- {f}" for f in findings),

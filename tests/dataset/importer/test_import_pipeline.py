@@ -1,0 +1,76 @@
+"""An imported image set through the whole pipeline: judge (simulated), scores, analysis, report.
+
+One from a folder in the paper's release layout with broken cases (skipped and listed), one from
+a CSV manifest (images referenced in place).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from import_fixtures import BREAKERS, import_params, write_release, write_table
+
+from stylisticbias.analysis.run import run_analysis
+from stylisticbias.benchmark import Benchmark
+from stylisticbias.dataset.build import build_faces, build_variations
+from stylisticbias.judge.run import judge_items, run_judge
+from stylisticbias.report.run import build_report
+from stylisticbias.schemas import SCORES, read_table
+from stylisticbias.scores import write_scores
+
+MODELS = ["simulated-strong", "simulated-weak"]
+
+
+def _run_pipeline(project: Path, params: dict) -> str:
+    build_faces(params)
+    build_variations(params)
+    items = {it.image_id for it in judge_items(params)}
+    for m in MODELS:
+        out = run_judge(m, params, progress=False)
+        judged = pd.read_parquet(out / "judgments.parquet")
+        assert set(judged["image_id"]) == items  # every imported evaluated image, nothing else
+        scores = read_table(write_scores(m, params), SCORES)
+        assert set(scores["image_id"]) == items and scores["simulated"].all()
+        assert scores.loc[~scores["is_base"], "delta"].notna().all()
+    run_analysis(params)
+    build_report(params, root=project)
+    assert (project / "reports/tables").is_dir() and (project / "reports/metrics.json").exists()
+    return (project / "reports/README.md").read_text(encoding="utf-8")
+
+
+def _pipeline_params(*overrides: str) -> dict:
+    return import_params("tracking=none", f"judge.models=[{','.join(MODELS)}]", *overrides)
+
+
+def test_release_folder_with_broken_cases_through_the_report(
+    project: Path, bench: Benchmark
+) -> None:
+    written = write_release(project / "data/import/release", bench, 6)
+    for fn in BREAKERS.values():
+        fn(written)
+    report = _run_pipeline(project, _pipeline_params("generator.on_error=skip"))
+    assert (
+        "> **Images:** imported: data/import/release (the paper's release layout, copied" in report
+    )
+    assert "4 faces in 4 of 90 demographic cells" in report  # 2 of 6 faces left out
+    assert "source row(s) skipped (see skipped.parquet)" in report
+    assert "| generator | import |" in report
+
+
+def test_csv_manifest_referenced_in_place_through_the_report(
+    project: Path, bench: Benchmark
+) -> None:
+    written = write_release(project / "data/import/release", bench, 4)
+    write_table(project / "data/import/release", project / "data/import/set.csv", written, bench)
+    params = _pipeline_params(
+        "generator.layout=table",
+        "generator.source=data/import/set.csv",
+        "generator.materialize=reference",
+    )
+    report = _run_pipeline(project, params)
+    assert "imported: data/import/set.csv (a CSV/Parquet manifest, referenced in place)" in report
+    assert "4 faces in 4 of 90 demographic cells, 126 of 126 evaluated" in report
+    faces = pd.read_parquet(project / "data/faces/faces.parquet")
+    assert list(faces["face_id"]) == ["person00", "person01", "person02", "person03"]
+    assert faces["path"].str.startswith("../import/release/").all()
