@@ -14,9 +14,46 @@ from stylisticbias.errors import StylisticBiasError
 log = logging.getLogger("stylisticbias")
 
 
+#: Loggers to which Lightning attaches its own stderr handler when it is imported.
+LIGHTNING_LOGGERS: tuple[str, ...] = ("lightning", "lightning.pytorch", "lightning.fabric")
+#: Lightning's advertisement for its hosted logger, logged on every ``Trainer`` start.
+_LIGHTNING_AD = "litlogger"
+
+
+def _not_lightning_ad(record: logging.LogRecord) -> bool:
+    return _LIGHTNING_AD not in record.getMessage()
+
+
+def adopt_lightning_logging() -> None:
+    """Print each of Lightning's log lines once, through the root handler, without its ad.
+
+    Importing ``lightning`` attaches a stderr handler to the ``lightning`` logger (and, when
+    the root logger has none yet, to ``lightning.pytorch``/``lightning.fabric``), so with
+    :func:`setup_logging`'s root handler every message ("GPU available: ...") came out twice.
+    Once the root logger has a handler this removes Lightning's own stream handlers and lets
+    its records propagate (other handlers a user added stay). The litlogger tip is dropped
+    either way. Call after importing Lightning; :func:`setup_logging` calls it too. Idempotent.
+    """
+    if "lightning" not in sys.modules:
+        return
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        if _not_lightning_ad not in logger.filters:
+            logger.addFilter(_not_lightning_ad)
+    if not logging.getLogger().handlers:
+        return  # nothing above Lightning prints: keep its handlers
+    for name in LIGHTNING_LOGGERS:
+        logger = logging.getLogger(name)
+        for h in list(logger.handlers):
+            if type(h) is logging.StreamHandler:  # Lightning's; subclasses (files) are not
+                logger.removeHandler(h)
+        logger.propagate = True
+
+
 def setup_logging(level: int = logging.INFO) -> None:
-    """Log to stderr as ``LEVEL name: message``."""
+    """Log to stderr as ``LEVEL name: message`` (Lightning's lines too, once each)."""
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    adopt_lightning_logging()
 
 
 def stage_lock_name(argv: list[str] | None = None) -> str:

@@ -22,11 +22,13 @@ from typing import Any
 import lightning.pytorch as L
 import pandas as pd
 
+from stylisticbias.cli import adopt_lightning_logging
 from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.datamodule import JudgeDataModule
 from stylisticbias.judge.writer import ShardWriter
 
 log = logging.getLogger(__name__)
+adopt_lightning_logging()  # Lightning's handlers were attached by the import above
 
 DEFAULT_LIGHTNING: dict[str, Any] = {
     "accelerator": "cpu",
@@ -117,5 +119,9 @@ def predict(
     with warnings.catch_warnings():
         # our batches carry no tensors, so JudgeModule.transfer_batch_to_device is a no-op
         warnings.filterwarnings("ignore", message=".*overridden `transfer_batch_to_device`.*")
+        # Lightning's own pytree helper still calls an API newer torch deprecates; not ours
+        warnings.filterwarnings(
+            "ignore", message=r".*isinstance\(treespec, LeafSpec\)`? is deprecated"
+        )
         trainer.predict(JudgeModule(engine), datamodule=dm, return_predictions=False)
     return trainer.global_rank, writer
