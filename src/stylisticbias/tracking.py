@@ -245,18 +245,21 @@ def _probe_http(spec: TrackingSpec) -> None:
     import requests
 
     url = spec.tracking_uri.rstrip("/") + "/health"
+    # the TLS settings MLflow itself honours
+    insecure = os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").lower() in ("1", "true")
+    verify: bool | str = os.environ.get("MLFLOW_TRACKING_SERVER_CERT_PATH") or not insecure
+    cert = os.environ.get("MLFLOW_TRACKING_CLIENT_CERT_PATH") or None
     reason = ""
     for attempt in range(spec.max_retries + 1):
         if attempt:
             time.sleep(min(2 ** (attempt - 1), spec.timeout_s) if attempt > 1 else 0)
         try:
-            resp = requests.get(url, timeout=spec.timeout_s)
+            resp = requests.get(url, timeout=spec.timeout_s, verify=verify, cert=cert)
         except requests.Timeout:
             reason = f"did not answer within {spec.timeout_s} s"
         except requests.RequestException as exc:
-            reason = "is unreachable" + (
-                " (connection refused)" if "refused" in str(exc).lower() else ""
-            )
+            refused = "refused" in str(exc).lower()
+            reason = f"is unreachable ({'connection refused' if refused else type(exc).__name__})"
         else:
             if resp.status_code < 500:
                 return
