@@ -2,8 +2,23 @@
 
 Settings come from the ``tracking`` section of ``params.yaml`` (``conf/tracking/*.yaml``):
 ``enabled``, ``tracking_uri`` (default ``sqlite:///mlflow.db``: MLflow >= 3.13 refuses ``./mlruns``
-file stores) and ``experiment_name``. If the environment variable ``STYLISTICBIAS_PARENT_RUN_ID``
-is set (e.g. by a sweep driver), every run is created as a child of that run.
+file stores), ``experiment_name``, ``max_retries`` and ``timeout_s``. If the environment variable
+``STYLISTICBIAS_PARENT_RUN_ID`` is set (e.g. by a sweep driver), every run is created as a child
+of that run.
+
+Faults (see ``docs/reliability.md``): every contact with the store is bounded. An ``http(s)``
+server is probed first (``max_retries`` + 1 tries of ``timeout_s`` each), a SQLite file is
+checked (``PRAGMA quick_check``) before MLflow opens it, and MLflow's own HTTP requests get the
+same bounds through ``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` / ``..._TIMEOUT`` / ``..._BACKOFF_*``
+(MLflow's defaults retry for about 4 minutes). Any store failure becomes one
+:class:`TrackingError` line naming the URI.
+
+Artifacts of a SQLite store live beside it, in ``mlruns/<experiment id>/``, and the store
+records that location *relative* to its own directory (MLflow itself always records absolute
+paths; :func:`ensure_experiment` rewrites them), so a moved or re-cloned project still opens its
+runs. MLflow resolves relative artifact paths against the working directory: open the store
+from the directory that holds it (the project root: ``mlflow ui --backend-store-uri
+sqlite:///mlflow.db``); :func:`start_run` logs from there.
 
 Every run is tagged with the git commit (when available) and ``simulated``. MLflow is imported
 lazily, so code paths with tracking disabled do not pay for it.
@@ -14,16 +29,26 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
 import subprocess
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from stylisticbias.errors import StylisticBiasError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_URI = "sqlite:///mlflow.db"
 DEFAULT_EXPERIMENT = "stylisticbias"
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_TIMEOUT_S = 5
 PARENT_ENV = "STYLISTICBIAS_PARENT_RUN_ID"
+#: artifacts of a SQLite store: ``<store dir>/mlruns/<experiment id>/<run id>/artifacts``
+ARTIFACT_DIR = "mlruns"
+#: loggers whose per-retry warnings would turn one failure into many lines
+_NOISY_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "mlflow.utils.request_utils")
 
 #: metrics a judge run logs (keys of its run log, ``data/judgments/<model>.run.json``)
 JUDGE_METRICS = (
@@ -37,6 +62,35 @@ JUDGE_METRICS = (
     "n_records",
     "n_failures",
 )
+
+
+class TrackingError(StylisticBiasError):
+    """The MLflow store cannot be reached, answers too slowly or is unreadable (one line)."""
+
+
+@dataclass(frozen=True)
+class TrackingSpec:
+    """The validated ``tracking`` section (URI resolved)."""
+
+    enabled: bool
+    tracking_uri: str
+    experiment_name: str
+    max_retries: int
+    timeout_s: int
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The store's file for a ``sqlite:///`` URI, else None."""
+        prefix = "sqlite:///"
+        if not self.tracking_uri.startswith(prefix):
+            return None
+        return Path(self.tracking_uri[len(prefix) :].split("?", 1)[0])
+
+    @property
+    def bound_s(self) -> int:
+        """Upper bound of one bounded request with its retries (timeouts + backoff sleeps)."""
+        n = self.max_retries + 1
+        return n * self.timeout_s + sum(2 ** (i - 1) for i in range(2, n))
 
 
 def resolve_tracking_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
@@ -55,18 +109,259 @@ def resolve_tracking_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
     return prefix + str((base / rel).resolve())
 
 
+def _int_key(cfg: Mapping[str, Any], key: str, default: int, low: int) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise StylisticBiasError(
+            f"params.yaml: tracking.{key}={value!r} is invalid; expected an integer >= {low}"
+        )
+    return value
+
+
+def tracking_spec(params: Mapping[str, Any]) -> TrackingSpec:
+    """The ``tracking`` section validated, defaults filled in, a relative SQLite URI anchored."""
+    cfg = dict(params.get("tracking") or {})
+    return TrackingSpec(
+        enabled=bool(cfg.get("enabled", False)),
+        tracking_uri=resolve_tracking_uri(str(cfg.get("tracking_uri") or DEFAULT_URI)),
+        experiment_name=str(cfg.get("experiment_name") or DEFAULT_EXPERIMENT),
+        max_retries=_int_key(cfg, "max_retries", DEFAULT_MAX_RETRIES, 0),
+        timeout_s=_int_key(cfg, "timeout_s", DEFAULT_TIMEOUT_S, 1),
+    )
+
+
 def tracking_cfg(params: Mapping[str, Any]) -> dict[str, Any]:
     """The ``tracking`` section with defaults filled in (a relative SQLite URI anchored)."""
+    spec = tracking_spec(params)
     cfg = dict(params.get("tracking") or {})
-    cfg.setdefault("enabled", False)
-    cfg["tracking_uri"] = resolve_tracking_uri(str(cfg.get("tracking_uri") or DEFAULT_URI))
-    cfg["experiment_name"] = cfg.get("experiment_name") or DEFAULT_EXPERIMENT
+    cfg.update(
+        enabled=spec.enabled,
+        tracking_uri=spec.tracking_uri,
+        experiment_name=spec.experiment_name,
+        max_retries=spec.max_retries,
+        timeout_s=spec.timeout_s,
+    )
     return cfg
 
 
 def tracking_enabled(params: Mapping[str, Any]) -> bool:
     """Whether runs should be logged (``tracking.enabled``)."""
-    return bool(tracking_cfg(params)["enabled"])
+    return bool((params.get("tracking") or {}).get("enabled", False))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else ""
+    line = line if len(line) <= 200 else line[:197] + "..."
+    return f"{type(exc).__name__}: {line}" if line else type(exc).__name__
+
+
+def _fail(spec: TrackingSpec, what: str) -> TrackingError:
+    return TrackingError(
+        f"MLflow tracking store {spec.tracking_uri} {what} (tracking.max_retries="
+        f"{spec.max_retries}, tracking.timeout_s={spec.timeout_s}); outputs written so far are "
+        "kept: rerun when the store is back, or set tracking=none"
+    )
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    """Exception types that mean "the store failed" (not a bug in our code)."""
+    import requests
+    from mlflow.exceptions import MlflowException
+
+    errors: list[type[BaseException]] = [
+        MlflowException,
+        requests.RequestException,
+        sqlite3.Error,
+        OSError,
+        TimeoutError,
+    ]
+    try:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        errors.append(SQLAlchemyError)
+    except ImportError:  # pragma: no cover - sqlalchemy comes with mlflow
+        pass
+    return tuple(errors)
+
+
+@contextlib.contextmanager
+def bounded(spec: TrackingSpec) -> Iterator[None]:
+    """Bound MLflow's HTTP retries/timeouts by ``spec`` and turn store failures into one line.
+
+    Sets ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``, ``MLFLOW_HTTP_REQUEST_TIMEOUT``,
+    ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR`` (1 s, doubling) and ``..._BACKOFF_JITTER`` (0) for the
+    block (restored after), silences the per-retry warnings of urllib3, and re-raises an MLflow,
+    HTTP, SQLite or OS error as :class:`TrackingError` naming the URI.
+    """
+    env = {
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(spec.max_retries),
+        "MLFLOW_HTTP_REQUEST_TIMEOUT": str(spec.timeout_s),
+        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+        "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0",
+    }
+    saved_env = {k: os.environ.get(k) for k in env}
+    loggers = [logging.getLogger(n) for n in _NOISY_LOGGERS]
+    saved_levels = [lg.level for lg in loggers]
+    os.environ.update(env)
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    except TrackingError:
+        raise
+    except _store_errors() as exc:
+        raise _fail(spec, f"failed: {_first_line(exc)}") from exc
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for lg, level in zip(loggers, saved_levels, strict=True):
+            lg.setLevel(level)
+
+
+def preflight(spec: TrackingSpec) -> None:
+    """Check the store answers before MLflow touches it; raise :class:`TrackingError` if not.
+
+    ``http(s)``: up to ``max_retries`` + 1 GETs of ``<uri>/health``, ``timeout_s`` each; any HTTP
+    answer below 500 counts as reachable. ``sqlite``: an existing file must open read-only as a
+    SQLite database and pass ``PRAGMA quick_check`` (waiting at most ``timeout_s`` for a lock);
+    a missing file is created by MLflow. Other schemes are left to MLflow (under :func:`bounded`).
+    """
+    uri = spec.tracking_uri
+    if uri.startswith(("http://", "https://")):
+        _probe_http(spec)
+    elif spec.sqlite_path is not None:
+        _check_sqlite(spec, spec.sqlite_path)
+
+
+def _probe_http(spec: TrackingSpec) -> None:
+    import time
+
+    import requests
+
+    url = spec.tracking_uri.rstrip("/") + "/health"
+    # the TLS settings MLflow itself honours
+    insecure = os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").lower() in ("1", "true")
+    verify: bool | str = os.environ.get("MLFLOW_TRACKING_SERVER_CERT_PATH") or not insecure
+    cert = os.environ.get("MLFLOW_TRACKING_CLIENT_CERT_PATH") or None
+    reason = ""
+    for attempt in range(spec.max_retries + 1):
+        if attempt:
+            time.sleep(min(2 ** (attempt - 1), spec.timeout_s) if attempt > 1 else 0)
+        try:
+            resp = requests.get(url, timeout=spec.timeout_s, verify=verify, cert=cert)
+        except requests.Timeout:
+            reason = f"did not answer within {spec.timeout_s} s"
+        except requests.RequestException as exc:
+            refused = "refused" in str(exc).lower()
+            reason = f"is unreachable ({'connection refused' if refused else type(exc).__name__})"
+        else:
+            if resp.status_code < 500:
+                return
+            reason = f"answered HTTP {resp.status_code}"
+        log.debug("tracking preflight %d/%d: %s", attempt + 1, spec.max_retries + 1, reason)
+    raise _fail(spec, f"{reason} after {spec.max_retries + 1} tries")
+
+
+def _check_sqlite(spec: TrackingSpec, path: Path) -> None:
+    if not path.exists():
+        if not path.parent.is_dir():
+            raise _fail(spec, f"cannot be created: directory {path.parent} does not exist")
+        return
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=spec.timeout_s)
+        ) as con:
+            result = con.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.Error as exc:
+        raise _fail(spec, f"is not a readable SQLite database ({exc})") from None
+    if not result or result[0] != "ok":
+        answer = result[0] if result else "no answer"
+        raise _fail(spec, f"is corrupt (PRAGMA quick_check: {answer})")
+
+
+def ensure_experiment(spec: TrackingSpec) -> str:
+    """Point MLflow at the store and the experiment (created if missing); returns its id.
+
+    For a SQLite store, the experiment's artifact location is recorded relative to the store's
+    directory (``mlruns/<id>``), and runs logged by older versions under that directory with an
+    absolute path are rewritten to relative ones (see the module docstring).
+    """
+    import mlflow
+    from mlflow.exceptions import MlflowException
+
+    mlflow.set_tracking_uri(spec.tracking_uri)
+    client = mlflow.MlflowClient(spec.tracking_uri)
+    exp = client.get_experiment_by_name(spec.experiment_name)
+    if exp is None:
+        try:
+            exp_id = client.create_experiment(spec.experiment_name)
+        except MlflowException:  # created meanwhile by another process
+            exp = client.get_experiment_by_name(spec.experiment_name)
+            if exp is None:
+                raise
+            exp_id = exp.experiment_id
+    else:
+        exp_id = exp.experiment_id
+    if spec.sqlite_path is not None:
+        for eid in dict.fromkeys(("0", str(exp_id))):  # MLflow's "Default" experiment too
+            relativize_artifacts(spec.sqlite_path, eid, spec.timeout_s)
+    mlflow.set_experiment(experiment_id=exp_id)
+    return str(exp_id)
+
+
+def relativize_artifacts(db: Path, experiment_id: str, timeout_s: float = 5.0) -> None:
+    """Record experiment ``experiment_id``'s artifact paths relative to ``db``'s directory.
+
+    MLflow stores absolute paths (``resolve_uri_if_local``), so a moved project would point at
+    its old location. A new experiment gets ``mlruns/<id>``; an absolute location inside the
+    store's directory, and every run path under it, lose that directory's prefix. Locations
+    outside the store's directory (or remote ones) are left alone.
+    """
+    base = db.resolve().parent
+    with contextlib.closing(sqlite3.connect(db, timeout=timeout_s)) as con, con:
+        row = con.execute(
+            "SELECT artifact_location FROM experiments WHERE experiment_id = ?", (experiment_id,)
+        ).fetchone()
+        if row is None or not row[0]:
+            return
+        loc = str(row[0])
+        path = loc[len("file://") :] if loc.startswith("file://") else loc
+        if "://" in path or not Path(path).is_absolute():
+            return
+        n_runs = con.execute(
+            "SELECT COUNT(*) FROM runs WHERE experiment_id = ?", (experiment_id,)
+        ).fetchone()[0]
+        try:
+            rel = Path(path).relative_to(base).as_posix()
+        except ValueError:
+            if n_runs:
+                return  # artifacts already elsewhere: leave them where they are
+            rel = f"{ARTIFACT_DIR}/{experiment_id}"
+        con.execute(
+            "UPDATE experiments SET artifact_location = ? WHERE experiment_id = ?",
+            (rel, experiment_id),
+        )
+        con.execute(
+            "UPDATE runs SET artifact_uri = ? || substr(artifact_uri, ?) "
+            "WHERE experiment_id = ? AND substr(artifact_uri, 1, ?) = ?",
+            (rel, len(loc) + 1, experiment_id, len(loc), loc),
+        )
+
+
+@contextlib.contextmanager
+def in_store_dir(spec: TrackingSpec) -> Iterator[None]:
+    """Work from the SQLite store's directory (relative artifact paths resolve there)."""
+    if spec.sqlite_path is None:
+        yield
+        return
+    with contextlib.chdir(spec.sqlite_path.resolve().parent):
+        yield
 
 
 def git_commit() -> str | None:
@@ -105,9 +400,7 @@ def start_run(
         return
     import mlflow
 
-    cfg = tracking_cfg(params)
-    mlflow.set_tracking_uri(cfg["tracking_uri"])
-    mlflow.set_experiment(cfg["experiment_name"])
+    spec = tracking_spec(params)
     all_tags = {"simulated": "false"}
     commit = git_commit()
     if commit:
@@ -119,14 +412,40 @@ def start_run(
         }
     )
     parent = os.environ.get(PARENT_ENV)
-    if nested and mlflow.active_run() is not None:
-        ctx = mlflow.start_run(run_name=run_name, tags=all_tags, nested=True)
-    else:
-        if parent:
-            all_tags["mlflow.parentRunId"] = parent
-        ctx = mlflow.start_run(run_name=run_name, tags=all_tags)
-    with ctx as run:
-        yield run
+    with bounded(spec):
+        preflight(spec)
+        ensure_experiment(spec)
+        with in_store_dir(spec):
+            if nested and mlflow.active_run() is not None:
+                ctx = mlflow.start_run(run_name=run_name, tags=all_tags, nested=True)
+            else:
+                if parent:
+                    all_tags["mlflow.parentRunId"] = parent
+                ctx = mlflow.start_run(run_name=run_name, tags=all_tags)
+            with ctx as run:
+                yield run
+
+
+def delete_other_runs(experiment_id: str, tag: str, value: str, keep: str) -> list[str]:
+    """Delete the active runs tagged ``tag=value`` other than ``keep``; returns their ids.
+
+    Used to replace a run by its re-logged copy (the rerun of an interrupted stage), so the
+    experiment holds one run per key; MLflow's delete is soft (``mlflow gc`` purges).
+    """
+    import mlflow
+    from mlflow.entities import ViewType
+
+    client = mlflow.MlflowClient()
+    runs = client.search_runs(
+        [experiment_id],
+        f"tags.`{tag}` = '{value}'",
+        run_view_type=ViewType.ACTIVE_ONLY,
+        max_results=1000,
+    )
+    gone = [r.info.run_id for r in runs if r.info.run_id != keep]
+    for run_id in gone:
+        client.delete_run(run_id)
+    return gone
 
 
 def log_params(params: Mapping[str, Any]) -> None:

@@ -96,6 +96,7 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     assert (models["tags.mlflow.source.git.commit"] == git_repo).all()
     assert (models["tags.simulated"] == "true").all()
 
+    monkeypatch.chdir(tmp_path)  # artifact paths are relative to the store's directory
     run = mlflow.get_run(models.iloc[0]["run_id"])
     (ds,) = run.inputs.dataset_inputs
     assert ds.dataset.name.startswith("scores/simulated-")

@@ -13,12 +13,21 @@
   created through ``mlflow.search_runs``; the MLflow UI then lists the sweep's runs side by side.
 
 All runs carry ``git_commit`` + ``mlflow.source.git.commit``, ``simulated``, ``model``,
-``stylisticbias.report_id`` (one per report invocation) and, under DVC, ``dvc.exp_name``.
-Run creation reuses :func:`stylisticbias.tracking.start_run`.
+``stylisticbias.report_id`` (one per report invocation), ``stylisticbias.report_digest`` and,
+under DVC, ``dvc.exp_name``.
+
+**No duplicates on rerun**: each run is also tagged ``stylisticbias.run_key``, a digest of what
+it records (report digest, run kind, model, logged params, sweep, DVC experiment). Once a run has
+finished, the older runs with its key (an interrupted attempt, or an earlier ``dvc repro -f
+track``) are deleted, so the experiment keeps exactly one run per model and one comparison run
+per report. Run creation reuses :func:`stylisticbias.tracking.start_run` (bounded retries and
+timeouts, store failures as one line).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
 import os
@@ -38,11 +47,18 @@ from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.plots_data import category_by_model, scenario_frame
 from stylisticbias.report.provenance import combined_digest
 from stylisticbias.tracking import (
+    bounded,
+    delete_other_runs,
+    ensure_experiment,
     log_metrics,
     log_params,
-    resolve_tracking_uri,
+    preflight,
     start_run,
     tracking_cfg,
+    tracking_spec,
+)
+from stylisticbias.tracking import (
+    resolve_tracking_uri as resolve_tracking_uri,  # re-exported
 )
 
 log = logging.getLogger(__name__)
@@ -51,6 +67,8 @@ SWEEP_ENV = "STYLISTICBIAS_SWEEP_ID"
 TAG_SWEEP = "stylisticbias.sweep_id"
 TAG_KIND = "stylisticbias.run_kind"
 TAG_REPORT = "stylisticbias.report_id"
+TAG_DIGEST = "stylisticbias.report_digest"
+TAG_KEY = "stylisticbias.run_key"
 _KEY_BAD = re.compile(r"[^0-9A-Za-z_\-. /]+")
 
 
@@ -110,6 +128,12 @@ def find_or_create_parent(experiment_id: str, sweep: str, tags: Mapping[str, str
     return winner
 
 
+def _replace_older(experiment_id: str, key: str, keep: str) -> None:
+    gone = delete_other_runs(experiment_id, TAG_KEY, key, keep)
+    if gone:
+        log.info("replaced %d earlier run(s) of the same report: %s", len(gone), ", ".join(gone))
+
+
 def run_params(params: Mapping[str, Any], inputs: ReportInputs) -> dict[str, Any]:
     """The params every report run logs (what differs between sweep members)."""
     s = inputs.settings
@@ -134,6 +158,12 @@ def run_params(params: Mapping[str, Any], inputs: ReportInputs) -> dict[str, Any
         if isinstance(v, str):
             out[f"analysis.{k}"] = v
     return out
+
+
+def run_key(**parts: Any) -> str:
+    """md5 of ``parts`` (JSON, keys sorted): the identity of a report run across reruns."""
+    blob = json.dumps(parts, sort_keys=True, default=str).encode()
+    return hashlib.md5(blob).hexdigest()
 
 
 def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
@@ -193,18 +223,36 @@ def log_report(
     cmp: Comparison | None,
     scen: pd.DataFrame,
     root: Path,
+    report_digest: str = "",
 ) -> dict[str, str]:
-    """Log the report to MLflow; returns ``{run name: run id}`` (plus ``sweep`` if any)."""
+    """Log the report to MLflow; returns ``{run name: run id}`` (plus ``sweep`` if any).
+
+    ``report_digest`` (``track._report_digest``) identifies the report: a rerun with the same
+    report and params replaces its earlier runs instead of adding to them.
+    """
+    spec = tracking_spec(params)
+    with bounded(spec):
+        preflight(spec)
+        return _log_report(params, inputs, figs, cmp, scen, root, report_digest)
+
+
+def _log_report(
+    params: dict[str, Any],
+    inputs: ReportInputs,
+    figs: list[FigureRecord],
+    cmp: Comparison | None,
+    scen: pd.DataFrame,
+    root: Path,
+    report_digest: str,
+) -> dict[str, str]:
     import mlflow
 
     cfg = tracking_cfg(params)
-    cfg["tracking_uri"] = resolve_tracking_uri(cfg["tracking_uri"])
     params = {**params, "tracking": cfg}
-    mlflow.set_tracking_uri(cfg["tracking_uri"])
-    exp = mlflow.set_experiment(cfg["experiment_name"])
+    exp_id = ensure_experiment(tracking_spec(params))
     s = inputs.settings
     sha = s.git_commit
-    base_tags: dict[str, Any] = {TAG_REPORT: uuid.uuid4().hex[:12]}
+    base_tags: dict[str, Any] = {TAG_REPORT: uuid.uuid4().hex[:12], TAG_DIGEST: report_digest}
     if sha:
         base_tags |= {"git_commit": sha, "mlflow.source.git.commit": sha}
     exp_name = os.environ.get("DVC_EXP_NAME")
@@ -213,15 +261,17 @@ def log_report(
     ids: dict[str, str] = {}
     sweep = sweep_id()
     if sweep:
-        parent = find_or_create_parent(exp.experiment_id, sweep, {"git_commit": sha or ""})
+        parent = find_or_create_parent(exp_id, sweep, {"git_commit": sha or ""})
         base_tags |= {TAG_SWEEP: sweep, "mlflow.parentRunId": parent}
         ids["sweep"] = parent
     suffix = f" @{exp_name}" if exp_name else ""
     common = run_params(params, inputs)
+    key_parts = {"digest": report_digest, "params": common, "sweep": sweep, "exp": exp_name}
     scores_dir = str(params["paths"]["scores"])
     for m in s.models:
+        key = run_key(kind="model", model=m.label, **key_parts)
         tags = {**base_tags, TAG_KIND: "model", "model": m.label, "simulated": m.simulated}
-        with start_run(params, run_name=f"{m.label}{suffix}", tags=tags) as run:
+        with start_run(params, run_name=f"{m.label}{suffix}", tags={**tags, TAG_KEY: key}) as run:
             log_params(
                 {**common, "model": m.label, "model.config": m.name, "model.hub_id": m.hub_id}
             )
@@ -230,8 +280,10 @@ def log_report(
             _model_tables(inputs, m.label)
             _model_figures(inputs, m.label, scen, m.simulated)
             ids[m.label] = run.info.run_id
+        _replace_older(exp_id, key, ids[m.label])
+    key = run_key(kind="comparison", **key_parts)
     tags = {**base_tags, TAG_KIND: "comparison", "model": "all", "simulated": s.simulated}
-    with start_run(params, run_name=f"comparison{suffix}", tags=tags) as run:
+    with start_run(params, run_name=f"comparison{suffix}", tags={**tags, TAG_KEY: key}) as run:
         log_params(common)
         pooled = {k: v for k, v in inputs.metrics.items() if s.model(k) is None}
         summary = {"n_models": float(len(s.models)), **flatten_metrics(pooled)}
@@ -248,11 +300,12 @@ def log_report(
             if df is not None and not df.empty:
                 mlflow.log_table(df, f"tables/{name}.json")
         for f in figs:
-            mlflow.log_artifact(str(f.path), "figures")
-        readme = root / str(params["paths"]["reports"]) / "README.md"
+            mlflow.log_artifact(str(f.path.resolve()), "figures")
+        readme = (root / str(params["paths"]["reports"]) / "README.md").resolve()
         if readme.exists():
             mlflow.log_artifact(str(readme))
         ids["comparison"] = run.info.run_id
+    _replace_older(exp_id, key, ids["comparison"])
     log.info(
         "logged %d model run(s) + comparison to %s (experiment %s%s)",
         len(s.models),

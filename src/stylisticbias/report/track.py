@@ -9,6 +9,11 @@ Two files: the stage's output ``data/tracking/report_runs.json`` says *what* was
 report's digest, the models, the configured tracking URI and experiment) and is the same on every
 machine, so ``dvc.lock`` stays clean; the run ids, the resolved URI and the time go to the
 run log beside it, ``data/tracking/report_runs.log.json`` (not a DVC output).
+
+Faults: the store is checked first (:func:`stylisticbias.tracking.preflight`), every MLflow call
+is bounded by ``tracking.max_retries`` / ``tracking.timeout_s``, and a failure is one line naming
+the URI; nothing is written then, so DVC reruns the stage, which replaces any runs an
+interrupted attempt left (see :mod:`stylisticbias.report.mlflow_log`).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ def written_figures(figures_dir: Path) -> list[FigureRecord]:
 
 def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
     """Log ``reports/`` to MLflow when ``tracking.enabled``; write RUNS_FILE and its run log."""
-    root = root or project_root()
+    root = (root or project_root()).resolve()
     tracking = params.get("tracking") or {}
     out = root / RUNS_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -53,15 +58,21 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
     }
     run_log: dict[str, Any] = {"runs": {}}
     if record["enabled"]:
-        from stylisticbias.report.mlflow_log import log_report, resolve_tracking_uri
+        from stylisticbias.report.mlflow_log import log_report
+        from stylisticbias.tracking import bounded, preflight, tracking_spec
 
+        spec = tracking_spec(params)
+        with bounded(spec):  # fail in seconds, before any work, if the store is not there
+            preflight(spec)
         inputs = load_inputs(params, root)
         share = float(params.get("analysis", {}).get("pareto_share", 0.8))
         scen = scenarios_frame(params)
         figs = written_figures(reports / "figures")
         cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
-        run_log["runs"] = log_report(params, inputs, figs, cmp, scen, root)
-        run_log["tracking_uri"] = resolve_tracking_uri(str(tracking.get("tracking_uri", "")))
+        run_log["runs"] = log_report(
+            params, inputs, figs, cmp, scen, root, report_digest=record["report_digest"]
+        )
+        run_log["tracking_uri"] = spec.tracking_uri
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
     run_log["date"] = datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,289 @@
+"""The ``track`` stage under tracking faults, its reruns, and a moved project's artifacts.
+
+Unreachable, silent or hanging servers and corrupt SQLite stores must fail in one line naming
+the URI within the configured bounds (MLflow's own defaults retry for about 4 minutes); a rerun
+once the store is back (also after a SIGKILL mid-logging) leaves exactly one run per model and
+one comparison run; artifact paths are relative to the store, so a moved project opens its runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mlflow
+import pytest
+
+from stylisticbias.config import ROOT, dump_params, project_root
+from stylisticbias.report.mlflow_log import TAG_KEY, TAG_KIND
+from stylisticbias.report.run import build_report
+from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
+from stylisticbias.tracking import TrackingError, tracking_spec
+
+MODELS = ["simulated-strong", "simulated-weak"]
+
+
+def _project(make: Any, root: Path, models: list[str] = MODELS) -> dict[str, Any]:
+    """A report (``fake_analysis`` + build_report) under ``root``, tracked to root/mlflow.db."""
+    params = make(models, simulated=True)
+    shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
+    params["tracking"].update(max_retries=1, timeout_s=1)
+    build_report(params, root)
+    return params
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _silent_server() -> Iterator[str]:
+    """A loopback TCP server that accepts connections and never answers."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(srv.accept()[0])
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.getsockname()[1]}"
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
+
+
+@contextlib.contextmanager
+def _hanging_api_server() -> Iterator[str]:
+    """An HTTP server whose ``/health`` says OK but whose MLflow API never answers."""
+    release = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            if self.path.rstrip("/") == "/health":
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"OK")
+            else:
+                release.wait(60)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        release.set()
+        srv.shutdown()
+        srv.server_close()
+
+
+def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
+    """track_report must raise one TrackingError line naming the URI; returns its seconds."""
+    uri = params["tracking"]["tracking_uri"]
+    runs_file = root / RUNS_FILE
+    before = runs_file.read_bytes() if runs_file.exists() else None
+    t0 = time.monotonic()
+    with pytest.raises(TrackingError) as info:
+        track_report(params, root)
+    seconds = time.monotonic() - t0
+    msg = str(info.value)
+    assert "\n" not in msg and uri in msg and match in msg, msg
+    after = runs_file.read_bytes() if runs_file.exists() else None
+    assert after == before  # nothing claims these runs were logged
+    return seconds
+
+
+def test_unreachable_server_fails_within_seconds(tmp_path: Path, fake_analysis) -> None:
+    params = _project(fake_analysis, tmp_path, MODELS[:1])
+    params["tracking"]["tracking_uri"] = f"http://127.0.0.1:{_closed_port()}"
+    params["tracking"].update(max_retries=2, timeout_s=5)
+    seconds = _fails_fast(params, tmp_path, "is unreachable")
+    assert seconds < 10, seconds  # MLflow's defaults: ~4 minutes of retries
+
+
+def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, fake_analysis) -> None:
+    params = _project(fake_analysis, tmp_path, MODELS[:1])
+    with _silent_server() as uri:
+        params["tracking"]["tracking_uri"] = uri
+        seconds = _fails_fast(params, tmp_path, "did not answer within 1 s after 2 tries")
+    spec = tracking_spec(params)
+    assert 2 <= seconds < spec.bound_s + 5, seconds
+
+
+def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, fake_analysis) -> None:
+    # /health answers, so the preflight passes; MLflow's own requests then hang: the
+    # MLFLOW_HTTP_REQUEST_* bounds set from tracking.max_retries/timeout_s must end them
+    params = _project(fake_analysis, tmp_path, MODELS[:1])
+    before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
+    with _hanging_api_server() as uri:
+        params["tracking"]["tracking_uri"] = uri
+        seconds = _fails_fast(params, tmp_path, "failed:")
+    assert seconds < 20, seconds  # defaults: 120 s timeout x 8 tries
+    assert {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")} == before
+
+
+def _active_report_runs(params: dict[str, Any]) -> Any:
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
+    return mlflow.search_runs([exp.experiment_id])
+
+
+def test_corrupt_store_fails_in_one_line_and_rerun_logs_each_run_once(
+    tmp_path: Path, fake_analysis
+) -> None:
+    params = _project(fake_analysis, tmp_path)
+    track_report(params, tmp_path)
+    db = tmp_path / "mlflow.db"
+    good = db.read_bytes()
+    db.write_bytes(b"this is not a database" * 100)
+    _fails_fast(params, tmp_path, "is not a readable SQLite database")
+    db.write_bytes(good[: len(good) // 2])  # a truncated store
+    _fails_fast(params, tmp_path, "SQLite")
+    db.write_bytes(good)  # the store is back
+    track_report(params, tmp_path)
+    runs = _active_report_runs(params)
+    kinds = sorted(runs["tags.stylisticbias.run_kind"])
+    assert kinds == ["comparison", "model", "model"], kinds
+    assert sorted(runs[runs["tags.stylisticbias.run_kind"] == "model"]["tags.model"]) == MODELS
+    assert (runs["status"] == "FINISHED").all()
+    logged = json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())["runs"]
+    assert set(logged.values()) == set(runs["run_id"])
+
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+import json
+from stylisticbias.report import mlflow_log
+from stylisticbias.report.track import track_report
+
+real = mlflow_log._model_tables
+seen = []
+def tables_then_die(inputs, label):
+    seen.append(label)
+    if len(seen) == 2:  # the second model's run is open: die as a SIGKILL would
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(inputs, label)
+mlflow_log._model_tables = tables_then_die
+track_report(json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[3]))
+"""
+
+
+def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, fake_analysis) -> None:
+    params = _project(fake_analysis, tmp_path)
+    (tmp_path / "params.json").write_text(json.dumps(params))
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, str(tmp_path / "params.json"),
+         str(Path(__file__).parent), str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
+    left = mlflow.search_runs([exp.experiment_id])
+    assert "RUNNING" in set(left["status"])  # the killed run is left open in the store
+    track_report(params, tmp_path)
+    runs = _active_report_runs(params)
+    assert sorted(runs["tags.stylisticbias.run_kind"]) == ["comparison", "model", "model"]
+    assert runs[f"tags.{TAG_KEY}"].is_unique
+    assert (runs["status"] == "FINISHED").all()
+    deleted = mlflow.search_runs(
+        [exp.experiment_id], run_view_type=mlflow.entities.ViewType.DELETED_ONLY
+    )
+    assert len(deleted) == 2  # the killed attempt's finished and open model runs
+    assert set(runs[f"tags.{TAG_KIND}"]) == {"model", "comparison"}
+
+
+def test_moved_project_still_opens_logged_artifacts(
+    tmp_path: Path, fake_analysis, tmp_path_factory, monkeypatch
+) -> None:
+    proj = tmp_path
+    params = _project(fake_analysis, proj, MODELS[:1])
+    params["tracking"]["tracking_uri"] = "sqlite:///mlflow.db"  # as in conf/tracking/mlflow.yaml
+    monkeypatch.chdir(proj)  # DVC runs stages from the project root
+    ids = track_report(params, proj) and json.loads(run_log_path(proj / RUNS_FILE).read_text())
+    readme = (proj / "reports" / "README.md").read_text()
+    exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
+    assert exp.artifact_location == f"mlruns/{exp.experiment_id}"
+    moved = tmp_path_factory.mktemp("elsewhere") / "clone"
+    shutil.move(proj, moved)
+    monkeypatch.chdir(moved)
+    mlflow.set_tracking_uri("sqlite:///mlflow.db")
+    run = mlflow.get_run(ids["runs"]["comparison"])
+    assert not Path(run.info.artifact_uri).is_absolute()
+    assert mlflow.artifacts.load_text(f"{run.info.artifact_uri}/README.md") == readme
+    client = mlflow.MlflowClient()
+    assert "README.md" in {a.path for a in client.list_artifacts(run.info.run_id)}
+    model_run = ids["runs"][MODELS[0]]
+    table = mlflow.load_table("tables/sbs_by_scenario.json", run_ids=[model_run])
+    assert len(table) > 0
+    store = (moved / "mlflow.db").read_bytes().decode("latin-1")
+    assert str(proj) not in store, store[store.index(str(proj)) - 200 :][:400]
+
+
+def test_existing_absolute_store_is_made_relative(tmp_path: Path, monkeypatch) -> None:
+    # a store written by MLflow directly (absolute artifact paths under its directory)
+    monkeypatch.chdir(tmp_path)
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = mlflow.set_experiment("old")
+    with mlflow.start_run() as run:
+        mlflow.log_text("hello", "note.txt")
+    assert Path(exp.artifact_location).is_absolute()
+    from stylisticbias.tracking import ensure_experiment
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    spec = tracking_spec(
+        {"tracking": {"enabled": True, "experiment_name": "old", "tracking_uri": uri}}
+    )
+    ensure_experiment(spec)
+    got = mlflow.get_run(run.info.run_id)
+    assert got.info.artifact_uri == f"mlruns/{exp.experiment_id}/{run.info.run_id}/artifacts"
+    assert mlflow.artifacts.load_text(f"{got.info.artifact_uri}/note.txt") == "hello"
+
+
+def test_stage_script_prints_one_error_line(tmp_path: Path, fake_analysis) -> None:
+    params = _project(fake_analysis, tmp_path, MODELS[:1])
+    shutil.copytree(project_root() / "conf", tmp_path / "conf", dirs_exist_ok=True)
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    params["tracking"]["tracking_uri"] = uri
+    (tmp_path / "params.yaml").write_text(dump_params(params))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "pipelines" / "track.py")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and uri in lines[0] and "unreachable" in lines[0], proc.stderr
