@@ -186,6 +186,8 @@ def run_judge(
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
     engine = make_engine(model_cfg, engine_cfg, judge_cfg, benchmark)
+    if judge_cfg.get("dry_run"):  # estimate requests/tokens/cost; nothing is sent or written
+        return _dry_run(engine, items, out)
     _check_fingerprint(shard_dir, fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, engine))
 
     done_by_shard = scan_shards(shard_dir, model_name)
@@ -205,6 +207,9 @@ def run_judge(
     if todo:
         from stylisticbias.judge.lightning_runner import predict
 
+        if hasattr(engine, "plan"):  # engines with their own progress bar (openai)
+            engine.plan(todo)
+
         rank, _ = predict(engine, todo, shard_dir, engine_cfg, progress=progress)
     seconds = time.perf_counter() - t0
     if rank != 0:
@@ -213,6 +218,18 @@ def run_judge(
         out, items, engine, engine_cfg, judge_cfg, params,
         judged=len(todo), resumed=len(items) - len(todo), seconds=seconds,
     )  # fmt: skip
+
+
+def _dry_run(engine: JudgeEngine, items: list[ImageItem], out: Path) -> Path:
+    """``judge.dry_run=true``: log the engine's estimate (requests, tokens, cost) and stop."""
+    estimate = getattr(engine, "estimate", None)
+    if estimate is None:
+        raise StylisticBiasError(
+            f"judge.dry_run: engine {engine.engine_cfg.get('name')!r} has no estimate; "
+            "valid with: openai"
+        )
+    estimate(items)
+    return out
 
 
 def _rank_summaries(shard_dir: Path) -> list[dict[str, Any]]:
