@@ -205,10 +205,9 @@ class OpenAIJudgeEngine(JudgeEngine):
     ) -> pd.DataFrame:
         """JUDGMENTS rows for every (image x scenario x ordering [x seed])."""
         t0 = time.perf_counter()
-        before = TransportStats(**{k: v for k, v in vars(self.stats).items()
-                                   if k != "retry_reasons"})  # fmt: skip
+        before = self.stats.as_dict()
         rows = asyncio.run(self._judge_async(items))
-        delta = {k: v - before.as_dict()[k] for k, v in self.stats.as_dict().items()}
+        delta = {k: v - before.get(k, 0) for k, v in self.stats.as_dict().items()}
         delta_cost = self.endpoint.prices.cost(
             delta["api_prompt_tokens"], delta["api_completion_tokens"]
         )

@@ -13,8 +13,9 @@ random-weight ones of :mod:`stylisticbias.judge.tiny`), in the shape vLLM docume
 Fault injection (``--faults JSON``), deterministic per request body and only on its first
 attempt: ``{"429": 0.1, "500": 0.1, "timeout": 0.05, "malformed": 0.05, "retry_after": 0.2,
 "timeout_delay": 3, "refuse_images": [sha256, ...], "refuse_400_images": [...]}`` (rates are
-fractions of distinct bodies). ``--log FILE`` appends one JSON line per answered request
-(``{"key", "status"}``) so a test can count what the server really answered.
+fractions of distinct bodies). ``--log FILE`` appends one JSON line per request handled
+(``{"key", "image", "event", "status"}``; event ``answered``, ``late`` (answered after a timeout
+fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 
 CLI: ``python -m stylisticbias.judge.openai_engine.loopback --model DIR --port N [...]``.
 """
@@ -161,11 +162,12 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
         def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
             self._send(status, json.dumps(obj).encode(), headers)
 
-        def _log(self, key: str, status: int) -> None:
+        def _log(self, key: str, body: dict[str, Any], event: str, status: int) -> None:
             if log_path is None:
                 return
+            line = {"key": key, "image": _image_sha(body), "event": event, "status": status}
             with log_lock, open(log_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"key": key, "status": status}) + "\n")
+                fh.write(json.dumps(line) + "\n")
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/health", "/v1/models"):
@@ -187,14 +189,17 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
             if fault == "429":
                 ra = str(faults.cfg.get("retry_after", 0.2))
                 self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": ra})
+                self._log(key, body, fault, 429)
                 return
             if fault == "500":
                 self._json(500, {"error": {"message": "internal error"}})
+                self._log(key, body, fault, 500)
                 return
             if fault == "timeout":
                 time.sleep(float(faults.cfg.get("timeout_delay", 3.0)))
             if fault == "malformed":
                 self._send(200, b'{"choices": [{"message": ')
+                self._log(key, body, fault, 200)
                 return
             try:
                 out = answer(model, served, body, faults.cfg)
@@ -202,8 +207,11 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
                 self._json(400, {"error": {"message": f"{type(exc).__name__}: {exc}"}})
                 return
             status = out.pop("_status", 200)
-            self._json(status, out)
-            self._log(key, status)
+            try:
+                self._json(status, out)
+            except OSError:  # the client gave up (timeout fault): answered too late
+                pass
+            self._log(key, body, "late" if fault == "timeout" else "answered", status)
 
     return Handler
 

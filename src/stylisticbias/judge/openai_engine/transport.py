@@ -71,6 +71,7 @@ class TransportStats:
             "api_refusals": self.refusals,
             "api_prompt_tokens": self.prompt_tokens,
             "api_completion_tokens": self.completion_tokens,
+            **{f"api_retries_{k}": v for k, v in sorted(self.retry_reasons.items())},
         }
 
 
