@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import hashlib
 import io
 import json
@@ -207,10 +208,8 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
                 self._json(400, {"error": {"message": f"{type(exc).__name__}: {exc}"}})
                 return
             status = out.pop("_status", 200)
-            try:
+            with contextlib.suppress(OSError):  # a client that gave up (timeout fault)
                 self._json(status, out)
-            except OSError:  # the client gave up (timeout fault): answered too late
-                pass
             self._log(key, body, "late" if fault == "timeout" else "answered", status)
 
     return Handler
