@@ -61,3 +61,22 @@ def test_durable_across_connections_and_prunable(tmp_path: Path) -> None:
     c2._db.execute("UPDATE responses SET last_used = ? WHERE key = 'k0'", (time.time() - 9e5,))
     assert c2.prune(older_than_days=5) == 1
     assert not c2.contains("k0") and c2.contains("k2")
+
+
+def test_cli_stats_and_prune(tmp_path: Path, caplog) -> None:
+    import logging
+
+    from stylisticbias.judge.openai_engine.__main__ import main
+
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path)
+    c.put("k", {"content": "(a)"}, endpoint="http://h:1/v1", served_model="s",
+          image_sha256="x", kind="generate", prompt_tokens=5)  # fmt: skip
+    c.close()
+    caplog.set_level(logging.INFO)
+    assert main(["cache", "stats", "--cache", str(path)]) == 0
+    assert "1 response(s)" in caplog.text and "s @ http://h:1/v1" in caplog.text
+    assert main(["cache", "prune", "--cache", str(path)]) == 2  # no criterion: refused
+    assert main(["cache", "prune", "--cache", str(path), "--served-model", "s"]) == 0
+    assert ResponseCache(path).stats().rows == 0
+    assert main(["cache", "stats", "--cache", str(tmp_path / "none.sqlite")]) == 2

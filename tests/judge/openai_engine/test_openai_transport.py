@@ -92,3 +92,18 @@ def test_endpoint_errors_are_one_line_and_name_the_file(monkeypatch: pytest.Monk
     assert transport_spec({"transport": {"rpm": None, "concurrency": 3}}, spec).rpm == 30
     with pytest.raises(StylisticBiasError, match="unknown key"):
         transport_spec({"transport": {"concurency": 3}}, spec)
+
+
+def test_every_openai_model_file_parses() -> None:
+    """The backend examples in conf/model (and the README copies) are valid endpoint specs."""
+    from stylisticbias.config import available, load_group_option
+
+    seen = set()
+    for name in available("model"):
+        cfg = load_group_option("model", name)
+        if cfg.get("engine") == "openai":
+            spec = endpoint_spec(cfg)
+            seen.add(spec.backend)
+            assert "key" not in str(cfg.get("endpoint", {}).get("headers", {})).lower()
+    assert {"vllm", "sglang", "ollama", "azure", "vertex", "openai", "openrouter", "litellm",
+            "transformers-serve"} <= seen  # fmt: skip
