@@ -207,7 +207,7 @@ def run_judge(
     if todo:
         from stylisticbias.judge.lightning_runner import predict
 
-        if hasattr(engine, "plan"):  # engines with their own progress bar (openai)
+        if progress and hasattr(engine, "plan"):  # engines with their own progress bar
             engine.plan(todo)
 
         rank, _ = predict(engine, todo, shard_dir, engine_cfg, progress=progress)
