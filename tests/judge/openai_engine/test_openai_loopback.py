@@ -344,6 +344,15 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
     out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "j" / MODEL)
     run = json.loads(run_log_path(out).read_text())
     assert run["mlflow_run_id"] and run["engine_stats"][0]["api_requests"] > 0  # key was used
+    import mlflow
+
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    r = mlflow.search_runs(experiment_names=["canary"]).iloc[0]
+    assert r["metrics.api_requests"] == run["engine_stats"][0]["api_requests"]
+    assert r["metrics.api_cached"] == 0 and r["metrics.api_prompt_tokens"] > 0
+    assert "metrics.api_cost_usd" in r and "metrics.api_retries" in r
+    assert r["params.engine"] == "openai" and r["params.served_model"] == "tiny-llava-next"
+    assert r["params.endpoint_host"] == server["url"].split("/")[2]
     # a wrong key: the server says 401; the error names the file and host, never the key
     os.environ[KEY_ENV] = CANARY + "-wrong"
     try:

@@ -107,3 +107,12 @@ def test_every_openai_model_file_parses() -> None:
             assert "key" not in str(cfg.get("endpoint", {}).get("headers", {})).lower()
     assert {"vllm", "sglang", "ollama", "azure", "vertex", "openai", "openrouter", "litellm",
             "transformers-serve"} <= seen  # fmt: skip
+
+
+def test_report_names_engine_endpoint_host_and_served_model() -> None:
+    import pandas as pd
+
+    from stylisticbias.report.inputs import _model_info
+
+    info = _model_info("vllm-gemma-3-12b", pd.DataFrame({"simulated": [False]}))
+    assert info.hub_id == "google/gemma-3-12b-it @ localhost:8000 (engine openai)"
