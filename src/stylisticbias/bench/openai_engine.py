@@ -223,7 +223,10 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
             "sends zero requests and takes only the cache-read time, and (3) that exact through "
             "a logprob server reproduces the in-process distribution. transformers serve and "
             "the loopback server each run one request at a time on one CPU thread, so "
-            "requests_per_s is bounded by the tiny model's forward pass, not by the client."
+            "requests_per_s is bounded by the tiny model's forward pass, not by the client. "
+            "The loopback server has no prefix cache (every request is a full forward over "
+            "image + prompt + partial answer), unlike vLLM/SGLang, so exact through it is far "
+            "slower than in-process exact (which runs the image prefix once per image)."
         ),
     }
 
