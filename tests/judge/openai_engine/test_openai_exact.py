@@ -65,12 +65,12 @@ def run(settings: ExactSettings, k: int, n_prompts: int = 3):
 
 @pytest.mark.parametrize("t", [0.2, 0.7, 1.0, 1.5])
 def test_full_vocabulary_equals_enumeration(t: float) -> None:
-    s = ExactSettings(temperature=t, max_new_tokens=5, prune_threshold=0.0,
+    s = ExactSettings(temperature=t, max_new_tokens=4, prune_threshold=0.0,
                       max_branches_per_suffix=10**6, eos_tokens=(EOS,),
                       vocab_size=len(VOCAB))  # fmt: skip
     dists, calls = run(s, k=len(VOCAB))
     for prompt, d in enumerate(dists):
-        want = brute_force(prompt, t, 5)
+        want = brute_force(prompt, t, 4)
         assert d.undecided == pytest.approx(0.0, abs=1e-9)  # float residue of 1 - sum
         for v in want:
             assert d.mass[v] == pytest.approx(want[v], abs=1e-9)
@@ -79,10 +79,10 @@ def test_full_vocabulary_equals_enumeration(t: float) -> None:
 
 def test_wrong_temperature_is_detected() -> None:
     """Negative control: the comparison above sees a 0.2 vs 0.25 temperature mix-up."""
-    s = ExactSettings(temperature=0.25, max_new_tokens=5, prune_threshold=0.0,
+    s = ExactSettings(temperature=0.25, max_new_tokens=4, prune_threshold=0.0,
                       max_branches_per_suffix=10**6, eos_tokens=(EOS,))  # fmt: skip
     dists, _ = run(s, k=len(VOCAB))
-    diffs = [abs(d.mass[v] - brute_force(p, 0.2, 5)[v])
+    diffs = [abs(d.mass[v] - brute_force(p, 0.2, 4)[v])
              for p, d in enumerate(dists) for v in ("a", "b", "invalid")]  # fmt: skip
     assert max(diffs) > 0.01
 

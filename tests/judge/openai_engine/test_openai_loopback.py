@@ -184,7 +184,7 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
 
 def _fault_run(tables: dict[str, Any], url: str, cache: Path, out: Path, **transport: Any) -> Path:
     params = _params(tables, cache, url, decoding="generate",
-                     transport={"read_timeout_s": 1.0, "max_retries": 6, **transport})  # fmt: skip
+                     transport={"read_timeout_s": 3.0, "max_retries": 10, **transport})  # fmt: skip
     return run_judge(MODEL, params, progress=False, out_dir=out / MODEL)
 
 
@@ -197,7 +197,7 @@ def test_faults_lose_nothing_double_nothing(
 
     sha = hashlib.sha256(Path(refused.path).read_bytes()).hexdigest()
     faults = {"429": 0.1, "500": 0.1, "timeout": 0.15, "malformed": 0.1, "retry_after": 0.3,
-              "timeout_delay": 2.0, "refuse_images": [sha]}  # fmt: skip
+              "timeout_delay": 4.0, "refuse_images": [sha]}  # fmt: skip
     port = free_port()
     log = tmp_path / "answered.jsonl"
     proc = start_loopback(port, faults=faults, log=log)
@@ -265,7 +265,8 @@ def test_server_killed_and_restarted_mid_run(
     th = _watch_and(log, 10, kill_and_restart)
     try:
         out = _fault_run(tables, f"http://127.0.0.1:{port}/v1", tmp_path / "cache.sqlite",
-                         tmp_path / "j", max_retries=200, backoff_max_s=1.0)  # fmt: skip
+                         tmp_path / "j", max_retries=200, backoff_max_s=1.0,
+                         read_timeout_s=30.0)  # fmt: skip
         th.join(timeout=300)
     finally:
         for p in procs:
