@@ -369,3 +369,22 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
     assert len(blobs) > 5 and any(p.suffix == ".sqlite" for p in tmp_path.rglob("*"))
     assert not any(CANARY in t for t in texts)
     assert not any(CANARY.encode() in b for b in blobs)
+
+
+def test_progress_bar_counts_cells_requests_and_cache_hits(server: dict[str, Any],
+                                                           tables: dict[str, Any],
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    os.environ["STYLISTICBIAS_LOOPBACK_URL"] = server["url"]
+    judge = {**tables["judge"], "scenarios": [1], "orderings": [1], "seeds": [1, 2]}
+    eng = {**load_group_option("engine", "openai"), "decoding": "generate",
+           "cache": str(tmp_path / "c.sqlite"), "progress": True}  # fmt: skip
+    bench = benchmark_from_config(tables["benchmark"])
+    items = judge_items(tables)[:1]
+    for cached in (0, 2):
+        engine = OpenAIJudgeEngine(load_group_option("model", MODEL), eng, judge, bench)
+        engine.plan(items)
+        bar = engine._bar
+        engine.judge(items, [None])
+        assert bar.n == bar.total == 2
+        assert f"cached={cached}" in str(bar) and "req_s=" in str(bar) and "retries=0" in str(bar)
+        assert engine.last_stats["api_cached"] == cached
