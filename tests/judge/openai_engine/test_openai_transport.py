@@ -116,3 +116,18 @@ def test_report_names_engine_endpoint_host_and_served_model() -> None:
 
     info = _model_info("vllm-gemma-3-12b", pd.DataFrame({"simulated": [False]}))
     assert info.hub_id == "google/gemma-3-12b-it @ localhost:8000 (engine openai)"
+
+
+def test_content_filter_400_is_a_refusal_other_400s_are_not() -> None:
+    import httpx2
+
+    from stylisticbias.judge.openai_engine.transport import _refusal_from_error
+
+    azure = {"error": {"code": "content_filter", "message": "The response was filtered"}}
+    inner = {"error": {"code": "BadRequest",
+                       "innererror": {"code": "ResponsibleAIPolicyViolation"}}}  # fmt: skip
+    assert _refusal_from_error(httpx2.Response(400, json=azure)) == "error=content_filter"
+    assert _refusal_from_error(httpx2.Response(400, json=inner)) is not None
+    assert _refusal_from_error(httpx2.Response(400, json={"error": {"code": "bad"}})) is None
+    assert _refusal_from_error(httpx2.Response(429, json=azure)) is None
+    assert _refusal_from_error(httpx2.Response(400, text="not json")) is None
