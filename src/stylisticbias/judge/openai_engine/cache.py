@@ -8,6 +8,8 @@ of the key or of anything stored.
 * A rerun finds every response here and sends no request.
 * A killed run loses at most the requests in flight: each response is committed on arrival
   (WAL journal), so the resumed run asks only for the rest and ends with the same records.
+  (``synchronous=NORMAL``: a killed *process* loses nothing committed; a power cut may lose the
+  last few responses, which a rerun simply asks again.)
 * One file can serve many experiments (the default lives outside ``data/``); ``prune`` drops
   entries by age, endpoint or model (``python -m stylisticbias.judge.openai_engine cache ...``).
 """
