@@ -53,6 +53,7 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 	$(BIN)/python -m stylisticbias.bench.generation --faces 500
 	$(BIN)/python -m stylisticbias.bench.judge --images 2 --repeats 5 --generate-scenarios 2
 	$(BIN)/python -m stylisticbias.bench.analysis
+	$(BIN)/python -m stylisticbias.bench.openai_engine --images 2 --scenarios 3 --repeats 3
 
 # Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)

@@ -485,4 +485,10 @@ def log_judge_run(
             return None
         log_params(run_params)
         log_metrics({k: summary.get(k) for k in JUDGE_METRICS})
+        api: dict[str, float] = {}  # openai engine: requests, cached, retries, tokens, cost
+        for stats in summary.get("engine_stats") or []:
+            for k, v in (stats or {}).items():
+                if k.startswith("api_") and isinstance(v, int | float):
+                    api[k] = api.get(k, 0.0) + float(v)
+        log_metrics(api)
         return str(run.info.run_id)

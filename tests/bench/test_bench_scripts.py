@@ -135,3 +135,20 @@ def test_judge_gpu_bench_full_size(tmp_path: Path, name: str) -> None:
     got = json.loads(out.read_text())["models"][name]
     assert got["peak_gpu_memory_gb"] > got["weights_gb"] > 14
     assert got["exact_undecided_mass_mean"] < 0.1  # the planted grammar holds (damp_residual)
+
+
+@pytest.mark.slow
+def test_openai_engine_bench(tmp_path: Path) -> None:
+    from stylisticbias.bench import openai_engine
+
+    out = tmp_path / "openai_engine.json"
+    args = ["--images", "1", "--scenarios", "1", "--repeats", "1", "--size", "64"]
+    assert openai_engine.main([*args, "--out", str(out)]) == 0
+    got = json.loads(out.read_text())
+    arms = got["arms"]
+    assert arms["serve_generate_rerun"]["requests_sent"] == [0]
+    assert arms["loopback_exact_rerun"]["requests_sent"] == [0]
+    assert arms["serve_generate"]["requests_sent"] == [12]  # 1 image x 4 orderings x 3 seeds
+    assert got["exact_agreement_loopback_vs_hf"]["max_abs_diff_p_pos_p_neg"] < 1e-5
+    assert "says nothing" in got["note"] and got["command"].startswith("python -m")
+    _machine_ok(got["machine"])

@@ -14,6 +14,7 @@ from stylisticbias.judge.base import JudgeEngine
 ENGINES: dict[str, str] = {
     "simulated": "stylisticbias.judge.simulated:SimulatedJudgeEngine",
     "hf": "stylisticbias.judge.hf_engine:HFJudgeEngine",
+    "openai": "stylisticbias.judge.openai_engine.engine:OpenAIJudgeEngine",
 }
 
 

@@ -180,7 +180,9 @@ def fingerprint(
     fp: dict[str, Any] = {
         "model": dict(model_cfg),
         "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
-        "judge": {k: v for k, v in judge_cfg.items() if k not in ("models", "images")},
+        "judge": {
+            k: v for k, v in judge_cfg.items() if k not in ("models", "images", "dry_run")
+        },
         "scenarios": [s.__dict__ for s in benchmark.scenarios],
         "orderings": [[o.id, o.slots] for o in benchmark.orderings],
         "forced_choice": benchmark.prompts.get("forced_choice"),
@@ -307,6 +309,8 @@ def run_judge(
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
     engine = make_engine(model_cfg, engine_cfg, judge_cfg, benchmark)
+    if judge_cfg.get("dry_run"):  # estimate requests/tokens/cost; nothing is sent or written
+        return _dry_run(engine, items, out)
     fp = fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, engine)
     rank = _rank()
     lock = OutputLock(root, out) if rank == 0 else contextlib.nullcontext()
@@ -349,6 +353,9 @@ def _run_locked(
     if todo:
         from stylisticbias.judge.lightning_runner import predict
 
+        if progress and hasattr(engine, "plan"):  # engines with their own progress bar
+            engine.plan(todo)
+
         rank, _ = predict(engine, todo, shard_dir, engine_cfg, progress=progress)
     seconds = time.perf_counter() - t0
     if rank != 0:
@@ -357,6 +364,18 @@ def _run_locked(
         out, items, engine, engine_cfg, judge_cfg, params,
         judged=len(todo), resumed=len(items) - len(todo), seconds=seconds, fp=fp,
     )  # fmt: skip
+
+
+def _dry_run(engine: JudgeEngine, items: list[ImageItem], out: Path) -> Path:
+    """``judge.dry_run=true``: log the engine's estimate (requests, tokens, cost) and stop."""
+    estimate = getattr(engine, "estimate", None)
+    if estimate is None:
+        raise StylisticBiasError(
+            f"judge.dry_run: engine {engine.engine_cfg.get('name')!r} has no estimate; "
+            "valid with: openai"
+        )
+    estimate(items)
+    return out
 
 
 def _rank_summaries(shard_dir: Path) -> list[dict[str, Any]]:

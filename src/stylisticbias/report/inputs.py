@@ -177,6 +177,12 @@ def _model_info(name: str, scores: pd.DataFrame) -> ModelInfo:
         cfg = {}
     label = str(cfg.get("paper_name") or name)
     hub = cfg.get("hub_id") or cfg.get("hf_id") or cfg.get("repo_id")
+    ep = cfg.get("endpoint")
+    if isinstance(ep, dict) and ep.get("served_model"):  # openai engine: model @ endpoint host
+        from urllib.parse import urlparse
+
+        host = urlparse(str(ep.get("base_url", ""))).netloc or "?"
+        hub = f"{ep['served_model']} @ {host} (engine {cfg.get('engine') or 'openai'})"
     sim = bool(scores["simulated"].any()) if "simulated" in scores else False
     return ModelInfo(name, label, str(hub) if hub else None, sim, len(scores))
 
