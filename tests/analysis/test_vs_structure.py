@@ -214,3 +214,19 @@ def test_structure_degenerate_input(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         d, k = pareto(pd.DataFrame({"variation": list("abc"), "abs_effect": [0.0, 0.0, 0.0]}))
     assert k == 0 and d.cum_share.isna().all() and "every |SBS| is 0" in caplog.text
+
+
+def test_bc_interval_always_contains_its_estimate() -> None:
+    """0 < share of replicates below the estimate < (1 - ci)/2: the BC bounds both fall above
+    the estimate (the demo's [0.01962, 0.01963] around VS 0.0201); the fallback must hold it."""
+    rng = np.random.default_rng(5)
+    boot = rng.normal(1.0, 0.2, size=(2000, 1))
+    for share in (0.001, 0.005, 0.01, 0.02, 0.0249, 0.98, 0.99, 0.999):
+        obs = np.array([np.quantile(boot[:, 0], share)])
+        lo, hi, _ = bc_percentile_ci(boot, obs, 0.95)
+        assert lo[0] <= obs[0] <= hi[0], (share, lo[0], obs[0], hi[0])
+    # many random columns with estimates anywhere, some in the tails
+    boot = rng.gamma(2.0, 0.01, size=(500, 300))
+    obs = np.quantile(boot, rng.uniform(0, 1, 300), axis=0).diagonal()
+    lo, hi, _ = bc_percentile_ci(boot, obs, 0.95)
+    assert np.all((lo <= obs) & (obs <= hi))
