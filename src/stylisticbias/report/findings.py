@@ -20,20 +20,49 @@ from stylisticbias.report.tables import DIMENSION_ALIASES
 
 
 def _vs_ranking(vs: pd.DataFrame) -> list[str]:
-    eff = pick(vs, "reports/tables/vs_by_model.csv", ("vs", *EFFECT_COLUMNS))
+    """Dimensions (and models) ranked by the de-biased VS when the table has it.
+
+    The paper's VS carries a noise floor (sampling error of the group means) that grows with the
+    number and smallness of a dimension's groups, so ranking by it can put pure noise above a
+    real effect; the de-biased VS removes that floor (docs/statistics.md).
+    """
+    debiased = "vs_debiased" in vs.columns and vs["vs_debiased"].notna().any()
+    eff = (
+        "vs_debiased"
+        if debiased
+        else pick(vs, "reports/tables/vs_by_model.csv", ("vs", *EFFECT_COLUMNS))
+    )
     vs = vs.assign(dimension=vs["dimension"].replace(DIMENSION_ALIASES))
-    dims = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")[eff].mean()
-    dims = dims.sort_values(ascending=False)
-    out = [
-        "VS by demographic dimension (pooled over models): "
-        + ", ".join(f"{d} {v:.3f}" for d, v in dims.items())
-        + "."
-    ]
+    pool = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")
+    dims = pool[eff].mean().sort_values(ascending=False)
+    if debiased:
+        raw = pool["vs"].mean()
+        floor = pool["noise_floor"].mean()
+        out = [
+            "VS by demographic dimension (pooled over models), ranked by the de-biased VS "
+            "(the paper's VS minus its noise floor: sampling error of the group means inflates "
+            "the paper's VS, more for dimensions with more and smaller groups, so its ranking "
+            "can put pure noise above a real effect): "
+            + ", ".join(
+                f"{d} {v:.3f} (paper VS {raw[d]:.3f}, noise floor {floor[d]:.3f})"
+                for d, v in dims.items()
+            )
+            + "."
+        ]
+    else:
+        out = [
+            "VS by demographic dimension (pooled over models): "
+            + ", ".join(f"{d} {v:.3f}" for d, v in dims.items())
+            + "."
+        ]
     pm = per_model(vs)
     if pm["model"].nunique() > 1:
         by_model = pm.groupby("model")[eff].mean().sort_values(ascending=False)
+        label = "de-biased VS" if debiased else "VS"
         out.append(
-            "Models by mean VS: " + ", ".join(f"{m} {v:.3f}" for m, v in by_model.items()) + "."
+            f"Models by mean {label}: "
+            + ", ".join(f"{m} {v:.3f}" for m, v in by_model.items())
+            + "."
         )
     return out
 
