@@ -142,3 +142,52 @@ def test_unknown_image_is_an_error(benchmark: Benchmark) -> None:
     j.loc[0, "image_id"] = "Z--ghost"
     with pytest.raises(StylisticBiasError, match="Z--ghost"):
         compute_scores(j, FACES, VARS, benchmark)
+
+
+def _exact_with_undecided(und_base: float, und_var: float) -> pd.DataFrame:
+    """Exact rows of A--base/A--beard (4 orderings) with the given undecided mass per ordering."""
+    rows = []
+    for image_id, und, (pp, pn) in (("A--base", und_base, (0.5, 0.3)), ("A--beard", und_var,
+                                                                        (0.3, 0.5))):  # fmt: skip
+        for j in (1, 2, 3, 4):
+            r = _row(image_id, "A", 1, j, 0, "a")
+            r.update(response=None, choice=None, p_pos=pp, p_neg=pn, p_invalid=1 - pp - pn - und,
+                     p_undecided=und, decoding="exact", engine="hf", simulated=False)  # fmt: skip
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_undecided_mass_recorded_bounded_and_excluded(
+    benchmark: Benchmark, caplog: pytest.LogCaptureFixture
+) -> None:
+    from stylisticbias.analysis.undecided import undecided_table
+
+    j = _exact_with_undecided(0.02, 0.1)
+    with caplog.at_level("WARNING"):
+        got = compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.01, undecided_max=0.2)
+    got = got.set_index("image_id")
+    assert got.loc["A--base", "undecided"] == pytest.approx(0.02)
+    assert got.loc["A--beard", "undecided"] == pytest.approx(0.1)
+    # phi range if the undecided mass had gone all negative / all positive
+    assert got.loc["A--base", "phi_low"] == pytest.approx(0.5 / 0.82)
+    assert got.loc["A--base", "phi_high"] == pytest.approx(0.52 / 0.82)
+    assert got.loc["A--beard", "phi"] == pytest.approx(0.3 / 0.8)
+    assert got.loc["A--beard", "delta_low"] == pytest.approx(0.3 / 0.9 - 0.52 / 0.82)
+    assert got.loc["A--beard", "delta_high"] == pytest.approx(0.4 / 0.9 - 0.5 / 0.82)
+    assert not got["undecided_excluded"].any()
+    warns = [r.message for r in caplog.records if "undecided" in r.message]
+    assert len(warns) == 1 and "2 of 2" in warns[0]
+    # the SBS bound in undecided_mass.csv
+    t = undecided_table(got.reset_index()).set_index("category")
+    assert t.loc["all", "sbs_low"] == pytest.approx(0.3 / 0.9 - 0.52 / 0.82)
+    assert t.loc["all", "sbs_low"] <= t.loc["all", "sbs"] <= t.loc["all", "sbs_high"]
+    assert t.loc["all", "n_excluded"] == 0
+    # above the hard limit: the variation row is excluded (phi and delta null), counted
+    got = compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.01, undecided_max=0.05)
+    got = got.set_index("image_id")
+    assert got.loc["A--beard", "undecided_excluded"]
+    assert np.isnan(got.loc["A--beard", "phi"]) and np.isnan(got.loc["A--beard", "delta"])
+    assert not got.loc["A--base", "undecided_excluded"]
+    assert undecided_table(got.reset_index()).set_index("category").loc["all", "n_excluded"] == 1
+    with pytest.raises(StylisticBiasError, match="undecided_max"):
+        compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.1, undecided_max=0.05)

@@ -35,6 +35,7 @@ from stylisticbias.analysis.paper_tables import (
     table12,
 )
 from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import get, load_group_option
 from stylisticbias.errors import StylisticBiasError
@@ -59,6 +60,8 @@ SCORE_COLUMNS = [
     "delta",
     "simulated",
 ]
+#: optional score columns (undecided mass, analysis/undecided.py); absent = none recorded
+UNDECIDED_SCORE_COLUMNS = ["undecided", "undecided_excluded", "delta_low", "delta_high"]
 _CATEGORICAL = [
     "model",
     "face_id",
@@ -83,7 +86,8 @@ def load_scores(paths: Mapping[str, Path]) -> pd.DataFrame:
     """
     frames = []
     for model, p in paths.items():
-        df = read_table(p, SCORES)[SCORE_COLUMNS]
+        df = read_table(p, SCORES)
+        df = df[SCORE_COLUMNS + [c for c in UNDECIDED_SCORE_COLUMNS if c in df.columns]]
         if df.empty:
             raise StylisticBiasError(f"{p}: no score rows for model {model!r}")
         others = sorted(set(df["model"].astype(str)) - {model})
@@ -179,6 +183,7 @@ def analyze(
         faces=faces,
     )
     t["sbs_overall"] = ov.astype({"model": str})
+    t["undecided_mass"] = undecided_table(scores)
     log.info("beyond tables: %.1fs", time.perf_counter() - t0)
     if judgments:
         sums = [response_sums(j, benchmark, m) for m, j in judgments.items() if j is not None]

@@ -115,4 +115,26 @@ def findings(
             f"{pair[1]} on {pair[0]} per-scenario mean Δ: slope {fit['slope']:.2f}, "
             f"r {fit['r']:.2f}; {flips} scenario(s) change sign."
         )
+    out += _undecided(tables.get("undecided_mass"))
     return out
+
+
+def _undecided(und: pd.DataFrame | None) -> list[str]:
+    """One sentence on undecided (pruned) mass when any model has some."""
+    if und is None or und.empty:
+        return []
+    rows = und[und["category"].astype(str) == "all"]
+    if rows.empty or not (rows["undecided_max"] > 0).any():
+        return []
+    parts = [
+        f"{r.model}: mean {r.undecided_mean:.4f}, max {r.undecided_max:.4f}, "
+        f"{int(r.n_excluded)} of {int(r.n_rows)} rows excluded, overall SBS {r.sbs:+.4f} "
+        f"bounded in [{r.sbs_low:+.4f}, {r.sbs_high:+.4f}]"
+        for r in rows.itertuples()
+    ]
+    worst = und["max_shift"].max()
+    return [
+        "Undecided (pruned) answer mass, left out of φ (unbiased only if it would split like "
+        "the rest): " + "; ".join(parts) + f". It could move any reported SBS by at most "
+        f"{worst:.4f} (undecided_mass.csv)."
+    ]
