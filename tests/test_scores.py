@@ -191,3 +191,35 @@ def test_undecided_mass_recorded_bounded_and_excluded(
     assert undecided_table(got.reset_index()).set_index("category").loc["all", "n_excluded"] == 1
     with pytest.raises(StylisticBiasError, match="undecided_max"):
         compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.1, undecided_max=0.05)
+
+
+def test_official_parser_and_its_denominator(benchmark: Benchmark) -> None:
+    """parser official: responses re-read by the paper's code's rule, unparsed answers kept in
+    phi's denominator; exact rows are refused."""
+    from stylisticbias.judge.parsing import classify_official
+
+    j = _drawn()
+    j.loc[j.index[:5], "response"] = "I cannot judge that."  # official: the "a" of "cannot"
+    j.loc[j.index[5:8], "response"] = "Neither."  # unparsed under both readers
+    got = compute_scores(j, FACES, VARS, benchmark, parser="official").set_index(
+        ["image_id", "scenario_id"]
+    )
+    sc = {s.id: s for s in benchmark.scenarios}
+    for (img, sid), g in j.groupby(["image_id", "scenario_id"]):
+        pos = 0
+        for text, oid in zip(g["response"], g["ordering"]):
+            o = benchmark.ordering(int(oid))
+            a, b = (
+                (sc[sid].positive, sc[sid].negative)
+                if o.positive_letter == "a"
+                else (sc[sid].negative, sc[sid].positive)
+            )
+            pos += classify_official(text, o, a, b) == "positive"
+        assert got.loc[(img, sid), "phi"] == pytest.approx(pos / len(g))  # denominator: all
+    paper = compute_scores(j, FACES, VARS, benchmark).set_index(["image_id", "scenario_id"])
+    assert (paper["n_valid"] <= got["n_valid"]).all()
+    exact = _exact_with_undecided(0.0, 0.0)
+    with pytest.raises(StylisticBiasError, match="official"):
+        compute_scores(exact, FACES, VARS, benchmark, parser="official")
+    with pytest.raises(StylisticBiasError, match=r"judge\.parser"):
+        compute_scores(j, FACES, VARS, benchmark, parser="loose")

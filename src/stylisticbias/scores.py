@@ -25,6 +25,14 @@ are *excluded*: phi (and every delta using it) is null and ``undecided_excluded`
 ``analyze`` stage reports the counts and bounds every SBS by the phi ranges
 (``undecided_mass.csv``).
 
+**Reader** (``judge.parser``): ``paper`` (default) reads each response as App. C.2 describes and
+leaves invalid answers out of phi; ``official`` re-reads every drawn response text with the
+paper's released code's ``parse_choice``
+(:func:`~stylisticbias.judge.parsing.parse_official`) and, like that code, keeps unparsed
+answers in phi's denominator: phi = # positive / n (``n_valid`` = # parsed). It needs response
+texts (``generate`` or ``simulated`` decoding); ``exact``/``sampled`` rows hold distributions
+under the ``paper`` reader and are refused.
+
 ``source="auto"`` (default) uses the drawn rows when the table has any and the exact rows
 otherwise, so a ``sampled`` run is scored like the paper (its seed-0 rows stay available with
 ``source="exact"``). phi is null where n_valid == 0; delta is null on base faces and where either
@@ -91,6 +99,26 @@ def _phi_drawn(rows: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns="pos").reset_index()
 
 
+def _official_choices(rows: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
+    """``rows`` with ``choice`` re-read by the paper's code's parser (``parser: official``)."""
+    from stylisticbias.judge.parsing import classify_official
+
+    bad = sorted(set(rows["decoding"].astype(str)) - {"generate", "simulated"})
+    if bad:
+        raise StylisticBiasError(
+            f"judge.parser official: needs drawn response texts (decoding generate or simulated); "
+            f"the judgments hold decoding {', '.join(bad)} (distributions under the paper "
+            "reader). Re-judge with engine.decoding generate, or use judge.parser paper"
+        )
+    choices = []
+    for text, sid, oid in zip(rows["response"], rows["scenario_id"], rows["ordering"]):
+        sc, o = benchmark.scenario(int(sid)), benchmark.ordering(int(oid))
+        pos_a = o.positive_letter == "a"
+        opt_a, opt_b = (sc.positive, sc.negative) if pos_a else (sc.negative, sc.positive)
+        choices.append(classify_official(text, o, opt_a, opt_b))
+    return rows.assign(choice=choices)
+
+
 def _phi_exact(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(_KEYS, sort=False)
     out = g.agg(pos=("p_pos", "sum"), valid=("_valid", "sum"), m=("p_pos", "size"),
@@ -146,13 +174,15 @@ def compute_scores(
     k: int = 3,
     undecided_warn: float = 0.01,
     undecided_max: float = 0.05,
+    parser: str = "paper",
 ) -> pd.DataFrame:
     """phi, n_valid, n and delta per (model, image, scenario) -- a ``SCORES`` table.
 
     ``judgments`` are JUDGMENTS rows (one or more models); ``faces``/``variations`` the dataset
     tables, which supply ``face_id``, ``is_base``, the demographic and attribute columns.
     Judgment images missing from both tables raise :class:`StylisticBiasError`. See the module
-    docstring for drawn vs. exact rows, ``source``, ``k`` and the undecided-mass limits.
+    docstring for drawn vs. exact rows, ``source``, ``k``, the undecided-mass limits and
+    ``parser`` (``paper`` | ``official``).
     """
     if source not in ("auto", "drawn", "exact"):
         raise ValueError(f"source: {source!r}; valid: auto, drawn, exact")
@@ -161,7 +191,26 @@ def compute_scores(
     drawn = judgments[judgments["seed"] > 0]
     exact = judgments[judgments["seed"] == 0]
     use = source if source != "auto" else ("drawn" if len(drawn) else "exact")
-    phi = _phi_drawn(drawn) if use == "drawn" else _phi_exact(exact, k)
+    from stylisticbias.judge.parsing import PARSERS
+
+    if parser not in PARSERS:
+        raise StylisticBiasError(
+            f"params.yaml judge.parser: {parser!r}; valid: {', '.join(PARSERS)}"
+        )
+    if parser == "official":
+        if use != "drawn":
+            raise StylisticBiasError(
+                "judge.parser official: needs drawn response texts; the judgments hold only "
+                "exact rows (seed 0). Re-judge with engine.decoding generate, or use judge.parser "
+                "paper"
+            )
+        phi = _phi_drawn(_official_choices(drawn, benchmark))
+        # the paper's code: unparsed answers stay in the denominator
+        phi["phi"] = np.where(phi["n"] > 0, phi["phi"] * phi["n_valid"] / phi["n"], np.nan)
+        phi["phi"] = phi["phi"].fillna(0.0).where(phi["n"] > 0)
+        phi["phi_low"] = phi["phi_high"] = phi["phi"]
+    else:
+        phi = _phi_drawn(drawn) if use == "drawn" else _phi_exact(exact, k)
     phi = _exclude_undecided(phi, undecided_warn, undecided_max)
 
     demo = list(DEMOGRAPHIC_AXES)
@@ -230,6 +279,7 @@ def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source =
         k=k,
         undecided_warn=float(judge.get("undecided_warn", 0.01)),
         undecided_max=float(judge.get("undecided_max", 0.05)),
+        parser=str(judge.get("parser", "paper")),
     )
     out = path("scores") / f"{model_name}.parquet"
     write_table(scores, out, SCORES)
