@@ -223,3 +223,45 @@ def test_official_parser_and_its_denominator(benchmark: Benchmark) -> None:
         compute_scores(exact, FACES, VARS, benchmark, parser="official")
     with pytest.raises(StylisticBiasError, match=r"judge\.parser"):
         compute_scores(j, FACES, VARS, benchmark, parser="loose")
+
+
+def test_both_estimators_side_by_side(benchmark: Benchmark) -> None:
+    """Drawn rows: phi_paper is the draw share, phi_exact the p_* expectation; exact rows:
+    phi_exact is phi, phi_paper comes from K seeded draws per ordering."""
+    j = _drawn()
+    j["p_pos"], j["p_neg"], j["p_invalid"] = 0.6, 0.3, 0.1
+    got = compute_scores(j, FACES, VARS, benchmark)
+    assert np.allclose(got["phi_paper"], got["phi"], equal_nan=True)
+    assert np.allclose(got["phi_exact"], 2 / 3)
+    beard = got[got["image_id"] == "A--beard"]
+    assert np.allclose(beard["delta_exact"], 0.0)  # same p on base and variation
+    rows = []
+    for image_id, (pp, pn) in (("A--base", (1.0, 0.0)), ("A--beard", (0.0, 0.9))):
+        for jj in (1, 2, 3, 4):
+            r = _row(image_id, "A", 1, jj, 0, "a")
+            r.update(response=None, choice=None, p_pos=pp, p_neg=pn, p_invalid=1 - pp - pn,
+                     decoding="exact", engine="hf", simulated=False)  # fmt: skip
+            rows.append(r)
+    ex = compute_scores(pd.DataFrame(rows), FACES, VARS, benchmark, k=3).set_index("image_id")
+    assert ex.loc["A--base", "phi_paper"] == 1.0 and ex.loc["A--beard", "phi_paper"] == 0.0
+    assert ex.loc["A--beard", "delta_paper"] == -1.0
+    assert ex.loc["A--beard", "phi_exact"] == ex.loc["A--beard", "phi"] == 0.0
+
+
+def test_estimator_comparison_shows_where_they_differ(benchmark: Benchmark) -> None:
+    """On a simulated judge the 12-draw estimator has many exact-zero shifts; the exact one none."""
+    from stylisticbias.analysis.calibration import synthetic_dataset
+    from stylisticbias.analysis.estimators import estimator_comparison
+    from stylisticbias.analysis.settings import AnalysisSettings
+    from stylisticbias.bench.calibration import _judge
+    from stylisticbias.config import compose, load_group_option
+
+    params = compose()
+    faces, var = synthetic_dataset(benchmark, 12, seed=3)
+    sc = _judge(params, benchmark, load_group_option("model", "simulated-weak"), faces, var)
+    t = estimator_comparison(sc, AnalysisSettings()).set_index(["metric", "dimension"])
+    zero = t.loc[("zero_rate", "")]
+    assert zero["paper"] > 0.03 and zero["exact"] == 0.0
+    sbs = t.loc[("sbs", "")]
+    assert abs(sbs["paper"] - sbs["exact"]) < 0.02  # the mean agrees in expectation
+    assert ("pct_scenarios_significant", "age") in t.index

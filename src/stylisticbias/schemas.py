@@ -127,6 +127,15 @@ SCORES = pa.DataFrameSchema(
         "phi_high": pa.Column(float, _PROB, nullable=True, required=False),
         "delta_low": pa.Column(float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False),
         "delta_high": pa.Column(float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False),
+        # the paper's 12-draw estimator and the exact expectation side by side (scores docstring)
+        "phi_paper": pa.Column(float, _PROB, nullable=True, required=False),
+        "phi_exact": pa.Column(float, _PROB, nullable=True, required=False),
+        "delta_paper": pa.Column(
+            float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False
+        ),
+        "delta_exact": pa.Column(
+            float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False
+        ),
     },
     strict=True,
     coerce=True,

@@ -33,6 +33,16 @@ answers in phi's denominator: phi = # positive / n (``n_valid`` = # parsed). It 
 texts (``generate`` or ``simulated`` decoding); ``exact``/``sampled`` rows hold distributions
 under the ``paper`` reader and are refused.
 
+**Both estimators** (beside ``phi``): ``phi_paper`` is the paper's estimator -- the share of
+positive answers among the valid ones of K x M *drawn* responses (granularity 1/12 for 3 seeds x 4
+orderings) -- and ``phi_exact`` its expectation (the ``exact`` formula). A drawn run has
+``phi_paper`` from its draws and ``phi_exact`` from the rows' ``p_*``; an ``exact`` run has
+``phi_exact`` and ``phi_paper`` from K responses per ordering drawn from the exact distribution
+with the paper's seeds 1..K (the ``sampled`` decoding's draw,
+:func:`~stylisticbias.judge.hf_engine.draw_outcomes`; undecided mass counts as invalid).
+``delta_paper``/``delta_exact`` likewise. The ``analyze`` stage compares the paper's
+granularity-sensitive numbers under both (``estimator_comparison.csv``).
+
 ``source="auto"`` (default) uses the drawn rows when the table has any and the exact rows
 otherwise, so a ``sampled`` run is scored like the paper (its seed-0 rows stay available with
 ``source="exact"``). phi is null where n_valid == 0; delta is null on base faces and where either
@@ -134,6 +144,32 @@ def _phi_exact(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     return out.drop(columns=["pos", "valid", "m", "und"]).reset_index()
 
 
+def _phi_expectation_of_drawn(rows: pd.DataFrame) -> pd.Series:
+    """The exact-formula phi from the ``p_*`` of drawn rows (each ordering's seeds averaged)."""
+    g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(_KEYS, sort=False)
+    pos, valid = g["p_pos"].sum(), g["_valid"].sum()
+    return (pos / valid.where(valid > 0)).clip(0.0, 1.0).rename("phi_exact")
+
+
+def _phi_paper_from_exact(rows: pd.DataFrame, k: int) -> pd.Series:
+    """The paper's 12-draw estimator from exact rows: K seeded draws per ordering."""
+    from stylisticbias.judge.hf_engine import draw_outcomes
+
+    seeds = list(range(1, k + 1))
+    pos = np.zeros(len(rows))
+    valid = np.zeros(len(rows))
+    cols = zip(rows["p_pos"], rows["p_neg"], rows["p_invalid"], rows["p_undecided"],
+               rows["image_id"], rows["scenario_id"], rows["ordering"])  # fmt: skip
+    for i, (pp, pn, pi, pu, img, sid, oid) in enumerate(cols):
+        p = {"positive": pp, "negative": pn, "invalid": pi, "undecided": pu}
+        draws = draw_outcomes(p, seeds, str(img), int(sid), int(oid))
+        pos[i] = sum(d == "positive" for d in draws)
+        valid[i] = sum(d != "invalid" for d in draws)
+    g = rows[_KEYS].assign(_pos=pos, _valid=valid).groupby(_KEYS, sort=False)
+    n_pos, n_valid = g["_pos"].sum(), g["_valid"].sum()
+    return (n_pos / n_valid.where(n_valid > 0)).rename("phi_paper")
+
+
 def _exclude_undecided(phi: pd.DataFrame, warn: float, limit: float) -> pd.DataFrame:
     """Warn about rows with undecided mass above ``warn``; null phi above ``limit``."""
     if not 0.0 <= warn <= limit <= 1.0:
@@ -159,7 +195,7 @@ def _exclude_undecided(phi: pd.DataFrame, warn: float, limit: float) -> pd.DataF
             n_out,
             limit,
         )
-    cols = ["phi", "phi_low", "phi_high"]
+    cols = [c for c in ("phi", "phi_low", "phi_high", "phi_paper", "phi_exact") if c in out]
     out.loc[out["undecided_excluded"], cols] = np.nan
     return out
 
@@ -211,6 +247,18 @@ def compute_scores(
         phi["phi_low"] = phi["phi_high"] = phi["phi"]
     else:
         phi = _phi_drawn(drawn) if use == "drawn" else _phi_exact(exact, k)
+    if parser == "paper":  # the two estimators side by side
+        if use == "drawn":
+            alt = _phi_expectation_of_drawn(drawn)
+            phi = phi.merge(alt.reset_index(), on=_KEYS, how="left")
+            phi["phi_paper"] = phi["phi"]
+        else:
+            alt = _phi_paper_from_exact(exact, k)
+            phi = phi.merge(alt.reset_index(), on=_KEYS, how="left")
+            phi["phi_exact"] = phi["phi"]
+    else:
+        phi["phi_paper"] = phi["phi"]
+        phi["phi_exact"] = np.nan
     phi = _exclude_undecided(phi, undecided_warn, undecided_max)
 
     demo = list(DEMOGRAPHIC_AXES)
@@ -235,13 +283,19 @@ def compute_scores(
     df["scenario_category"] = df["scenario_id"].map(cat)
 
     base = df.loc[
-        df["is_base"], ["model", "face_id", "scenario_id", "phi", "phi_low", "phi_high"]
-    ].rename(columns={"phi": "_phi_base", "phi_low": "_base_low", "phi_high": "_base_high"})
+        df["is_base"],
+        ["model", "face_id", "scenario_id", "phi", "phi_low", "phi_high", "phi_paper", "phi_exact"],
+    ].rename(
+        columns={"phi": "_phi_base", "phi_low": "_base_low", "phi_high": "_base_high",
+                 "phi_paper": "_base_paper", "phi_exact": "_base_exact"}
+    )  # fmt: skip
     df = df.merge(base, on=["model", "face_id", "scenario_id"], how="left", validate="many_to_one")
     df["delta"] = np.where(df["is_base"], np.nan, df["phi"] - df["_phi_base"])
     # the widest delta the undecided mass of both images allows
     df["delta_low"] = np.where(df["is_base"], np.nan, df["phi_low"] - df["_base_high"])
     df["delta_high"] = np.where(df["is_base"], np.nan, df["phi_high"] - df["_base_low"])
+    df["delta_paper"] = np.where(df["is_base"], np.nan, df["phi_paper"] - df["_base_paper"])
+    df["delta_exact"] = np.where(df["is_base"], np.nan, df["phi_exact"] - df["_base_exact"])
     cols = list(SCORES.columns)
     df = (
         df[cols]

@@ -207,3 +207,18 @@ def test_table3_tests_the_printed_cell(synth: pd.DataFrame, benchmark) -> None:
     for r in tested.itertuples():
         if r.ci_low > 0.01 or r.ci_high < -0.01:
             assert r.pval < s.alpha, r
+
+
+def test_wilcoxon_continuity_correction_is_a_setting() -> None:
+    """analysis.wilcoxon_correction: R's default (True) vs SciPy's (False) on the normal approx."""
+    from stylisticbias.analysis.settings import AnalysisSettings
+
+    rng = np.random.default_rng(8)
+    x = np.round(rng.normal(0.01, 0.05, size=(80, 1)), 3)  # n >= 50: normal approximation
+    p0, _ = wilcoxon_faces(x)
+    p1, _ = wilcoxon_faces(x, correction=True)
+    want = stats.wilcoxon(x[:, 0], correction=True, method="asymptotic").pvalue
+    assert_allclose(p1[0], want)
+    assert p1[0] > p0[0]
+    s = AnalysisSettings.from_config({"wilcoxon_correction": True})
+    assert s.sbs_kwargs()["correction"] is True

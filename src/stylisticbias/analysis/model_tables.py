@@ -69,6 +69,7 @@ def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.Data
         seed=s.seed,
         min_faces=s.min_faces,
         zero_method=s.wilcoxon_zero_method,
+        correction=s.wilcoxon_correction,
         faces=faces,
     )
     fe["pval_corr"] = p_adjust(fe["pval"].to_numpy(), s.correction)

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from stylisticbias.analysis.beyond_tables import beyond
 from stylisticbias.analysis.diagnostics import JUDGMENT_COLUMNS, bias_tables, response_sums
+from stylisticbias.analysis.estimators import estimator_comparison
 from stylisticbias.analysis.layout import metrics_json, wide_tables
 from stylisticbias.analysis.metrics import sbs
 from stylisticbias.analysis.model_tables import table2, table7, table11
@@ -61,7 +62,8 @@ SCORE_COLUMNS = [
     "simulated",
 ]
 #: optional score columns (undecided mass, analysis/undecided.py); absent = none recorded
-UNDECIDED_SCORE_COLUMNS = ["undecided", "undecided_excluded", "delta_low", "delta_high"]
+UNDECIDED_SCORE_COLUMNS = ["undecided", "undecided_excluded", "delta_low", "delta_high",
+                           "phi_paper", "phi_exact", "delta_paper", "delta_exact"]  # fmt: skip
 _CATEGORICAL = [
     "model",
     "face_id",
@@ -184,6 +186,9 @@ def analyze(
     )
     t["sbs_overall"] = ov.astype({"model": str})
     t["undecided_mass"] = undecided_table(scores)
+    comparison = estimator_comparison(scores, s)
+    if comparison is not None:
+        t["estimator_comparison"] = comparison
     log.info("beyond tables: %.1fs", time.perf_counter() - t0)
     if judgments:
         sums = [response_sums(j, benchmark, m) for m, j in judgments.items() if j is not None]

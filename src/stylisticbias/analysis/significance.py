@@ -81,12 +81,16 @@ def wilcoxon_faces(
     labels: Sequence[str] | None = None,
     min_faces: int = 2,
     zero_method: str = "wilcox",
+    correction: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided one-sample Wilcoxon signed-rank test of each column against 0.
 
     ``face_means`` is (faces x cells) with NaN where a face has no rows in a cell. Returns
     ``(pval, n_faces)`` per cell. A cell with fewer than ``min_faces`` faces, or whose shifts are
     all exactly zero, is not tested: its p-value is NaN and a warning names the cell.
+    ``correction``: continuity correction of the normal approximation (R's ``wilcox.test``
+    default is ``correct = TRUE``, SciPy's is False; the paper does not say; setting
+    ``analysis.wilcoxon_correction``). The exact test is unaffected.
     """
     fm = np.asarray(face_means, dtype=np.float64)
     if fm.ndim != 2:
@@ -107,7 +111,9 @@ def wilcoxon_faces(
         if not np.any(x != 0):
             zeros.append(f"{name} ({x.size} faces)")
             continue
-        pval[c] = stats.wilcoxon(x, zero_method=zero_method, method=wilcoxon_method(x)).pvalue
+        pval[c] = stats.wilcoxon(
+            x, zero_method=zero_method, correction=correction, method=wilcoxon_method(x)
+        ).pvalue
     if few:
         log.warning(
             "Wilcoxon: %d cell(s) with fewer than min_faces=%d faces, not tested: %s",

@@ -116,7 +116,34 @@ def findings(
             f"r {fit['r']:.2f}; {flips} scenario(s) change sign."
         )
     out += _undecided(tables.get("undecided_mass"))
+    out += _estimators(tables.get("estimator_comparison"))
     return out
+
+
+def _estimators(cmp: pd.DataFrame | None) -> list[str]:
+    """The paper-comparable (12-draw) and exact estimators side by side where they differ."""
+    if cmp is None or cmp.empty:
+        return []
+    parts = []
+    for metric, label in (("zero_rate", "zero-shift share"),
+                          ("large_shift_rate", "|Δ| ≥ 0.25 share")):  # fmt: skip
+        sub = cmp[cmp["metric"] == metric]
+        if len(sub):
+            parts.append(
+                f"{label} {sub['paper'].mean():.3f} (paper's 12-draw estimator) vs "
+                f"{sub['exact'].mean():.3f} (exact expectation)"
+            )
+    sig = cmp[cmp["metric"] == "pct_scenarios_significant"]
+    if len(sig):
+        parts.append(
+            f"Table 11 significance rate {sig['paper'].mean():.1f}% vs {sig['exact'].mean():.1f}%"
+        )
+    if not parts:
+        return []
+    return [
+        "Paper-comparable vs exact estimator (mean over models; compare the paper's tables with "
+        "the first): " + "; ".join(parts) + " (estimator_comparison.csv)."
+    ]
 
 
 def _undecided(und: pd.DataFrame | None) -> list[str]:

@@ -61,6 +61,7 @@ OPTIONAL_TABLES: tuple[str, ...] = (
     "letter_bias",
     "invalid_rates",
     "undecided_mass",
+    "estimator_comparison",
 )
 
 
