@@ -224,6 +224,8 @@ def compute_scores(
         raise ValueError(f"source: {source!r}; valid: auto, drawn, exact")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    if "p_undecided" not in judgments.columns:  # a column subset without it: none recorded
+        judgments = judgments.assign(p_undecided=0.0)
     drawn = judgments[judgments["seed"] > 0]
     exact = judgments[judgments["seed"] == 0]
     use = source if source != "auto" else ("drawn" if len(drawn) else "exact")
