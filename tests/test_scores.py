@@ -163,7 +163,7 @@ def test_undecided_mass_recorded_bounded_and_excluded(
     from stylisticbias.analysis.undecided import undecided_table
 
     j = _exact_with_undecided(0.02, 0.1)
-    with caplog.at_level("WARNING"):
+    with caplog.at_level("WARNING", logger="stylisticbias.scores"):
         got = compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.01, undecided_max=0.2)
     got = got.set_index("image_id")
     assert got.loc["A--base", "undecided"] == pytest.approx(0.02)

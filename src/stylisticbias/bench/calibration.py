@@ -269,11 +269,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="reports/bench/calibration.json")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("stylisticbias.analysis", "stylisticbias.scores"):
-        logging.getLogger(noisy).setLevel(logging.ERROR)  # per-replicate warnings
+    noisy = [logging.getLogger(n) for n in ("stylisticbias.analysis", "stylisticbias.scores")]
+    levels = [lg.level for lg in noisy]
     t0 = time.perf_counter()
     models = [m for m in args.models.split(",") if m]
-    res = run(args.replicates, args.faces, args.population, models)
+    try:
+        for lg in noisy:
+            lg.setLevel(logging.ERROR)  # per-replicate warnings
+        res = run(args.replicates, args.faces, args.population, models)
+    finally:
+        for lg, level in zip(noisy, levels):
+            lg.setLevel(level)
     doc = {
         "plants": res,
         "settings": {"replicates": args.replicates, "faces_per_replicate": args.faces,
