@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help setup lock repro test test-all lint params check-params bench bench-gpu bench-grammar clean-data
+.PHONY: help setup lock repro test test-all lint params check-params bench bench-gpu bench-grammar bench-calibration clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -59,6 +59,9 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)
 	$(PYTHON) -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b
 	$(PYTHON) -m stylisticbias.bench.judge_gpu --model llava-v1.6-mistral-7b
+
+bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 20 replicates x 3 plants (CPU, ~10-20 min)
+	$(BIN)/python -m stylisticbias.bench.calibration --replicates 20 --faces 100
 
 bench-grammar: $(STAMP)  ## reports/bench/grammar_check.json: full-size models on CPU (~18 GB RAM)
 	$(BIN)/python -m stylisticbias.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3

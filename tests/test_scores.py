@@ -142,3 +142,126 @@ def test_unknown_image_is_an_error(benchmark: Benchmark) -> None:
     j.loc[0, "image_id"] = "Z--ghost"
     with pytest.raises(StylisticBiasError, match="Z--ghost"):
         compute_scores(j, FACES, VARS, benchmark)
+
+
+def _exact_with_undecided(und_base: float, und_var: float) -> pd.DataFrame:
+    """Exact rows of A--base/A--beard (4 orderings) with the given undecided mass per ordering."""
+    rows = []
+    for image_id, und, (pp, pn) in (("A--base", und_base, (0.5, 0.3)), ("A--beard", und_var,
+                                                                        (0.3, 0.5))):  # fmt: skip
+        for j in (1, 2, 3, 4):
+            r = _row(image_id, "A", 1, j, 0, "a")
+            r.update(response=None, choice=None, p_pos=pp, p_neg=pn, p_invalid=1 - pp - pn - und,
+                     p_undecided=und, decoding="exact", engine="hf", simulated=False)  # fmt: skip
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_undecided_mass_recorded_bounded_and_excluded(
+    benchmark: Benchmark, caplog: pytest.LogCaptureFixture
+) -> None:
+    from stylisticbias.analysis.undecided import undecided_table
+
+    j = _exact_with_undecided(0.02, 0.1)
+    with caplog.at_level("WARNING", logger="stylisticbias.scores"):
+        got = compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.01, undecided_max=0.2)
+    got = got.set_index("image_id")
+    assert got.loc["A--base", "undecided"] == pytest.approx(0.02)
+    assert got.loc["A--beard", "undecided"] == pytest.approx(0.1)
+    # phi range if the undecided mass had gone all negative / all positive
+    assert got.loc["A--base", "phi_low"] == pytest.approx(0.5 / 0.82)
+    assert got.loc["A--base", "phi_high"] == pytest.approx(0.52 / 0.82)
+    assert got.loc["A--beard", "phi"] == pytest.approx(0.3 / 0.8)
+    assert got.loc["A--beard", "delta_low"] == pytest.approx(0.3 / 0.9 - 0.52 / 0.82)
+    assert got.loc["A--beard", "delta_high"] == pytest.approx(0.4 / 0.9 - 0.5 / 0.82)
+    assert not got["undecided_excluded"].any()
+    warns = [r.message for r in caplog.records if "undecided" in r.message]
+    assert len(warns) == 1 and "2 of 2" in warns[0]
+    # the SBS bound in undecided_mass.csv
+    t = undecided_table(got.reset_index()).set_index("category")
+    assert t.loc["all", "sbs_low"] == pytest.approx(0.3 / 0.9 - 0.52 / 0.82)
+    assert t.loc["all", "sbs_low"] <= t.loc["all", "sbs"] <= t.loc["all", "sbs_high"]
+    assert t.loc["all", "n_excluded"] == 0
+    # above the hard limit: the variation row is excluded (phi and delta null), counted
+    got = compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.01, undecided_max=0.05)
+    got = got.set_index("image_id")
+    assert got.loc["A--beard", "undecided_excluded"]
+    assert np.isnan(got.loc["A--beard", "phi"]) and np.isnan(got.loc["A--beard", "delta"])
+    assert not got.loc["A--base", "undecided_excluded"]
+    assert undecided_table(got.reset_index()).set_index("category").loc["all", "n_excluded"] == 1
+    with pytest.raises(StylisticBiasError, match="undecided_max"):
+        compute_scores(j, FACES, VARS, benchmark, undecided_warn=0.1, undecided_max=0.05)
+
+
+def test_official_parser_and_its_denominator(benchmark: Benchmark) -> None:
+    """parser official: responses re-read by the paper's code's rule, unparsed answers kept in
+    phi's denominator; exact rows are refused."""
+    from stylisticbias.judge.parsing import classify_official
+
+    j = _drawn()
+    j.loc[j.index[:5], "response"] = "I cannot judge that."  # official: the "a" of "cannot"
+    j.loc[j.index[5:8], "response"] = "Neither."  # unparsed under both readers
+    got = compute_scores(j, FACES, VARS, benchmark, parser="official").set_index(
+        ["image_id", "scenario_id"]
+    )
+    sc = {s.id: s for s in benchmark.scenarios}
+    for (img, sid), g in j.groupby(["image_id", "scenario_id"]):
+        pos = 0
+        for text, oid in zip(g["response"], g["ordering"]):
+            o = benchmark.ordering(int(oid))
+            a, b = (
+                (sc[sid].positive, sc[sid].negative)
+                if o.positive_letter == "a"
+                else (sc[sid].negative, sc[sid].positive)
+            )
+            pos += classify_official(text, o, a, b) == "positive"
+        assert got.loc[(img, sid), "phi"] == pytest.approx(pos / len(g))  # denominator: all
+    paper = compute_scores(j, FACES, VARS, benchmark).set_index(["image_id", "scenario_id"])
+    assert (paper["n_valid"] <= got["n_valid"]).all()
+    exact = _exact_with_undecided(0.0, 0.0)
+    with pytest.raises(StylisticBiasError, match="official"):
+        compute_scores(exact, FACES, VARS, benchmark, parser="official")
+    with pytest.raises(StylisticBiasError, match=r"judge\.parser"):
+        compute_scores(j, FACES, VARS, benchmark, parser="loose")
+
+
+def test_both_estimators_side_by_side(benchmark: Benchmark) -> None:
+    """Drawn rows: phi_paper is the draw share, phi_exact the p_* expectation; exact rows:
+    phi_exact is phi, phi_paper comes from K seeded draws per ordering."""
+    j = _drawn()
+    j["p_pos"], j["p_neg"], j["p_invalid"] = 0.6, 0.3, 0.1
+    got = compute_scores(j, FACES, VARS, benchmark)
+    assert np.allclose(got["phi_paper"], got["phi"], equal_nan=True)
+    assert np.allclose(got["phi_exact"], 2 / 3)
+    beard = got[got["image_id"] == "A--beard"]
+    assert np.allclose(beard["delta_exact"], 0.0)  # same p on base and variation
+    rows = []
+    for image_id, (pp, pn) in (("A--base", (1.0, 0.0)), ("A--beard", (0.0, 0.9))):
+        for jj in (1, 2, 3, 4):
+            r = _row(image_id, "A", 1, jj, 0, "a")
+            r.update(response=None, choice=None, p_pos=pp, p_neg=pn, p_invalid=1 - pp - pn,
+                     decoding="exact", engine="hf", simulated=False)  # fmt: skip
+            rows.append(r)
+    ex = compute_scores(pd.DataFrame(rows), FACES, VARS, benchmark, k=3).set_index("image_id")
+    assert ex.loc["A--base", "phi_paper"] == 1.0 and ex.loc["A--beard", "phi_paper"] == 0.0
+    assert ex.loc["A--beard", "delta_paper"] == -1.0
+    assert ex.loc["A--beard", "phi_exact"] == ex.loc["A--beard", "phi"] == 0.0
+
+
+def test_estimator_comparison_shows_where_they_differ(benchmark: Benchmark) -> None:
+    """On a simulated judge the 12-draw estimator has many exact-zero shifts; the exact one none."""
+    from stylisticbias.analysis.calibration import synthetic_dataset
+    from stylisticbias.analysis.estimators import estimator_comparison
+    from stylisticbias.analysis.settings import AnalysisSettings
+    from stylisticbias.bench.calibration import _judge
+    from stylisticbias.config import compose, load_group_option
+
+    params = compose()
+    faces, var = synthetic_dataset(benchmark, 12, seed=3)
+    sc = _judge(params, benchmark, load_group_option("model", "simulated-weak"), faces, var)
+    t = estimator_comparison(sc, AnalysisSettings()).set_index(["metric", "dimension"])
+    zero = t.loc[("zero_rate", "")]
+    assert zero["paper"] > 0.03 and zero["exact"] == 0.0
+    sbs = t.loc[("sbs", "")]
+    assert abs(sbs["paper"] - sbs["exact"]) < 0.02  # the mean agrees in expectation
+    assert ("pct_scenarios_significant", "age") in t.index

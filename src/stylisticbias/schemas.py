@@ -118,6 +118,24 @@ SCORES = pa.DataFrameSchema(
         "n": pa.Column("int64", pa.Check.ge(0)),  # responses asked (orderings x seeds)
         "delta": pa.Column(float, pa.Check.in_range(-1.0, 1.0), nullable=True),  # null on base
         "simulated": pa.Column(bool),
+        # undecided (pruned) mass: mean per ordering; phi/delta range had it gone either way;
+        # rows above judge.undecided_max are excluded (phi null, flag true). Optional: a table
+        # written before they existed reads as zero undecided mass.
+        "undecided": pa.Column(float, _PROB, required=False),
+        "undecided_excluded": pa.Column(bool, required=False),
+        "phi_low": pa.Column(float, _PROB, nullable=True, required=False),
+        "phi_high": pa.Column(float, _PROB, nullable=True, required=False),
+        "delta_low": pa.Column(float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False),
+        "delta_high": pa.Column(float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False),
+        # the paper's 12-draw estimator and the exact expectation side by side (scores docstring)
+        "phi_paper": pa.Column(float, _PROB, nullable=True, required=False),
+        "phi_exact": pa.Column(float, _PROB, nullable=True, required=False),
+        "delta_paper": pa.Column(
+            float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False
+        ),
+        "delta_exact": pa.Column(
+            float, pa.Check.in_range(-1.0, 1.0), nullable=True, required=False
+        ),
     },
     strict=True,
     coerce=True,

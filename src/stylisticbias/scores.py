@@ -14,6 +14,35 @@ Two kinds of judgment rows feed phi (``source=``):
   valid responses among the K seeds x M orderings the paper would have asked, and n = M * K
   (K = ``k``, the number of seeds of the protocol, 3 by default).
 
+**Undecided mass** (``p_undecided``: answer mass that ``exact``/``sampled`` pruned before the
+parser decided) is left out of phi's numerator and denominator -- unbiased only if it would have
+split like the decided mass, which it need not. Each score row records it (``undecided``: the
+mean over the row's orderings) and the range phi could take had it gone any way
+(``phi_low = pos / (valid + u)``, ``phi_high = (pos + u) / (valid + u)``, with ``u`` the undecided
+mass in the same units as ``valid``). Rows above ``undecided_warn`` (``judge.undecided_warn``,
+0.01) are counted in one warning; rows above ``undecided_max`` (``judge.undecided_max``, 0.05)
+are *excluded*: phi (and every delta using it) is null and ``undecided_excluded`` is true. The
+``analyze`` stage reports the counts and bounds every SBS by the phi ranges
+(``undecided_mass.csv``).
+
+**Reader** (``judge.parser``): ``paper`` (default) reads each response as App. C.2 describes and
+leaves invalid answers out of phi; ``official`` re-reads every drawn response text with the
+paper's released code's ``parse_choice``
+(:func:`~stylisticbias.judge.parsing.parse_official`) and, like that code, keeps unparsed
+answers in phi's denominator: phi = # positive / n (``n_valid`` = # parsed). It needs response
+texts (``generate`` or ``simulated`` decoding); ``exact``/``sampled`` rows hold distributions
+under the ``paper`` reader and are refused.
+
+**Both estimators** (beside ``phi``): ``phi_paper`` is the paper's estimator -- the share of
+positive answers among the valid ones of K x M *drawn* responses (granularity 1/12 for 3 seeds x 4
+orderings) -- and ``phi_exact`` its expectation (the ``exact`` formula). A drawn run has
+``phi_paper`` from its draws and ``phi_exact`` from the rows' ``p_*``; an ``exact`` run has
+``phi_exact`` and ``phi_paper`` from K responses per ordering drawn from the exact distribution
+with the paper's seeds 1..K (the ``sampled`` decoding's draw,
+:func:`~stylisticbias.judge.hf_engine.draw_outcomes`; undecided mass counts as invalid).
+``delta_paper``/``delta_exact`` likewise. The ``analyze`` stage compares the paper's
+granularity-sensitive numbers under both (``estimator_comparison.csv``).
+
 ``source="auto"`` (default) uses the drawn rows when the table has any and the exact rows
 otherwise, so a ``sampled`` run is scored like the paper (its seed-0 rows stay available with
 ``source="exact"``). phi is null where n_valid == 0; delta is null on base faces and where either
@@ -50,31 +79,125 @@ Source = Literal["auto", "drawn", "exact"]
 _KEYS = ["model", "image_id", "scenario_id"]
 
 
+def _bounds(pos: pd.Series, valid: pd.Series, und: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """phi's range when the undecided mass ``und`` could have gone to either pole."""
+    tot = (valid + und).to_numpy(dtype=np.float64)
+    p, u = pos.to_numpy(dtype=np.float64), und.to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), np.nan)
+        hi = np.where(tot > 0, (p + u) / np.where(tot > 0, tot, 1.0), np.nan)
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
 def _phi_drawn(rows: pd.DataFrame) -> pd.DataFrame:
     g = rows.assign(
         _pos=(rows["choice"] == "positive").astype(np.int64),
         _valid=rows["choice"].isin(["positive", "negative"]).astype(np.int64),
     ).groupby(_KEYS, sort=False)
     out = g.agg(pos=("_pos", "sum"), n_valid=("_valid", "sum"), n=("_valid", "size"),
-                simulated=("simulated", "any"))  # fmt: skip
+                simulated=("simulated", "any"), undecided=("p_undecided", "mean"))  # fmt: skip
     out["phi"] = np.where(
         out["n_valid"] > 0, out["pos"] / out["n_valid"].where(out["n_valid"] > 0), np.nan
     )
     out["n_valid"] = out["n_valid"].astype(float)
+    # a drawn response that landed in undecided mass was recorded as invalid: n * u draws
+    out["phi_low"], out["phi_high"] = _bounds(
+        out["pos"],
+        out["n_valid"],
+        (out["n"] * out["undecided"]).clip(upper=out["n"] - out["n_valid"]),
+    )
     return out.drop(columns="pos").reset_index()
+
+
+def _official_choices(rows: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
+    """``rows`` with ``choice`` re-read by the paper's code's parser (``parser: official``)."""
+    from stylisticbias.judge.parsing import classify_official
+
+    bad = sorted(set(rows["decoding"].astype(str)) - {"generate", "simulated"})
+    if bad:
+        raise StylisticBiasError(
+            f"judge.parser official: needs drawn response texts (decoding generate or simulated); "
+            f"the judgments hold decoding {', '.join(bad)} (distributions under the paper "
+            "reader). Re-judge with engine.decoding generate, or use judge.parser paper"
+        )
+    choices = []
+    for text, sid, oid in zip(rows["response"], rows["scenario_id"], rows["ordering"]):
+        sc, o = benchmark.scenario(int(sid)), benchmark.ordering(int(oid))
+        pos_a = o.positive_letter == "a"
+        opt_a, opt_b = (sc.positive, sc.negative) if pos_a else (sc.negative, sc.positive)
+        choices.append(classify_official(text, o, opt_a, opt_b))
+    return rows.assign(choice=choices)
 
 
 def _phi_exact(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(_KEYS, sort=False)
     out = g.agg(pos=("p_pos", "sum"), valid=("_valid", "sum"), m=("p_pos", "size"),
-                simulated=("simulated", "any"))  # fmt: skip
+                simulated=("simulated", "any"), und=("p_undecided", "sum"))  # fmt: skip
     out["phi"] = np.where(
         out["valid"] > 0, out["pos"] / out["valid"].where(out["valid"] > 0), np.nan
     )
     out["phi"] = out["phi"].clip(0.0, 1.0)
+    out["phi_low"], out["phi_high"] = _bounds(out["pos"], out["valid"], out["und"])
+    out["undecided"] = out["und"] / out["m"]
     out["n_valid"] = k * out["valid"]
     out["n"] = (k * out["m"]).astype(np.int64)
-    return out.drop(columns=["pos", "valid", "m"]).reset_index()
+    return out.drop(columns=["pos", "valid", "m", "und"]).reset_index()
+
+
+def _phi_expectation_of_drawn(rows: pd.DataFrame) -> pd.Series:
+    """The exact-formula phi from the ``p_*`` of drawn rows (each ordering's seeds averaged)."""
+    g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(_KEYS, sort=False)
+    pos, valid = g["p_pos"].sum(), g["_valid"].sum()
+    return (pos / valid.where(valid > 0)).clip(0.0, 1.0).rename("phi_exact")
+
+
+def _phi_paper_from_exact(rows: pd.DataFrame, k: int) -> pd.Series:
+    """The paper's 12-draw estimator from exact rows: K seeded draws per ordering."""
+    from stylisticbias.judge.hf_engine import draw_outcomes
+
+    seeds = list(range(1, k + 1))
+    pos = np.zeros(len(rows))
+    valid = np.zeros(len(rows))
+    cols = zip(rows["p_pos"], rows["p_neg"], rows["p_invalid"], rows["p_undecided"],
+               rows["image_id"], rows["scenario_id"], rows["ordering"])  # fmt: skip
+    for i, (pp, pn, pi, pu, img, sid, oid) in enumerate(cols):
+        p = {"positive": pp, "negative": pn, "invalid": pi, "undecided": pu}
+        draws = draw_outcomes(p, seeds, str(img), int(sid), int(oid))
+        pos[i] = sum(d == "positive" for d in draws)
+        valid[i] = sum(d != "invalid" for d in draws)
+    g = rows[_KEYS].assign(_pos=pos, _valid=valid).groupby(_KEYS, sort=False)
+    n_pos, n_valid = g["_pos"].sum(), g["_valid"].sum()
+    return (n_pos / n_valid.where(n_valid > 0)).rename("phi_paper")
+
+
+def _exclude_undecided(phi: pd.DataFrame, warn: float, limit: float) -> pd.DataFrame:
+    """Warn about rows with undecided mass above ``warn``; null phi above ``limit``."""
+    if not 0.0 <= warn <= limit <= 1.0:
+        raise StylisticBiasError(
+            f"params.yaml judge: undecided_warn {warn!r} / undecided_max {limit!r}: need "
+            "0 <= undecided_warn <= undecided_max <= 1"
+        )
+    u = phi["undecided"].to_numpy(dtype=np.float64)
+    n_warn = int(np.sum(u > warn))
+    out = phi.assign(undecided_excluded=u > limit)
+    n_out = int(out["undecided_excluded"].sum())
+    if n_warn:
+        log.warning(
+            "scores: %d of %d image x scenario rows have undecided (pruned) mass > %g "
+            "(mean %.4f, max %.4f); %d above undecided_max %g are excluded (phi null). Undecided "
+            "mass is left out of phi, which is unbiased only if it would split like the rest: "
+            "see undecided_mass.csv for the bounds on every SBS",
+            n_warn,
+            len(u),
+            warn,
+            float(np.mean(u)) if len(u) else 0.0,
+            float(np.max(u)) if len(u) else 0.0,
+            n_out,
+            limit,
+        )
+    cols = [c for c in ("phi", "phi_low", "phi_high", "phi_paper", "phi_exact") if c in out]
+    out.loc[out["undecided_excluded"], cols] = np.nan
+    return out
 
 
 def compute_scores(
@@ -85,22 +208,60 @@ def compute_scores(
     *,
     source: Source = "auto",
     k: int = 3,
+    undecided_warn: float = 0.01,
+    undecided_max: float = 0.05,
+    parser: str = "paper",
 ) -> pd.DataFrame:
     """phi, n_valid, n and delta per (model, image, scenario) -- a ``SCORES`` table.
 
     ``judgments`` are JUDGMENTS rows (one or more models); ``faces``/``variations`` the dataset
     tables, which supply ``face_id``, ``is_base``, the demographic and attribute columns.
     Judgment images missing from both tables raise :class:`StylisticBiasError`. See the module
-    docstring for drawn vs. exact rows, ``source`` and ``k``.
+    docstring for drawn vs. exact rows, ``source``, ``k``, the undecided-mass limits and
+    ``parser`` (``paper`` | ``official``).
     """
     if source not in ("auto", "drawn", "exact"):
         raise ValueError(f"source: {source!r}; valid: auto, drawn, exact")
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    if "p_undecided" not in judgments.columns:  # a column subset without it: none recorded
+        judgments = judgments.assign(p_undecided=0.0)
     drawn = judgments[judgments["seed"] > 0]
     exact = judgments[judgments["seed"] == 0]
     use = source if source != "auto" else ("drawn" if len(drawn) else "exact")
-    phi = _phi_drawn(drawn) if use == "drawn" else _phi_exact(exact, k)
+    from stylisticbias.judge.parsing import PARSERS
+
+    if parser not in PARSERS:
+        raise StylisticBiasError(
+            f"params.yaml judge.parser: {parser!r}; valid: {', '.join(PARSERS)}"
+        )
+    if parser == "official":
+        if use != "drawn":
+            raise StylisticBiasError(
+                "judge.parser official: needs drawn response texts; the judgments hold only "
+                "exact rows (seed 0). Re-judge with engine.decoding generate, or use judge.parser "
+                "paper"
+            )
+        phi = _phi_drawn(_official_choices(drawn, benchmark))
+        # the paper's code: unparsed answers stay in the denominator
+        phi["phi"] = np.where(phi["n"] > 0, phi["phi"] * phi["n_valid"] / phi["n"], np.nan)
+        phi["phi"] = phi["phi"].fillna(0.0).where(phi["n"] > 0)
+        phi["phi_low"] = phi["phi_high"] = phi["phi"]
+    else:
+        phi = _phi_drawn(drawn) if use == "drawn" else _phi_exact(exact, k)
+    if parser == "paper":  # the two estimators side by side
+        if use == "drawn":
+            alt = _phi_expectation_of_drawn(drawn)
+            phi = phi.merge(alt.reset_index(), on=_KEYS, how="left")
+            phi["phi_paper"] = phi["phi"]
+        else:
+            alt = _phi_paper_from_exact(exact, k)
+            phi = phi.merge(alt.reset_index(), on=_KEYS, how="left")
+            phi["phi_exact"] = phi["phi"]
+    else:
+        phi["phi_paper"] = phi["phi"]
+        phi["phi_exact"] = np.nan
+    phi = _exclude_undecided(phi, undecided_warn, undecided_max)
 
     demo = list(DEMOGRAPHIC_AXES)
     f = faces[["image_id", "face_id", *demo]].assign(
@@ -123,11 +284,20 @@ def compute_scores(
         raise StylisticBiasError(f"judgments: unknown scenario_id(s) {bad}; valid: {sorted(cat)}")
     df["scenario_category"] = df["scenario_id"].map(cat)
 
-    base = df.loc[df["is_base"], ["model", "face_id", "scenario_id", "phi"]].rename(
-        columns={"phi": "_phi_base"}
-    )
+    base = df.loc[
+        df["is_base"],
+        ["model", "face_id", "scenario_id", "phi", "phi_low", "phi_high", "phi_paper", "phi_exact"],
+    ].rename(
+        columns={"phi": "_phi_base", "phi_low": "_base_low", "phi_high": "_base_high",
+                 "phi_paper": "_base_paper", "phi_exact": "_base_exact"}
+    )  # fmt: skip
     df = df.merge(base, on=["model", "face_id", "scenario_id"], how="left", validate="many_to_one")
     df["delta"] = np.where(df["is_base"], np.nan, df["phi"] - df["_phi_base"])
+    # the widest delta the undecided mass of both images allows
+    df["delta_low"] = np.where(df["is_base"], np.nan, df["phi_low"] - df["_base_high"])
+    df["delta_high"] = np.where(df["is_base"], np.nan, df["phi_high"] - df["_base_low"])
+    df["delta_paper"] = np.where(df["is_base"], np.nan, df["phi_paper"] - df["_base_paper"])
+    df["delta_exact"] = np.where(df["is_base"], np.nan, df["phi_exact"] - df["_base_exact"])
     cols = list(SCORES.columns)
     df = (
         df[cols]
@@ -154,8 +324,19 @@ def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source =
     check_demographics(
         variations, benchmark.demographics, path("variations") / "variations.parquet"
     )
-    k = len(get(params, "judge").get("seeds", [1, 2, 3])) or 1
-    scores = compute_scores(judgments, faces, variations, benchmark, source=source, k=k)
+    judge = get(params, "judge")
+    k = len(judge.get("seeds", [1, 2, 3])) or 1
+    scores = compute_scores(
+        judgments,
+        faces,
+        variations,
+        benchmark,
+        source=source,
+        k=k,
+        undecided_warn=float(judge.get("undecided_warn", 0.01)),
+        undecided_max=float(judge.get("undecided_max", 0.05)),
+        parser=str(judge.get("parser", "paper")),
+    )
     out = path("scores") / f"{model_name}.parquet"
     write_table(scores, out, SCORES)
     n_null = int(scores["phi"].isna().sum())

@@ -131,3 +131,94 @@ def test_table12_grid_has_437_tested_cells(benchmark) -> None:
     na = grid[~grid.applicable]
     assert sorted(na.group.unique()) == ["female", "male"]
     assert len(na) == 5
+
+
+def _cluster_contrast(rows: pd.DataFrame, coef: dict[str, float]) -> tuple[float, float]:
+    """Independent: OLS of row delta on cell dummies, face-clustered sandwich covariance
+    (statsmodels, no small-sample factor), rescaled by F/(F-1); t-test of the contrast."""
+    import statsmodels.api as sm
+
+    x = pd.get_dummies(rows["cell"]).astype(float)
+    fit = sm.OLS(rows["delta"].to_numpy(), x).fit(
+        cov_type="cluster", cov_kwds={"groups": rows["face"].cat.codes, "use_correction": False}
+    )
+    a = np.array([coef.get(c, 0.0) for c in x.columns])
+    f = rows["face"].nunique()
+    est = float(a @ fit.params.to_numpy())
+    se = np.sqrt(a @ fit.cov_params().to_numpy() @ a * f / (f - 1))
+    return est, float(2 * stats.t.sf(abs(est / se), df=f - 1))
+
+
+def test_contrast_ttest_matches_a_cluster_robust_regression() -> None:
+    from stylisticbias.analysis.significance import contrast_ttest
+
+    rng = np.random.default_rng(4)
+    n_faces, cells = 30, ["c0", "c1", "c2"]
+    recs = []
+    for f in range(n_faces):
+        for ci, c in enumerate(cells):
+            if rng.random() < 0.3:  # a face misses some cells (unequal cell sizes)
+                continue
+            for _ in range(rng.integers(1, 6)):
+                recs.append((f"f{f}", c, 0.02 * ci + 0.01 + rng.normal(0, 0.1)))
+    rows = pd.DataFrame(recs, columns=["face", "cell", "delta"]).astype({"face": "category"})
+    num = rows.pivot_table(index="face", columns="cell", values="delta", aggfunc="sum",
+                           fill_value=0.0, observed=False)  # fmt: skip
+    den = rows.pivot_table(index="face", columns="cell", values="delta", aggfunc="size",
+                           fill_value=0, observed=False)  # fmt: skip
+    for coef in ({"c0": 1 / 3, "c1": 1 / 3, "c2": 1 / 3}, {"c2": 1.0, "c0": -1.0}):
+        a = np.array([coef.get(c, 0.0) for c in num.columns])
+        est, p, nf = contrast_ttest(num.to_numpy(), den.to_numpy(), a)
+        want_est, want_p = _cluster_contrast(rows, coef)
+        assert nf == n_faces
+        assert_allclose(est, want_est, rtol=1e-10)
+        assert_allclose(p, want_p, rtol=1e-6)
+
+
+def test_table3_tests_the_printed_cell(synth: pd.DataFrame, benchmark) -> None:
+    """Each Table 3 cell's p tests its own printed number (mean of its Table 12 cells): equal to
+    the cluster-robust test of that contrast, different across the four dimensions, and a mark
+    never contradicts a CI that excludes 0 by a wide margin."""
+    from stylisticbias.analysis.paper_tables import shift_cells, table3
+    from stylisticbias.analysis.settings import AnalysisSettings
+
+    s = AnalysisSettings(n_resamples=200, correction="none")
+    delta = synth[~synth.is_base & synth.delta.notna()]
+    faces = pd.Index(np.sort(synth.face_id.unique()))
+    t3 = table3(delta, faces, shift_cells(delta, faces, s), benchmark, s)
+    cell = t3[(t3.category == "Fashion") & (t3.dimension == "age")].iloc[0]
+    sub = delta[delta.category == "Fashion"]
+    groups = sorted(sub.age.unique())
+    rows = pd.DataFrame(
+        {
+            "face": sub.face_id.astype("category"),
+            "cell": sub.attribute + "|" + sub.value + "|" + sub.age,
+            "delta": sub.delta,
+        }
+    )
+    cells = rows["cell"].unique()
+    est, p = _cluster_contrast(rows, {c: 1.0 / len(cells) for c in cells})
+    assert len(cells) == sub[["attribute", "value"]].drop_duplicates().shape[0] * len(groups)
+    assert_allclose(cell.sbs, est, rtol=1e-9)
+    assert_allclose(cell.pval, p, rtol=1e-6)
+    by_dim = t3[(t3.category == "Fashion")].set_index("dimension").pval
+    assert by_dim.nunique() == 4  # one test per printed cell, not per category
+    tested = t3[t3.category != "Average"]
+    for r in tested.itertuples():
+        if r.ci_low > 0.01 or r.ci_high < -0.01:
+            assert r.pval < s.alpha, r
+
+
+def test_wilcoxon_continuity_correction_is_a_setting() -> None:
+    """analysis.wilcoxon_correction: R's default (True) vs SciPy's (False) on the normal approx."""
+    from stylisticbias.analysis.settings import AnalysisSettings
+
+    rng = np.random.default_rng(8)
+    x = np.round(rng.normal(0.01, 0.05, size=(80, 1)), 3)  # n >= 50: normal approximation
+    p0, _ = wilcoxon_faces(x)
+    p1, _ = wilcoxon_faces(x, correction=True)
+    want = stats.wilcoxon(x[:, 0], correction=True, method="asymptotic").pvalue
+    assert_allclose(p1[0], want)
+    assert p1[0] > p0[0]
+    s = AnalysisSettings.from_config({"wilcoxon_correction": True})
+    assert s.sbs_kwargs()["correction"] is True

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
-from stylisticbias.judge.parsing import classify, decide_prefix, parse_response
+from stylisticbias.judge.parsing import classify, decide_prefix, parse_official, parse_response
 
 VALID_A = [
     "(a)",
@@ -38,6 +40,13 @@ VALID_A = [
     "(a) Open-minded",
     "A: Likeable",
     "(A) Trustworthy</s>",
+    "(a",
+    "I'd say A.",
+    "A is more likely.",
+    "A\nThe person appears",
+    '{"answer": "a"}',
+    "(a) Trustworthy. I don't see signs otherwise.",
+    "La respuesta es A.",
 ]
 VALID_B = [
     "(b)",
@@ -84,8 +93,9 @@ INVALID = [
     "(c)",
     "I don't know",
     "Either could apply",
-    "(a",
     "Based on",
+    "Definitely not (a).",
+    "The person in the picture has a",
 ]
 
 
@@ -169,6 +179,16 @@ _PIECES = [
     "sorry",
     "maybe",
     "\u2019",
+    "is",
+    " is ",
+    "not ",
+    "/",
+    '"',
+    "{",
+    'answer": "',
+    " or",
+    "has a",
+    "\n",
 ]
 
 
@@ -204,3 +224,84 @@ def test_finished_verdict_matches_parse_response() -> None:
         v = decide_prefix(t, finished=True)
         p = parse_response(t)
         assert v == (p if p is not None else "invalid")
+
+
+# ---- the labelled corpus ------------------------------------------------------------------------
+
+CORPUS = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "data" / "answer_corpus.jsonl")
+    .read_text(encoding="utf-8")
+    .splitlines()
+]
+
+
+def test_corpus_is_large_and_covers_every_answer_class() -> None:
+    assert len(CORPUS) >= 500
+    kinds = {r["kind"] for r in CORPUS}
+    want = {"letter_in_sentence", "letter_newline", "json", "remark_with_hedge", "unclosed"}
+    want |= {"other_language", "truncated", "refusal", "hedge", "both_letters", "neither"}
+    assert want <= kinds
+    assert {r["label"] for r in CORPUS} == {"a", "b", "invalid"}
+
+
+def test_corpus_no_wrong_letter_and_recall_at_least_98_percent() -> None:
+    """Never the other letter; >= 98% of the answers the paper's rule counts are counted; and
+    nothing labelled invalid (refusal, hedge, both letters, neither) is read as a letter."""
+    wrong = [r["text"] for r in CORPUS if r["label"] in "ab" and parse_response(r["text"])
+             not in (None, r["label"])]  # fmt: skip
+    assert not wrong
+    valid = [r for r in CORPUS if r["label"] in "ab"]
+    missed = [r["text"] for r in valid if parse_response(r["text"]) is None]
+    assert 1 - len(missed) / len(valid) >= 0.98, missed
+    false_valid = [r["text"] for r in CORPUS if r["label"] == "invalid"
+                   and parse_response(r["text"]) is not None]  # fmt: skip
+    assert not false_valid
+
+
+def test_corpus_prefixes_never_decide_wrongly() -> None:
+    """Decide-on-prefix on every prefix of every corpus answer: a decided prefix is invalid and
+    equals the finished verdict; a letter is never fixed before the text is final."""
+    for r in CORPUS:
+        text = r["text"]
+        final = decide_prefix(text, finished=True)
+        for i in range(len(text) + 1):
+            v = decide_prefix(text[:i], finished=False)
+            assert v in (None, "invalid"), (text[:i], v)
+            if v is not None:
+                assert final == v, (text, text[:i])
+
+
+# ---- the paper's code's reader ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("(a) or (b)", "b"),  # the last "(x"
+        ("(b) rather than (a", "a"),
+        ("(b", "b"),
+        ("[/INST] (a)", "a"),
+        ("Answer: b)", "b"),
+        ("a) competent, b) no", "b"),  # the last of "a)", "b)"
+        ("Option A", "a"),
+        ("option a or option b", "a"),  # falls through to the first a/b character
+        ("I'd say B.", "b"),
+        ("a or b", "a"),  # both tokens: first a/b character
+        ("The person looks trustworthy", "a"),  # option text
+        ("Untrustworthy", None),  # both option texts (substring), no a/b character
+        ("I cannot judge that.", "a"),  # the "a" of "cannot"
+        ("Neither.", None),
+        ("", None),
+    ],
+)
+def test_parse_official(text: str, want: str | None) -> None:
+    assert parse_official(text, "Trustworthy", "Untrustworthy") == want
+
+
+def test_official_reader_differs_from_the_paper_text_on_the_corpus() -> None:
+    """The official reader counts almost everything (refusals too) and reads some both-letter
+    answers as one letter: the reason it is a setting, not the default."""
+    invalid = [r for r in CORPUS if r["label"] == "invalid"]
+    read = [r for r in invalid if parse_official(r["text"], r["option_a"], r["option_b"])]
+    assert len(read) > len(invalid) / 2

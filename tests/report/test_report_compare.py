@@ -46,3 +46,34 @@ def test_no_paper_model_means_no_comparison(tmp_path, fake_analysis):
     fake_analysis(["simulated-strong", "simulated-weak"])
     tables = {p.stem: pd.read_csv(p) for p in (tmp_path / "reports" / "tables").glob("*.csv")}
     assert compare(tables, REF) is None
+
+
+def test_table7_and_11_are_compared_under_the_papers_estimator():
+    """With estimator_comparison.csv present, Table 7's shares and Table 11's rates fed to the
+    comparison are the 12-draw estimator's (column ``paper``), and a note says so."""
+    from stylisticbias.report.paper_compare import paper_estimator_tables
+
+    t7 = pd.DataFrame({"model": ["Gemma-3"], "sbs": [0.01], "zero_rate": [0.0],
+                       "large_shift_rate": [0.001]})  # fmt: skip
+    t11 = pd.DataFrame({"model": ["Gemma-3", "Gemma-3"], "dimension": ["age", "body"],
+                        "pct_scenarios_significant": [10.0, 20.0]})  # fmt: skip
+    cmp = pd.DataFrame(
+        {
+            "model": ["Gemma-3"] * 4,
+            "metric": ["zero_rate", "large_shift_rate", "pct_scenarios_significant",
+                       "pct_scenarios_significant"],
+            "dimension": ["", "", "age", "body"],
+            "paper": [0.31, 0.05, 40.0, 60.0],
+            "exact": [0.0, 0.001, 10.0, 20.0],
+        }
+    )  # fmt: skip
+    tables = {"per_model_effects": t7, "significance_rate_by_model": t11,
+              "estimator_comparison": cmp}  # fmt: skip
+    out, note = paper_estimator_tables(tables)
+    assert note and "12-draw" in note
+    assert out["per_model_effects"].loc[0, "zero_rate"] == 0.31
+    assert out["per_model_effects"].loc[0, "large_shift_rate"] == 0.05
+    assert out["significance_rate_by_model"]["pct_scenarios_significant"].tolist() == [40.0, 60.0]
+    assert tables["per_model_effects"].loc[0, "zero_rate"] == 0.0  # the input is not modified
+    same, none = paper_estimator_tables({"per_model_effects": t7})
+    assert none is None and same["per_model_effects"] is t7

@@ -86,11 +86,14 @@ def bc_percentile_ci(
     can miss the estimate itself. With ``z0 = Phi^-1(share of replicates < observed)`` the
     bounds are the ``Phi(2 z0 +- z_{(1+ci)/2})`` quantiles.
 
-    When the estimate lies outside the bootstrap distribution (every replicate above it, or
-    every one below: VS near 0, where resampling can only add spread), ``z0`` is unbounded and
-    the bias-corrected bounds collapse onto one extreme replicate (an interval of width ~0 that
-    excludes the estimate). Such columns fall back to the plain percentile interval widened to
-    include the estimate: ``[min(q_lo, obs), max(q_hi, obs)]``.
+    When the estimate lies far in a tail of the bootstrap distribution -- every replicate above
+    it (VS near 0, where resampling can only add spread), or a share of replicates below it
+    under ``(1 - ci) / 2`` -- ``2 z0 +- z`` puts *both* bias-corrected quantiles on the same side
+    of the estimate, and the interval excludes its own estimate (e.g. ``[0.01962, 0.01963]``
+    around a VS of 0.0201). Any column whose bias-corrected interval does not contain the
+    estimate (this includes ``z0`` unbounded) falls back to the plain percentile interval
+    widened to include the estimate: ``[min(q_lo, obs), max(q_hi, obs)]``. The returned
+    interval therefore always contains the estimate.
 
     Returns ``(lo, hi, fallback)``; ``fallback`` flags the columns that took the fallback.
     """
@@ -117,4 +120,8 @@ def bc_percentile_ci(
         z0 = norm.ppf(share)
         qs = norm.cdf([2 * z0 - zc, 2 * z0 + zc]) * 100.0
         lo[c], hi[c] = np.percentile(b, qs)
+        if not lo[c] <= obs[c] <= hi[c]:  # BC quantiles both on one side of the estimate
+            q_lo, q_hi = np.percentile(b, [tail, 100.0 - tail])
+            lo[c], hi[c] = min(q_lo, obs[c]), max(q_hi, obs[c])
+            fallback[c] = True
     return lo, hi, fallback

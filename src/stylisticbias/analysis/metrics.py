@@ -170,6 +170,7 @@ def sbs(
     method: str = "fdr_bh",
     min_faces: int = 2,
     zero_method: str = "wilcox",
+    correction: bool = False,
     faces: pd.Index | None = None,
     weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
@@ -203,6 +204,7 @@ def sbs(
         method=method,
         min_faces=min_faces,
         zero_method=zero_method,
+        correction=correction,
         weights=weights,
     )
 
@@ -217,6 +219,7 @@ def sbs_frame(
     method: str = "fdr_bh",
     min_faces: int = 2,
     zero_method: str = "wilcox",
+    correction: bool = False,
     weights: np.ndarray | None = None,
     boot_out: list[np.ndarray] | None = None,
 ) -> pd.DataFrame:
@@ -240,7 +243,11 @@ def sbs_frame(
     n_faces = (cs.den > 0).sum(axis=0)
     if test:
         pval, _ = wilcoxon_faces(
-            cs.face_means, labels=cs.labels(), min_faces=min_faces, zero_method=zero_method
+            cs.face_means,
+            labels=cs.labels(),
+            min_faces=min_faces,
+            zero_method=zero_method,
+            correction=correction,
         )
     out["pval"] = pval
     out["pval_corr"] = p_adjust(pval, method)
@@ -261,6 +268,7 @@ def face_effects(
     seed: int = 0,
     min_faces: int = 2,
     zero_method: str = "wilcox",
+    correction: bool = False,
     faces: pd.Index | None = None,
     weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
@@ -313,7 +321,7 @@ def face_effects(
         dlo, dhi = percentile_ci(bd, ci)
     out["ci_low"], out["ci_high"], out["d_ci_low"], out["d_ci_high"] = lo, hi, dlo, dhi
     out["pval"], _ = wilcoxon_faces(
-        fm, labels=cs.labels(), min_faces=min_faces, zero_method=zero_method
+        fm, labels=cs.labels(), min_faces=min_faces, zero_method=zero_method, correction=correction
     )
     out["n"] = nrows.astype(np.int64)
     out["n_faces"] = k.astype(np.int64)

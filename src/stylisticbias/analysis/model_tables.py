@@ -27,7 +27,11 @@ def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
         method=s.correction,
     )
     vs = with_significance(vs, s)
-    avg = vs.groupby("dimension", sort=False)["vs"].mean().reset_index()
+    avg = (
+        vs.groupby("dimension", sort=False)[["vs", "vs_debiased", "noise_floor"]]
+        .mean()
+        .reset_index()
+    )
     avg.insert(0, "model", AVERAGE)
     avg["significance"] = ""
     out = pd.concat([vs, avg], ignore_index=True)
@@ -44,6 +48,10 @@ def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
             "n",
             "n_groups",
             "n_scenarios",
+            "vs_debiased",
+            "debiased_ci_low",
+            "debiased_ci_high",
+            "noise_floor",
         ]
     ]
 
@@ -61,6 +69,7 @@ def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.Data
         seed=s.seed,
         min_faces=s.min_faces,
         zero_method=s.wilcoxon_zero_method,
+        correction=s.wilcoxon_correction,
         faces=faces,
     )
     fe["pval_corr"] = p_adjust(fe["pval"].to_numpy(), s.correction)

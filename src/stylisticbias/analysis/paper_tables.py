@@ -18,7 +18,7 @@ import pandas as pd
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
 from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs_frame
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.analysis.significance import marks, p_adjust, wilcoxon_faces
+from stylisticbias.analysis.significance import contrast_ttest, marks, p_adjust
 from stylisticbias.benchmark import Benchmark
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,8 @@ class Shift:
 
     frame: pd.DataFrame  # one row per tested cell
     boot: np.ndarray | None  # (B, cells)
+    num: np.ndarray | None = None  # (faces, cells) summed delta, columns as ``frame`` rows
+    den: np.ndarray | None = None  # (faces, cells) row counts
 
 
 def with_significance(df: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
@@ -92,7 +94,7 @@ def shift_cells(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> Sh
         boot_out=boot,
     )
     log.info("Table 12: %d variation x group cells, %d tested", len(fr), fr["pval"].notna().sum())
-    return Shift(fr, boot[0] if boot else None)
+    return Shift(fr, boot[0] if boot else None, allc.num, allc.den)
 
 
 def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
@@ -143,24 +145,18 @@ def table3(
 
     Value = unweighted mean, over the category's variations and the dimension's groups, of the
     Table 12 cells (reproduces the paper's Table 3 from its Table 12 within 0.001). CI: the
-    same mean per bootstrap replicate. Test: face-level Wilcoxon on each face's mean delta over
-    the category (same for every dimension), corrected across categories.
+    same mean per bootstrap replicate. Test: the printed number itself, per cell -- a face-level
+    t-test of that linear contrast of Table 12 cells
+    (:func:`~stylisticbias.analysis.significance.contrast_ttest`), corrected across all
+    category x dimension cells. (The paper's reading -- one face-level Wilcoxon per category,
+    the same p in all four columns -- tests a different quantity and can contradict the cell's
+    own CI.)
     """
     cat_of = {(v.attribute, v.value): v.category for v in benchmark.variations}
     fr = shift.frame
     cats = np.array([cat_of[(a, v)] for a, v in zip(fr.attribute, fr.value)])
-    cs, _ = cell_sums(delta, ["category"], faces=faces)
-    pv, nf = wilcoxon_faces(
-        cs.face_means, labels=cs.labels(), min_faces=s.min_faces, zero_method=s.wilcoxon_zero_method
-    )
-    test = pd.DataFrame(
-        {
-            "category": cs.keys["category"],
-            "pval": pv,
-            "pval_corr": p_adjust(pv, s.correction),
-            "n_faces": nf,
-        }
-    )
+    if shift.num is None or shift.den is None:
+        raise ValueError("table3: the Table 12 cells carry no face-level sums (Shift.num/den)")
     rows = []
     order = [c for c in benchmark.categories if c in set(cats)]
     boots = {}
@@ -180,11 +176,29 @@ def table3(
                 boots[(cat, dim)] = b
                 l_, h_ = percentile_ci(b[:, None], s.ci)
                 lo, hi = float(l_[0]), float(h_[0])
-            rows.append((cat, dim, eff, lo, hi, int(fr.loc[m, "n"].sum()), int(m.sum())))
+            idx = np.flatnonzero(m)
+            _, p, nf = contrast_ttest(
+                shift.num[:, idx],
+                shift.den[:, idx],
+                np.full(idx.size, 1.0 / max(idx.size, 1)),
+                min_faces=s.min_faces,
+            )
+            n = int(fr.loc[m, "n"].sum())
+            rows.append((cat, dim, eff, lo, hi, p, n, nf, int(m.sum())))
     df = pd.DataFrame(
-        rows, columns=["category", "dimension", "sbs", "ci_low", "ci_high", "n", "n_cells"]
-    )
-    df = df.merge(test, on="category", how="left")
+        rows,
+        columns=["category", "dimension", "sbs", "ci_low", "ci_high", "pval", "n", "n_faces",
+                 "n_cells"],
+    )  # fmt: skip
+    untested = df["pval"].isna() & df["sbs"].notna()
+    if untested.any():
+        log.warning(
+            "Table 3: %d cell(s) not tested (fewer than %d faces or zero variance): %s",
+            int(untested.sum()),
+            s.min_faces,
+            ", ".join(f"{c}/{d}" for c, d in zip(df.category[untested], df.dimension[untested])),
+        )
+    df["pval_corr"] = p_adjust(df["pval"].to_numpy(), s.correction)
     df = with_significance(df, s)
     avg = df.groupby("dimension", sort=False)["sbs"].mean().reset_index()
     avg.insert(0, "category", AVERAGE)

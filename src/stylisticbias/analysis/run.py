@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from stylisticbias.analysis.beyond_tables import beyond
 from stylisticbias.analysis.diagnostics import JUDGMENT_COLUMNS, bias_tables, response_sums
+from stylisticbias.analysis.estimators import estimator_comparison
 from stylisticbias.analysis.layout import metrics_json, wide_tables
 from stylisticbias.analysis.metrics import sbs
 from stylisticbias.analysis.model_tables import table2, table7, table11
@@ -34,6 +35,7 @@ from stylisticbias.analysis.paper_tables import (
     table12,
 )
 from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import get, load_group_option
 from stylisticbias.errors import StylisticBiasError
@@ -59,6 +61,9 @@ SCORE_COLUMNS = [
     "delta",
     "simulated",
 ]
+#: optional score columns (undecided mass, analysis/undecided.py); absent = none recorded
+UNDECIDED_SCORE_COLUMNS = ["undecided", "undecided_excluded", "delta_low", "delta_high",
+                           "phi_paper", "phi_exact", "delta_paper", "delta_exact"]  # fmt: skip
 _CATEGORICAL = [
     "model",
     "face_id",
@@ -83,7 +88,8 @@ def load_scores(paths: Mapping[str, Path]) -> pd.DataFrame:
     """
     frames = []
     for model, p in paths.items():
-        df = read_table(p, SCORES)[SCORE_COLUMNS]
+        df = read_table(p, SCORES)
+        df = df[SCORE_COLUMNS + [c for c in UNDECIDED_SCORE_COLUMNS if c in df.columns]]
         if df.empty:
             raise StylisticBiasError(f"{p}: no score rows for model {model!r}")
         others = sorted(set(df["model"].astype(str)) - {model})
@@ -179,6 +185,10 @@ def analyze(
         faces=faces,
     )
     t["sbs_overall"] = ov.astype({"model": str})
+    t["undecided_mass"] = undecided_table(scores)
+    comparison = estimator_comparison(scores, s)
+    if comparison is not None:
+        t["estimator_comparison"] = comparison
     log.info("beyond tables: %.1fs", time.perf_counter() - t0)
     if judgments:
         sums = [response_sums(j, benchmark, m) for m, j in judgments.items() if j is not None]

@@ -25,6 +25,7 @@ class AnalysisSettings:
     min_faces: int = 2
     zero_tol: float = 1e-9
     wilcoxon_zero_method: str = "wilcox"
+    wilcoxon_correction: bool = False
     n_permutations: int = 2000
     n_resamples: int = 1000
     ci: float = 0.95
@@ -68,6 +69,7 @@ class AnalysisSettings:
             "method": self.correction,
             "min_faces": self.min_faces,
             "zero_method": self.wilcoxon_zero_method,
+            "correction": self.wilcoxon_correction,
         }
 
     @classmethod

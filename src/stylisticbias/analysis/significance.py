@@ -81,12 +81,16 @@ def wilcoxon_faces(
     labels: Sequence[str] | None = None,
     min_faces: int = 2,
     zero_method: str = "wilcox",
+    correction: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided one-sample Wilcoxon signed-rank test of each column against 0.
 
     ``face_means`` is (faces x cells) with NaN where a face has no rows in a cell. Returns
     ``(pval, n_faces)`` per cell. A cell with fewer than ``min_faces`` faces, or whose shifts are
     all exactly zero, is not tested: its p-value is NaN and a warning names the cell.
+    ``correction``: continuity correction of the normal approximation (R's ``wilcox.test``
+    default is ``correct = TRUE``, SciPy's is False; the paper does not say; setting
+    ``analysis.wilcoxon_correction``). The exact test is unaffected.
     """
     fm = np.asarray(face_means, dtype=np.float64)
     if fm.ndim != 2:
@@ -107,7 +111,9 @@ def wilcoxon_faces(
         if not np.any(x != 0):
             zeros.append(f"{name} ({x.size} faces)")
             continue
-        pval[c] = stats.wilcoxon(x, zero_method=zero_method, method=wilcoxon_method(x)).pvalue
+        pval[c] = stats.wilcoxon(
+            x, zero_method=zero_method, correction=correction, method=wilcoxon_method(x)
+        ).pvalue
     if few:
         log.warning(
             "Wilcoxon: %d cell(s) with fewer than min_faces=%d faces, not tested: %s",
@@ -237,3 +243,47 @@ def demographic_tests(
         out.loc[idx, "pval_corr"] = p_adjust(out.loc[idx, "pval"].to_numpy(), method)
     out["significant"] = out["pval_corr"] < alpha
     return out
+
+
+def contrast_ttest(
+    num: np.ndarray,
+    den: np.ndarray,
+    coef: np.ndarray,
+    *,
+    min_faces: int = 2,
+) -> tuple[float, float, int]:
+    """Face-level test of a linear contrast of cell SBS: ``sum_c coef_c * SBS_c = 0``.
+
+    ``SBS_c = sum_f num[f, c] / sum_f den[f, c]`` (faces x cells sums, as in
+    :class:`~stylisticbias.analysis.metrics.CellSums`). The faces are independent, so the
+    estimate's variance is the cluster-robust (delta-method) one: with each face's influence
+    ``u_f = sum_c coef_c (num[f, c] - SBS_c den[f, c]) / D_c`` (``D_c`` the cell's rows),
+    ``var = F / (F - 1) sum_f u_f^2`` over the ``F`` faces with rows in any of the cells, and
+    ``t = estimate / sqrt(var)`` on ``F - 1`` df (two-sided). This is a one-sample t-test of the
+    face-level pseudo-values ``estimate + F u_f`` -- the test of exactly the printed number, and
+    the large-sample counterpart of its face-bootstrap interval.
+
+    Returns ``(estimate, p, F)``; ``p`` is NaN (not tested) with fewer than ``min_faces`` faces
+    or a zero variance.
+    """
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    coef = np.asarray(coef, dtype=np.float64)
+    d = den.sum(axis=0)
+    ok = d > 0
+    if not ok.any():
+        return np.nan, np.nan, 0
+    num, den, coef, d = num[:, ok], den[:, ok], coef[ok], d[ok]
+    r = num.sum(axis=0) / d
+    est = float(coef @ r)
+    used = (den > 0).any(axis=1)
+    f = int(used.sum())
+    u = ((num - r * den) / d) @ coef
+    u = u[used]
+    if f < max(min_faces, 2):
+        return est, np.nan, f
+    var = f / (f - 1) * float(np.sum(u * u))
+    if not var > 1e-30:
+        return est, np.nan, f
+    t = est / np.sqrt(var)
+    return est, float(2.0 * stats.t.sf(abs(t), df=f - 1)), f

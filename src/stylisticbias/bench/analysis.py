@@ -118,6 +118,7 @@ def worker(root: Path, cores: int) -> None:
                 "choice",
                 "p_pos",
                 "p_neg",
+                "p_undecided",
                 "simulated",
             ],
         )

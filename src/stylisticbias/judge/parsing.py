@@ -1,29 +1,47 @@
 """Parse a free-form forced-choice response into (a) / (b) / invalid (paper App. C.2).
 
-Rules (App. C.2: "responses that cannot be unambiguously mapped to one of the two options
-including refusals, hedged answers, and outputs containing both letters or neither are recorded as
-invalid"):
+Two readers (``judge.parser``):
+
+``paper`` (default; App. C.2 as written: "responses that cannot be unambiguously mapped to one
+of the two options including refusals, hedged answers, and outputs containing both letters or
+neither are recorded as invalid"; invalid answers leave phi's denominator):
 
 * A **letter mention** is one of
-    - a parenthesised letter anywhere: ``(a)``, ``( B )``;
+    - a parenthesised letter anywhere: ``(a)``, ``( B )``; an unclosed one, ``(a`` followed by
+      punctuation, a line break or the end (``(a: Competent``, a cut-off ``(b``);
     - a bare letter that *starts* the response, after optional decoration (``*``, quotes, ``[``,
-      ``Answer:``, ``Option``, ``The answer is``), followed by punctuation or the end:
-      ``a``, ``A)``, ``b.``, ``b - ...``, ``**B**``;
-    - a letter after an answer word: ``answer: b``, ``option a,`` ``I choose (b)``.
-  A letter followed (after spaces) by a word is the English article, not an answer:
-  ``a person ...`` and ``A competent ...`` mention nothing.
+      ``Answer:``, ``Option``, ``The answer is``), followed by punctuation, a line break or the end:
+      ``a``, ``A)``, ``b.``, ``**B**``, ``A\nThe person ...``;
+    - a letter after an answer word, also in JSON and a few other languages: ``answer: b``,
+      ``{"answer": "b"}``, ``option a,`` ``I choose (b)``, ``Respuesta: a``;
+    - a standalone letter anywhere else followed by punctuation, a line break, the end, or a verb
+      that only a letter can take (``is``, ``seems``, ``fits``, ``matches``, ``because``, ``or``
+      ...): ``I'd say A.``, ``A is more likely.``, ``La respuesta es B.``, ``答案是 A``; a
+      mid-sentence ``a`` is not confirmed by the end of the text alone (``... the person has a``
+      is a sentence cut off after the article).
+  A letter followed by another word is the English article: ``a person ...``, ``A competent
+  ...`` mention nothing.
 * A **hedge/refusal marker** is a whole word or phrase such as *neither, both, either, cannot,
-  can't, unable, sorry, maybe, perhaps, depends, not sure, hard to, as an AI* (``_MARKERS``).
-* Verdict: any marker -> invalid; else exactly one distinct letter -> that letter; else
-  (both letters, or neither) -> invalid.
+  can't, unable, sorry, maybe, perhaps, depends, not sure, hard to, as an AI, could be* (a few
+  in other languages), or a negated letter (``not (a)``) (``_MARKERS``).
+* Verdict: both letters -> invalid; a marker *before* the first letter mention -> invalid (a
+  hedged or refused answer); else exactly one letter -> that letter (a committed answer followed
+  by a remark that contains a hedge word, ``(a) Trustworthy. I don't see signs otherwise.``,
+  counts); else invalid.
 
-Prefix decidability (used by the exact engine). Every pattern is written so that a match is
-*confirmed* only by a character that follows it inside the text; at the end of a finished
-response a sentinel plays that character. Hence on an unfinished prefix the confirmed mentions
-and markers are exactly those that every continuation keeps, both sets only grow as text is
-appended, and the verdict can be fixed early only when it is *invalid* (a marker, or both
-letters, is already confirmed). A valid letter is never final before the response ends, because
-any continuation may still add ``or (b)``. :func:`decide_prefix` returns ``None`` until then.
+``official``: the reading of the paper's released code (``parse_choice`` in
+``judgement/judgement_pipeline.py`` of ``timo-cavelius/StylisticBias``), see
+:func:`parse_official`; with it unparsed answers stay in phi's denominator (``scores``).
+
+Prefix decidability (``paper`` reader; used by the exact engine). Every pattern is written so
+that a match is *confirmed* only by characters that follow it inside the text; at the end of a
+finished response a sentinel plays that character. Hence on an unfinished prefix the confirmed
+mentions and markers are exactly those that every continuation keeps, and both sets only grow as
+text is appended. A letter mention's confirming characters come right after its letter, so once
+a marker is confirmed every possible letter mention that starts before it is already decided.
+The verdict is therefore fixed early only when it is *invalid* (both letters, or a marker with
+no letter before it); a valid letter is never final before the response ends, because any
+continuation may still add ``or (b)``. :func:`decide_prefix` returns ``None`` until then.
 """
 
 from __future__ import annotations
@@ -35,31 +53,52 @@ from stylisticbias.benchmark import Ordering
 
 Letter = Literal["a", "b"]
 Outcome = Literal["positive", "negative", "invalid"]
+PARSERS = ("paper", "official")
 
 #: Appended to finished text so that end-of-text confirms a pending match (never in model output).
 _END = "\x00"
 
-# A letter is an answer only if what follows (after optional spaces) is neither a letter nor a
-# digit: "a)", "a.", "a -", "a<END>" confirm; "a person" does not; "a " alone is pending.
-_AFTER = r"(?=\s*[^\sa-z0-9])"
+# Verbs (and conjunctions) that can follow a letter but never the article "a".
+_LETTER_VERBS = (
+    r"(?:is|seems|fits|matches|describes|applies|appears|suits|sounds|because|since|would|or|and"
+    r"|nor|vs)"
+    r"(?=[^a-z0-9'])"
+)
+# A letter is an answer if what follows is punctuation, a line break or the end ("a)", "a.",
+# "a\n", "a<END>"), or a letter-only verb; "a person" is the article; "a " alone is pending.
+_AFTER = r"(?=[ \t]*(?:[^\sa-z0-9]|\n|" + _LETTER_VERBS + r"))"
+# Mid-sentence letters: quotes do not confirm (``a "trustworthy" one`` is the article).
+_MID_PUNCT = r"[.,;:!?)(\]}*\-\u2014\u3002\uff0c\uff09]|\n"
+_AFTER_MID = r"(?=[ \t]*(?:" + _MID_PUNCT + r"|\x00|" + _LETTER_VERBS + r"))"
+# A sentence cut off after the article ("... the person has a") must not read as (a): a
+# mid-sentence "a" is not confirmed by the end of the text alone ("b" is: it is never a word).
+_AFTER_MID_A = r"(?=[ \t]*(?:" + _MID_PUNCT + r"|" + _LETTER_VERBS + r"))"
+_NOT_WORD_BEFORE = r"(?<![a-z0-9\u00c0-\u024f])"
 
 _PAREN = re.compile(r"\(\s*([ab])\s*\)")
+_UNCLOSED = re.compile(r"\(\s*([ab])(?=[ \t]*(?:[^\sa-z0-9)]|\n))")
 _DECOR = r"(?:[\s*_`\"'\[\]#>:.-]|answer|option|choice|the\s+answer\s+is|my\s+answer\s+is|is)*"
 _LEADING = re.compile(r"^" + _DECOR + r"([ab])" + _AFTER)
-_AFTER_WORD = re.compile(
-    r"\b(?:answer|option|choice|choose|chose|select|pick|go\s+with)(?:\s+is)?\s*[:\-]?\s*[*_`\"']*\s*"
-    r"\(?([ab])" + _AFTER
+_ANSWER_WORDS = (
+    r"answer|option|choice|choose|chose|select|selected|pick|go\s+with|respuesta|antwort|"
+    r"r[eé]ponse|risposta|resposta|odpowied[zź]|w[aä]hle|choisis|elijo|escolho|scelgo"
 )
+_AFTER_WORD = re.compile(
+    r"\b(?:" + _ANSWER_WORDS + r")(?:\s+is)?[\"'*_`]*\s*[:\-=]?\s*[*_`\"'\[]*\s*\(?([ab])" + _AFTER
+)
+_MID = re.compile(_NOT_WORD_BEFORE + r"(?:(a)" + _AFTER_MID_A + r"|(b)" + _AFTER_MID + r")")
 _MARKER_WORDS = (
     "neither",
     "both",
     "either",
     "cannot",
     "can't",
-    "can’t",
     "can not",
     "could not",
     "couldn't",
+    "could be",
+    "might be",
+    "i guess",
     "unable",
     "impossible",
     "not possible",
@@ -84,35 +123,55 @@ _MARKER_WORDS = (
     "possibly",
     "as an ai",
     "no way to",
+    "none of",
+    "no puedo",
+    "ninguno",
+    "ninguna",
+    "kann nicht",
+    "kann das nicht",
+    "weder",
+    "ne peux pas",
+    "aucun",
+    "n/a",
 )
-# The trailing class confirms the end of the word ("both" vs "bothersome").
-_MARKERS = re.compile(r"\b(?:" + "|".join(_MARKER_WORDS) + r")(?=[^a-z0-9])")
+# The trailing class confirms the end of the word ("both" vs "bothersome"); a negated letter
+# ("not (a)", "definitely not b.") is a marker too: it does not choose that letter.
+_MARKERS = re.compile(
+    r"\b(?:" + "|".join(_MARKER_WORDS) + r")(?=[^a-z0-9])"
+    r"|\bnot\s+(?:option\s+)?\(?\s*[ab]" + _AFTER_MID
+)
 
 
 def _normalise(text: str, finished: bool) -> str:
     """Lower-case, unify quotes; append the end sentinel when the text is finished."""
     t = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    t = t.replace("\u201c", '"').replace("\u201d", '"')
     t = t.lstrip()
-    if finished:
-        t = t.rstrip() + _END
+    if finished:  # no rstrip: the finished text must extend the unfinished one (monotonicity)
+        t = t + _END
     return t
 
 
-def _letters(t: str) -> set[str]:
-    found = {m.group(1) for m in _PAREN.finditer(t)}
+def _mentions(t: str) -> list[tuple[int, str]]:
+    """Confirmed letter mentions as (position of the letter, letter)."""
+    found = [(m.start(1), m.group(1)) for m in _PAREN.finditer(t)]
+    found += [(m.start(1), m.group(1)) for m in _UNCLOSED.finditer(t)]
     lead = _LEADING.match(t)
     if lead:
-        found.add(lead.group(1))
-    found.update(m.group(1) for m in _AFTER_WORD.finditer(t))
+        found.append((lead.start(1), lead.group(1)))
+    found += [(m.start(1), m.group(1)) for m in _AFTER_WORD.finditer(t)]
+    found += [(m.start(), m.group(1) or m.group(2)) for m in _MID.finditer(t)]
     return found
 
 
 def _verdict(t: str) -> Letter | Literal["invalid"] | None:
     """Verdict from the confirmed evidence in ``t``; None when nothing is fixed yet."""
-    if _MARKERS.search(t):
-        return "invalid"
-    letters = _letters(t)
+    mentions = _mentions(t)
+    letters = {x for _, x in mentions}
     if len(letters) >= 2:
+        return "invalid"
+    marker = _MARKERS.search(t)
+    if marker and (not mentions or marker.start() < min(p for p, _ in mentions)):
         return "invalid"
     if t.endswith(_END):
         return letters.pop() if len(letters) == 1 else "invalid"  # type: ignore[return-value]
@@ -120,7 +179,7 @@ def _verdict(t: str) -> Letter | Literal["invalid"] | None:
 
 
 def parse_response(text: str | None) -> Letter | None:
-    """The letter a finished response chose, or None if it is invalid (App. C.2)."""
+    """The letter a finished response chose, or None if it is invalid (App. C.2, ``paper``)."""
     if text is None:
         return None
     v = _verdict(_normalise(text, finished=True))
@@ -150,3 +209,70 @@ def decide_prefix(text: str, finished: bool) -> Letter | Literal["invalid"] | No
     if finished:
         return v if v is not None else "invalid"
     return v
+
+
+_OFFICIAL_OPEN = re.compile(r"\(([ab])(?=[^a-z0-9]|$)")
+
+
+def parse_official(text: str | None, option_a: str, option_b: str) -> Letter | None:
+    """The paper's released code's reading of a response (``parser: official``).
+
+    Follows ``parse_choice`` of the paper's public repository (``timo-cavelius/StylisticBias``,
+    ``judgement/judgement_pipeline.py``), step by step, first hit wins; ``option_a``/``option_b``
+    are the pole texts the prompt showed as (a)/(b):
+
+    1. lower-case; keep only what follows ``[/inst]`` if present;
+    2. the *last* ``(a`` / ``(b`` not followed by a letter or digit;
+    3. the *last* of ``(a)``, ``a)``, ``(b)``, ``b)``;
+    4. ``option a`` present and ``option b`` absent (or the reverse);
+    5. ``a`` as a whitespace-separated token (after replacing ``.``/``,``) and no ``b`` token
+       (or the reverse);
+    6. one option's text present and the other's absent;
+    7. the first ``a``/``b`` character anywhere in the response (any word).
+
+    Otherwise unparsed (None; the paper's code records ``unknown`` and counts it in phi's
+    denominator). Steps 2, 3 and 7 read both-letter answers as one letter and step 7 reads
+    almost any text as a choice.
+    """
+    if text is None:
+        return None
+    original = text.strip()
+    t = original.lower()
+    if "[/inst]" in t:
+        t = t.split("[/inst]", 1)[1].strip()
+    opened = list(_OFFICIAL_OPEN.finditer(t))
+    if opened:
+        return opened[-1].group(1)  # type: ignore[return-value]
+    best: tuple[int, str] | None = None
+    for tok in ("(a)", "a)", "(b)", "b)"):
+        i = t.rfind(tok)
+        if i != -1 and (best is None or i > best[0]):
+            best = (i, tok)
+    if best is not None:
+        return "a" if "a" in best[1] else "b"
+    if "option a" in t and "option b" not in t:
+        return "a"
+    if "option b" in t and "option a" not in t:
+        return "b"
+    tokens = set(t.replace(".", " ").replace(",", " ").split())
+    if "a" in tokens and "b" not in tokens:
+        return "a"
+    if "b" in tokens and "a" not in tokens:
+        return "b"
+    oa, ob = option_a.lower(), option_b.lower()
+    if oa in t and ob not in t:
+        return "a"
+    if ob in t and oa not in t:
+        return "b"
+    first = re.search(r"[abAB]", original)
+    if first:
+        return "a" if first.group(0).lower() == "a" else "b"
+    return None
+
+
+def classify_official(
+    text: str | None, ordering: Ordering, option_a: str, option_b: str
+) -> Outcome:
+    """``positive`` / ``negative`` / ``invalid`` under ``parser: official`` (see
+    :func:`parse_official`; ``option_a``/``option_b`` are the texts shown as (a)/(b))."""
+    return letter_outcome(parse_official(text, option_a, option_b), ordering)

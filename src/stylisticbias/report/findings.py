@@ -20,20 +20,49 @@ from stylisticbias.report.tables import DIMENSION_ALIASES
 
 
 def _vs_ranking(vs: pd.DataFrame) -> list[str]:
-    eff = pick(vs, "reports/tables/vs_by_model.csv", ("vs", *EFFECT_COLUMNS))
+    """Dimensions (and models) ranked by the de-biased VS when the table has it.
+
+    The paper's VS carries a noise floor (sampling error of the group means) that grows with the
+    number and smallness of a dimension's groups, so ranking by it can put pure noise above a
+    real effect; the de-biased VS removes that floor (docs/statistics.md).
+    """
+    debiased = "vs_debiased" in vs.columns and vs["vs_debiased"].notna().any()
+    eff = (
+        "vs_debiased"
+        if debiased
+        else pick(vs, "reports/tables/vs_by_model.csv", ("vs", *EFFECT_COLUMNS))
+    )
     vs = vs.assign(dimension=vs["dimension"].replace(DIMENSION_ALIASES))
-    dims = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")[eff].mean()
-    dims = dims.sort_values(ascending=False)
-    out = [
-        "VS by demographic dimension (pooled over models): "
-        + ", ".join(f"{d} {v:.3f}" for d, v in dims.items())
-        + "."
-    ]
+    pool = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")
+    dims = pool[eff].mean().sort_values(ascending=False)
+    if debiased:
+        raw = pool["vs"].mean()
+        floor = pool["noise_floor"].mean()
+        out = [
+            "VS by demographic dimension (pooled over models), ranked by the de-biased VS "
+            "(the paper's VS minus its noise floor: sampling error of the group means inflates "
+            "the paper's VS, more for dimensions with more and smaller groups, so its ranking "
+            "can put pure noise above a real effect): "
+            + ", ".join(
+                f"{d} {v:.3f} (paper VS {raw[d]:.3f}, noise floor {floor[d]:.3f})"
+                for d, v in dims.items()
+            )
+            + "."
+        ]
+    else:
+        out = [
+            "VS by demographic dimension (pooled over models): "
+            + ", ".join(f"{d} {v:.3f}" for d, v in dims.items())
+            + "."
+        ]
     pm = per_model(vs)
     if pm["model"].nunique() > 1:
         by_model = pm.groupby("model")[eff].mean().sort_values(ascending=False)
+        label = "de-biased VS" if debiased else "VS"
         out.append(
-            "Models by mean VS: " + ", ".join(f"{m} {v:.3f}" for m, v in by_model.items()) + "."
+            f"Models by mean {label}: "
+            + ", ".join(f"{m} {v:.3f}" for m, v in by_model.items())
+            + "."
         )
     return out
 
@@ -86,4 +115,53 @@ def findings(
             f"{pair[1]} on {pair[0]} per-scenario mean Δ: slope {fit['slope']:.2f}, "
             f"r {fit['r']:.2f}; {flips} scenario(s) change sign."
         )
+    out += _undecided(tables.get("undecided_mass"))
+    out += _estimators(tables.get("estimator_comparison"))
     return out
+
+
+def _estimators(cmp: pd.DataFrame | None) -> list[str]:
+    """The paper-comparable (12-draw) and exact estimators side by side where they differ."""
+    if cmp is None or cmp.empty:
+        return []
+    parts = []
+    for metric, label in (("zero_rate", "zero-shift share"),
+                          ("large_shift_rate", "|Δ| ≥ 0.25 share")):  # fmt: skip
+        sub = cmp[cmp["metric"] == metric]
+        if len(sub):
+            parts.append(
+                f"{label} {sub['paper'].mean():.3f} (paper's 12-draw estimator) vs "
+                f"{sub['exact'].mean():.3f} (exact expectation)"
+            )
+    sig = cmp[cmp["metric"] == "pct_scenarios_significant"]
+    if len(sig):
+        parts.append(
+            f"Table 11 significance rate {sig['paper'].mean():.1f}% vs {sig['exact'].mean():.1f}%"
+        )
+    if not parts:
+        return []
+    return [
+        "Paper-comparable vs exact estimator (mean over models; compare the paper's tables with "
+        "the first): " + "; ".join(parts) + " (estimator_comparison.csv)."
+    ]
+
+
+def _undecided(und: pd.DataFrame | None) -> list[str]:
+    """One sentence on undecided (pruned) mass when any model has some."""
+    if und is None or und.empty:
+        return []
+    rows = und[und["category"].astype(str) == "all"]
+    if rows.empty or not (rows["undecided_max"] > 0).any():
+        return []
+    parts = [
+        f"{r.model}: mean {r.undecided_mean:.4f}, max {r.undecided_max:.4f}, "
+        f"{int(r.n_excluded)} of {int(r.n_rows)} rows excluded, overall SBS {r.sbs:+.4f} "
+        f"bounded in [{r.sbs_low:+.4f}, {r.sbs_high:+.4f}]"
+        for r in rows.itertuples()
+    ]
+    worst = und["max_shift"].max()
+    return [
+        "Undecided (pruned) answer mass, left out of φ (unbiased only if it would split like "
+        "the rest): " + "; ".join(parts) + f". It could move any reported SBS by at most "
+        f"{worst:.4f} (undecided_mass.csv)."
+    ]

@@ -60,6 +60,8 @@ OPTIONAL_TABLES: tuple[str, ...] = (
     "position_bias",
     "letter_bias",
     "invalid_rates",
+    "undecided_mass",
+    "estimator_comparison",
 )
 
 
