@@ -105,7 +105,8 @@ def test_sigkill_at_a_random_moment_then_rerun_is_byte_identical(
     proc = _stage(project, args)
     time.sleep(delay)
     killed = proc.poll() is None
-    os.kill(proc.pid, signal.SIGKILL)
+    if killed:
+        os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     rerun = _stage(project, args)
     _, err = rerun.communicate(timeout=600)
