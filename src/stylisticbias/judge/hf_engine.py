@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,7 @@ class HFJudgeEngine(JudgeEngine):
             max_branches_per_suffix=int(self.engine_cfg.get("max_branches_per_suffix", 64)),
         )
         self.suffix_batch_size = int(self.engine_cfg.get("suffix_batch_size", 100))
+        self.suffix_padding = bool(self.engine_cfg.get("suffix_padding", True))
         if "max_branches" in self.engine_cfg:
             raise StylisticBiasError(
                 "engine.max_branches was replaced by engine.max_branches_per_suffix (the live "
@@ -157,6 +158,8 @@ class HFJudgeEngine(JudgeEngine):
                 f"engine.prefix_sharing {self.prefix_sharing!r}; valid: {', '.join(SHARING_MODES)}"
             )
         self._shared_ok: bool | None = None  # None: not yet verified on this model
+        # called before each phase-clock read (profiling: torch.cuda.synchronize); None: async
+        self.profile_sync: Callable[[], None] | None = None
         self.chat_template_kwargs = dict(self.model_cfg.get("chat_template_kwargs") or {})
         self.model: Any = None
         self.processor: Any = None
@@ -191,6 +194,7 @@ class HFJudgeEngine(JudgeEngine):
                 "prune_threshold": self.decoding_params.prune_threshold,
                 "seed_mode": self.seed_mode,
                 "prefix_sharing": self.prefix_sharing,
+                "suffix_padding": self.suffix_padding,
             }
         )
         return out
@@ -205,7 +209,7 @@ class HFJudgeEngine(JudgeEngine):
         if self.model is None:
             self.setup(self.device)
         t0 = time.perf_counter()
-        stats = ExpandStats()
+        stats = ExpandStats(sync=self.profile_sync)
         rows: list[dict[str, Any]] = []
         image_tokens: list[int] = []
         undecided: list[float] = []
@@ -228,6 +232,9 @@ class HFJudgeEngine(JudgeEngine):
             "undecided_mass_mean": float(np.mean(undecided)) if undecided else 0.0,
             "undecided_mass_max": float(np.max(undecided)) if undecided else 0.0,
             "forward_calls": stats.forward_calls,
+            "host_syncs": stats.host_syncs,
+            "phase_s": dict(stats.phase_s),
+            "calls": list(stats.calls),
             "branch_rows": stats.branch_rows,
             "capped_mass": stats.capped_mass,
             "seconds": time.perf_counter() - t0,
@@ -307,6 +314,8 @@ class HFJudgeEngine(JudgeEngine):
         assert self._rendered is not None
         if self._text_tokens is None:  # image-independent: tokenised once per engine
             self._text_tokens = [tokenize_text(self.processor, r) for r in self._rendered]
+        stats = stats if stats is not None else ExpandStats()
+        t = stats.clock()
         prompts = split_prompts(
             self.model,
             self.processor,
@@ -320,12 +329,14 @@ class HFJudgeEngine(JudgeEngine):
             k: v.to(self.model.device) if hasattr(v, "to") else v
             for k, v in prompts.prefix_inputs.items()
         }
+        t = stats.add("preprocess", t)
         cache = prefill(self.model, prompts.prefix_inputs)
-        if stats is not None:
-            stats.forward_calls += 1
+        stats.add("prefill", t)
+        stats.forward_calls += 1
+        stats.calls.append(("prefill", 1, len(prompts.prefix_ids)))
         run = partial(expand_all, self.model, self.processor.tokenizer, prompts=prompts,
                       decoding=self.decoding_params, suffix_batch_size=self.suffix_batch_size,
-                      stats=stats)  # fmt: skip
+                      stats=stats, padding=self.suffix_padding)  # fmt: skip
         shared = self._shared_template(cache, prompts)
         try:
             dists = run(prefix_cache=shared if shared is not None else cache)
