@@ -22,7 +22,7 @@ KEY = ["image_id", "scenario_id", "ordering", "seed"]
 
 
 def _params(root: Path, devices: int) -> dict:
-    params = make_tables(root, 1, values_per_face=2)
+    params = make_tables(root, 1, values_per_face=3)
     engine = dict(load_group_option("engine", "hf"))
     engine.update(
         decoding="exact",
