@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help setup repro test test-all lint params check-params bench bench-gpu bench-grammar clean-data
+.PHONY: help setup repro test test-all lint params check-params bench bench-gpu bench-grammar bench-overhead clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -49,6 +49,10 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)
 	$(PYTHON) -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b
 	$(PYTHON) -m stylisticbias.bench.judge_gpu --model llava-v1.6-mistral-7b
+
+bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare forwards vs b0e6d99 (CPU, ~30 min)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m stylisticbias.bench.judge_overhead --images 3 --profile
 
 bench-grammar: $(STAMP)  ## reports/bench/grammar_check.json: full-size models on CPU (~18 GB RAM)
 	$(BIN)/python -m stylisticbias.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3

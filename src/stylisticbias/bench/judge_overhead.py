@@ -293,6 +293,8 @@ def run_model(
     profile: bool,
     threads: int,
     baseline_commit: str = DEFAULT_BASELINE,
+    scale: str = "shrunk",
+    dtype: str = "float32",
 ) -> dict[str, Any]:
     """All measurements of one architecture (see module doc)."""
     import torch
@@ -308,7 +310,7 @@ def run_model(
     engine_cfg = dict(load_group_option("engine", "hf"))
     engine_cfg.pop("lightning", None)
     engine_cfg.update({"decoding": "exact", "device": device})
-    model, processor = build(name, device=device, dtype="float32", scale="shrunk",
+    model, processor = build(name, device=device, dtype=dtype, scale=scale,
                              residual_scale=residual_scale)  # fmt: skip
     eng = _engine(dict(load_group_option("model", name)), engine_cfg, judge, bench, model,
                   processor, device)  # fmt: skip
@@ -360,16 +362,17 @@ def run_model(
     res: dict[str, Any] = {
         "architecture": type(model).__name__,
         "shape": {
-            "scale": "shrunk (stylisticbias.judge.full_size)",
+            "scale": f"{scale} (stylisticbias.judge.full_size)",
             "text": {k: getattr(model.config.text_config, k) for k in _SHAPE_KEYS},
             "parameters_million": round(sum(p.numel() for p in model.parameters()) / 1e6, 1),
-            "dtype": "float32",
+            "dtype": dtype,
             "residual_scale": residual_scale,
             "image_size_px": size,
         },
         "image_tokens": int(eng.last_stats["image_tokens_per_image"][0]),
         "suffix_tokens": {
-            "source": source(_TOKENIZER_KIND[name]),
+            "source": source(_TOKENIZER_KIND[name]) if scale == "shrunk"
+            else "word-level tokenizer of the tiny checkpoints (NOT the real counts)",
             "per_prompt_min": min(counts),
             "per_prompt_max": max(counts),
             "total_per_image": sum(counts),
@@ -442,6 +445,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--images", type=int, default=2, help="timed images per model")
     ap.add_argument("--size", type=int, default=1024, help="face image size in px")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--scale", default="shrunk", choices=("shrunk", "full"),
+                    help="full: the real 8B/7B shapes (GPU; use --dtype bfloat16)")  # fmt: skip
+    ap.add_argument("--dtype", default="float32")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (CPU)")
     ap.add_argument("--residual-scale", type=float, default=SHRUNK_RESIDUAL_SCALE)
     ap.add_argument("--baseline-commit", default=DEFAULT_BASELINE,
@@ -462,7 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     load_before = os.getloadavg()
     base = None
-    if args.baseline_commit:
+    if args.baseline_commit and args.device != "cpu":
+        log.warning("--baseline-commit runs on the CPU only: previous engine not measured")
+    elif args.baseline_commit:
         base = baseline_src(args.baseline_commit,
                             Path(args.baseline_dir) if args.baseline_dir else None)  # fmt: skip
     out = Path(args.out)
@@ -472,7 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             res = run_model(name, n_images=args.images, size=args.size, device=args.device,
                             residual_scale=args.residual_scale, baseline=base,
                             profile=args.profile, threads=args.threads,
-                            baseline_commit=args.baseline_commit)  # fmt: skip
+                            baseline_commit=args.baseline_commit, scale=args.scale,
+                            dtype=args.dtype)  # fmt: skip
         except StylisticBiasError as exc:
             log.error("error: %s", exc)
             return 2
