@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help setup lock repro test test-all lint params check-params bench bench-gpu bench-grammar bench-calibration clean-data
+.PHONY: help setup lock repro test test-all lint params check-params bench bench-gpu bench-grammar bench-calibration bench-overhead clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -24,7 +24,7 @@ lock:  ## re-resolve pyproject.toml's dependencies (+dev) in a fresh venv -> req
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/pip install --quiet --upgrade pip
 	.lock-venv/bin/pip install --quiet torch==2.13.0
-	.lock-venv/bin/pip install --quiet '.[dev]'
+	.lock-venv/bin/pip install --quiet '.[dev,bench]'
 	{ sed -n '1,/^$$/p' requirements.lock; .lock-venv/bin/pip freeze --exclude-editable \
 	  | grep -vi '^stylisticbias'; } > requirements.lock.new && mv requirements.lock.new requirements.lock
 	rm -rf .lock-venv
@@ -62,6 +62,10 @@ bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B model
 
 bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 20 replicates x 3 plants (CPU, ~10-20 min)
 	$(BIN)/python -m stylisticbias.bench.calibration --replicates 20 --faces 100
+
+bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare forwards vs b0e6d99 (CPU, ~30 min)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m stylisticbias.bench.judge_overhead --images 3 --profile
 
 bench-grammar: $(STAMP)  ## reports/bench/grammar_check.json: full-size models on CPU (~18 GB RAM)
 	$(BIN)/python -m stylisticbias.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3

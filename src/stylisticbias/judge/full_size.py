@@ -110,8 +110,20 @@ _TINY_TEXT = {
 }
 
 
-#: (model class, config, processor, grammar start token, grammar sharpness)
-_Parts = tuple[Any, Any, Any, str, float]
+#: ``shrunk`` scale: the real tokenizer, image processing and vocabulary, widths and depth cut
+#: to a CPU-sized but compute-dominated decoder (the overhead benchmark,
+#: :mod:`stylisticbias.bench.judge_overhead`); the vision tower shrinks further (its FLOPs
+#: are not what that benchmark measures, its image-token count is kept).
+_SHRUNK_TEXT = {
+    "hidden_size": 1024,
+    "num_hidden_layers": 8,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+    "head_dim": 64,
+}
+
+#: (model class, config, processor, grammar start token, grammar sharpness, grammar aliases)
+_Parts = tuple[Any, Any, Any, str, float, dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -129,7 +141,14 @@ def _qwen3_vl(scale: str, vocab_pad: bool) -> _Parts:
 
     from stylisticbias.judge.tiny_archs import qwen3_vl
 
-    tok = qwen3_vl.tokenizer()
+    start, aliases = "\n", {}
+    if scale == "shrunk":
+        from stylisticbias.bench.real_tokenizers import qwen_tokenizer
+
+        tok = qwen_tokenizer(qwen3_vl._QWEN_TEMPLATE)
+        start, aliases = "Ċ", {" ": "Ġ"}  # byte-level BPE spellings of "\n" and " "
+    else:
+        tok = qwen3_vl.tokenizer()
     vis = dict(QWEN3_VL_8B_VISION)
     # conf/model/qwen3-vl-8b.yaml pins 64..1,024 image tokens (32 px per token)
     processor = qwen3_vl.image_processor_and(
@@ -142,6 +161,11 @@ def _qwen3_vl(scale: str, vocab_pad: bool) -> _Parts:
         text["rope_parameters"] = {**text["rope_parameters"], "mrope_section": [2, 3, 3]}
         vis.update({"depth": 4, "hidden_size": 64, "intermediate_size": 128, "num_heads": 4,
                     "out_hidden_size": 64, "deepstack_visual_indexes": [1, 2]})  # fmt: skip
+    elif scale == "shrunk":
+        text.update(_SHRUNK_TEXT, intermediate_size=3072)
+        text["rope_parameters"] = {**text["rope_parameters"], "mrope_section": [12, 10, 10]}
+        vis.update({"depth": 2, "hidden_size": 256, "intermediate_size": 1024, "num_heads": 4,
+                    "out_hidden_size": 1024, "deepstack_visual_indexes": [0, 1]})  # fmt: skip
     text["vocab_size"] = max(len(tok), text["vocab_size"] if vocab_pad else len(tok))
     ids = tok.convert_tokens_to_ids
     cfg = Qwen3VLConfig(
@@ -153,7 +177,7 @@ def _qwen3_vl(scale: str, vocab_pad: bool) -> _Parts:
         vision_end_token_id=ids("<|vision_end|>"),
         tie_word_embeddings=False,
     )
-    return Qwen3VLForConditionalGeneration, cfg, processor, "\n", 3.0
+    return Qwen3VLForConditionalGeneration, cfg, processor, start, 3.0, aliases
 
 
 def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
@@ -161,7 +185,14 @@ def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
 
     from stylisticbias.judge.tiny_archs import llava_next
 
-    tok = llava_next.tokenizer()
+    start, aliases = "[/INST]", {}
+    if scale == "shrunk":
+        from stylisticbias.bench.real_tokenizers import mistral_tokenizer
+
+        tok = mistral_tokenizer(llava_next._MISTRAL_TEMPLATE)
+        start, aliases = "]", {" ": "▁"}  # "[/INST]" ends in the piece "]"
+    else:
+        tok = llava_next.tokenizer()
     vis = dict(LLAVA_16_VISION)
     s, patch = vis["image_size"], vis["patch_size"]
     processor = llava_next.processor_for(
@@ -172,6 +203,10 @@ def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
         text.update(_TINY_TEXT)
         vis.update({"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 3,
                     "num_attention_heads": 4, "projection_dim": 64})  # fmt: skip
+    elif scale == "shrunk":
+        text.update(_SHRUNK_TEXT, intermediate_size=3584)
+        vis.update({"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 3,
+                    "num_attention_heads": 4, "projection_dim": 256})  # fmt: skip
     text["vocab_size"] = max(len(tok), text["vocab_size"] if vocab_pad else len(tok))
     cfg = LlavaNextConfig(
         text_config=text,
@@ -184,7 +219,7 @@ def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
         projector_hidden_act="gelu",
         tie_word_embeddings=False,
     )
-    return LlavaNextForConditionalGeneration, cfg, processor, "[/INST]", 2.0
+    return LlavaNextForConditionalGeneration, cfg, processor, start, 2.0, aliases
 
 
 SPECS: dict[str, Spec] = {
@@ -193,7 +228,7 @@ SPECS: dict[str, Spec] = {
         "llava-v1.6-mistral-7b", "llava-hf/llava-v1.6-mistral-7b-hf", 7.57, _llava_next
     ),
 }
-SCALES: tuple[str, ...] = ("full", "tiny")
+SCALES: tuple[str, ...] = ("full", "tiny", "shrunk")
 
 
 def _spec(name: str, scale: str) -> Spec:
@@ -206,7 +241,7 @@ def _spec(name: str, scale: str) -> Spec:
 
 def model_config(name: str, scale: str = "full") -> Any:
     """The transformers config of ``name`` at ``scale`` (real vocabulary size at full scale)."""
-    _cls, cfg, _proc, _start, _sharp = _spec(name, scale).build(scale, scale == "full")
+    _cls, cfg, *_ = _spec(name, scale).build(scale, scale != "tiny")
     return cfg
 
 
@@ -214,7 +249,7 @@ def count_parameters(name: str, scale: str = "full") -> int:
     """Parameters of the model ``name`` builds, counted on the meta device (no memory used)."""
     import torch
 
-    cls, cfg, _proc, _start, _sharp = _spec(name, scale).build(scale, scale == "full")
+    cls, cfg, *_ = _spec(name, scale).build(scale, scale != "tiny")
     with torch.device("meta"):
         model = cls(cfg)
     return sum(p.numel() for p in model.parameters())
@@ -274,7 +309,9 @@ def build(
     from stylisticbias.judge.hf_loading import torch_dtype
     from stylisticbias.judge.tiny import prepare
 
-    cls, cfg, processor, start, sharpness = _spec(name, scale).build(scale, scale == "full")
+    cls, cfg, processor, start, sharpness, aliases = _spec(name, scale).build(
+        scale, scale != "tiny"
+    )
     torch.manual_seed(seed)
     dt = torch_dtype(dtype)
     prev = torch.get_default_dtype()
@@ -285,7 +322,7 @@ def build(
     finally:
         torch.set_default_dtype(prev)
     model.eval()
-    prepare(model, processor, start, sharpness=sharpness)
+    prepare(model, processor, start, sharpness=sharpness, aliases=aliases)
     if residual_scale is None:
         residual_scale = FULL_RESIDUAL_SCALE if scale == "full" else 1.0
     if residual_scale != 1.0:

@@ -25,7 +25,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from PIL import Image
 from stylisticbias.benchmark import Benchmark, Ordering
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
+from stylisticbias.judge.batch_sizing import AUTO, BatchSizes
+from stylisticbias.judge.batch_sizing import choose as choose_batch_sizes
 from stylisticbias.judge.hf_exact import (
     Decoding,
     ExpandStats,
@@ -142,10 +145,16 @@ class HFJudgeEngine(JudgeEngine):
             temperature=float(self.judge_cfg.get("temperature", 0.2)),
             max_new_tokens=int(self.judge_cfg.get("max_new_tokens", 16)),
             prune_threshold=float(self.engine_cfg.get("prune_threshold", 1e-4)),
-            branch_batch_size=int(self.engine_cfg.get("branch_batch_size", 256)),
+            branch_batch_size=_batch_size(self.engine_cfg, "branch_batch_size", 256, 1),
             max_branches_per_suffix=int(self.engine_cfg.get("max_branches_per_suffix", 64)),
         )
-        self.suffix_batch_size = int(self.engine_cfg.get("suffix_batch_size", 100))
+        self.suffix_batch_size = _batch_size(self.engine_cfg, "suffix_batch_size", 100, 1)
+        # "auto" sizes (0 above) are chosen from free memory at the first image
+        self._auto_sizes = {
+            k for k in ("suffix_batch_size", "branch_batch_size") if self.engine_cfg.get(k) == AUTO
+        }
+        self.batch_sizes: BatchSizes | None = None
+        self.suffix_padding = bool(self.engine_cfg.get("suffix_padding", True))
         if "max_branches" in self.engine_cfg:
             raise StylisticBiasError(
                 "engine.max_branches was replaced by engine.max_branches_per_suffix (the live "
@@ -157,6 +166,8 @@ class HFJudgeEngine(JudgeEngine):
                 f"engine.prefix_sharing {self.prefix_sharing!r}; valid: {', '.join(SHARING_MODES)}"
             )
         self._shared_ok: bool | None = None  # None: not yet verified on this model
+        # called before each phase-clock read (profiling: torch.cuda.synchronize); None: async
+        self.profile_sync: Callable[[], None] | None = None
         self.chat_template_kwargs = dict(self.model_cfg.get("chat_template_kwargs") or {})
         self.model: Any = None
         self.processor: Any = None
@@ -191,6 +202,7 @@ class HFJudgeEngine(JudgeEngine):
                 "prune_threshold": self.decoding_params.prune_threshold,
                 "seed_mode": self.seed_mode,
                 "prefix_sharing": self.prefix_sharing,
+                "suffix_padding": self.suffix_padding,
             }
         )
         return out
@@ -205,7 +217,7 @@ class HFJudgeEngine(JudgeEngine):
         if self.model is None:
             self.setup(self.device)
         t0 = time.perf_counter()
-        stats = ExpandStats()
+        stats = ExpandStats(sync=self.profile_sync)
         rows: list[dict[str, Any]] = []
         image_tokens: list[int] = []
         undecided: list[float] = []
@@ -228,6 +240,9 @@ class HFJudgeEngine(JudgeEngine):
             "undecided_mass_mean": float(np.mean(undecided)) if undecided else 0.0,
             "undecided_mass_max": float(np.max(undecided)) if undecided else 0.0,
             "forward_calls": stats.forward_calls,
+            "host_syncs": stats.host_syncs,
+            "phase_s": dict(stats.phase_s),
+            "calls": list(stats.calls),
             "branch_rows": stats.branch_rows,
             "capped_mass": stats.capped_mass,
             "seconds": time.perf_counter() - t0,
@@ -307,6 +322,8 @@ class HFJudgeEngine(JudgeEngine):
         assert self._rendered is not None
         if self._text_tokens is None:  # image-independent: tokenised once per engine
             self._text_tokens = [tokenize_text(self.processor, r) for r in self._rendered]
+        stats = stats if stats is not None else ExpandStats()
+        t = stats.clock()
         prompts = split_prompts(
             self.model,
             self.processor,
@@ -320,12 +337,16 @@ class HFJudgeEngine(JudgeEngine):
             k: v.to(self.model.device) if hasattr(v, "to") else v
             for k, v in prompts.prefix_inputs.items()
         }
+        t = stats.add("preprocess", t)
+        if self._auto_sizes and self.batch_sizes is None:
+            self._choose_batch_sizes(max(len(x) for x in prompts.suffixes))
         cache = prefill(self.model, prompts.prefix_inputs)
-        if stats is not None:
-            stats.forward_calls += 1
+        stats.add("prefill", t)
+        stats.forward_calls += 1
+        stats.calls.append(("prefill", 1, len(prompts.prefix_ids)))
         run = partial(expand_all, self.model, self.processor.tokenizer, prompts=prompts,
                       decoding=self.decoding_params, suffix_batch_size=self.suffix_batch_size,
-                      stats=stats)  # fmt: skip
+                      stats=stats, padding=self.suffix_padding)  # fmt: skip
         shared = self._shared_template(cache, prompts)
         try:
             dists = run(prefix_cache=shared if shared is not None else cache)
@@ -369,6 +390,18 @@ class HFJudgeEngine(JudgeEngine):
                 rows.append(row)
         return rows, n_img
 
+    def _choose_batch_sizes(self, width: int) -> None:
+        """Resolve ``auto`` batch sizes from free memory (:mod:`~.batch_sizing`), once."""
+        self.batch_sizes = choose_batch_sizes(
+            self.model, width, self.decoding_params.max_new_tokens, suffix_cap=len(self.specs)
+        )
+        if "suffix_batch_size" in self._auto_sizes:
+            self.suffix_batch_size = self.batch_sizes.suffix_batch_size
+        if "branch_batch_size" in self._auto_sizes:
+            self.decoding_params = replace(
+                self.decoding_params, branch_batch_size=self.batch_sizes.branch_batch_size
+            )
+
     # ---- shared prefix -----------------------------------------------------------------------
     def _shared_template(self, cache: Any, prompts: Any) -> SharedPrefixCache | None:
         """The shared-prefix template for this image, or ``None`` for the per-row copy path.
@@ -408,6 +441,20 @@ class HFJudgeEngine(JudgeEngine):
         log.info("prefix sharing off for %s (%s): per-row prefix copy", self.model_name, why)
         if permanent:
             self._shared_ok = False
+
+
+def _batch_size(cfg: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
+    """``cfg[key]`` as a positive int; ``auto`` -> 0 (chosen later from free memory)."""
+    v = cfg.get(key, default)
+    if v == AUTO:
+        return 0
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        n = 0
+    if n < minimum or isinstance(v, bool):
+        raise StylisticBiasError(f"engine.{key}: {v!r}; valid: a positive integer or {AUTO!r}")
+    return n
 
 
 def _one_hot(choice: str) -> dict[str, float]:

@@ -16,17 +16,21 @@ outcomes* is computed exactly by expanding the response tree token by token:
 * children below ``prune_threshold`` probability are not expanded: their mass is reported as
   ``undecided`` (never dropped), so ``sum(masses) + undecided == 1``.
 
-Suffixes are batched **by token length** (no padding at all: positions, rotary/M-RoPE offsets
-and attention masks are exactly those of the unbatched prompt); every branch of a batch has the
-same length at every step, so branches batch without padding too.
+All suffixes of an image run as **one left-padded batch** (:func:`expand`): pad slots sit
+between the prefix and each shorter suffix, are masked out of attention, and every row keeps
+the positions (RoPE / M-RoPE offsets) of its unpadded prompt, so rows end at the same slot and
+each expansion depth is one forward for all branches. Forward calls per image: 1 (prefix) + 1
+(suffixes) + depth. (``padding=False`` groups suffixes by token length instead, the previous
+engine's layout: no padding at all, forward calls = groups x depth.)
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,14 +195,32 @@ def _restore_rope_deltas(model: Any, cache: Any) -> None:
         model.model.rope_deltas = deltas
 
 
-def _forward(model: Any, ids: Any, cache: Any) -> Any:
-    """Run ``ids`` ([B, S]) on top of ``cache`` (updated in place); float32 last-token logits."""
+def _forward(
+    model: Any, ids: Any, cache: Any, attention_mask: Any = None, positions: Any = None
+) -> Any:
+    """Run ``ids`` ([B, S]) on top of ``cache`` (updated in place); float32 last-token logits.
+
+    ``attention_mask`` ([B, cache length + S], 0 on padding) and ``positions`` ([B, S] text
+    positions) are given for a left-padded batch (see :func:`expand`); M-RoPE models get
+    ``positions`` + the prefix's ``rope_deltas`` on all three axes, as their own forward
+    computes them for unpadded text after the image.
+    """
     _restore_rope_deltas(model, cache)
+    kw: dict[str, Any] = {"past_key_values": cache, "use_cache": True, "logits_to_keep": 1}
+    if attention_mask is not None:
+        kw["attention_mask"] = attention_mask
+    if positions is not None:
+        deltas = getattr(getattr(cache, "prefix_cache", cache), "mrope_deltas", None)
+        if deltas is not None:
+            pos = positions + deltas.to(positions.device)
+            kw["position_ids"] = pos[None].expand(3, *pos.shape)
+        else:
+            kw["position_ids"] = positions
     if isinstance(cache, SharedPrefixCache):
         with cache.active(model):
-            out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            out = model(input_ids=ids, **kw)
     else:
-        out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        out = model(input_ids=ids, **kw)
     return out.logits[:, -1].float()
 
 
@@ -311,18 +333,65 @@ class Distribution:
 
 @dataclass
 class ExpandStats:
-    """Counters of one expansion (for logging and the benchmark)."""
+    """Counters and per-phase wall time of expansions (for logging, profiling, the benchmark).
+
+    ``phase_s``: seconds by phase -- ``suffix`` (the suffix forward), ``step<d>`` (the forward
+    calls of expansion depth ``d``), ``host`` (logits processing, softmax, pruning, parsing and
+    cache bookkeeping between forwards); the engine adds ``preprocess`` and ``prefill``.
+    ``calls``: ``(phase, rows, query tokens)`` of every forward, in order. ``sync``: called
+    before each clock read (``torch.cuda.synchronize`` when profiling a GPU; ``None`` leaves
+    the device asynchronous, so GPU phase times are then only launch times).
+    """
 
     forward_calls: int = 0
     branch_rows: int = 0
     max_depth: int = 0
     capped_mass: float = 0.0  # probability moved to undecided by ``max_branches_per_suffix``
+    host_syncs: int = 0  # device -> host transfers the expansion needed (2 per depth)
+    phase_s: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    calls: list[tuple[str, int, int]] = field(default_factory=list)
+    sync: Callable[[], None] | None = None
+
+    def clock(self) -> float:
+        """``time.perf_counter()`` after ``sync`` (if set)."""
+        if self.sync is not None:
+            self.sync()
+        return time.perf_counter()
+
+    def add(self, phase: str, since: float) -> float:
+        """Add the time since ``since`` to ``phase``; returns the new clock reading."""
+        now = self.clock()
+        self.phase_s[phase] += now - since
+        return now
 
 
 def _clean_prefix(text: str) -> str:
     """Drop an undecodable tail (a partial UTF-8 sequence decodes to U+FFFD)."""
     i = text.find("\ufffd")
     return text if i < 0 else text[:i]
+
+
+#: Logits processors that read the *order* of the prompt tokens (n-grams): with one of them
+#: configured, suffixes are grouped by length instead of left-padded (see :func:`expand`).
+ORDER_SENSITIVE_PROCESSORS = frozenset(
+    {"NoRepeatNGramLogitsProcessor", "EncoderNoRepeatNGramLogitsProcessor"}
+)
+
+
+def padding_allowed(model: Any, decoding: Decoding, gen_setup: Any = None) -> bool:
+    """Whether suffixes of different lengths may share a left-padded batch.
+
+    The padded prompt that ``generate``'s logits processors see holds the row's first suffix
+    token in place of each pad: every processor that only reads the prompt's token *set*
+    (repetition penalty) or its length (min-new-tokens, begin suppression: equal for all rows)
+    sees what it sees unpadded; n-gram processors would not, so they switch padding off.
+    """
+    import torch
+
+    gen_cfg, _ = gen_setup or generation_setup(model, decoding)
+    dummy = torch.zeros((1, 2), dtype=torch.long, device=model.device)
+    names = {type(p).__name__ for p in logits_processors(model, gen_cfg, dummy)}
+    return not (names & ORDER_SENSITIVE_PROCESSORS)
 
 
 def expand(
@@ -335,24 +404,52 @@ def expand(
     gen_setup: tuple[Any, set[int]] | None = None,
     stats: ExpandStats | None = None,
 ) -> list[Distribution]:
-    """Exact verdict distributions of equal-length ``suffixes`` on the shared prefix."""
+    """Exact verdict distributions of ``suffixes`` on the shared prefix, in ONE batch.
+
+    Suffixes of different lengths are **left-padded** between the prefix and the suffix: the
+    pad slots are masked out of every attention (``attention_mask`` 0) and each row's tokens
+    get the positions (RoPE / M-RoPE) of its unpadded prompt, so every row ends at the same
+    slot and the expansion steps of all rows run as one forward per depth (chunked by
+    ``branch_batch_size``): forward calls = 1 + depth, whatever the number of distinct suffix
+    lengths. Equal-length suffixes run exactly as before (no mask, no positions).
+
+    Per depth the host needs the kept children (parsing is on the host): candidates are found
+    on the device in float32 with a safety margin, then tested exactly in float64, so only
+    those cross to the host (2 transfers per depth) and the float64 arithmetic of the pruning
+    rule is what it was on the full vocabulary.
+    """
     import torch
 
     if not suffixes:
         return []
-    if len({len(s) for s in suffixes}) != 1:
-        raise ValueError("expand needs equal-length suffixes (group them by length)")
     stats = stats or ExpandStats()
     gen_cfg, eos = gen_setup or generation_setup(model, decoding)
     dev = model.device
     n = len(suffixes)
-    suffix = torch.tensor([list(s) for s in suffixes], device=dev)
+    t = stats.clock()
+    width = max(len(s) for s in suffixes)
+    padded = any(len(s) != width for s in suffixes)
+    p_len = len(prefix_ids)
+    suffix = torch.tensor(
+        [[s[0]] * (width - len(s)) + list(s) for s in suffixes], dtype=torch.long, device=dev
+    )
     full = torch.cat([torch.tensor([list(prefix_ids)], device=dev).expand(n, -1), suffix], 1)
     procs = logits_processors(model, gen_cfg, full[:1])
+    attn = positions = last_pos = None
+    if padded:
+        real = torch.tensor(
+            [[0] * (width - len(s)) + [1] * len(s) for s in suffixes], dtype=torch.long, device=dev
+        )
+        attn = torch.cat([torch.ones((n, p_len), dtype=torch.long, device=dev), real], 1)
+        positions = (p_len - 1 + real.cumsum(1)).clamp_min(p_len)
+        last_pos = positions[:, -1].clone()
     cache = cache_repeat(prefix_cache, n)
-    logits = _forward(model, suffix, cache)
+    t = stats.add("host", t)
+    logits = _forward(model, suffix, cache, attn, positions)
+    t = stats.add("suffix", t)
     stats.forward_calls += 1
     stats.branch_rows += n
+    stats.calls.append(("suffix", n, width))
 
     dists = [Distribution() for _ in range(n)]
     owner = list(range(n))
@@ -363,24 +460,33 @@ def expand(
     while owner:
         depth += 1
         scores = procs(full, logits)
-        probs = torch.softmax(scores, dim=-1).to(torch.float64)  # float32 softmax, as generate
-        child = branch_p[:, None] * probs
+        probs = torch.softmax(scores, dim=-1)  # float32 softmax, as generate
+        # candidates in float32 (a superset: the margin covers float32 rounding of thr / p)
+        lim = (thr / branch_p).to(torch.float32) * (1.0 - 1e-5)
+        cand = (probs >= lim[:, None]).nonzero()
+        ci, ct = cand[:, 0], cand[:, 1]
+        child = branch_p[ci] * probs[ci, ct].to(torch.float64)
         keep = child >= thr
-        pruned = (child.sum(1) - torch.where(keep, child, 0.0).sum(1)).tolist()
-        for i, m in enumerate(pruned):
-            if m > 0:
-                dists[owner[i]].undecided += m
-        idx = keep.nonzero().tolist()
-        vals = child[keep].tolist()
+        ci, ct, child = ci[keep], ct[keep], child[keep]
+        total = branch_p * probs.sum(-1, dtype=torch.float64)
+        pruned = total - torch.zeros_like(total).index_add_(0, ci, child)
+        host = torch.cat([pruned, child, ci.to(torch.float64), ct.to(torch.float64)]).tolist()
+        stats.host_syncs += 2
+        m, k = len(owner), len(child)
+        for i, mass in enumerate(host[:m]):
+            if mass > 0:
+                dists[owner[i]].undecided += mass
+        vals = host[m : m + k]
+        idx = zip((int(x) for x in host[m + k : m + 2 * k]), (int(x) for x in host[m + 2 * k :]))
         rows: list[int] = []
         toks: list[int] = []
         new_owner: list[int] = []
         new_gens: list[list[int]] = []
         new_p: list[float] = []
-        for (i, t), p in zip(idx, vals):
-            g = [*gens[i], t]
+        for (i, tk), p in zip(idx, vals):
+            g = [*gens[i], tk]
             d = dists[owner[i]]
-            if t in eos or len(g) >= decoding.max_new_tokens:
+            if tk in eos or len(g) >= decoding.max_new_tokens:
                 text = decode_response(tokenizer, g)
                 d.add(str(decide_prefix(text, finished=True)), p, text)
                 continue
@@ -390,7 +496,7 @@ def expand(
                 d.add(str(v), p, text)
                 continue
             rows.append(i)
-            toks.append(t)
+            toks.append(tk)
             new_owner.append(owner[i])
             new_gens.append(g)
             new_p.append(p)
@@ -413,10 +519,16 @@ def expand(
                 new_owner, new_gens = [new_owner[j] for j in sel], [new_gens[j] for j in sel]
                 new_p = [new_p[j] for j in sel]
         if not rows:
+            t = stats.add("host", t)
             break
         r = torch.tensor(rows, dtype=torch.long, device=dev)
         tok = torch.tensor(toks, dtype=torch.long, device=dev)[:, None]
         full = torch.cat([full.index_select(0, r), tok], 1)
+        step_pos = None
+        if attn is not None and last_pos is not None:
+            attn = torch.cat([attn.index_select(0, r), attn.new_ones((len(rows), 1))], 1)
+            last_pos = last_pos.index_select(0, r) + 1
+            step_pos = last_pos[:, None]
         parts_logits = []
         parts_cache = []
         bs = max(1, int(decoding.branch_batch_size))
@@ -424,7 +536,18 @@ def expand(
         for s in range(0, len(rows), bs):
             # every branch has exactly one child: keep the cache rows as they are (no copy)
             sub = cache if identity else cache_select(cache, r[s : s + bs])
-            parts_logits.append(_forward(model, tok[s : s + bs], sub))
+            t = stats.add("host", t)
+            parts_logits.append(
+                _forward(
+                    model,
+                    tok[s : s + bs],
+                    sub,
+                    None if attn is None else attn[s : s + bs],
+                    None if step_pos is None else step_pos[s : s + bs],
+                )
+            )
+            t = stats.add(f"step{depth}", t)
+            stats.calls.append((f"step{depth}", len(tok[s : s + bs]), 1))
             parts_cache.append(sub)
             stats.forward_calls += 1
         del cache
@@ -445,28 +568,40 @@ def expand_all(
     decoding: Decoding,
     suffix_batch_size: int,
     stats: ExpandStats | None = None,
+    padding: bool = True,
 ) -> list[Distribution]:
-    """:func:`expand` for all suffixes of an image, grouped by length and chunked."""
+    """:func:`expand` for all suffixes of an image, in chunks of ``suffix_batch_size``.
+
+    ``padding`` (default): suffixes of different lengths share a left-padded batch (sorted by
+    length, so a chunk pads as little as possible); ``False`` or an n-gram logits processor
+    (:func:`padding_allowed`): one batch per suffix length, as the previous engine did.
+    """
     setup = generation_setup(model, decoding)
-    groups: dict[int, list[int]] = defaultdict(list)
-    for k, s in enumerate(prompts.suffixes):
-        groups[len(s)].append(k)
-    out: list[Distribution | None] = [None] * len(prompts.suffixes)
     bs = max(1, int(suffix_batch_size))
-    for length in sorted(groups):
-        ks = groups[length]
-        for s in range(0, len(ks), bs):
-            chunk = ks[s : s + bs]
-            dists = expand(
-                model,
-                tokenizer,
-                prefix_cache,
-                prompts.prefix_ids,
-                [prompts.suffixes[k] for k in chunk],
-                decoding,
-                setup,
-                stats,
-            )
-            for k, d in zip(chunk, dists):
-                out[k] = d
+    out: list[Distribution | None] = [None] * len(prompts.suffixes)
+    if padding and padding_allowed(model, decoding, setup):
+        order = sorted(range(len(prompts.suffixes)), key=lambda k: len(prompts.suffixes[k]))
+        chunks = [order[s : s + bs] for s in range(0, len(order), bs)]
+    else:
+        groups: dict[int, list[int]] = defaultdict(list)
+        for k, s in enumerate(prompts.suffixes):
+            groups[len(s)].append(k)
+        chunks = [
+            groups[length][s : s + bs]
+            for length in sorted(groups)
+            for s in range(0, len(groups[length]), bs)
+        ]
+    for chunk in chunks:
+        dists = expand(
+            model,
+            tokenizer,
+            prefix_cache,
+            prompts.prefix_ids,
+            [prompts.suffixes[k] for k in chunk],
+            decoding,
+            setup,
+            stats,
+        )
+        for k, d in zip(chunk, dists):
+            out[k] = d
     return [d for d in out if d is not None]

@@ -308,13 +308,11 @@ def _merge_attention(
     qs = query.reshape(b, hkv, g * q, d)
     # prefix part: every row's queries as ONE batch-1 sequence against the batch-1 prefix
     qp = qs.transpose(0, 1).reshape(1, hkv, b * g * q, d)
-    pmask = None if mask is None else mask[..., :p]
-    if pmask is not None and bool(pmask.all()):
-        pmask = None
-    if pmask is not None:
-        pmask = pmask.expand(b, 1, q, p).unsqueeze(2).expand(b, 1, g, q, p)
-        pmask = pmask.reshape(1, 1, b * g * q, p)
-    op, lp = _attend_lse(qp, pk, pv, pmask, scale, softcap)
+    # the prefix part of the model's mask is all True: every suffix query comes after every
+    # prefix key (causal), the prefix holds no padding (suffix batches pad after it), and
+    # sliding windows shorter than the prompt are refused (cache_unsupported_reason). So no
+    # mask there -- and no host sync to check it (this runs once per layer and forward).
+    op, lp = _attend_lse(qp, pk, pv, None, scale, softcap)
     op = op.view(hkv, b, g * q, d).transpose(0, 1)
     lp = lp.view(hkv, b, g * q).transpose(0, 1)
     # suffix part: per row, causal (the model's mask, or bottom-right causal when it passed none)

@@ -30,7 +30,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +133,13 @@ def _tokenizer(
 
 
 def plant_grammar(
-    model: Any, tokenizer: Any, start_token: str, *, sharpness: float = 2.0, preference: float = 8.0
+    model: Any,
+    tokenizer: Any,
+    start_token: str,
+    *,
+    sharpness: float = 2.0,
+    preference: float = 8.0,
+    aliases: Mapping[str, str] | None = None,
 ) -> None:
     """Plant the bigram answer grammar into a randomly initialised model (in place).
 
@@ -142,6 +148,8 @@ def plant_grammar(
     RMSNorm turns the residual stream into a unit-scale read-out. One more direction, written
     only by the random layers (so it depends on the image and the prompt), pushes ``a`` up and
     ``b`` down with weight ``preference``: that is where the a/b split comes from.
+    ``aliases``: grammar piece -> the vocabulary's spelling of it (a real BPE vocabulary spells
+    a space ``Ġ`` or ``▁``).
     """
     import torch
 
@@ -151,7 +159,7 @@ def plant_grammar(
         raise StylisticBiasError("tiny model: input and output embeddings are tied; untie them")
     hidden = emb.shape[1]
     vocab = tokenizer.get_vocab()
-    names = {_START: start_token, _EOS: tokenizer.eos_token}
+    names = {**dict(aliases or {}), _START: start_token, _EOS: tokenizer.eos_token}
     pieces = [p for p in _GRAMMAR if names.get(p, p) in vocab]
     if len(pieces) + 1 > hidden:
         raise StylisticBiasError(f"tiny model: hidden size {hidden} < {len(pieces) + 1} directions")
@@ -195,7 +203,14 @@ def _text_cfg(vocab_size: int, **over: Any) -> dict[str, Any]:
     return base
 
 
-def prepare(model: Any, processor: Any, start_token: str, *, sharpness: float = 2.0) -> None:
+def prepare(
+    model: Any,
+    processor: Any,
+    start_token: str,
+    *,
+    sharpness: float = 2.0,
+    aliases: Mapping[str, str] | None = None,
+) -> None:
     """Plant the answer grammar and set a generation config that suppresses the special tokens.
 
     In place; shared by the saved tiny checkpoints and the in-memory full-size models of
@@ -204,7 +219,7 @@ def prepare(model: Any, processor: Any, start_token: str, *, sharpness: float = 
     from transformers import GenerationConfig
 
     tok = processor.tokenizer
-    plant_grammar(model, tok, start_token, sharpness=sharpness)
+    plant_grammar(model, tok, start_token, sharpness=sharpness, aliases=aliases)
     image_ids = [
         i
         for t, i in tok.get_vocab().items()

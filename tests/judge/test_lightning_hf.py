@@ -1,0 +1,64 @@
+"""The Lightning path with the fast transformers engine: two CPU ranks, each image judged once.
+
+Each rank builds its own ``HFJudgeEngine`` replica (``decoding: exact``: shared prefix, one
+left-padded suffix batch per image, auto batch sizes) over its shard of the images; the union
+of the ranks' shards must be every image exactly once and equal a single-process run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from judge_tables import make_tables
+
+from stylisticbias.config import load_group_option, project_root
+from stylisticbias.judge.run import judge_items, run_judge
+from stylisticbias.judge.tiny import ensure_built
+from stylisticbias.schemas import JUDGMENTS, read_table
+
+MODEL = "tiny-llava-next"
+KEY = ["image_id", "scenario_id", "ordering", "seed"]
+
+
+def _params(root: Path, devices: int) -> dict:
+    params = make_tables(root, 1, values_per_face=3)
+    engine = dict(load_group_option("engine", "hf"))
+    engine.update(
+        decoding="exact",
+        device="cpu",
+        image_batch_size=1,
+        lightning={"accelerator": "cpu", "devices": devices, "strategy": "ddp_fork"}
+        if devices > 1
+        else {"accelerator": "cpu", "devices": 1},
+    )
+    params["engine"] = engine
+    params["judge"] = {**params["judge"], "scenarios": [1, 2], "orderings": [1, 2, 3, 4]}
+    return params
+
+
+def test_two_cpu_ranks_judge_each_image_once_with_the_fast_engine(tmp_path: Path) -> None:
+    cfg = load_group_option("model", MODEL)
+    ensure_built(cfg["local_build"], project_root() / cfg["hub_id"])  # before the ranks fork
+    params = _params(tmp_path / "ddp", 2)
+    items = judge_items(params)
+    assert len(items) >= 3
+    out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "ddp" / "out")
+    per_rank: dict[str, list[str]] = {}
+    for p in sorted((out / "shards").glob("rank*.parquet")):
+        ids = pd.read_parquet(p, columns=["image_id"])["image_id"].unique().tolist()
+        per_rank.setdefault(p.name.split("-")[0], []).extend(ids)
+    assert sorted(per_rank) == ["rank000", "rank001"], "both ranks judged images"
+    judged = [i for ids in per_rank.values() for i in ids]
+    assert sorted(judged) == sorted(it.image_id for it in items), "each image exactly once"
+    df = read_table(out / "judgments.parquet", JUDGMENTS)
+    assert set(df["engine"]) == {"hf"} and set(df["decoding"]) == {"exact"}
+    assert len(df) == len(items) * 2 * 4 and not df.duplicated(KEY).any()
+    # the same records as one process judging all images
+    ref = read_table(
+        run_judge(MODEL, _params(tmp_path / "one", 1), progress=False, out_dir=tmp_path / "one"
+                  / "out") / "judgments.parquet", JUDGMENTS,
+    )  # fmt: skip
+    cols = ["p_pos", "p_neg", "p_invalid", "p_undecided"]
+    pd.testing.assert_frame_equal(df.drop(columns=cols), ref.drop(columns=cols))
+    assert (df[cols] - ref[cols]).abs().to_numpy().max() < 1e-9
