@@ -91,6 +91,9 @@ _NON_RESULT_ENGINE_KEYS = {
     "num_workers",
     "device",
     "suffix_batch_size",
+    "branch_batch_size",
+    "suffix_padding",  # padded and per-length batches give the same records (test_hf_exact_padding)
+    "progress",
 }
 
 
