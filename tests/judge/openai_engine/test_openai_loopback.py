@@ -126,9 +126,19 @@ def test_exact_matches_in_process_hf(server: dict[str, Any], tables: dict[str, A
     want = want.sort_values(KEYS).reset_index(drop=True)
     validate(got, JUDGMENTS, "openai exact")
     assert (got[KEYS] == want[KEYS]).all().all() and len(got) == 2 * 4
+    # The server shows only the top-k log-probabilities: mass it hides stays undecided, where the
+    # in-process engine may follow it to a decision (the parser reads more answers as a letter
+    # since issue 14). So each pole may fall short of hf's by at most the extra undecided mass,
+    # never exceed it; where no extra mass is undecided the two agree to ATOL_POLES.
+    extra = (got["p_undecided"] - want["p_undecided"]).clip(lower=0).to_numpy()
+    diff = (got[["p_pos", "p_neg"]] - want[["p_pos", "p_neg"]]).to_numpy()
+    assert (diff < ATOL_POLES).all(), f"openai overstates a pole by {diff.max():.2e}"
+    short = (-diff - extra[:, None]).max()
+    assert short < ATOL_POLES, f"a pole short of hf's by {short:.2e} beyond the undecided mass"
+    assert (extra < 1e-3).all(), extra.max()
     poles = (got[["p_pos", "p_neg"]] - want[["p_pos", "p_neg"]]).abs().to_numpy().max()
     rest = (got[["p_invalid", "p_undecided"]] - want[["p_invalid", "p_undecided"]]).abs()
-    assert poles < ATOL_POLES, f"max |openai - hf| of p_pos/p_neg = {poles:.2e}"
+    assert poles < 1e-3, f"max |openai - hf| of p_pos/p_neg = {poles:.2e}"
     assert rest.to_numpy().max() < ATOL_INVALID, rest.max()
     assert (got["p_undecided"] >= want["p_undecided"] - 1e-9).all()
     assert got["p_pos"].min() < 0.9  # a non-degenerate distribution at T = 0.7
