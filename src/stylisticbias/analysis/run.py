@@ -106,7 +106,10 @@ def load_judgments(path: Path) -> pd.DataFrame | None:
         raise StylisticBiasError(
             f"{path}: does not match the judgments schema: missing column(s) " + ", ".join(missing)
         )
-    return pq.read_table(path, columns=JUDGMENT_COLUMNS).to_pandas(strings_to_categorical=True)
+    strings = [c for c in ("face_id", "choice") if c in JUDGMENT_COLUMNS]
+    # read as dictionaries: pandas categoricals without materialising millions of strings
+    table = pq.read_table(path, columns=JUDGMENT_COLUMNS, read_dictionary=strings)
+    return table.to_pandas(strings_to_categorical=True)
 
 
 def display_names(models: list[str]) -> dict[str, str]:
