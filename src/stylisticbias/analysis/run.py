@@ -239,7 +239,8 @@ def run_analysis(params: dict[str, Any]) -> StreamStats:
         lambda m: read_model_scores(score_dir, m, ["face_id"])["face_id"].unique(),
         digests,
     )
-    key = settings_digest(params.get("analysis"), get(params, "benchmark"))
+    numbers = {k: v for k, v in (params.get("analysis") or {}).items() if k != "workers"}
+    key = settings_digest(numbers, get(params, "benchmark"))
     tables, simulated, stats = analyze_streaming(inputs, benchmark, s, cache, key, models)
     write_tables(tables, simulated, models, benchmark, s, reports)
     log.info("analysis of %d model(s) in %.1fs", len(models), time.perf_counter() - t0)

@@ -21,7 +21,9 @@ import json
 import logging
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -225,31 +227,48 @@ def analyze_streaming(
     computed: list[str] = []
     cached: list[str] = []
 
+    def summary(name: str) -> ModelSummary:
+        m = by_name[name]
+        key = {
+            "scores": m.scores_digest,
+            "judgments": m.judgments_digest,
+            "faces": faces_key,
+            "settings": settings_key,
+            "code": code,
+        }
+        path = cache / name if cache else None
+        if path is not None and summary_key(path) == key:
+            cached.append(name)
+            return load_summary(path)
+        t0 = time.perf_counter()
+        scores = prepare_scores(m.read_scores())
+        judgments = m.read_judgments()
+        sm = summarize_model(scores, faces, benchmark, s, judgments, w)
+        del scores, judgments
+        if path is not None:
+            save_summary(sm, path, key)
+        computed.append(name)
+        log.info("%s: summarised in %.1fs", name, time.perf_counter() - t0)
+        return sm
+
     def stream() -> Iterator[ModelSummary]:
-        for name in tqdm(order, desc="analysis per model", unit="model", mininterval=5):
-            m = by_name[name]
-            key = {
-                "scores": m.scores_digest,
-                "judgments": m.judgments_digest,
-                "faces": faces_key,
-                "settings": settings_key,
-                "code": code,
-            }
-            path = cache / name if cache else None
-            if path is not None and summary_key(path) == key:
-                cached.append(name)
-                yield load_summary(path)
-                continue
-            t0 = time.perf_counter()
-            scores = prepare_scores(m.read_scores())
-            judgments = m.read_judgments()
-            sm = summarize_model(scores, faces, benchmark, s, judgments, w)
-            del scores, judgments
-            if path is not None:
-                save_summary(sm, path, key)
-            computed.append(name)
-            log.info("%s: summarised in %.1fs", name, time.perf_counter() - t0)
-            yield sm
+        bar = tqdm(total=len(order), desc="analysis per model", unit="model", mininterval=5)
+        with ThreadPoolExecutor(max_workers=s.workers) as pool:
+            # at most `workers` models in memory; summaries are consumed in sorted order
+            pending: deque[Future[ModelSummary]] = deque()
+            names = iter(order)
+            for name in names:
+                pending.append(pool.submit(summary, name))
+                if len(pending) >= s.workers:
+                    break
+            while pending:
+                sm = pending.popleft().result()
+                nxt = next(names, None)
+                if nxt is not None:
+                    pending.append(pool.submit(summary, nxt))
+                bar.update()
+                yield sm
+        bar.close()
 
     tables, simulated = combine(stream(), faces, benchmark, s, diagnostics_order)
     if cache is not None and cache.exists():
@@ -257,7 +276,7 @@ def analyze_streaming(
             if p.is_dir() and p.name not in by_name:
                 shutil.rmtree(p)
     log.info("models computed: %d, from the cache: %d", len(computed), len(cached))
-    return tables, simulated, StreamStats(tuple(computed), tuple(cached))
+    return tables, simulated, StreamStats(tuple(sorted(computed)), tuple(sorted(cached)))
 
 
 def model_inputs(

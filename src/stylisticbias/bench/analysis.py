@@ -148,7 +148,9 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
             "process_peak_rss_gb": round(_peak_gb(), 3),
             "load_avg_1m": round(os.getloadavg()[0], 2),
         }
-        timing_file.write_text(json.dumps(timing, indent=1) + "\n")
+        tmp = timing_file.with_name(f".{timing_file.name}.tmp")
+        tmp.write_text(json.dumps(timing, indent=1) + "\n")
+        tmp.replace(timing_file)
         done += 1
         log.info("scores %s: %s", m, timing[m])
     sys.stdout.write(json.dumps({"models_scored": done, "peak_rss_gb": _peak_gb()}) + "\n")
@@ -266,24 +268,19 @@ def main(argv: list[str] | None = None) -> int:
         var.to_parquet(root / "variations.parquet")
         rows = write_judgments(params, benchmark, faces, var, root, n_judged)
         (root / "params.json").write_text(json.dumps(params))
-        got, _ = _subprocess(["--scores-worker", str(root), "--models", str(n_judged)], args.cores)
-        timing = json.loads((root / "scores_timing.json").read_text())
-        secs = [timing[f"sim-{i + 1}"]["seconds"] for i in range(n_judged)]
-        scores = {
-            "models": n_judged,
-            "seconds_per_model_median": round(float(np.median(secs)), 2),
-            "seconds_total": round(float(np.sum(secs)), 1),
-            "peak_rss_gb": round(
-                max(timing[f"sim-{i + 1}"]["process_peak_rss_gb"] for i in range(n_judged)), 2
-            ),
-            "load_avg_1m_median": round(
-                float(np.median([timing[f"sim-{i + 1}"]["load_avg_1m"] for i in range(n_judged)])),
-                2,
-            ),
-            "models_scored_in_this_invocation": got["models_scored"],
-        }
+        scored = 0
+
+        def score(n: int) -> list[float]:
+            """Scores of the first n models (those missing); their per-model seconds."""
+            nonlocal scored
+            got, _ = _subprocess(["--scores-worker", str(root), "--models", str(n)], args.cores)
+            scored += got["models_scored"]
+            timing = json.loads((root / "scores_timing.json").read_text())
+            return [timing[f"sim-{i + 1}"]["seconds"] for i in range(n)]
+
         results = []
         for n in sizes:
+            secs = score(n)
             run = root / f"run-{n}"
             shutil.rmtree(run, ignore_errors=True)
             r = _run_worker(root, run, n, args.cores)
@@ -296,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         add_one = None
         if args.add_one:
             n = max(sizes)
+            secs = score(n + 1)
             add_one = _run_worker(root, root / f"run-{n}", n + 1, args.cores)
             add_one["added_to"] = n
             add_one["scores_seconds"] = secs[n]  # the new model's scores@MODEL stage
@@ -303,6 +301,16 @@ def main(argv: list[str] | None = None) -> int:
                 add_one["scores_seconds"] + add_one["analysis_seconds"], 1
             )
             log.info("add one model to %d: %s", n, add_one)
+        timing = json.loads((root / "scores_timing.json").read_text())
+        tm = [timing[f"sim-{i + 1}"] for i in range(n_judged)]
+        scores = {
+            "models": n_judged,
+            "seconds_per_model_median": round(float(np.median([t["seconds"] for t in tm])), 2),
+            "seconds_total": round(float(np.sum([t["seconds"] for t in tm])), 1),
+            "peak_rss_gb": round(max(t["process_peak_rss_gb"] for t in tm), 2),
+            "load_avg_1m_median": round(float(np.median([t["load_avg_1m"] for t in tm])), 2),
+            "models_scored_in_this_invocation": scored,
+        }
         per_model = rows // n_judged
         first = results[0]
         report = {
