@@ -120,11 +120,22 @@ def _peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
+def _timing(root: Path) -> dict[str, Any]:
+    f = root / "scores_timing.json"
+    return json.loads(f.read_text()) if f.exists() else {}
+
+
 def scores_worker(root: Path, n_models: int, cores: int) -> None:
     """The ``scores@MODEL`` stage for every model that has no partition yet in ``root/scores``
-    (one at a time, as DVC runs them); each model's seconds go to ``root/scores_timing.json``."""
+    (one at a time, as DVC runs them); each model's seconds go to ``root/scores_timing.json``.
+
+    Several workers may share ``root`` (a model is claimed with an exclusive lock file and the
+    timing file is merged under ``flock``); a worker waits for the models others are scoring.
+    """
     _pin(cores)
-    from stylisticbias.score_store import scores_file, write_model_scores
+    import fcntl
+
+    from stylisticbias.score_store import write_model_scores
     from stylisticbias.scores import compute_scores
 
     params = json.loads((root / "params.json").read_text())
@@ -132,27 +143,40 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
     faces = pd.read_parquet(root / "faces.parquet")
     var = pd.read_parquet(root / "variations.parquet")
     timing_file = root / "scores_timing.json"
-    timing = json.loads(timing_file.read_text()) if timing_file.exists() else {}
+    claims = root / "claims"
+    claims.mkdir(exist_ok=True)
     done = 0
-    for m in (f"sim-{i + 1}" for i in range(n_models)):
-        if scores_file(root / "scores", m).exists() and m in timing:
+    models = [f"sim-{i + 1}" for i in range(n_models)]
+    for m in models:
+        if m in _timing(root):
             continue
+        try:
+            (claims / m).open("x").close()
+        except FileExistsError:
+            continue  # another worker is scoring it
         t0 = time.perf_counter()
         j = pd.read_parquet(root / "judgments" / m / "judgments.parquet", columns=SCORE_INPUTS)
         sc = compute_scores(j, faces, var, benchmark)
         del j
         write_model_scores(sc, root / "scores", m)
         del sc
-        timing[m] = {
+        entry = {
             "seconds": round(time.perf_counter() - t0, 2),
             "process_peak_rss_gb": round(_peak_gb(), 3),
             "load_avg_1m": round(os.getloadavg()[0], 2),
         }
-        tmp = timing_file.with_name(f".{timing_file.name}.tmp")
-        tmp.write_text(json.dumps(timing, indent=1) + "\n")
-        tmp.replace(timing_file)
+        with open(root / ".timing.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            timing = _timing(root)
+            timing[m] = entry
+            tmp = timing_file.with_name(f".{timing_file.name}.tmp")
+            tmp.write_text(json.dumps(timing, indent=1) + "\n")
+            tmp.replace(timing_file)
+        (claims / m).unlink()
         done += 1
-        log.info("scores %s: %s", m, timing[m])
+        log.info("scores %s: %s", m, entry)
+    while any(m not in _timing(root) for m in models):  # claimed by another worker
+        time.sleep(2)
     sys.stdout.write(json.dumps({"models_scored": done, "peak_rss_gb": _peak_gb()}) + "\n")
 
 

@@ -44,6 +44,8 @@ JUDG_COLS = ["face_id", "scenario_id", "ordering", "seed", "choice", "p_pos", "p
              "p_invalid", "p_undecided"]  # fmt: skip
 ENGINES = ("pyarrow", "pyarrow_dataset", "duckdb", "polars")
 TASKS = ("scores_one_model", "judgments_one_model", "all_models_query")
+#: (engine, task) pairs whose code is another pair's (judgments: one file; query: a dataset)
+SAME_CODE = {("pyarrow_dataset", "judgments_one_model"), ("pyarrow", "all_models_query")}
 
 
 def _task(engine: str, task: str, root: Path, model: str) -> Any:
@@ -76,10 +78,10 @@ def _task(engine: str, task: str, root: Path, model: str) -> Any:
         con.execute(f"SET threads TO {len(os.sched_getaffinity(0))}")
         if task == "scores_one_model":
             q = f"SELECT {cols} FROM read_parquet(?, hive_partitioning=true) WHERE model = ?"
-            return con.execute(q, [glob, model]).arrow().to_pandas()
+            return con.execute(q, [glob, model]).to_arrow_table().to_pandas()
         if task == "judgments_one_model":
             q = f"SELECT {', '.join(JUDG_COLS)} FROM read_parquet(?)"
-            return con.execute(q, [str(jfile)]).arrow().to_pandas()
+            return con.execute(q, [str(jfile)]).to_arrow_table().to_pandas()
         q = (
             "SELECT model, avg(delta) FROM read_parquet(?, hive_partitioning=true) "
             "GROUP BY model ORDER BY model"
@@ -152,9 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     for task in TASKS:
         results[task] = {}
         for engine in ENGINES:
-            if not _installed(engine) or (
-                task == "judgments_one_model" and engine == "pyarrow_dataset"
-            ):
+            if not _installed(engine) or (engine, task) in SAME_CODE:
                 continue
             cmd = [sys.executable, "-m", "stylisticbias.bench.scan_engines", "--workdir",
                    str(root), "--repeats", str(args.repeats), "--worker", engine, task]  # fmt: skip
