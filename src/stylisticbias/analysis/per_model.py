@@ -122,6 +122,11 @@ def summarize_model(
     model = str(models[0])
     tables: dict[str, pd.DataFrame] = {}
     sums: dict[str, CellSums] = {}
+    if judgments is not None:  # first, so the (large) judgments are released early
+        rs = response_sums(judgments, benchmark, model)
+        del judgments
+        pos, let, inv = bias_tables([rs], n_resamples=s.n_resamples, ci=s.ci, seed=s.seed)
+        tables["position_bias"], tables["letter_bias"], tables["invalid_rates"] = pos, let, inv
     tables["vs"] = table2_cells(scores, s)
     tables["demographic_tests"] = table11_cells(scores, s)
     delta = delta_rows(scores)
@@ -137,10 +142,6 @@ def summarize_model(
         log.warning(
             "%s: no variation rows with a delta; it enters the per-model tables only", model
         )
-    if judgments is not None:
-        rs = response_sums(judgments, benchmark, model)
-        pos, let, inv = bias_tables([rs], n_resamples=s.n_resamples, ci=s.ci, seed=s.seed)
-        tables["position_bias"], tables["letter_bias"], tables["invalid_rates"] = pos, let, inv
     fids = scores["face_id"]
     face_ids = (
         fids.cat.categories.astype(str) if isinstance(fids.dtype, pd.CategoricalDtype) else fids

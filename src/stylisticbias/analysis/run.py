@@ -109,7 +109,8 @@ def load_judgments(path: Path) -> pd.DataFrame | None:
     strings = [c for c in ("face_id", "choice") if c in JUDGMENT_COLUMNS]
     # read as dictionaries: pandas categoricals without materialising millions of strings
     table = pq.read_table(path, columns=JUDGMENT_COLUMNS, read_dictionary=strings)
-    return table.to_pandas(strings_to_categorical=True)
+    # self_destruct: Arrow buffers are released column by column as pandas takes them over
+    return table.to_pandas(strings_to_categorical=True, self_destruct=True, split_blocks=True)
 
 
 def display_names(models: list[str]) -> dict[str, str]:

@@ -242,9 +242,9 @@ def analyze_streaming(
             return load_summary(path)
         t0 = time.perf_counter()
         scores = prepare_scores(m.read_scores())
-        judgments = m.read_judgments()
-        sm = summarize_model(scores, faces, benchmark, s, judgments, w)
-        del scores, judgments
+        # no reference to the judgments here: summarize_model drops them once reduced
+        sm = summarize_model(scores, faces, benchmark, s, m.read_judgments(), w)
+        del scores
         if path is not None:
             save_summary(sm, path, key)
         computed.append(name)
