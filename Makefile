@@ -52,7 +52,8 @@ check-params: $(STAMP)  ## fail if params.yaml drifted from conf/
 bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 	$(BIN)/python -m stylisticbias.bench.generation --faces 500
 	$(BIN)/python -m stylisticbias.bench.judge --images 2 --repeats 5 --generate-scenarios 2
-	$(BIN)/python -m stylisticbias.bench.analysis
+	$(BIN)/python -m stylisticbias.bench.analysis --models 6,20,100 --add-one --workdir .cache/bench-analysis
+	$(BIN)/python -m stylisticbias.bench.scan_engines --workdir .cache/bench-analysis --models 20
 	$(BIN)/python -m stylisticbias.bench.openai_engine --images 2 --scenarios 3 --repeats 3
 
 # Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.

@@ -1,6 +1,6 @@
 """Stage `calibrate`: simulated judge -> analysis -> reports/calibration.json (planted recovery).
 
-Default: the pipeline's own procedural dataset and simulated scores (data/scores/MODEL.parquet).
+Default: the pipeline's own procedural dataset and simulated scores (data/scores/model=MODEL/).
 ``--synthetic N`` calibrates on a synthetic N-face manifest instead.
 """
 

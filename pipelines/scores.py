@@ -1,4 +1,4 @@
-"""DVC stage `scores@MODEL`: phi per image x scenario, delta -> data/scores/MODEL.parquet.
+"""DVC stage `scores@MODEL`: phi per image x scenario, delta -> data/scores/model=MODEL/.
 
 Usage: ``python pipelines/scores.py MODEL``.
 """

@@ -21,7 +21,7 @@ STAGES: dict[str, tuple[list[str], list[str], list[str]]] = {
     "faces": (["faces"], ["data/faces"], ["data/.render-cache"]),
     "variations": (["variations"], ["data/variations"], ["data/.render-cache"]),
     "judge": (["judge", MODEL], [f"data/judgments/{MODEL}"], [f"data/judgments/{MODEL}"]),
-    "scores": (["scores", MODEL], [f"data/scores/{MODEL}.parquet"], []),
+    "scores": (["scores", MODEL], [f"data/scores/model={MODEL}"], []),
     "analyze": (["analyze"], ["reports/tables", "reports/metrics.json"], []),
     "report": (["report"], ["reports/figures", "reports/plots", "reports/README.md"], []),
     "track": (["track"], ["data/tracking/report_runs.json"], []),

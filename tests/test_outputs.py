@@ -169,7 +169,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "data/variations/variations.parquet",
         "data/judgments/m/judgments.parquet",
         "data/.render-cache/ab/abc.png",
-        "data/scores/m.parquet",
+        "data/scores/model=m/part-0.parquet",
     ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(rel.encode())

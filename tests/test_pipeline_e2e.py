@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from stylisticbias.config import ROOT
+from stylisticbias.score_store import read_model_scores
 
 
 def _copy_project(dest: Path) -> Path:
@@ -68,7 +69,7 @@ def test_smoke_experiment_runs_hf_engine_end_to_end(tmp_path: Path) -> None:
     assert set(j["engine"]) == {"hf"} and set(j["decoding"]) == {"exact"}
     assert not j["simulated"].any()
     assert j.groupby("image_id").size().eq(4 * 4).all()  # 4 scenarios x 4 orderings
-    s = pd.read_parquet(project / "data/scores/tiny-llava-next.parquet")
+    s = read_model_scores(project / "data/scores", "tiny-llava-next")
     assert s["phi"].notna().all() and len(s) == j["image_id"].nunique() * 4
     report = (project / "reports/README.md").read_text()
     assert "tiny-llava-next" in report and "SIMULATED" not in report.splitlines()[0]

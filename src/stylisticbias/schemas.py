@@ -100,7 +100,8 @@ JUDGMENTS = pa.DataFrameSchema(
     name="judgments",
 )
 
-#: ``data/scores/<model>.parquet`` -- phi per image x scenario; delta for variations.
+#: ``data/scores/model=<model>/part-0.parquet`` (Hive partition, ``score_store``) -- phi per
+#: image x scenario; delta for variations.
 SCORES = pa.DataFrameSchema(
     {
         "model": pa.Column(str),

@@ -70,8 +70,8 @@ from stylisticbias.schemas import (
     check_demographics,
     read_table,
     validate,
-    write_table,
 )
+from stylisticbias.score_store import write_model_scores
 
 log = logging.getLogger(__name__)
 
@@ -308,7 +308,7 @@ def compute_scores(
 
 
 def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source = "auto") -> Path:
-    """Score one model's ``judgments.parquet`` into ``data/scores/<model>.parquet``."""
+    """Score one model's ``judgments.parquet`` into ``data/scores/model=<model>/`` (Hive)."""
     params = dict(params)
 
     def path(key: str) -> Path:
@@ -337,8 +337,7 @@ def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source =
         undecided_max=float(judge.get("undecided_max", 0.05)),
         parser=str(judge.get("parser", "paper")),
     )
-    out = path("scores") / f"{model_name}.parquet"
-    write_table(scores, out, SCORES)
+    out = write_model_scores(scores, path("scores"), model_name)
     n_null = int(scores["phi"].isna().sum())
     log.info(
         "%s: %d scores (%d images x scenarios, %d with no valid response) -> %s",

@@ -13,6 +13,7 @@ from stylisticbias.analysis.layout import UNTESTED
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.score_store import scores_file, write_model_scores
 
 PAPER_FILES = [
     "vs_by_model",
@@ -41,9 +42,13 @@ def _params(default_params: dict[str, Any], tmp_path: Path, models: list[str]) -
 
 
 def _write(synth: pd.DataFrame, tmp_path: Path) -> None:
-    (tmp_path / "scores").mkdir(exist_ok=True)
     for m, g in synth.groupby("model"):
-        g.to_parquet(tmp_path / "scores" / f"{m}.parquet", index=False)
+        write_model_scores(g, tmp_path / "scores", str(m))
+
+
+def _raw(df: pd.DataFrame, tmp_path: Path, model: str) -> None:
+    """Write a partition as is (no validation), as a foreign writer might."""
+    df.to_parquet(scores_file(tmp_path / "scores", model), index=False)
 
 
 def test_run_analysis_writes_every_table(synth, default_params, tmp_path) -> None:
@@ -102,23 +107,27 @@ def test_run_analysis_writes_every_table(synth, default_params, tmp_path) -> Non
 def test_stage_errors(synth, default_params, tmp_path) -> None:
     _write(synth, tmp_path)
     p = _params(default_params, tmp_path, ["m1", "m9"])
-    with pytest.raises(StylisticBiasError, match=r"m9\.parquet: not found"):
+    with pytest.raises(StylisticBiasError, match=r"model=m9/part-0\.parquet: not found.*scores@m9"):
         run_analysis(p)
-    old = synth[synth.model == "m1"].rename(columns={"delta": "shift"})
-    old.to_parquet(tmp_path / "scores" / "m1.parquet", index=False)
-    with pytest.raises(StylisticBiasError, match=r"m1\.parquet.*missing column\(s\) delta"):
+    synth[synth.model == "m1"].to_parquet(tmp_path / "scores" / "m9.parquet", index=False)
+    with pytest.raises(StylisticBiasError, match=r"m9\.parquet: .*old one-file layout.*scores@m9"):
+        run_analysis(p)
+    _raw(synth[synth.model == "m2"], tmp_path, "m1")
+    with pytest.raises(StylisticBiasError, match=r"m1/part-0\.parquet: holds rows of model.*m2"):
         run_analysis(_params(default_params, tmp_path, ["m1"]))
-    synth[(synth.model == "m1") & ~synth.is_base].to_parquet(
-        tmp_path / "scores" / "m1.parquet", index=False
-    )
+    old = synth[synth.model == "m1"].rename(columns={"delta": "shift"})
+    _raw(old, tmp_path, "m1")
+    with pytest.raises(StylisticBiasError, match=r"m1/part-0\.parquet.*missing column\(s\) delta"):
+        run_analysis(_params(default_params, tmp_path, ["m1"]))
+    _raw(synth[(synth.model == "m1") & ~synth.is_base], tmp_path, "m1")
     with pytest.raises(StylisticBiasError, match=r"m1.*no base-face scores"):
         run_analysis(_params(default_params, tmp_path, ["m1"]))
     nan_base = synth[synth.model == "m1"].copy()
     nan_base.loc[nan_base.is_base, "phi"] = float("nan")
     nan_base.loc[nan_base.is_base, "n_valid"] = 0
     nan_base.loc[~nan_base.is_base, "delta"] = float("nan")
-    nan_base.to_parquet(tmp_path / "scores" / "m1.parquet", index=False)
-    with pytest.raises(StylisticBiasError, match=r"m1\.parquet: model 'm1' has no valid base-face"):
+    _raw(nan_base, tmp_path, "m1")
+    with pytest.raises(StylisticBiasError, match=r"m1/part-0\.parquet: model 'm1' has no valid"):
         run_analysis(_params(default_params, tmp_path, ["m1"]))
     bad = default_params | {"analysis": {**default_params["analysis"], "correction": "sidak?"}}
     with pytest.raises(StylisticBiasError, match="correction"):

@@ -34,15 +34,22 @@ def test_generation_bench(tmp_path: Path) -> None:
 
 def test_analysis_bench(tmp_path: Path) -> None:
     out = tmp_path / "analysis.json"
-    assert analysis.main(["--faces", "6", "--models", "2", "--out", str(out)]) == 0
+    argv = ["--faces", "6", "--models", "1,2", "--add-one", "--out", str(out)]
+    assert analysis.main(argv) == 0
     got = json.loads(out.read_text())
     # every image x 25 scenarios x 4 orderings x 3 seeds, per model
-    assert got["rows"] == got["images"] * 25 * 12 * 2
-    assert got["tables_written"] > 0
-    assert got["seconds"] > 0 and got["peak_rss_gb"] > 0
-    assert got[
-        "command"
-    ] == "python -m stylisticbias.bench.analysis --faces 6 --models 2 --out " + str(out)
+    assert got["rows_per_model"] == got["images"] * 25 * 12
+    assert [s["models"] for s in got["sizes"]] == [1, 2]
+    assert got["scores_stage"]["models"] == 3 and got["scores_stage"]["peak_rss_gb"] > 0
+    for s in got["sizes"]:
+        assert s["tables_written"] > 0 and s["analysis_seconds"] > 0 and s["peak_rss_gb"] > 0
+        assert s["models_analysed"] == s["models"] and s["models_from_cache"] == 0
+        assert s["load_avg"]["1m_start"] >= 0
+    add = got["add_one_model"]  # the third model joins the finished two-model analysis
+    assert add["models"] == 3 and add["scores_seconds"] > 0
+    assert add["models_analysed"] == 1 and add["models_from_cache"] == 2
+    assert got["peak_rss_ratio_largest_vs_smallest"] > 0
+    assert got["command"] == "python -m stylisticbias.bench.analysis " + " ".join(argv)
     _machine_ok(got["machine"])
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from judge_tables import make_tables
 
 from stylisticbias.judge.run import run_judge, run_log_path
-from stylisticbias.schemas import SCORES, read_table
+from stylisticbias.score_store import read_model_scores, scores_file
 from stylisticbias.scores import write_scores
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,9 @@ def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
                           "experiment_name": "judge-test"}  # fmt: skip
     out = run_judge("simulated-weak", params, progress=False)
     run = json.loads(run_log_path(out).read_text())
-    scores = read_table(write_scores("simulated-weak", params), SCORES)
+    written = write_scores("simulated-weak", params)
+    assert written == scores_file(params["paths"]["scores"], "simulated-weak")  # model=<name>/
+    scores = read_model_scores(params["paths"]["scores"], "simulated-weak")
     n_img = pd.read_parquet(out / "judgments.parquet")["image_id"].nunique()
     assert len(scores) == n_img * 25 and scores["simulated"].all()
     assert scores.loc[~scores["is_base"], "delta"].notna().any()

@@ -23,6 +23,7 @@ import pytest
 from stylisticbias.analysis.layout import wide_tables
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import compose
+from stylisticbias.score_store import scores_file
 
 GROUPS = {
     "age": ["young adult", "middle-aged adult", "elderly"],
@@ -100,7 +101,7 @@ def write_fake_analysis(
     seed: int = 0,
     params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write reports/tables/*.csv, reports/metrics.json and data/scores/*.parquet under root.
+    """Write reports/tables/*.csv, reports/metrics.json and data/scores/model=*/ under root.
 
     ``models`` are the table names; score tables are named the same. Returns params (composed
     conf with ``judge.models`` = models and tracking pointed at root/mlflow.db).
@@ -312,14 +313,13 @@ def write_fake_analysis(
     for m in models:
         pd.DataFrame(
             {
-                "model": m,
                 "image_id": [f"f{i}-v{k}" for i in range(3) for k in range(4)],
                 "face_id": [f"f{i}" for i in range(3) for _ in range(4)],
                 "is_base": [k == 0 for _ in range(3) for k in range(4)],
                 "scenario_id": 1,
                 "simulated": simulated,
             }
-        ).to_parquet(sd / f"{m}.parquet")
+        ).to_parquet(_partition(sd, m))
     params = json.loads(json.dumps(params))
     params["judge"]["models"] = list(models)
     params["tracking"] = {
@@ -328,6 +328,12 @@ def write_fake_analysis(
         "experiment_name": "stylisticbias-test",
     }
     return params
+
+
+def _partition(score_dir: Path, model: str) -> Path:
+    p = scores_file(score_dir, model)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from PIL import Image
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.run import build_report
+from stylisticbias.score_store import scores_file
 
 FIGS = [
     "fig2_cumulative_abs_sbs",
@@ -93,8 +94,8 @@ def test_missing_table_names_the_file_and_the_stage(tmp_path, fake_analysis):
 
 def test_missing_scores_names_the_scores_stage(tmp_path, fake_analysis):
     params = fake_analysis(["simulated-strong"], simulated=True)
-    (tmp_path / "data" / "scores" / "simulated-strong.parquet").unlink()
-    with pytest.raises(StylisticBiasError, match=r"simulated-strong\.parquet: not found.*scores@"):
+    scores_file(tmp_path / "data" / "scores", "simulated-strong").unlink()
+    with pytest.raises(StylisticBiasError, match=r"model=simulated-strong.*: not found.*scores@"):
         _report(tmp_path, params)
 
 

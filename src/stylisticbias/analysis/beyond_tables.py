@@ -41,21 +41,40 @@ def beyond(
 ) -> dict[str, pd.DataFrame]:
     """All beyond-the-paper tables that come from the score rows, keyed by file stem."""
     w = face_weights(len(faces), s.n_resamples, s.seed) if s.n_resamples else None
+    return beyond_from_sbs(
+        {key: _sbs_models(delta, list(by), faces, s, w) for key, by in SBS_GROUPINGS.items()},
+        benchmark,
+        s,
+    )
+
+
+#: the groupings of the SBS profile tables (per model and pooled over models)
+SBS_GROUPINGS: dict[str, tuple[str, ...]] = {
+    "scenario": ("scenario_id",),
+    "scenario_category": ("scenario_category",),
+    "category": ("category",),
+    "variation": ("attribute", "value"),
+}
+
+
+def beyond_from_sbs(
+    sbs_tables: dict[str, pd.DataFrame], benchmark: Benchmark, s: AnalysisSettings
+) -> dict[str, pd.DataFrame]:
+    """The beyond-the-paper tables from the SBS frames of :data:`SBS_GROUPINGS` (per model
+    rows, then the pooled ``model = All`` rows, as :func:`_sbs_models` makes them)."""
     out: dict[str, pd.DataFrame] = {}
 
     scen = pd.DataFrame(
         [(x.id, x.category, x.positive, x.negative) for x in benchmark.scenarios],
         columns=["scenario_id", "scenario_category", "positive", "negative"],
     )
-    by_s = _sbs_models(delta, ["scenario_id"], faces, s, w).merge(
-        scen, on="scenario_id", how="left"
-    )
+    by_s = sbs_tables["scenario"].merge(scen, on="scenario_id", how="left")
     out["sbs_by_scenario"] = by_s[
         ["model", "scenario_id", "scenario_category", "positive", "negative", *SBS_COLUMNS]
     ]
-    out["sbs_by_scenario_category_model"] = _sbs_models(delta, ["scenario_category"], faces, s, w)
-    out["sbs_by_category_model"] = _sbs_models(delta, ["category"], faces, s, w)
-    by_v = _sbs_models(delta, ["attribute", "value"], faces, s, w)
+    out["sbs_by_scenario_category_model"] = sbs_tables["scenario_category"]
+    out["sbs_by_category_model"] = sbs_tables["category"]
+    by_v = sbs_tables["variation"].copy()
     lut = {(v.attribute, v.value): v for v in benchmark.variations}
     by_v.insert(1, "category", [lut[(a, v)].category for a, v in zip(by_v.attribute, by_v.value)])
     by_v.insert(2, "variation", [lut[(a, v)].label for a, v in zip(by_v.attribute, by_v.value)])

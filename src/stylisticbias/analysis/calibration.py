@@ -190,11 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.synthetic:
             res = calibrate(params, n_faces=args.synthetic)
         else:
-            from stylisticbias import schemas
+            from stylisticbias.score_store import read_model_scores
 
             names = [m for m in params["judge"]["models"] if is_simulated(m)]
             score_dir = Path(params["paths"]["scores"])
-            sc = {m: schemas.read_table(score_dir / f"{m}.parquet", schemas.SCORES) for m in names}
+            sc = {m: read_model_scores(score_dir, m) for m in names}
             res = calibrate(params, dataset=pipeline_dataset(params), scores=sc)
             res.setdefault("settings", {})["dataset"] = "pipeline: data/faces, variations, scores"
     except StylisticBiasError as exc:

@@ -41,6 +41,9 @@ JUDGMENT_COLUMNS = [
 ]
 
 
+_CHOICES = ("positive", "negative", "invalid")
+
+
 @dataclass
 class ResponseSums:
     """Per-model face-level sums of fractional responses."""
@@ -62,16 +65,13 @@ def response_sums(judgments: pd.DataFrame, benchmark: Benchmark, model: str) -> 
     drawn = (j["seed"].to_numpy() >= 1) & j["choice"].notna().to_numpy()
     if drawn.any():
         j = j[drawn]
-        ch = (
-            j["choice"].astype(str).to_numpy()
-            if not isinstance(j["choice"].dtype, pd.CategoricalDtype)
-            else np.asarray(j["choice"].cat.categories.astype(str))[
-                j["choice"].cat.codes.to_numpy()
-            ]
-        )
-        wpos = (ch == "positive").astype(np.float64)
-        wneg = (ch == "negative").astype(np.float64)
-        winv = (ch == "invalid").astype(np.float64)
+        c = j["choice"]
+        if isinstance(c.dtype, pd.CategoricalDtype):  # compare the categories, not every row
+            cats, codes = np.asarray(c.cat.categories.astype(str)), c.cat.codes.to_numpy()
+            wpos, wneg, winv = ((cats == v)[codes].astype(np.float64) for v in _CHOICES)
+        else:
+            ch = c.astype(str).to_numpy()
+            wpos, wneg, winv = ((ch == v).astype(np.float64) for v in _CHOICES)
     else:
         j = j[j["seed"].to_numpy() == 0]
         if j.empty:

@@ -46,21 +46,39 @@ def _metrics(scores: pd.DataFrame, phi: str, delta: str, s: AnalysisSettings) ->
 
 
 def estimator_comparison(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame | None:
-    """``estimator_comparison.csv``, or None when the scores lack either estimator."""
+    """``estimator_comparison.csv``, or None when no model's scores hold both estimators.
+
+    Per model (:func:`estimator_rows`; a model without exact values has no rows), then ordered
+    by :func:`order_rows` -- the streaming analysis builds the same table from per-model rows.
+    """
+    models = scores["model"].astype(str)
+    parts = [estimator_rows(g, s) for _, g in scores.groupby(models, sort=True, observed=True)]
+    return order_rows([p for p in parts if p is not None])
+
+
+def estimator_rows(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame | None:
+    """One model's rows of ``estimator_comparison.csv`` (unordered), or None when its scores
+    lack either estimator (columns absent, or no exact value)."""
     if not set(ESTIMATOR_COLUMNS) <= set(scores.columns) or scores["phi_exact"].isna().all():
         return None
     keys = ["model", "metric", "dimension"]
     with pd.option_context("mode.chained_assignment", None):
         paper = _metrics(scores, "phi_paper", "delta_paper", s).rename(columns={"value": "paper"})
         exact = _metrics(scores, "phi_exact", "delta_exact", s).rename(columns={"value": "exact"})
+    if paper.empty and exact.empty:
+        return None
     out = paper.merge(exact, on=keys, how="outer")
     out["model"] = out["model"].astype(str)
     out["difference"] = out["paper"] - out["exact"]
+    return out[[*keys, "paper", "exact", "difference"]]
+
+
+def order_rows(frames: list[pd.DataFrame]) -> pd.DataFrame | None:
+    """Per-model :func:`estimator_rows` as the table: sorted by model, metric, dimension."""
+    if not frames:
+        return None
+    out = pd.concat(frames, ignore_index=True)
     order = {"sbs": 0, "zero_rate": 1, "large_shift_rate": 2, "pct_scenarios_significant": 3}
     out = out.sort_values(["model", "metric", "dimension"], key=lambda c: c.map(order)
                           if c.name == "metric" else c, kind="stable")  # fmt: skip
-    return (
-        out[[*keys, "paper", "exact", "difference"]]
-        .reset_index(drop=True)
-        .replace({np.inf: np.nan})
-    )
+    return out.reset_index(drop=True).replace({np.inf: np.nan})

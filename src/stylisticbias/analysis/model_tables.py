@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis.metrics import face_effects
@@ -16,7 +17,12 @@ from stylisticbias.analysis.vs import variation_strength
 
 def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
     """``vs_by_model.csv``: VS per model x dimension (+ Average rows)."""
-    vs = variation_strength(
+    return table2_finish(table2_cells(scores, s), s)
+
+
+def table2_cells(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """Table 2's model x dimension cells (``pval_corr`` across the models in ``scores``)."""
+    return variation_strength(
         scores,
         DIMENSIONS,
         ddof=s.vs_ddof,
@@ -26,7 +32,11 @@ def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
         n_permutations=s.n_permutations,
         method=s.correction,
     )
-    vs = with_significance(vs, s)
+
+
+def table2_finish(vs: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """Table 2 from its cells (every model's): marks and the Average rows."""
+    vs = with_significance(vs.copy(), s)
     avg = (
         vs.groupby("dimension", sort=False)[["vs", "vs_debiased", "noise_floor"]]
         .mean()
@@ -58,7 +68,14 @@ def table2(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
 
 def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.DataFrame:
     """``per_model_effects.csv``: face-level SBS, Cohen's d, zero and large-shift rates."""
-    fe = face_effects(
+    return table7_finish(table7_cells(delta, faces, s), s)
+
+
+def table7_cells(
+    delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings, weights: np.ndarray | None = None
+) -> pd.DataFrame:
+    """Table 7's per-model rows (uncorrected ``pval``); ``weights``: the face bootstrap draws."""
+    return face_effects(
         delta,
         ["model"],
         ddof=s.cohens_d_ddof,
@@ -71,7 +88,13 @@ def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.Data
         zero_method=s.wilcoxon_zero_method,
         correction=s.wilcoxon_correction,
         faces=faces,
+        weights=weights,
     )
+
+
+def table7_finish(fe: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """Table 7 from its per-model rows (every model's): correction across models, Average."""
+    fe = fe.copy()
     fe["pval_corr"] = p_adjust(fe["pval"].to_numpy(), s.correction)
     avg = fe[["sbs", "cohens_d", "zero_rate", "large_shift_rate"]].mean().to_frame().T
     avg.insert(0, "model", AVERAGE)
@@ -97,8 +120,17 @@ def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.Data
 
 def table11(scores: pd.DataFrame, s: AnalysisSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``significance_rate_by_model.csv`` and the per-scenario tests behind it."""
+    return table11_finish(table11_cells(scores, s))
+
+
+def table11_cells(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """The per-scenario demographic tests (corrected within each model x dimension)."""
     base = scores[scores["is_base"].astype(bool)]
-    tests = demographic_tests(base, DIMENSIONS, method=s.correction, alpha=s.alpha)
+    return demographic_tests(base, DIMENSIONS, method=s.correction, alpha=s.alpha)
+
+
+def table11_finish(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 11 from the per-scenario tests of every model."""
     agg = (
         tests.groupby(["model", "dimension"], sort=True)
         .agg(

@@ -73,10 +73,23 @@ def with_significance(df: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
 
 def shift_cells(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> Shift:
     """Variation x group SBS over all models and scenarios, Wilcoxon + BH across all cells."""
+    return shift_from_sums(
+        {
+            dim: cell_sums(delta, ["attribute", "value", col], faces=faces)[0]
+            for dim, col in DIMENSIONS.items()
+        },
+        faces,
+        s,
+    )
+
+
+def shift_from_sums(sums: dict[str, CellSums], faces: pd.Index, s: AnalysisSettings) -> Shift:
+    """:func:`shift_cells` from each dimension's ``[attribute, value, <column>]`` cell sums
+    (pooled over models; the streaming analysis adds them up model by model)."""
     parts: list[CellSums] = []
     for dim, col in DIMENSIONS.items():
-        cs, _ = cell_sums(delta, ["attribute", "value", col], faces=faces)
-        cs.keys = cs.keys.rename(columns={col: "group"})
+        cs = sums[dim]
+        cs = CellSums(cs.keys.rename(columns={col: "group"}), cs.num, cs.den, cs.absum)
         cs.keys.insert(2, "dimension", dim)
         parts.append(cs)
     allc = CellSums(
@@ -139,9 +152,17 @@ def _subset(shift: Shift, mask: np.ndarray) -> tuple[pd.DataFrame, np.ndarray | 
 
 
 def table3(
-    delta: pd.DataFrame, faces: pd.Index, shift: Shift, benchmark: Benchmark, s: AnalysisSettings
+    delta: pd.DataFrame | CellSums,
+    faces: pd.Index,
+    shift: Shift,
+    benchmark: Benchmark,
+    s: AnalysisSettings,
 ) -> pd.DataFrame:
     """``sbs_category_by_demographic.csv``: category x dimension.
+
+    Everything comes from ``shift`` (the Table 12 cells, their bootstrap replicates and their
+    face x cell sums ``num``/``den``), so the streaming analysis, which builds ``shift`` from the
+    models' summed cell sums, gives the same table; ``delta`` and ``faces`` are not read.
 
     Value = unweighted mean, over the category's variations and the dimension's groups, of the
     Table 12 cells (reproduces the paper's Table 3 from its Table 12 within 0.001). CI: the

@@ -1,8 +1,9 @@
 """The ``analyze`` stage: all score tables -> ``reports/tables/*.csv`` + ``reports/metrics.json``.
 
-Reads ``<paths.scores>/<model>.parquet`` for every ``judge.models`` entry (validated against
-``SCORES``) and, for the response diagnostics, ``<paths.judgments>/<model>/judgments.parquet``
-(columns checked; a missing file skips that model's diagnostics with a warning). Writes one CSV
+Reads ``<paths.scores>/model=<model>/`` (Hive partitions, :mod:`stylisticbias.score_store`) for
+every ``judge.models`` entry (validated against ``SCORES``) and, for the response diagnostics,
+``<paths.judgments>/<model>/judgments.parquet`` (columns checked; a missing file skips that
+model's diagnostics with a warning) -- one model at a time (:mod:`.streaming`). Writes one CSV
 per paper table in the reference long format, a paper-layout ``tableNN_*.csv`` for each, the
 beyond-the-paper tables and the DVC metrics file. docs/statistics.md documents every column.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,83 +35,64 @@ from stylisticbias.analysis.paper_tables import (
     table6,
     table12,
 )
+from stylisticbias.analysis.per_model import (
+    CATEGORICAL,
+    OPTIONAL_SCORE_COLUMNS,
+    SCORE_COLUMNS,
+)
 from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.streaming import (
+    StreamStats,
+    analyze_streaming,
+    model_inputs,
+    settings_digest,
+)
 from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import get, load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_write_json, round_floats
-from stylisticbias.schemas import SCORES, read_table
+from stylisticbias.score_store import file_digest, read_model_scores, scores_digest, scores_file
 
 log = logging.getLogger(__name__)
 
-SCORE_COLUMNS = [
-    "model",
-    "face_id",
-    "is_base",
-    "category",
-    "attribute",
-    "value",
-    "age",
-    "gender",
-    "ethnicity",
-    "body_type",
-    "scenario_id",
-    "scenario_category",
-    "phi",
-    "delta",
-    "simulated",
-]
-#: optional score columns (undecided mass, analysis/undecided.py); absent = none recorded
-UNDECIDED_SCORE_COLUMNS = ["undecided", "undecided_excluded", "delta_low", "delta_high",
-                           "phi_paper", "phi_exact", "delta_paper", "delta_exact"]  # fmt: skip
-_CATEGORICAL = [
-    "model",
-    "face_id",
-    "category",
-    "attribute",
-    "value",
-    "age",
-    "gender",
-    "ethnicity",
-    "body_type",
-    "scenario_category",
-]
 MODEL_COLUMNS = ("model", "model_x", "model_y", "model_a", "model_b")
 
 
-def load_scores(paths: Mapping[str, Path]) -> pd.DataFrame:
-    """Read and validate every model's score table; compact dtypes (categoricals).
+def check_model_scores(df: pd.DataFrame, path: Path, model: str) -> None:
+    """One model's score rows are usable: not empty, base faces present with a valid phi."""
+    if df.empty:
+        raise StylisticBiasError(f"{path}: no score rows for model {model!r}")
+    if not df["is_base"].any():
+        raise StylisticBiasError(
+            f"{path}: model {model!r} has no base-face scores (is_base=True rows); VS and every "
+            "delta need the base faces -- re-run its judge and scores stages"
+        )
+    if df.loc[df["is_base"], "phi"].isna().all():
+        raise StylisticBiasError(
+            f"{path}: model {model!r} has no valid base-face phi (all "
+            f"{int(df['is_base'].sum())} base-face rows are NaN: every response invalid); VS "
+            "and every delta need them -- check its judge run's invalid rate"
+        )
 
-    Raises :class:`StylisticBiasError` naming the file: missing file, schema mismatch (an older
-    schema's missing/renamed column), a file holding another model, or no base-face rows (or
-    none with a valid phi).
+
+def read_scores_checked(score_dir: Path, model: str) -> pd.DataFrame:
+    """One model's validated score rows (the analysis columns), or a one-line error."""
+    df = read_model_scores(score_dir, model)
+    df = df[SCORE_COLUMNS + [c for c in OPTIONAL_SCORE_COLUMNS if c in df.columns]]
+    check_model_scores(df, scores_file(score_dir, model), model)
+    return df
+
+
+def load_scores(score_dir: Path, models: Sequence[str]) -> pd.DataFrame:
+    """Every model's scores in one frame (compact categoricals) -- the in-memory path.
+
+    Memory grows with the number of models; the stage uses the streaming analysis
+    (:mod:`stylisticbias.analysis.streaming`). Raises :class:`StylisticBiasError` naming the
+    file: missing partition, schema mismatch, rows of another model, no (valid) base faces.
     """
-    frames = []
-    for model, p in paths.items():
-        df = read_table(p, SCORES)
-        df = df[SCORE_COLUMNS + [c for c in UNDECIDED_SCORE_COLUMNS if c in df.columns]]
-        if df.empty:
-            raise StylisticBiasError(f"{p}: no score rows for model {model!r}")
-        others = sorted(set(df["model"].astype(str)) - {model})
-        if others:
-            raise StylisticBiasError(
-                f"{p}: holds rows of model(s) {others}, expected only {model!r}"
-            )
-        if not df["is_base"].any():
-            raise StylisticBiasError(
-                f"{p}: model {model!r} has no base-face scores (is_base=True rows); VS and every "
-                "delta need the base faces -- re-run its judge and scores stages"
-            )
-        if df.loc[df["is_base"], "phi"].isna().all():
-            raise StylisticBiasError(
-                f"{p}: model {model!r} has no valid base-face phi (all "
-                f"{int(df['is_base'].sum())} base-face rows are NaN: every response invalid); VS "
-                "and every delta need them -- check its judge run's invalid rate"
-            )
-        frames.append(df)
-    scores = pd.concat(frames, ignore_index=True)
-    for c in _CATEGORICAL:
+    scores = pd.concat([read_scores_checked(score_dir, m) for m in models], ignore_index=True)
+    for c in CATEGORICAL:
         scores[c] = scores[c].astype("category")
     return scores
 
@@ -131,7 +113,11 @@ def load_judgments(path: Path) -> pd.DataFrame | None:
         raise StylisticBiasError(
             f"{path}: does not match the judgments schema: missing column(s) " + ", ".join(missing)
         )
-    return pq.read_table(path, columns=JUDGMENT_COLUMNS).to_pandas(strings_to_categorical=True)
+    strings = [c for c in ("face_id", "choice") if c in JUDGMENT_COLUMNS]
+    # read as dictionaries: pandas categoricals without materialising millions of strings
+    table = pq.read_table(path, columns=JUDGMENT_COLUMNS, read_dictionary=strings)
+    # self_destruct: Arrow buffers are released column by column as pandas takes them over
+    return table.to_pandas(strings_to_categorical=True, self_destruct=True, split_blocks=True)
 
 
 def display_names(models: list[str]) -> dict[str, str]:
@@ -151,7 +137,11 @@ def analyze(
     s: AnalysisSettings,
     judgments: Mapping[str, pd.DataFrame | None] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Every table (long, by file stem) from loaded scores (and judgments); model names as given."""
+    """Every table (long, by file stem) from loaded scores (and judgments); model names as given.
+
+    All models in memory at once: the reference the streaming analysis (which the stage runs)
+    is tested against, and a convenient API for small studies.
+    """
     t0 = time.perf_counter()
     delta = scores[~scores["is_base"].to_numpy(dtype=bool) & scores["delta"].notna().to_numpy()]
     if delta.empty:
@@ -230,28 +220,55 @@ def write_csv(df: pd.DataFrame, path: Path) -> None:
     tmp.replace(path)
 
 
-def run_analysis(params: dict[str, Any]) -> None:
-    """Stage entry: read all models' scores (+ judgments), write reports/tables and metrics.json."""
+def run_analysis(params: dict[str, Any]) -> StreamStats:
+    """Stage entry: stream every model's scores (+ judgments) -> reports/tables, metrics.json.
+
+    One model is in memory at a time; per-model summaries are cached under
+    ``paths.analysis_cache`` (keyed by the model's score and judgment file hashes), so a re-run
+    after adding a model computes that model and the cross-model step only.
+    """
     t0 = time.perf_counter()
     s = AnalysisSettings.from_config(params.get("analysis"))
     benchmark = benchmark_from_config(get(params, "benchmark"))
     models = [str(m) for m in get(params, "judge.models")]
     if not models:
         raise StylisticBiasError("params.yaml judge.models: empty; nothing to analyse")
+    if len(set(models)) != len(models):
+        raise StylisticBiasError(f"params.yaml judge.models: duplicate model names in {models}")
     score_dir = Path(get(params, "paths.scores"))
     judg_dir = Path(get(params, "paths.judgments"))
     reports = Path(get(params, "paths.reports"))
-    scores = load_scores({m: score_dir / f"{m}.parquet" for m in models})
-    log.info(
-        "loaded %d score rows of %d model(s) in %.1fs",
-        len(scores),
-        len(models),
-        time.perf_counter() - t0,
+    cache_cfg = (params.get("paths") or {}).get("analysis_cache")
+    cache = Path(cache_cfg) if cache_cfg else None
+    digests = {}
+    for m in models:
+        jpath = judg_dir / m / "judgments.parquet"
+        digests[m] = (scores_digest(score_dir, m), file_digest(jpath) if jpath.exists() else None)
+    inputs = model_inputs(
+        models,
+        lambda m: read_scores_checked(score_dir, m),
+        lambda m: load_judgments(judg_dir / m / "judgments.parquet"),
+        lambda m: read_model_scores(score_dir, m, ["face_id"])["face_id"].unique(),
+        digests,
     )
-    judgments = {m: load_judgments(judg_dir / m / "judgments.parquet") for m in models}
-    simulated = {m: bool(g["simulated"].any()) for m, g in scores.groupby("model", observed=True)}
-    tables = analyze(scores, benchmark, s, judgments)
-    names = display_names(models)
+    numbers = {k: v for k, v in (params.get("analysis") or {}).items() if k != "workers"}
+    key = settings_digest(numbers, get(params, "benchmark"))
+    tables, simulated, stats = analyze_streaming(inputs, benchmark, s, cache, key, models)
+    write_tables(tables, simulated, models, benchmark, s, reports)
+    log.info("analysis of %d model(s) in %.1fs", len(models), time.perf_counter() - t0)
+    return stats
+
+
+def write_tables(
+    tables: dict[str, pd.DataFrame],
+    simulated: Mapping[str, bool],
+    models: Sequence[str],
+    benchmark: Benchmark,
+    s: AnalysisSettings,
+    reports: Path,
+) -> None:
+    """Label the tables (display names, ``simulated``), add the wide ones, write CSVs + metrics."""
+    names = display_names(list(models))
     metrics = metrics_json(
         tables, {m: m for m in models}, simulated, {d: c for d, c in DIMENSIONS.items()}
     )
@@ -262,10 +279,4 @@ def run_analysis(params: dict[str, Any]) -> None:
     for stem, df in tables.items():
         write_csv(df, out / f"{stem}.csv")
     atomic_write_json(reports / "metrics.json", round_floats(metrics))
-    log.info(
-        "wrote %d tables to %s and %s in %.1fs",
-        len(tables),
-        out,
-        reports / "metrics.json",
-        time.perf_counter() - t0,
-    )
+    log.info("wrote %d tables to %s and %s", len(tables), out, reports / "metrics.json")

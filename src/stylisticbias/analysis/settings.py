@@ -33,6 +33,7 @@ class AnalysisSettings:
     large_shift: float = 0.25
     pareto_share: float = 0.8
     disagreement_quantile: float = 0.75
+    workers: int = 2  # models summarised at once by the streaming analysis (no effect on numbers)
     fashion_category: str = "Fashion"
     tattoo_category: str = "Tattoos"
     group_abbrev: dict[str, str] = field(default_factory=dict)
@@ -55,6 +56,8 @@ class AnalysisSettings:
             v = getattr(self, name)
             if not 0.0 < float(v) < 1.0:
                 raise StylisticBiasError(f"{where}.{name}: {v!r} must lie in (0, 1)")
+        if self.workers < 1:
+            raise StylisticBiasError(f"{where}.workers: {self.workers!r} must be >= 1")
         if self.min_faces < 1 or self.n_resamples < 1 or self.n_permutations < 1:
             raise StylisticBiasError(
                 f"{where}: min_faces, bootstrap.n_resamples, n_permutations must be >= 1"

@@ -20,12 +20,41 @@ UNDECIDED_COLUMNS = ("undecided", "undecided_excluded", "delta_low", "delta_high
 
 
 def undecided_table(scores: pd.DataFrame) -> pd.DataFrame:
-    """``undecided_mass.csv`` from score rows (tables without the columns: zero undecided mass)."""
+    """``undecided_mass.csv`` from score rows (tables without the columns: zero undecided mass).
+
+    Computed model by model (a model whose table lacks the columns -- all null after a concat
+    with newer tables -- reads as zero undecided mass), then ordered by :func:`order_rows`; so
+    the rows of a set of models equal the ordered concatenation of each model's own rows (what
+    the streaming analysis, :mod:`stylisticbias.analysis.per_model`, builds).
+    """
+    models = scores["model"].astype(str)
+    return order_rows(
+        [_model_rows(g) for _, g in scores.groupby(models, sort=True, observed=True)]
+    )
+
+
+def order_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate per-model ``undecided_mass`` rows in the table's order: every model's
+    ``category == "all"`` row (by model), then the model x category rows (by model, category)."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=_COLUMNS)
+    df = pd.concat(frames, ignore_index=True)
+    df["_cat"] = (df["category"] != "all").astype(int)
+    df = df.sort_values(["_cat", "model", "category"], kind="mergesort")
+    return df.drop(columns="_cat").reset_index(drop=True)
+
+
+_COLUMNS = ["model", "category", "undecided_mean", "undecided_max", "n_rows", "n_excluded",
+            "sbs", "sbs_low", "sbs_high", "max_shift", "n"]  # fmt: skip
+
+
+def _model_rows(scores: pd.DataFrame) -> pd.DataFrame:
     df = scores.copy()
-    if "undecided" not in df.columns:
+    if "undecided" not in df.columns or df["undecided"].isna().all():
         df["undecided"] = 0.0
         df["undecided_excluded"] = False
-    if "delta_low" not in df.columns:
+    if "delta_low" not in df.columns or df["delta_low"].isna().all():
         df["delta_low"] = df["delta"]
         df["delta_high"] = df["delta"]
     df["model"] = df["model"].astype(str)
@@ -47,7 +76,7 @@ def undecided_table(scores: pd.DataFrame) -> pd.DataFrame:
                 "undecided_mean": float(g["undecided"].mean()),
                 "undecided_max": float(g["undecided"].max()),
                 "n_rows": len(g),
-                "n_excluded": int(g["undecided_excluded"].sum()),
+                "n_excluded": int(g["undecided_excluded"].astype(bool).sum()),
                 "sbs": sbs,
                 "sbs_low": lo,
                 "sbs_high": hi,
@@ -55,4 +84,4 @@ def undecided_table(scores: pd.DataFrame) -> pd.DataFrame:
                 "n": len(d),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=_COLUMNS)

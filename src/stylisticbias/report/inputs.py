@@ -24,6 +24,7 @@ from stylisticbias.report.provenance import (
     git_commit,
 )
 from stylisticbias.report.tables import WIDE_TABLES
+from stylisticbias.score_store import partition_dir, read_model_scores
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ OPTIONAL_TABLES: tuple[str, ...] = (
 class ModelInfo:
     """One judged model: its config name, the name the tables use, and how it was run."""
 
-    name: str  # conf/model/<name>.yaml and data/scores/<name>.parquet
+    name: str  # conf/model/<name>.yaml and data/scores/model=<name>/
     label: str  # the name in reports/tables (the paper's short name for paper models)
     hub_id: str | None
     simulated: bool
@@ -200,17 +201,7 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
     scenarios: set[int] = set()
     cols = ["image_id", "face_id", "is_base", "scenario_id", "simulated"]
     for m in models:
-        p = scores_dir / f"{m}.parquet"
-        if not p.exists():
-            raise StylisticBiasError(
-                f"{p}: not found; it is written by the `scores@{m}` stage (run `dvc repro`)"
-            )
-        try:
-            df = pd.read_parquet(p, columns=cols)
-        except Exception as exc:  # pyarrow raises several types (missing column, corrupt file)
-            raise StylisticBiasError(
-                f"{p}: cannot read columns {cols} ({type(exc).__name__}: {exc})"
-            ) from None
+        df = read_model_scores(scores_dir, m, cols)
         infos.append(_model_info(m, df))
         faces.update(df["face_id"].astype(str))
         images.update(df["image_id"].astype(str))
@@ -218,11 +209,12 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
         scenarios.update(int(s) for s in df["scenario_id"].unique())
     lock = dvc_lock_hashes(root)
     paths = [str(get(params, "paths.faces")), str(get(params, "paths.variations"))]
-    paths += [f"{get(params, 'paths.scores')}/{m}.parquet" for m in models]
+    score_rel = str(get(params, "paths.scores"))
+    paths += [partition_dir(score_rel, m).as_posix() for m in models]
     versions = []
     for rel in paths:
         v = data_version(root, rel, lock)
-        if v.source == "missing" and rel.endswith(".parquet"):
+        if v.source == "missing" and rel.startswith(score_rel):
             v = data_version(root, str(get(params, "paths.scores")), lock)  # one dir output
         versions.append(v)
     sha, dirty = git_commit(root)

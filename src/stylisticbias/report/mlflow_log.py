@@ -46,6 +46,7 @@ from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.plots_data import category_by_model, scenario_frame
 from stylisticbias.report.provenance import combined_digest
+from stylisticbias.score_store import partition_dir, read_model_scores
 from stylisticbias.tracking import (
     bounded,
     delete_other_runs,
@@ -170,9 +171,9 @@ def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
     import mlflow
 
     versions = [v for v in inputs.settings.data_versions if not v.path.startswith(scores_dir)]
-    rel = f"{scores_dir}/{m.name}.parquet"
+    rel = partition_dir(scores_dir, m.name).as_posix()
     versions += [v for v in inputs.settings.data_versions if v.path in (rel, scores_dir)]
-    df = pd.read_parquet(inputs.root / rel)
+    df = read_model_scores(inputs.root / scores_dir, m.name, check=False)
     with warnings.catch_warnings():
         # "source can be interpreted in multiple ways", "schema contains integer column(s)"
         warnings.simplefilter("ignore", UserWarning)
@@ -180,7 +181,8 @@ def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
             df, source=rel, name=f"scores/{m.name}", digest=combined_digest(versions)
         )
         mlflow.log_input(ds, context="scores")
-    mlflow.set_tags({f"data.{v.path}": f"{v.md5} ({v.source})" for v in versions})
+    # MLflow tag keys allow no "=" (Hive partition directories are model=<name>)
+    mlflow.set_tags({f"data.{v.path.replace('=', ':')}": f"{v.md5} ({v.source})" for v in versions})
 
 
 def _model_figures(inputs: ReportInputs, label: str, scen: pd.DataFrame, sim: bool) -> None:

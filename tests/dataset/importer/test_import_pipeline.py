@@ -16,7 +16,7 @@ from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.judge.run import judge_items, run_judge
 from stylisticbias.report.run import build_report
-from stylisticbias.schemas import SCORES, read_table
+from stylisticbias.score_store import read_model_scores
 from stylisticbias.scores import write_scores
 
 MODELS = ["simulated-strong", "simulated-weak"]
@@ -30,7 +30,8 @@ def _run_pipeline(project: Path, params: dict) -> str:
         out = run_judge(m, params, progress=False)
         judged = pd.read_parquet(out / "judgments.parquet")
         assert set(judged["image_id"]) == items  # every imported evaluated image, nothing else
-        scores = read_table(write_scores(m, params), SCORES)
+        written = write_scores(m, params)  # data/scores/model=<m>/part-0.parquet
+        scores = read_model_scores(written.parent.parent, m)
         assert set(scores["image_id"]) == items and scores["simulated"].all()
         assert scores.loc[~scores["is_base"], "delta"].notna().all()
     run_analysis(params)
