@@ -410,24 +410,24 @@ def _build_variations(params: dict[str, Any], out_dir: Path, faces_dir: Path, sc
             if rec.status == "ok":
                 ctx.cache.materialize(rec, tmp / row["path"])
         schemas.write_table(frame, tmp / "variations.parquet", schemas.VARIATIONS)
-        _write_gallery(params, faces, faces_dir, tmp)
+        gallery = _write_gallery(params, faces, frame, faces_dir, tmp)
+    log.info("gallery: %s", out_dir / gallery.name)
     _log_failures("variations", rows)
     return out_dir / "variations.parquet"
 
 
 def _write_gallery(
-    params: dict[str, Any], faces: pd.DataFrame, faces_dir: Path, out_dir: Path
-) -> None:
+    params: dict[str, Any],
+    faces: pd.DataFrame,
+    variations: pd.DataFrame,
+    faces_dir: Path,
+    out_dir: Path,
+) -> Path:
     from stylisticbias.gallery import write_gallery
 
-    variations = pd.read_parquet(out_dir / "variations.parquet")
     max_faces = params.get("gallery", {}).get("max_faces")
-    path = write_gallery(
+    return write_gallery(
         faces, variations, out_dir / "gallery.html", faces_dir, out_dir, max_faces=max_faces
-    )
-    log.info(
-        "gallery: %s",
-        out_dir.parent / out_dir.name.removeprefix(".").removesuffix(".tmp") / path.name,
     )
 
 

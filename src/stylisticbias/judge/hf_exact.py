@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.distribution import Distribution
 from stylisticbias.judge.parsing import decide_prefix
 from stylisticbias.judge.prompts import common_prefix_len, encode, tokenize_text
 from stylisticbias.judge.shared_prefix import SharedPrefixCache
@@ -308,27 +309,6 @@ def decode_response(tokenizer: Any, ids: Sequence[int]) -> str:
 # ---------------------------------------------------------------------------------------------
 # exact expansion
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Distribution:
-    """Exact distribution of the parse verdict of one prompt."""
-
-    mass: dict[str, float] = field(default_factory=lambda: {"a": 0.0, "b": 0.0, "invalid": 0.0})
-    undecided: float = 0.0
-    best: dict[str, tuple[float, str]] = field(default_factory=dict)  # verdict -> (p, text)
-
-    def add(self, verdict: str, p: float, text: str) -> None:
-        self.mass[verdict] += p
-        if verdict not in self.best or p > self.best[verdict][0]:
-            self.best[verdict] = (p, text)
-
-    def normalised(self) -> tuple[dict[str, float], float]:
-        """Masses and undecided rescaled to sum exactly to 1 (removes float drift)."""
-        total = sum(self.mass.values()) + self.undecided
-        if total <= 0:
-            return {k: 0.0 for k in self.mass}, 1.0
-        return {k: v / total for k, v in self.mass.items()}, self.undecided / total
 
 
 @dataclass

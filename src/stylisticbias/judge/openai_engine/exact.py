@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.distribution import Distribution
 from stylisticbias.judge.parsing import decide_prefix
 
 
@@ -48,27 +49,12 @@ class ExactSettings:
 
 
 @dataclass
-class TextDistribution:
-    """Verdict masses of one prompt, the undecided mass and the most likely text per verdict."""
+class TextDistribution(Distribution):
+    """:class:`~stylisticbias.judge.distribution.Distribution` of one prompt, plus the server's
+    refusals and the number of requests it took."""
 
-    mass: dict[str, float] = field(default_factory=lambda: {"a": 0.0, "b": 0.0, "invalid": 0.0})
-    undecided: float = 0.0
-    best: dict[str, tuple[float, str]] = field(default_factory=dict)
     refusals: list[str] = field(default_factory=list)
     requests: int = 0
-
-    def add(self, verdict: str, p: float, text: str) -> None:
-        """Add mass ``p`` of a decided branch."""
-        self.mass[verdict] += p
-        if verdict not in self.best or p > self.best[verdict][0]:
-            self.best[verdict] = (p, text)
-
-    def normalised(self) -> tuple[dict[str, float], float]:
-        """Masses and undecided rescaled to sum exactly to 1 (removes float drift)."""
-        total = sum(self.mass.values()) + self.undecided
-        if total <= 0:
-            return {k: 0.0 for k in self.mass}, 1.0
-        return {k: v / total for k, v in self.mass.items()}, self.undecided / total
 
 
 def temper(
