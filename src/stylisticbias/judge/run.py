@@ -54,14 +54,17 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.datamodule import build_items
 from stylisticbias.judge.engines import make_engine
+from stylisticbias.judge.records import (
+    FINGERPRINT_FILE,
+    finished_records,
+    stash_dir,
+    switch_configuration,
+)
 from stylisticbias.judge.settings import JudgeSettings
 from stylisticbias.judge.writer import (
     RANK_SUMMARY_GLOB,
-    SHARD_GLOB,
-    check_shard,
     concat_shards,
     content_key,
-    scan_shards,
 )
 from stylisticbias.outputs import (
     OutputLock,
@@ -83,7 +86,6 @@ from stylisticbias.schemas import (
 log = logging.getLogger(__name__)
 
 SORT_KEYS = ["image_id", "scenario_id", "ordering", "seed"]
-FINGERPRINT_FILE = "_fingerprint.json"
 #: engine settings that change speed or placement, never the records
 _NON_RESULT_ENGINE_KEYS = {
     "lightning",
@@ -183,9 +185,7 @@ def fingerprint(
     fp: dict[str, Any] = {
         "model": dict(model_cfg),
         "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
-        "judge": {
-            k: v for k, v in judge_cfg.items() if k not in ("models", "images", "dry_run")
-        },
+        "judge": {k: v for k, v in judge_cfg.items() if k not in ("models", "images", "dry_run")},
         "scenarios": [s.__dict__ for s in benchmark.scenarios],
         "orderings": [[o.id, o.slots] for o in benchmark.orderings],
         "forced_choice": benchmark.prompts.get("forced_choice"),
@@ -194,84 +194,6 @@ def fingerprint(
         fp["engine_extra"] = engine.fingerprint()
     blob = json.dumps(fp, sort_keys=True, default=str)
     return {"sha256": hashlib.sha256(blob.encode()).hexdigest(), "config": json.loads(blob)}
-
-
-def stash_dir(out: Path) -> Path:
-    """Where finished records of other configurations are kept: ``<out>/../.<name>.stash/``."""
-    return out.parent / f".{out.name}.stash"
-
-
-def _switch_configuration(out: Path, fp: Mapping[str, Any]) -> None:
-    """Make ``out`` hold the records of configuration ``fp``; never delete finished records.
-
-    Records of a different configuration (``judgments.parquet`` and shards) are moved to the
-    stash under their own fingerprint, the fingerprint file last, so a kill in between is
-    finished by the next run.
-    """
-    path = out / FINGERPRINT_FILE
-    shard_dir = out / "shards"
-    old: str | None = None
-    if path.exists():
-        try:
-            old = json.loads(path.read_text(encoding="utf-8")).get("sha256")
-        except (OSError, json.JSONDecodeError):
-            old = None
-    if old is not None and old != fp["sha256"]:
-        dest = stash_dir(out) / old[:16]
-        dest.mkdir(parents=True, exist_ok=True)
-        moved = 0
-        candidates = [out / "judgments.parquet", *sorted(shard_dir.glob(SHARD_GLOB))]
-        for p in candidates:
-            if p.exists():
-                target = dest / f"{p.stem}-{_file_key(p)}.parquet"
-                os.replace(p, target)
-                moved += 1
-        (out / "failures.json").unlink(missing_ok=True)
-        log.warning(
-            "configuration changed: %d finished record file(s) of the previous configuration "
-            "moved to %s (kept; used again if that configuration returns)",
-            moved,
-            dest,
-        )
-    elif old is None and any(shard_dir.glob(SHARD_GLOB)):
-        log.warning("%s: shards without a %s; keeping those that validate", out, FINGERPRINT_FILE)
-    out.mkdir(parents=True, exist_ok=True)
-    if old != fp["sha256"]:
-        atomic_write_json(path, fp)
-
-
-def _file_key(path: Path) -> str:
-    h = hashlib.sha1()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:12]
-
-
-def _stashed_records(out: Path, fp: Mapping[str, Any], model: str) -> dict[Path, pd.DataFrame]:
-    """Complete record files kept in the stash for configuration ``fp`` (bad ones skipped)."""
-    d = stash_dir(out) / str(fp["sha256"])[:16]
-    found: dict[Path, pd.DataFrame] = {}
-    for p in sorted(d.glob("*.parquet")) if d.exists() else []:
-        try:
-            found[p] = check_shard(p, model)
-        except StylisticBiasError as exc:
-            log.warning("stashed records %s unusable (%s); ignored", p, exc)
-    return found
-
-
-def _finished_records(out: Path, fp: Mapping[str, Any], model: str) -> dict[Path, pd.DataFrame]:
-    """Every finished record file of configuration ``fp``: consolidated, shards, stash."""
-    found: dict[Path, pd.DataFrame] = {}
-    main = out / "judgments.parquet"
-    if main.exists():
-        try:
-            found[main] = check_shard(main, model)
-        except StylisticBiasError as exc:
-            log.warning("%s unusable (%s); its images are redone", main, exc)
-    found.update(scan_shards(out / "shards", model))
-    found.update(_stashed_records(out, fp, model))
-    return found
 
 
 def _rank() -> int:
@@ -338,8 +260,8 @@ def _run_locked(
     shard_dir = out / "shards"
     model_name = engine.model_name
     if rank == 0:
-        _switch_configuration(out, fp)
-    finished = _finished_records(out, fp, model_name)
+        switch_configuration(out, fp)
+    finished = finished_records(out, fp, model_name)
     done: set[str] = set()
     for recs in finished.values():
         done.update(recs["image_id"].unique())
@@ -413,7 +335,7 @@ def consolidate(
     model = engine.model_name
     if fp is None:
         fp = json.loads((out / FINGERPRINT_FILE).read_text(encoding="utf-8"))
-    sources = _finished_records(out, fp, model)
+    sources = finished_records(out, fp, model)
     df = concat_shards(sources)
     key_cols = ["image_id", "model", "scenario_id", "ordering", "seed"]
     dup = df.duplicated(subset=key_cols)
