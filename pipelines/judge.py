@@ -1,24 +1,24 @@
 """DVC stage `judge@MODEL`: forced-choice judgments by one model -> data/judgments/MODEL/.
 
-Usage: ``python pipelines/judge.py MODEL`` (a name of conf/model/*.yaml). Resumes an interrupted
-run. Multi-GPU/multi-node: set ``lightning:`` in conf/engine/<engine>.yaml and launch with
-``torchrun --nproc_per_node N pipelines/judge.py MODEL`` or
+Usage: ``python pipelines/judge.py MODEL`` (a key of params.yaml ``models``). Resumes an
+interrupted run. Multi-GPU/multi-node: set ``lightning:`` under the model's ``engine:`` and
+launch with ``torchrun --nproc_per_node N pipelines/judge.py MODEL`` or
 ``srun python pipelines/judge.py MODEL``.
 """
 
 import argparse
 
 from stylisticbias.cli import run, stage
-from stylisticbias.config import load_group_option, load_params
+from stylisticbias.config import load_config, load_params
 
 
 @stage
 def main() -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="model name (conf/model/<model>.yaml)")
+    parser.add_argument("model", help="model name (a key of params.yaml models)")
     args = parser.parse_args()
-    load_group_option("model", args.model)  # an unknown model fails before the heavy imports
+    load_config().model(args.model)  # bad settings or an unjudged model fail before heavy imports
     from stylisticbias.judge.run import run_judge
 
     run_judge(args.model, load_params())

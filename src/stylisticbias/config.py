@@ -1,9 +1,13 @@
-"""Configuration: compose ``conf/`` with Hydra, keep ``params.yaml`` in sync, load sections.
+"""Configuration: compose ``conf/`` with Hydra, keep ``params.yaml`` in sync, load typed specs.
 
-``conf/`` is the single source of truth. ``params.yaml`` is ``conf/config.yaml`` composed and
-resolved (exactly what DVC's Hydra integration writes on ``dvc exp run``); it is committed so
-that plain ``dvc repro`` works. Stage scripts read ``params.yaml``; per-model settings are
-composed from ``conf/model/<name>.yaml`` by name.
+``conf/`` is the single source of truth, composed against the typed specs of
+:mod:`stylisticbias.spec` (registered as Hydra structured configs): an unknown key, a wrong
+type or an out-of-range value fails composition in one line naming the key, the file or
+override, and the valid keys. ``params.yaml`` is ``conf/config.yaml`` composed and resolved
+(exactly what DVC's Hydra integration writes on ``dvc exp run``); it is committed so that plain
+``dvc repro`` works. Stage scripts parse it once into a :class:`~stylisticbias.spec.Config`
+(:func:`load_config`); the judged models are its ``models`` section, composed from
+``conf/model/<name>.yaml`` (``model=[a,b]`` on the command line, or an experiment).
 
 Command line::
 
@@ -24,6 +28,7 @@ import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
@@ -52,17 +57,24 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from stylisticbias.spec.errors import explain
+    from stylisticbias.spec.parse import config_from_params
+    from stylisticbias.spec.store import register
+
+    register()
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
         container = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StylisticBiasError(f"conf/: cannot compose with {list(overrides)}: {first}") from exc
+        raise StylisticBiasError(explain(exc, overrides)) from None
     finally:
         GlobalHydra.instance().clear()
     assert isinstance(container, dict)
+    if config_name == "config":
+        where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
+        config_from_params(container, where=where)  # ranges, keys added with `+`
     return container  # type: ignore[return-value]
 
 
@@ -107,25 +119,45 @@ def load_params(path: str | Path | None = None) -> dict[str, Any]:
     return data
 
 
+def load_config(path: str | Path | None = None) -> Config:
+    """``params.yaml`` parsed once into typed, frozen specs (one error line on a bad key)."""
+    from stylisticbias.spec.parse import config_from_params
+
+    p = Path(path) if path else project_root() / "params.yaml"
+    return config_from_params(load_params(p), where=str(p.name))
+
+
+def judged_models(params: dict[str, Any] | Config) -> list[str]:
+    """Names of the judged models (``models`` of the composed configuration), in order."""
+    if isinstance(params, Config):
+        return params.model_names
+    return [str(m) for m in (params.get("models") or {})]
+
+
 def available(group: str) -> list[str]:
     """Option names of a config group (``conf/<group>/*.yaml``)."""
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml") if not p.stem.startswith("_"))
 
 
 def load_group_option(group: str, name: str) -> dict[str, Any]:
-    """Load one option of a group (e.g. ``model``/``llava-v1.6-mistral-7b``) as a resolved dict.
+    """Load one option of a group (e.g. ``model``/``qwen3-vl-8b``) as a resolved dict.
 
-    Raises :class:`StylisticBiasError` naming the valid options when ``name`` is unknown.
+    A model is composed with its engine (``models.<name>`` of ``model=[<name>]``); another
+    group's option is read as written (its schema line dropped). Raises
+    :class:`StylisticBiasError` naming the valid options when ``name`` is unknown.
     """
     path = conf_dir() / group / f"{name}.yaml"
     if not path.exists():
         raise StylisticBiasError(
             f"unknown {group} {name!r}; valid: {', '.join(available(group))} (conf/{group}/*.yaml)"
         )
+    if group == "model":
+        return dict(compose([f"model=[{name}]"])["models"][name])
     cfg = OmegaConf.load(path)
     assert isinstance(cfg, DictConfig)
     out = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(out, dict)
+    out.pop("defaults", None)
     out.setdefault("name", name)
     return out  # type: ignore[return-value]
 

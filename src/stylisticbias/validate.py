@@ -7,6 +7,7 @@ The stages check the same things when they start; running them at compose time m
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
@@ -19,12 +20,12 @@ def validate_params(params: dict[str, Any]) -> None:
 
     Checks: the benchmark definition parses; ``faces`` and ``judge`` settings have valid types
     and ranges; every output path lies inside the data root and overlaps no other; every
-    ``judge.models`` entry has a
-    ``conf/model/<name>.yaml``; ``judge.scenarios`` is ``all`` or known ids; and, for the
+    judged model's name can name a DVC stage and its engine settings parse (an openai model's
+    endpoint included); ``judge.scenarios`` is ``all`` or known ids; and, for the
     procedural generator, that it can draw every variation value of the benchmark.
     """
     from stylisticbias.benchmark import benchmark_from_config
-    from stylisticbias.config import available, project_root
+    from stylisticbias.config import project_root
     from stylisticbias.dataset.build import FacesSettings
     from stylisticbias.judge.settings import JudgeSettings
     from stylisticbias.outputs import check_all_outputs
@@ -34,13 +35,8 @@ def validate_params(params: dict[str, Any]) -> None:
     check_all_outputs(params, project_root())
     judge = params.get("judge") or {}
     JudgeSettings.from_config(judge, [o.id for o in bench.orderings])
-    models = available("model")
-    for m in judge.get("models") or []:
-        if str(m) not in models:
-            raise StylisticBiasError(
-                f"judge.models: unknown model {m!r} (no conf/model/{m}.yaml); "
-                f"valid: {', '.join(models)}"
-            )
+    for name, model in (params.get("models") or {}).items():
+        _check_model(str(name), model)
     scen = judge.get("scenarios", "all")
     if scen not in (None, "all"):
         if not isinstance(scen, list):
@@ -53,6 +49,28 @@ def validate_params(params: dict[str, Any]) -> None:
             except (StylisticBiasError, ValueError, TypeError) as exc:
                 raise StylisticBiasError(f"judge.scenarios: {exc}") from None
     _check_generator(params.get("generator") or {}, bench)
+
+
+#: a model name must be usable as a DVC stage key, a params path and a folder name
+_MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+
+
+def _check_model(name: str, model: dict[str, Any]) -> None:
+    """A judged model's name and its engine-specific settings."""
+    if not _MODEL_NAME.match(name):
+        raise StylisticBiasError(
+            f"models.{name}: a model name may hold letters, digits, '-' and '_' only (it names "
+            "a DVC stage, a params path and data/judgments/<name>; dots would split the path)"
+        )
+    if model.get("name") != name:
+        raise StylisticBiasError(
+            f"models.{name}.name={model.get('name')!r}: must equal the key {name!r} "
+            f"(conf/model/{name}.yaml)"
+        )
+    if (model.get("engine") or {}).get("name") == "openai":
+        from stylisticbias.judge.openai_engine.spec import endpoint_spec, transport_spec
+
+        transport_spec(model["engine"], endpoint_spec(model))
 
 
 def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:

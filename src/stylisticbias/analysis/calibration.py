@@ -60,9 +60,16 @@ def synthetic_dataset(
     return faces, var
 
 
-def is_simulated(model: str) -> bool:
-    """Whether ``conf/model/<model>.yaml`` is a simulated judge (has planted-effect settings)."""
-    return "effect_scale" in load_group_option("model", model)
+def model_cfg(params: dict[str, Any], model: str) -> dict[str, Any]:
+    """A model's section: ``params["models"]`` when judged, else ``conf/model/<model>.yaml``."""
+    judged = params.get("models") or {}
+    return dict(judged[model]) if model in judged else load_group_option("model", model)
+
+
+def is_simulated(model: str, params: dict[str, Any] | None = None) -> bool:
+    """Whether the model is a simulated judge (runs on the simulated engine)."""
+    cfg = model_cfg(params or {}, model)
+    return (cfg.get("engine") or {}).get("name") == "simulated"
 
 
 def pipeline_dataset(params: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -101,13 +108,13 @@ def calibrate(
     t0 = time.perf_counter()
     s = AnalysisSettings.from_config(params.get("analysis"))
     benchmark = benchmark_from_config(params["benchmark"])
-    names = [m for m in (models or params["judge"]["models"]) if is_simulated(m)]
+    names = [m for m in (models or list(params.get("models") or {})) if is_simulated(m, params)]
     if not names:
         return {
             "coverage": None,
             "n_cells": 0,
-            "note": "no simulated judge in judge.models: calibration needs planted effects",
-            "settings": {"models": list(models or params["judge"]["models"])},
+            "note": "no simulated judge among the models: calibration needs planted effects",
+            "settings": {"models": list(models or params.get("models") or {})},
             "simulated": False,
         }
     faces, var = dataset if dataset is not None else synthetic_dataset(benchmark, n_faces, seed)
@@ -117,13 +124,13 @@ def calibrate(
     attrs = attrs.where(attrs.notna(), None).to_dict("records")
     scored, truths = [], []
     for name in names:
-        cfg = load_group_option("model", name)
-        if "effect_scale" not in cfg:
+        cfg = model_cfg(params, name)
+        if (cfg.get("engine") or {}).get("name") != "simulated":
             raise StylisticBiasError(f"calibration: model {name!r} is not a simulated judge")
         if scores is not None and name in scores:
             scored.append(scores[name])
         else:
-            eng = SimulatedJudgeEngine(cfg, params["engine"], params["judge"], benchmark)
+            eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], benchmark)
             j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
             scored.append(compute_scores(j, faces, var, benchmark))
         tr = planted_truth(benchmark, faces, var, cfg, orderings=params["judge"].get("orderings"))
@@ -192,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             from stylisticbias.score_store import read_model_scores
 
-            names = [m for m in params["judge"]["models"] if is_simulated(m)]
+            names = [m for m in params.get("models") or {} if is_simulated(m, params)]
             score_dir = Path(params["paths"]["scores"])
             sc = {m: read_model_scores(score_dir, m) for m in names}
             res = calibrate(params, dataset=pipeline_dataset(params), scores=sc)

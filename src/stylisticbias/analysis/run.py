@@ -1,7 +1,7 @@
 """The ``analyze`` stage: all score tables -> ``reports/tables/*.csv`` + ``reports/metrics.json``.
 
 Reads ``<paths.scores>/model=<model>/`` (Hive partitions, :mod:`stylisticbias.score_store`) for
-every ``judge.models`` entry (validated against ``SCORES``) and, for the response diagnostics,
+every judged model (``models``) (validated against ``SCORES``) and, for the response diagnostics,
 ``<paths.judgments>/<model>/judgments.parquet`` (columns checked; a missing file skips that
 model's diagnostics with a warning) -- one model at a time (:mod:`.streaming`). Writes one CSV
 per paper table in the reference long format, a paper-layout ``tableNN_*.csv`` for each, the
@@ -49,7 +49,7 @@ from stylisticbias.analysis.streaming import (
 )
 from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
-from stylisticbias.config import get, load_group_option
+from stylisticbias.config import get, judged_models
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_write_json, round_floats
 from stylisticbias.score_store import file_digest, read_model_scores, scores_digest, scores_file
@@ -120,15 +120,10 @@ def load_judgments(path: Path) -> pd.DataFrame | None:
     return table.to_pandas(strings_to_categorical=True, self_destruct=True, split_blocks=True)
 
 
-def display_names(models: list[str]) -> dict[str, str]:
-    """Model -> ``paper_name`` of ``conf/model/<model>.yaml`` if present, else the model name."""
-    out = {}
-    for m in models:
-        try:
-            out[m] = str(load_group_option("model", m).get("paper_name") or m)
-        except StylisticBiasError:
-            out[m] = m
-    return out
+def display_names(models: list[str], params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Model -> its ``paper_name`` (``models.<model>`` of params.yaml) if set, else its name."""
+    sections = dict((params or {}).get("models") or {})
+    return {m: str((sections.get(m) or {}).get("paper_name") or m) for m in models}
 
 
 def analyze(
@@ -230,11 +225,11 @@ def run_analysis(params: dict[str, Any]) -> StreamStats:
     t0 = time.perf_counter()
     s = AnalysisSettings.from_config(params.get("analysis"))
     benchmark = benchmark_from_config(get(params, "benchmark"))
-    models = [str(m) for m in get(params, "judge.models")]
+    models = judged_models(params)
     if not models:
-        raise StylisticBiasError("params.yaml judge.models: empty; nothing to analyse")
+        raise StylisticBiasError("params.yaml models: empty; nothing to analyse")
     if len(set(models)) != len(models):
-        raise StylisticBiasError(f"params.yaml judge.models: duplicate model names in {models}")
+        raise StylisticBiasError(f"params.yaml models: duplicate model names in {models}")
     score_dir = Path(get(params, "paths.scores"))
     judg_dir = Path(get(params, "paths.judgments"))
     reports = Path(get(params, "paths.reports"))
@@ -254,7 +249,7 @@ def run_analysis(params: dict[str, Any]) -> StreamStats:
     numbers = {k: v for k, v in (params.get("analysis") or {}).items() if k != "workers"}
     key = settings_digest(numbers, get(params, "benchmark"))
     tables, simulated, stats = analyze_streaming(inputs, benchmark, s, cache, key, models)
-    write_tables(tables, simulated, models, benchmark, s, reports)
+    write_tables(tables, simulated, models, benchmark, s, reports, display_names(models, params))
     log.info("analysis of %d model(s) in %.1fs", len(models), time.perf_counter() - t0)
     return stats
 
@@ -266,9 +261,10 @@ def write_tables(
     benchmark: Benchmark,
     s: AnalysisSettings,
     reports: Path,
+    names: Mapping[str, str] | None = None,
 ) -> None:
     """Label the tables (display names, ``simulated``), add the wide ones, write CSVs + metrics."""
-    names = display_names(list(models))
+    names = dict(names) if names is not None else {m: m for m in models}
     metrics = metrics_json(
         tables, {m: m for m in models}, simulated, {d: c for d, c in DIMENSIONS.items()}
     )

@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.bench.machine import machine_info
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
-from stylisticbias.config import compose, project_root
+from stylisticbias.config import compose, load_group_option, project_root
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,9 @@ def write_judgments(
             "invalid_rate": inv,
             "seed": 100 + m,
         }
-        eng = SimulatedJudgeEngine(cfg, params["engine"], params["judge"], benchmark)
+        eng = SimulatedJudgeEngine(
+            cfg, load_group_option("engine", "simulated"), params["judge"], benchmark
+        )
         path = out / "judgments" / name / "judgments.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():  # a kept --workdir: same model, same seed, same rows

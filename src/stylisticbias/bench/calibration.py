@@ -98,7 +98,9 @@ def _judge(params: dict[str, Any], benchmark: Benchmark, cfg: dict[str, Any], fa
     img = image_attrs(faces, var)
     attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
     attrs = attrs.where(attrs.notna(), None).to_dict("records")
-    eng = SimulatedJudgeEngine(cfg, params["engine"], params["judge"], benchmark)
+    eng = SimulatedJudgeEngine(
+        cfg, load_group_option("engine", "simulated"), params["judge"], benchmark
+    )
     j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
     return compute_scores(j, faces, var, benchmark)
 

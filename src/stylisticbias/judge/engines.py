@@ -1,8 +1,7 @@
-"""Engine registry: the engine config's ``name`` picks the :class:`JudgeEngine` class."""
+"""Instantiate a model's judging engine: the class its ``_target_`` names (conf/model/*.yaml)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,26 +9,28 @@ from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import JudgeEngine
 
-#: engine name -> "module:Class" (imported lazily: the hf engine pulls in transformers)
-ENGINES: dict[str, str] = {
-    "simulated": "stylisticbias.judge.simulated:SimulatedJudgeEngine",
-    "hf": "stylisticbias.judge.hf_engine:HFJudgeEngine",
-    "openai": "stylisticbias.judge.openai_engine.engine:OpenAIJudgeEngine",
-}
-
 
 def make_engine(
     model_cfg: Mapping[str, Any],
-    engine_cfg: Mapping[str, Any],
     judge_cfg: Mapping[str, Any],
     benchmark: Benchmark,
 ) -> JudgeEngine:
-    """Instantiate the engine named by ``engine_cfg["name"]`` for one model."""
-    name = str(engine_cfg.get("name", ""))
-    if name not in ENGINES:
+    """The engine of one model: ``model_cfg["_target_"]`` built with the model's settings, its
+    ``engine`` section, the shared judge protocol and the benchmark."""
+    from hydra.utils import get_class
+
+    target = str(model_cfg.get("_target_") or "")
+    name = model_cfg.get("name", "?")
+    try:
+        cls = get_class(target)
+    except Exception as exc:  # hydra wraps ImportError/AttributeError
         raise StylisticBiasError(
-            f"unknown engine {name!r}; valid: {', '.join(sorted(ENGINES))} (conf/engine/*.yaml)"
+            f"conf/model/{name}.yaml: _target_ {target!r} cannot be imported ({exc})"
+        ) from None
+    if not (isinstance(cls, type) and issubclass(cls, JudgeEngine)):
+        raise StylisticBiasError(
+            f"conf/model/{name}.yaml: _target_ {target!r} is not a JudgeEngine subclass"
         )
-    module, cls = ENGINES[name].split(":")
-    engine_cls = getattr(importlib.import_module(module), cls)
-    return engine_cls(model_cfg, engine_cfg, judge_cfg, benchmark)
+    engine_cfg = dict(model_cfg.get("engine") or {})
+    model_only = {k: v for k, v in model_cfg.items() if k not in ("engine", "_target_")}
+    return cls(model_only, engine_cfg, judge_cfg, benchmark)

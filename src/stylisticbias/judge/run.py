@@ -48,7 +48,7 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
-from stylisticbias.config import get, load_group_option, project_root
+from stylisticbias.config import get, project_root
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
@@ -104,23 +104,16 @@ def _path(params: Mapping[str, Any], key: str) -> Path:
     return p if p.is_absolute() else project_root() / p
 
 
-def resolve_engine_cfg(model_cfg: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
-    """The engine config for a model: ``params["engine"]``, unless the model names its own.
-
-    A model YAML may pin an engine (``engine: simulated`` for the simulated judges); its
-    ``conf/engine/<name>.yaml`` is then used whatever the global ``engine`` group says.
-    """
-    engine_cfg = dict(get(dict(params), "engine"))
-    pinned = model_cfg.get("engine")
-    if pinned and pinned != engine_cfg.get("name"):
-        log.info(
-            "model %s pins engine %s (global engine: %s)",
-            model_cfg["name"],
-            pinned,
-            engine_cfg.get("name"),
+def model_section(params: Mapping[str, Any], model_name: str) -> dict[str, Any]:
+    """One judged model's section (``models.<name>``, its ``engine`` included)."""
+    models = dict(params).get("models") or {}
+    if model_name not in models:
+        raise StylisticBiasError(
+            f"model {model_name!r} is not judged in params.yaml (models: "
+            f"{', '.join(models) or 'none'}); add it with `model=[...]` or an experiment "
+            "(conf/experiment/*.yaml) and re-compose"
         )
-        engine_cfg = load_group_option("engine", str(pinned))
-    return engine_cfg
+    return dict(models[model_name])
 
 
 def load_tables(params: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, Path, Path]:
@@ -183,7 +176,7 @@ def fingerprint(
 ) -> dict[str, Any]:
     """Everything that determines the records (not which images, not speed settings)."""
     fp: dict[str, Any] = {
-        "model": dict(model_cfg),
+        "model": {k: v for k, v in model_cfg.items() if k not in ("engine", "_target_")},
         "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
         "judge": {k: v for k, v in judge_cfg.items() if k not in ("models", "images", "dry_run")},
         "scenarios": [s.__dict__ for s in benchmark.scenarios],
@@ -222,8 +215,8 @@ def run_judge(
     (:func:`run_log_path`) and logs to MLflow.
     """
     params = dict(params)
-    model_cfg = load_group_option("model", model_name)
-    engine_cfg = resolve_engine_cfg(model_cfg, params)
+    model_cfg = model_section(params, model_name)
+    engine_cfg = dict(model_cfg.get("engine") or {})
     judge_cfg = dict(get(params, "judge"))
     benchmark = benchmark_from_config(get(params, "benchmark"))
     # everything is checked before the output is touched
@@ -233,7 +226,7 @@ def run_judge(
     items = judge_items(params, verify=True)
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
-    engine = make_engine(model_cfg, engine_cfg, judge_cfg, benchmark)
+    engine = make_engine(model_cfg, judge_cfg, benchmark)
     if judge_cfg.get("dry_run"):  # estimate requests/tokens/cost; nothing is sent or written
         return _dry_run(engine, items, out)
     fp = fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, engine)

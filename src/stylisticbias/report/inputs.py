@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from stylisticbias.config import get, load_group_option
+from stylisticbias.config import get, judged_models
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.provenance import (
     DataVersion,
@@ -173,11 +173,8 @@ def load_tables(tables_dir: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
     return tables, absent
 
 
-def _model_info(name: str, scores: pd.DataFrame) -> ModelInfo:
-    try:
-        cfg = load_group_option("model", name)
-    except StylisticBiasError:
-        cfg = {}
+def _model_info(name: str, scores: pd.DataFrame, params: dict[str, Any]) -> ModelInfo:
+    cfg = dict((params.get("models") or {}).get(name) or {})
     label = str(cfg.get("paper_name") or name)
     hub = cfg.get("hub_id") or cfg.get("hf_id") or cfg.get("repo_id")
     ep = cfg.get("endpoint")
@@ -185,14 +182,15 @@ def _model_info(name: str, scores: pd.DataFrame) -> ModelInfo:
         from urllib.parse import urlparse
 
         host = urlparse(str(ep.get("base_url", ""))).netloc or "?"
-        hub = f"{ep['served_model']} @ {host} (engine {cfg.get('engine') or 'openai'})"
+        engine = (cfg.get("engine") or {}).get("name", "openai")
+        hub = f"{ep['served_model']} @ {host} (engine {engine})"
     sim = bool(scores["simulated"].any()) if "simulated" in scores else False
     return ModelInfo(name, label, str(hub) if hub else None, sim, len(scores))
 
 
 def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
     """Run settings from params.yaml, the score tables and dvc.lock / git."""
-    models = [str(m) for m in get(params, "judge.models")]
+    models = judged_models(params)
     scores_dir = root / str(get(params, "paths.scores"))
     infos: list[ModelInfo] = []
     faces: set[str] = set()
@@ -202,7 +200,7 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
     cols = ["image_id", "face_id", "is_base", "scenario_id", "simulated"]
     for m in models:
         df = read_model_scores(scores_dir, m, cols)
-        infos.append(_model_info(m, df))
+        infos.append(_model_info(m, df, params))
         faces.update(df["face_id"].astype(str))
         images.update(df["image_id"].astype(str))
         var_images.update(df.loc[~df["is_base"].astype(bool), "image_id"].astype(str))
@@ -218,13 +216,13 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
             v = data_version(root, str(get(params, "paths.scores")), lock)  # one dir output
         versions.append(v)
     sha, dirty = git_commit(root)
-    engine = params.get("engine") or {}
+    engines = [dict(m.get("engine") or {}) for m in (params.get("models") or {}).values()]
     gen = params.get("generator") or {}
     judge = params.get("judge") or {}
     return RunSettings(
         models=tuple(infos),
-        engine=str(engine.get("name", "?")),
-        decoding=str(engine.get("decoding", "?")),
+        engine=", ".join(dict.fromkeys(str(e.get("name", "?")) for e in engines)) or "?",
+        decoding=", ".join(dict.fromkeys(str(e.get("decoding", "?")) for e in engines)) or "?",
         n_faces=len(faces),
         n_images=len(images),
         n_variation_images=len(var_images),

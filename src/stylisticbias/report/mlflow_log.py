@@ -142,7 +142,7 @@ def run_params(params: Mapping[str, Any], inputs: ReportInputs) -> dict[str, Any
     out: dict[str, Any] = {
         "seed": params.get("seed"),
         "faces.n": (params.get("faces") or {}).get("n"),
-        "judge.models": judge.get("models"),
+        "models": list(params.get("models") or {}),
         "judge.orderings": judge.get("orderings"),
         "judge.seeds": judge.get("seeds"),
         "judge.temperature": judge.get("temperature"),

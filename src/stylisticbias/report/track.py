@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.config import get, project_root
+from stylisticbias.config import get, judged_models, project_root
 from stylisticbias.judge.writer import atomic_write_json
 from stylisticbias.report.inputs import load_inputs
 from stylisticbias.report.markdown import FigureRecord
@@ -52,7 +52,7 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
     record: dict[str, Any] = {
         "enabled": bool(tracking.get("enabled", False)),
         "report_digest": _report_digest(reports),
-        "models": list(get(params, "judge.models") or []),
+        "models": judged_models(params),
         "tracking_uri": tracking.get("tracking_uri"),
         "experiment_name": tracking.get("experiment_name"),
     }

@@ -24,16 +24,15 @@ log = logging.getLogger("stylisticbias.judge.openai_engine")
 
 def _estimate(model: str, overrides: Sequence[str], as_json: bool) -> int:
     from stylisticbias.benchmark import benchmark_from_config
-    from stylisticbias.config import compose, get, load_group_option
+    from stylisticbias.config import compose, get
     from stylisticbias.judge.engines import make_engine
-    from stylisticbias.judge.run import judge_items, resolve_engine_cfg
+    from stylisticbias.judge.run import judge_items, model_section
 
-    params = compose(list(overrides))
-    model_cfg = load_group_option("model", model)
-    engine_cfg = resolve_engine_cfg(model_cfg, params)
-    if engine_cfg.get("name") != "openai":
+    params = compose([f"model=[{model}]", *overrides])
+    model_cfg = model_section(params, model)
+    if (model_cfg.get("engine") or {}).get("name") != "openai":
         raise StylisticBiasError(f"model {model!r} does not use the openai engine")
-    engine = make_engine(model_cfg, engine_cfg, get(params, "judge"),
+    engine = make_engine(model_cfg, get(params, "judge"),
                          benchmark_from_config(get(params, "benchmark")))  # fmt: skip
     est = engine.estimate(judge_items(params))  # type: ignore[attr-defined]
     if as_json:

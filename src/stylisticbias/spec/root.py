@@ -1,0 +1,69 @@
+"""The whole composed configuration (``conf/config.yaml`` -> ``params.yaml``) as one typed spec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import MISSING
+
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.generators import (
+    DiffusersSpec,
+    GeminiSpec,
+    ImportSpec,
+    ProceduralSpec,
+)
+from stylisticbias.spec.sections import (
+    AnalysisSpec,
+    FacesSpec,
+    GallerySpec,
+    GenerationSpec,
+    JudgeSpec,
+    PathsSpec,
+    TrackingSpec,
+    VariationsSpec,
+)
+
+#: generator ``_target_`` -> its spec (another class: a plug-in generator, checked by itself)
+GENERATOR_TARGETS: dict[str, type] = {
+    "stylisticbias.generators.procedural.ProceduralGenerator": ProceduralSpec,
+    "stylisticbias.generators.diffusers_backend.DiffusersGenerator": DiffusersSpec,
+    "stylisticbias.generators.gemini_backend.GeminiGenerator": GeminiSpec,
+    "stylisticbias.dataset.importer.ImportSettings": ImportSpec,
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every section of ``params.yaml``, typed. ``models`` maps each judged model's name to its
+    spec (its kind follows its engine); ``generator`` is the chosen generator's spec;
+    ``benchmark`` the benchmark protocol section."""
+
+    seed: int = MISSING
+    paths: PathsSpec = field(default_factory=PathsSpec)
+    faces: FacesSpec = field(default_factory=FacesSpec)
+    generation: GenerationSpec = field(default_factory=GenerationSpec)
+    gallery: GallerySpec = field(default_factory=GallerySpec)
+    variations: VariationsSpec = field(default_factory=VariationsSpec)
+    judge: JudgeSpec = field(default_factory=JudgeSpec)
+    models: dict[str, Any] = field(default_factory=dict)
+    benchmark: Any = MISSING
+    generator: Any = MISSING
+    analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
+    tracking: TrackingSpec = field(default_factory=TrackingSpec)
+
+    @property
+    def model_names(self) -> list[str]:
+        """The judged models, in configuration order."""
+        return list(self.models)
+
+    def model(self, name: str) -> Any:
+        """One judged model's spec; an unknown name is one error line listing the judged ones."""
+        if name not in self.models:
+            raise StylisticBiasError(
+                f"model {name!r} is not judged in this configuration; judged: "
+                f"{', '.join(self.models) or '(none)'} (params.yaml models; choose with "
+                "`model=[...]` or an experiment)"
+            )
+        return self.models[name]
