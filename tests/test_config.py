@@ -32,9 +32,11 @@ def test_check_cli_detects_drift(tmp_path, monkeypatch) -> None:
 def test_experiments_compose() -> None:
     for name in config.available("experiment"):
         params = compose([f"experiment={name}"])
-        assert params["judge"]["models"], name
-        for model in params["judge"]["models"]:
-            assert load_group_option("model", model)["name"] == model
+        assert params["models"], name
+        for model, section in params["models"].items():
+            assert section["name"] == model
+            assert section["engine"]["name"] in ("simulated", "hf", "openai")
+            assert load_group_option("model", model) == section
 
 
 def test_every_group_option_loads() -> None:

@@ -69,6 +69,9 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[
         container = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         raise StylisticBiasError(explain(exc, overrides)) from None
+    except yaml.YAMLError as exc:  # a file under conf/ that is not valid YAML
+        first = " ".join(str(exc).split())
+        raise StylisticBiasError(f"conf/: not valid YAML: {first}") from None
     finally:
         GlobalHydra.instance().clear()
     assert isinstance(container, dict)
