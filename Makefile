@@ -59,7 +59,7 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 # Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)
 	$(PYTHON) -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b
-	$(PYTHON) -m stylisticbias.bench.judge_gpu --model llava-v1.6-mistral-7b
+	$(PYTHON) -m stylisticbias.bench.judge_gpu --model llava-v1-6-mistral-7b
 
 bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 20 replicates x 3 plants (CPU, ~10-20 min)
 	$(BIN)/python -m stylisticbias.bench.calibration --replicates 20 --faces 100
@@ -70,7 +70,7 @@ bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare f
 
 bench-grammar: $(STAMP)  ## reports/bench/grammar_check.json: full-size models on CPU (~18 GB RAM)
 	$(BIN)/python -m stylisticbias.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3
-	$(BIN)/python -m stylisticbias.bench.grammar_check --model llava-v1.6-mistral-7b --scales 1,1e-3
+	$(BIN)/python -m stylisticbias.bench.grammar_check --model llava-v1-6-mistral-7b --scales 1,1e-3
 
 clean-data:  ## remove generated data (not the render cache)
 	rm -rf data/faces data/variations data/judgments data/scores

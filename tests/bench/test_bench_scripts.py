@@ -78,9 +78,9 @@ def test_judge_gpu_bench_runs_at_tiny_scale_on_cpu(tmp_path: Path) -> None:
     assert got["command"].startswith("python -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b")
     _machine_ok(got["machine"])
     # a second model merges into the same file
-    argv[1] = "llava-v1.6-mistral-7b"
+    argv[1] = "llava-v1-6-mistral-7b"
     assert judge_gpu.main(argv) == 0
-    assert set(json.loads(out.read_text())["models"]) == {"qwen3-vl-8b", "llava-v1.6-mistral-7b"}
+    assert set(json.loads(out.read_text())["models"]) == {"qwen3-vl-8b", "llava-v1-6-mistral-7b"}
 
 
 def test_judge_gpu_bench_profile_writes_both_tables(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_judge_gpu_bench_profile_writes_both_tables(tmp_path: Path) -> None:
     assert "# torch.profiler of one image" in text and "aten::" in text
 
 
-@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1.6-mistral-7b"])
+@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1-6-mistral-7b"])
 def test_grammar_check_follows_the_grammar_at_tiny_scale(tmp_path: Path, name: str) -> None:
     out = tmp_path / "g.json"
     argv = ["--model", name, "--scale", "tiny", "--scales", "1,0.5", "--out", str(out)]
@@ -108,7 +108,7 @@ def test_grammar_check_follows_the_grammar_at_tiny_scale(tmp_path: Path, name: s
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1.6-mistral-7b"])
+@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1-6-mistral-7b"])
 def test_grammar_survives_full_depth_only_when_damped(tmp_path: Path, name: str) -> None:
     """Full-size model on CPU (~18 GB RAM, minutes): the grammar is lost undamped, kept damped."""
     import psutil
@@ -134,7 +134,7 @@ def test_judge_gpu_bench_without_cuda_is_one_clear_error(tmp_path: Path) -> None
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1.6-mistral-7b"])
+@pytest.mark.parametrize("name", ["qwen3-vl-8b", "llava-v1-6-mistral-7b"])
 def test_judge_gpu_bench_full_size(tmp_path: Path, name: str) -> None:
     out = tmp_path / "judge_gpu.json"
     argv = ["--model", name, "--images", "1", "--generate-scenarios", "1", "--out", str(out)]

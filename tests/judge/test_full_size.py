@@ -25,13 +25,13 @@ def test_real_shapes() -> None:
     q = model_config("qwen3-vl-8b")
     assert q.text_config.vocab_size == 151936 and q.text_config.num_hidden_layers == 36
     assert q.vision_config.out_hidden_size == q.text_config.hidden_size == 4096
-    ll = model_config("llava-v1.6-mistral-7b")
+    ll = model_config("llava-v1-6-mistral-7b")
     assert ll.text_config.vocab_size == 32064 and ll.vision_config.image_size == 336
     assert ll.vision_feature_layer == -2
 
 
 @pytest.mark.parametrize(
-    ("name", "tokens"), [("qwen3-vl-8b", 1024), ("llava-v1.6-mistral-7b", 2928)]
+    ("name", "tokens"), [("qwen3-vl-8b", 1024), ("llava-v1-6-mistral-7b", 2928)]
 )
 def test_tiny_scale_keeps_the_real_image_token_count(name: str, tokens: int) -> None:
     from PIL import Image

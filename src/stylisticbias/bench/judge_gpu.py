@@ -1,6 +1,6 @@
 """GPU judge benchmark: full-size random-weight models of the real architectures.
 
-``python -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b`` (and ``llava-v1.6-mistral-7b``)
+``python -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b`` (and ``llava-v1-6-mistral-7b``)
 
 Builds the model in memory at its real shape (:mod:`stylisticbias.judge.full_size`: every layer,
 width, vocabulary and vision-tower setting of the hub checkpoint; random weights, since none can

@@ -73,7 +73,7 @@ DEFAULT_BASELINE = "b0e6d99"
 SHRUNK_RESIDUAL_SCALE = 1e-3
 _SHAPE_KEYS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
                "num_key_value_heads", "head_dim", "vocab_size")  # fmt: skip
-_TOKENIZER_KIND = {"qwen3-vl-8b": "qwen", "llava-v1.6-mistral-7b": "mistral"}
+_TOKENIZER_KIND = {"qwen3-vl-8b": "qwen", "llava-v1-6-mistral-7b": "mistral"}
 
 
 def _sync(device: str) -> Any:
@@ -441,7 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m stylisticbias.bench.judge_overhead", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
-    ap.add_argument("--models", default="qwen3-vl-8b,llava-v1.6-mistral-7b")
+    ap.add_argument("--models", default="qwen3-vl-8b,llava-v1-6-mistral-7b")
     ap.add_argument("--images", type=int, default=2, help="timed images per model")
     ap.add_argument("--size", type=int, default=1024, help="face image size in px")
     ap.add_argument("--device", default="cpu")

@@ -15,7 +15,7 @@ of branches per prompt, as on a real chat model).
 structure but shrinks every width and depth, for CPU tests of the same code path.
 
 Specs: :data:`SPECS` (``qwen3-vl-8b``: Qwen/Qwen3-VL-8B-Instruct, 8.77B parameters;
-``llava-v1.6-mistral-7b``: llava-hf/llava-v1.6-mistral-7b-hf, 7.57B parameters), keyed by the
+``llava-v1-6-mistral-7b``: llava-hf/llava-v1.6-mistral-7b-hf, 7.57B parameters), keyed by the
 names of ``conf/model/``.
 """
 
@@ -224,8 +224,8 @@ def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
 
 SPECS: dict[str, Spec] = {
     "qwen3-vl-8b": Spec("qwen3-vl-8b", "Qwen/Qwen3-VL-8B-Instruct", 8.77, _qwen3_vl),
-    "llava-v1.6-mistral-7b": Spec(
-        "llava-v1.6-mistral-7b", "llava-hf/llava-v1.6-mistral-7b-hf", 7.57, _llava_next
+    "llava-v1-6-mistral-7b": Spec(
+        "llava-v1-6-mistral-7b", "llava-hf/llava-v1.6-mistral-7b-hf", 7.57, _llava_next
     ),
 }
 SCALES: tuple[str, ...] = ("full", "tiny", "shrunk")
