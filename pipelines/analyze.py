@@ -5,12 +5,13 @@ Usage: ``python pipelines/analyze.py``.
 
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.cli import run, stage
-from stylisticbias.config import load_params
+from stylisticbias.config import load_config, load_params
 
 
 @stage
 def main() -> None:
     """Entry point."""
+    load_config()  # the typed check of every section, before anything runs
     run_analysis(load_params())
 
 

@@ -1,13 +1,14 @@
 """DVC stage `faces`: sample identities and render base faces -> data/faces/."""
 
 from stylisticbias.cli import run, stage
-from stylisticbias.config import load_params
+from stylisticbias.config import load_config, load_params
 from stylisticbias.dataset.build import build_faces
 
 
 @stage
 def main() -> None:
     """Entry point."""
+    load_config()  # the typed check of every section, before anything runs
     build_faces(load_params())
 
 

@@ -1,13 +1,14 @@
 """DVC stage `report`: analysis tables -> reports/figures/, reports/README.md, MLflow runs."""
 
 from stylisticbias.cli import run, stage
-from stylisticbias.config import load_params
+from stylisticbias.config import load_config, load_params
 from stylisticbias.report.run import build_report
 
 
 @stage
 def main() -> None:
     """Entry point."""
+    load_config()  # the typed check of every section, before anything runs
     build_report(load_params())
 
 

@@ -4,13 +4,14 @@ Usage: ``python pipelines/track.py``.
 """
 
 from stylisticbias.cli import run, stage
-from stylisticbias.config import load_params
+from stylisticbias.config import load_config, load_params
 from stylisticbias.report.track import track_report
 
 
 @stage
 def main() -> None:
     """Entry point."""
+    load_config()  # the typed check of every section, before anything runs
     track_report(load_params())
 
 

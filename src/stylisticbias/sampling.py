@@ -25,8 +25,9 @@ import pandas as pd
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.sections import SAMPLERS
 
-SAMPLERS = ("paper_marginals", "uniform")
+__all__ = ["SAMPLERS", "face_seed", "largest_remainder", "sample_identities", "target_marginals"]
 
 
 def largest_remainder(weights: Mapping[str, float], n: int) -> dict[str, int]:

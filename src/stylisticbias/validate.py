@@ -26,12 +26,10 @@ def validate_params(params: dict[str, Any]) -> None:
     """
     from stylisticbias.benchmark import benchmark_from_config
     from stylisticbias.config import project_root
-    from stylisticbias.dataset.build import FacesSettings
     from stylisticbias.judge.settings import JudgeSettings
     from stylisticbias.outputs import check_all_outputs
 
     bench = benchmark_from_config(params["benchmark"])
-    FacesSettings.from_params(params)
     check_all_outputs(params, project_root())
     judge = params.get("judge") or {}
     JudgeSettings.from_config(judge, [o.id for o in bench.orderings])

@@ -39,7 +39,9 @@ from stylisticbias.dataset.rendering import (
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.generators.base import EditSpec, FaceSpec
 from stylisticbias.outputs import OutputLock, atomic_dir, data_root, safe_member, stage_output
-from stylisticbias.sampling import SAMPLERS, face_seed, sample_identities
+from stylisticbias.sampling import face_seed, sample_identities
+from stylisticbias.spec.parse import typed
+from stylisticbias.spec.sections import FacesSpec
 
 log = logging.getLogger(__name__)
 
@@ -86,37 +88,9 @@ class BuildContext:
         return rec
 
 
-@dataclass(frozen=True)
-class FacesSettings:
-    """The ``faces`` section, checked before any output is touched."""
-
-    n: int
-    seed: int
-    sampler: str
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> FacesSettings:
-        """Parse ``faces.n`` (integer >= 1), ``faces.seed`` (integer), ``faces.sampler``."""
-        faces = params.get("faces") or {}
-        n = _int_setting(faces.get("n"), "faces.n")
-        if n < 1:
-            raise StylisticBiasError(f"faces.n={n}: must be an integer >= 1")
-        seed = _int_setting(faces.get("seed"), "faces.seed")
-        sampler = str(faces.get("sampler"))
-        if sampler not in SAMPLERS:
-            raise StylisticBiasError(
-                f"faces.sampler={sampler!r}: unknown; valid: {', '.join(SAMPLERS)}"
-            )
-        return cls(n=n, seed=seed, sampler=sampler)
-
-
-def _int_setting(value: Any, key: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise StylisticBiasError(f"{key}={value!r}: must be an integer")
-    try:
-        return int(value)
-    except ValueError:
-        raise StylisticBiasError(f"{key}={value!r}: must be an integer") from None
+def faces_spec(params: dict[str, Any]) -> FacesSpec:
+    """The ``faces`` section as its typed spec (``n`` >= 1, ``seed``, a known ``sampler``)."""
+    return typed(FacesSpec, params.get("faces") or {}, "params.yaml faces")
 
 
 def _check_transient(stage: str, rows: list[dict[str, Any]]) -> None:
@@ -159,7 +133,7 @@ def build_faces(params: dict[str, Any]) -> Path:
     The whole configuration and the output path are checked before anything is written; the
     output is built beside ``paths.faces`` and swapped in only when complete.
     """
-    settings = FacesSettings.from_params(params)
+    settings = faces_spec(params)
     root = project_root()
     out_dir = stage_output(params, "faces", root)
     with OutputLock(root, out_dir):
@@ -168,7 +142,7 @@ def build_faces(params: dict[str, Any]) -> Path:
         return _build_faces(params, settings, out_dir)
 
 
-def _build_faces(params: dict[str, Any], settings: FacesSettings, out_dir: Path) -> Path:
+def _build_faces(params: dict[str, Any], settings: FacesSpec, out_dir: Path) -> Path:
     ctx = BuildContext.from_params(params)
     n = settings.n
     ids = sample_identities(ctx.benchmark, n, seed=settings.seed, sampler=settings.sampler)
