@@ -6,18 +6,14 @@ launch with ``torchrun --nproc_per_node N pipelines/judge.py MODEL`` or
 ``srun python pipelines/judge.py MODEL``.
 """
 
-import argparse
-
-from stylisticbias.cli import run, stage
+from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config, load_params
 
 
 @stage
 def main() -> None:
     """Entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="model name (a key of params.yaml models)")
-    args = parser.parse_args()
+    args = stage_arguments(__doc__, model=True)
     load_config().model(args.model)  # bad settings or an unjudged model fail before heavy imports
     from stylisticbias.judge.run import run_judge
 

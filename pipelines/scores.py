@@ -3,9 +3,7 @@
 Usage: ``python pipelines/scores.py MODEL``.
 """
 
-import argparse
-
-from stylisticbias.cli import run, stage
+from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config, load_params
 from stylisticbias.scores import write_scores
 
@@ -13,10 +11,8 @@ from stylisticbias.scores import write_scores
 @stage
 def main() -> None:
     """Entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="model name (a key of params.yaml models)")
-    args = parser.parse_args()
-    load_config()  # the typed check of every section, before anything runs
+    args = stage_arguments(__doc__, model=True)
+    load_config().model(args.model)  # typed check; the model must be judged
     write_scores(args.model, load_params())
 
 

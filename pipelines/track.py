@@ -3,7 +3,7 @@
 Usage: ``python pipelines/track.py``.
 """
 
-from stylisticbias.cli import run, stage
+from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config, load_params
 from stylisticbias.report.track import track_report
 
@@ -11,6 +11,7 @@ from stylisticbias.report.track import track_report
 @stage
 def main() -> None:
     """Entry point."""
+    stage_arguments(__doc__)
     load_config()  # the typed check of every section, before anything runs
     track_report(load_params())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
 import logging
 import sys
@@ -54,6 +55,27 @@ def setup_logging(level: int = logging.INFO) -> None:
     """Log to stderr as ``LEVEL name: message`` (Lightning's lines too, once each)."""
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
     adopt_lightning_logging()
+
+
+#: why a stage script refuses Hydra overrides (it reads params.yaml, the DVC contract)
+_NO_OVERRIDES = (
+    "stage scripts read params.yaml and take no Hydra overrides: compose first "
+    "(python -m stylisticbias.config compose faces.n=8 'model=[simulated-weak]'), then run the "
+    "stage or `dvc repro`; sweep with `python -m stylisticbias.sweep -m ...` or "
+    "`dvc exp run --queue -S ...`"
+)
+
+
+def stage_arguments(doc: str, *, model: bool = False) -> argparse.Namespace:
+    """Parse a stage script's command line: nothing, or one model name; anything else (e.g.
+    ``-m faces.n=4,8``) is an error saying how to change the configuration instead."""
+    parser = argparse.ArgumentParser(description=doc.strip().splitlines()[0], epilog=_NO_OVERRIDES)
+    if model:
+        parser.add_argument("model", help="model name (a key of params.yaml models)")
+    args, extra = parser.parse_known_args()
+    if extra:
+        parser.error(f"unexpected argument(s) {' '.join(extra)}: {_NO_OVERRIDES}")
+    return args
 
 
 def stage_lock_name(argv: list[str] | None = None) -> str:
