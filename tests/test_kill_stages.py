@@ -75,7 +75,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = _env()
     subprocess.run(
         [sys.executable, "-m", "stylisticbias.config", "compose", "faces.n=10",
-         f"judge.models=[{MODEL}]", "analysis.n_permutations=200",
+         f"model=[{MODEL}]", "analysis.n_permutations=200",
          "analysis.bootstrap.n_resamples=200"],
         cwd=proj, check=True, env=env,
     )  # fmt: skip

@@ -20,11 +20,21 @@ def test_default_configuration_is_valid(params: dict) -> None:
     validate_params(copy.deepcopy(params))
 
 
-def test_unknown_model_lists_the_valid_ones(params: dict) -> None:
+def test_unknown_model_lists_the_valid_ones() -> None:
+    with pytest.raises(StylisticBiasError, match=r"'model/gpt-17'.*options: .*qwen3-vl-8b"):
+        compose(["model=[simulated-strong,gpt-17]"])
+
+
+def test_model_name_must_be_a_params_path(params: dict) -> None:
     p = copy.deepcopy(params)
-    p["judge"]["models"] = ["simulated-strong", "gpt-17"]
-    with pytest.raises(StylisticBiasError, match=r"unknown model 'gpt-17'.*valid: .*qwen3-vl-8b"):
+    p["models"]["llava-v1.6"] = {**p["models"]["simulated-strong"], "name": "llava-v1.6"}
+    with pytest.raises(StylisticBiasError, match=r"models.llava-v1.6: a model name may hold"):
         validate_params(p)
+
+
+def test_openai_endpoint_checked_at_compose_time() -> None:
+    with pytest.raises(StylisticBiasError, match=r"endpoint"):
+        compose(["model=[openai-gpt-4o-mini]", "+models.openai-gpt-4o-mini.endpoint.bogus=1"])
 
 
 def test_unknown_scenario(params: dict) -> None:
@@ -54,5 +64,5 @@ def test_compose_cli_refuses_and_leaves_params_alone(tmp_path, monkeypatch) -> N
     target.write_text("sentinel\n")
     monkeypatch.setattr(config, "project_root", lambda: tmp_path)
     monkeypatch.setattr(config, "conf_dir", lambda: config.ROOT / "conf")
-    assert main(["compose", "judge.models=[gpt-17]"]) == 2
+    assert main(["compose", "model=[gpt-17]"]) == 2
     assert target.read_text() == "sentinel\n"

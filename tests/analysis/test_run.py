@@ -30,7 +30,7 @@ REF = project_root() / "conf" / "reference" / "paper"  # the paper's tables as C
 
 def _params(default_params: dict[str, Any], tmp_path: Path, models: list[str]) -> dict[str, Any]:
     p = json.loads(json.dumps(default_params))
-    p["judge"]["models"] = models
+    p["models"] = {m: {"name": m, "paper_name": None} for m in models}
     p["paths"].update(
         scores=str(tmp_path / "scores"),
         judgments=str(tmp_path / "judgments"),

@@ -48,7 +48,7 @@ EXTRA = {  # name -> (config base, seed, faces dropped)
 
 
 def _judge(params, benchmark, faces, var, name: str, cfg: dict[str, Any]) -> pd.DataFrame:
-    eng = SimulatedJudgeEngine(cfg, params["engine"], params["judge"], benchmark)
+    eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], benchmark)
     img = image_attrs(faces, var)
     attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
     attrs = attrs.where(attrs.notna(), None).to_dict("records")
@@ -74,12 +74,14 @@ def demo_root(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
     benchmark = benchmark_from_config(params["benchmark"])
     faces, var = synthetic_dataset(benchmark, 36, seed=5)
     models = [*DEMO_MODELS, *EXTRA]
+    sections: dict[str, dict[str, Any]] = {}
     for name in models:
         base, seed, drop = EXTRA.get(name, (name, None, 0))
         cfg = dict(load_group_option("model", base))
         cfg["name"] = name
         if seed is not None:
             cfg["seed"] = seed
+        sections[name] = cfg
         f, v = faces, var
         if drop:
             gone = set(faces["face_id"].iloc[:drop])
@@ -92,7 +94,7 @@ def demo_root(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
             jp.parent.mkdir(parents=True)
             j.to_parquet(jp, index=False)
         write_model_scores(compute_scores(j, f, v, benchmark), root / "scores", name)
-    params["judge"]["models"] = models
+    params["models"] = sections
     params["paths"].update(
         scores=str(root / "scores"),
         judgments=str(root / "judgments"),
@@ -108,7 +110,7 @@ def _reference(params: dict[str, Any], out: Path) -> dict[str, pd.DataFrame]:
     """The all-models-in-memory analysis, written like the stage writes."""
     s = AnalysisSettings.from_config(params["analysis"])
     benchmark = benchmark_from_config(params["benchmark"])
-    models = list(params["judge"]["models"])
+    models = list(params["models"])
     scores = load_scores(Path(params["paths"]["scores"]), models)
     judg = Path(params["paths"]["judgments"])
     judgments = {m: load_judgments(judg / m / "judgments.parquet") for m in models}
@@ -138,7 +140,7 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
     ref = _reference(params, ref_dir)
     caplog.set_level(logging.INFO)
     stats = run_analysis(params)
-    assert sorted(stats.computed) == sorted(params["judge"]["models"]) and not stats.cached
+    assert sorted(stats.computed) == sorted(params["models"]) and not stats.cached
     ours = root / "reports" / "tables"
     names = sorted(p.name for p in (ref_dir / "tables").glob("*.csv"))
     assert names == sorted(p.name for p in ours.glob("*.csv"))
@@ -170,13 +172,13 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
     t3 = pd.read_csv(ours / "sbs_category_by_demographic.csv")
     assert t3["pval"].notna().sum() >= 8 and t3["n_cells"].max() > 1
     und = pd.read_csv(ours / "undecided_mass.csv", keep_default_na=False)
-    assert list(und[und.category == "all"].model) == sorted(params["judge"]["models"])
+    assert list(und[und.category == "all"].model) == sorted(params["models"])
     a = und[(und.model == UNDECIDED_MODEL) & (und.category == "all")].iloc[0]
     assert a.n_excluded > 0 and a.undecided_max > 0.05 and a.sbs_high - a.sbs_low > 0.005
     others = und[(und.model != UNDECIDED_MODEL)]
     assert (others.undecided_max == 0).all() and (others.n_excluded == 0).all()
     est = pd.read_csv(ours / "estimator_comparison.csv", keep_default_na=False)
-    assert set(est.model) == set(params["judge"]["models"])
+    assert set(est.model) == set(params["models"])
     assert set(est.metric) == {"sbs", "zero_rate", "large_shift_rate",
                                "pct_scenarios_significant"}  # fmt: skip
 
@@ -207,11 +209,11 @@ def test_adding_a_model_recomputes_only_that_model(demo_root, tmp_path) -> None:
     p = copy.deepcopy(params)
     p["paths"]["analysis_cache"] = str(tmp_path / "cache")
     p["paths"]["reports"] = str(tmp_path / "reports")
-    first = p["judge"]["models"][:3]
-    p["judge"]["models"] = first
+    first = list(p["models"])[:3]
+    p["models"] = {m: params["models"][m] for m in first}
     stats = run_analysis(p)
     assert sorted(stats.computed) == sorted(first)
-    p["judge"]["models"] = params["judge"]["models"]  # + sim-extra-b
+    p["models"] = params["models"]  # + sim-extra-b
     stats = run_analysis(p)
     assert stats.computed == ("sim-extra-b",) and sorted(stats.cached) == sorted(first)
     # the incremental result equals a from-scratch run
@@ -228,7 +230,7 @@ def test_adding_a_model_recomputes_only_that_model(demo_root, tmp_path) -> None:
         df = pd.read_parquet(sf)
         df.loc[df.index[-1], "phi"] = 0.5
         df.to_parquet(sf, index=False)
-        p["judge"]["models"] = ["simulated-strong", "simulated-weak"]
+        p["models"] = {m: params["models"][m] for m in ("simulated-strong", "simulated-weak")}
         stats = run_analysis(p)
         assert stats.computed == ("simulated-weak",) and stats.cached == ("simulated-strong",)
         assert sorted(x.name for x in (tmp_path / "cache").iterdir()) == sorted(

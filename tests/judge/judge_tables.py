@@ -96,6 +96,22 @@ def make_tables(
         judgments=str(root / "judgments"),
         scores=str(root / "scores"),
     )
-    params["tracking"] = {"enabled": False, "tracking_uri": None, "experiment_name": "test"}
+    params["tracking"] = {
+        **params["tracking"], "enabled": False, "tracking_uri": None, "experiment_name": "test"
+    }
     params["judge"]["scenarios"] = "all"
+    return params
+
+
+def judge_with(params: dict[str, Any], model: str, **engine: Any) -> dict[str, Any]:
+    """Make ``model`` a judged model of ``params`` (its conf/model section, composed with its
+    engine) with ``engine`` keys overridden; returns ``params``."""
+    from stylisticbias.config import load_group_option
+
+    models = params.setdefault("models", {})
+    if model not in models:
+        models[model] = load_group_option("model", model)
+    section = dict(models[model])
+    section["engine"] = {**dict(section.get("engine") or {}), **engine}
+    models[model] = section
     return params

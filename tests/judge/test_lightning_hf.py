@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from judge_tables import make_tables
+from judge_tables import judge_with, make_tables
 
 from stylisticbias.config import load_group_option, project_root
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
@@ -24,8 +24,9 @@ KEY = ["image_id", "scenario_id", "ordering", "seed"]
 
 def _params(root: Path, devices: int) -> dict:
     params = make_tables(root, 1, values_per_face=3)
-    engine = dict(load_group_option("engine", "hf"))
-    engine.update(
+    judge_with(
+        params,
+        MODEL,
         decoding="exact",
         device="cpu",
         image_batch_size=1,
@@ -33,7 +34,6 @@ def _params(root: Path, devices: int) -> dict:
         if devices > 1
         else {"accelerator": "cpu", "devices": 1},
     )
-    params["engine"] = engine
     params["judge"] = {**params["judge"], "scenarios": [1, 2], "orderings": [1, 2, 3, 4]}
     return params
 

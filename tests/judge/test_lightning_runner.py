@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from judge_tables import make_tables
+from judge_tables import judge_with, make_tables
 
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.judge.simulated import SimulatedJudgeEngine
@@ -36,7 +36,7 @@ def _set_manifest_sha(root: Path, image_id: str, data: bytes) -> None:
 
 def test_single_process_run_is_complete(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 4)
-    params["engine"] = {**params["engine"], "image_batch_size": 16}
+    judge_with(params, MODEL, image_batch_size=16)
     items = judge_items(params)
     # refused and non-evaluated variations are not judged
     assert all("refused" not in it.image_id for it in items)
@@ -66,7 +66,7 @@ def test_undecodable_image_is_reported_and_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     params = make_tables(tmp_path, 2)
-    params["engine"] = {**params["engine"], "image_batch_size": 4}
+    judge_with(params, MODEL, image_batch_size=4)
     items = judge_items(params)
     bad = items[3]
     Path(bad.path).write_bytes(b"not a png")
@@ -95,11 +95,12 @@ def test_undecodable_image_is_reported_and_skipped(
 def test_two_cpu_ranks_write_disjoint_complete_shards(tmp_path: Path, strategy: str) -> None:
     """DDP (gloo) on 2 CPU processes: every image in exactly one rank's shards, none twice."""
     params = make_tables(tmp_path / "ddp", 3)
-    params["engine"] = {
-        **params["engine"],
-        "image_batch_size": 5,
-        "lightning": {"accelerator": "cpu", "devices": 2, "strategy": strategy, "num_nodes": 1},
-    }
+    judge_with(
+        params,
+        MODEL,
+        image_batch_size=5,
+        lightning={"accelerator": "cpu", "devices": 2, "strategy": strategy, "num_nodes": 1},
+    )
     out, df = _run(params)
     items = judge_items(params)
     per_rank = json.loads(run_log_path(out).read_text())["images_per_rank"]

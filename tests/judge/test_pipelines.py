@@ -25,14 +25,15 @@ def test_unknown_model_is_one_line_exit_2() -> None:
     assert proc.returncode == 2
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, proc.stderr
-    assert "unknown model 'no-such-model'" in lines[0] and "simulated-strong" in lines[0]
+    assert "'no-such-model' is not judged" in lines[0] and "simulated-strong" in lines[0]
 
 
 def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
     import mlflow
 
     params = make_tables(tmp_path, 2)
-    params["tracking"] = {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+    params["tracking"] = {**params["tracking"], "enabled": True,
+                          "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "judge-test"}  # fmt: skip
     out = run_judge("simulated-weak", params, progress=False)
     run = json.loads(run_log_path(out).read_text())
@@ -54,7 +55,8 @@ def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
 def test_two_runs_write_byte_identical_judgment_directories(tmp_path: Path) -> None:
     """Timings and run ids live in the run log beside the DVC output, so its hash is stable."""
     params = make_tables(tmp_path, 2)
-    params["tracking"] = {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+    params["tracking"] = {**params["tracking"], "enabled": True,
+                          "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "judge-test"}  # fmt: skip
     a = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "a" / "m")
     (tmp_path / "b" / "m").mkdir(parents=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from judge_tables import make_tables
+from judge_tables import judge_with, make_tables
 
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.schemas import JUDGMENTS, read_table
@@ -44,7 +44,7 @@ def _judgments(out: Path) -> pd.DataFrame:
 
 def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 4)
-    params["engine"] = {**params["engine"], "image_batch_size": 2}
+    judge_with(params, MODEL, image_batch_size=2)
     n_items = len(judge_items(params))
     ref = _judgments(run_judge(MODEL, params, progress=False, out_dir=tmp_path / "ref"))
 
@@ -102,7 +102,7 @@ def test_corrupt_and_truncated_shards_are_redone(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     params = make_tables(tmp_path, 3)
-    params["engine"] = {**params["engine"], "image_batch_size": 4}
+    judge_with(params, MODEL, image_batch_size=4)
     out = run_judge(MODEL, params, progress=False)
     ref = _judgments(out)
     assert not (out / "shards").exists(), "shards are folded into judgments.parquet"

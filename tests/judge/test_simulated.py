@@ -42,7 +42,7 @@ def strong() -> dict:
 
 
 def test_records_schema_mapping_and_probabilities(benchmark: Benchmark, strong: dict) -> None:
-    eng = make_engine(strong, ENGINE, JUDGE, benchmark)
+    eng = make_engine({**strong, "engine": ENGINE}, JUDGE, benchmark)  # its _target_
     assert isinstance(eng, SimulatedJudgeEngine) and eng.reads_pixels is False
     items = _items(benchmark, 12)
     df = validate(eng.judge(items, [None] * len(items)), JUDGMENTS, "test")
@@ -160,4 +160,5 @@ def test_default_planted_shape(benchmark: Benchmark) -> None:
     socio = [i for i, c in enumerate(cats) if c == "Socioeconomic & Appearance"]
     other = [i for i, c in enumerate(cats) if c != "Socioeconomic & Appearance"]
     assert pe.sensitivity[socio].mean() > 2 * pe.sensitivity[other].mean()
-    assert load_params()["engine"]["planted"] == "conf/planted/default.yaml"
+    for model in load_params()["models"].values():
+        assert model["engine"]["planted"] == "conf/planted/default.yaml"

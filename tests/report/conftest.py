@@ -321,13 +321,23 @@ def write_fake_analysis(
             }
         ).to_parquet(_partition(sd, m))
     params = json.loads(json.dumps(params))
-    params["judge"]["models"] = list(models)
+    params["models"] = {m: _model_section(m) for m in models}
     params["tracking"] = {
+        **params["tracking"],
         "enabled": True,
         "tracking_uri": f"sqlite:///{root / 'mlflow.db'}",
         "experiment_name": "stylisticbias-test",
     }
     return params
+
+
+def _model_section(name: str) -> dict[str, Any]:
+    """conf/model/<name>.yaml composed with its engine, or a bare section for a made-up name."""
+    from stylisticbias.config import available, load_group_option
+
+    if name in available("model"):
+        return load_group_option("model", name)
+    return {"name": name, "paper_name": None, "engine": {"name": "simulated"}}
 
 
 def _partition(score_dir: Path, model: str) -> Path:

@@ -41,7 +41,7 @@ def _run_pipeline(project: Path, params: dict) -> str:
 
 
 def _pipeline_params(*overrides: str) -> dict:
-    return import_params("tracking=none", f"judge.models=[{','.join(MODELS)}]", *overrides)
+    return import_params("tracking=none", f"model=[{','.join(MODELS)}]", *overrides)
 
 
 def test_release_folder_with_broken_cases_through_the_report(

@@ -90,8 +90,9 @@ def _params(tables: dict[str, Any], cache: Path, url: str, **engine: Any) -> dic
     p = json.loads(json.dumps(tables))
     transport = {"concurrency": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.5,
                  "read_timeout_s": 30.0, **engine.pop("transport", {})}  # fmt: skip
-    p["engine"] = {**load_group_option("engine", "openai"), "cache": str(cache),
-                   "progress": False, **engine, "transport": transport}  # fmt: skip
+    eng = {**load_group_option("engine", "openai"), "cache": str(cache),
+           "progress": False, **engine, "transport": transport}  # fmt: skip
+    p["models"] = {MODEL: {**load_group_option("model", MODEL), "engine": eng}}
     return p
 
 
@@ -178,14 +179,14 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
     assert list(df["choice"]) == want
     # dry run: nothing cached yet in a fresh cache -> all 48 to send; no request is made
     params = _params(tables, tmp_path / "fresh.sqlite", server["url"], decoding="generate")
-    params["engine"]["transport"]["max_retries"] = 0
+    params["models"][MODEL]["engine"]["transport"]["max_retries"] = 0
     n0 = len(answered(server["log"]))
     params["judge"]["dry_run"] = True
     out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "dry" / MODEL)
     assert not out.exists() and len(answered(server["log"])) == n0
     from stylisticbias.judge.openai_engine.cost import estimate
 
-    bench_engine = OpenAIJudgeEngine(load_group_option("model", MODEL), params["engine"],
+    bench_engine = OpenAIJudgeEngine(load_group_option("model", MODEL), params["models"][MODEL]["engine"],
                                      params["judge"], bench)  # fmt: skip
     est = estimate(bench_engine, judge_items(params))
     assert (est.requests_total, est.cached, est.requests_to_send) == (48, 0, 48)
@@ -350,7 +351,8 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
     caplog.set_level(logging.DEBUG)
     params = _params(tables, tmp_path / "cache.sqlite", server["url"], decoding="exact")
     params["judge"]["scenarios"] = [1]
-    params["tracking"] = {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+    params["tracking"] = {**params["tracking"], "enabled": True,
+                          "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "canary"}  # fmt: skip
     out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "j" / MODEL)
     run = json.loads(run_log_path(out).read_text())
@@ -367,7 +369,7 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
     # a wrong key: the server says 401; the error names the file and host, never the key
     os.environ[KEY_ENV] = CANARY + "-wrong"
     try:
-        params["engine"]["cache"] = str(tmp_path / "other.sqlite")
+        params["models"][MODEL]["engine"]["cache"] = str(tmp_path / "other.sqlite")
         with pytest.raises(StylisticBiasError) as exc:
             run_judge(MODEL, params, progress=False, out_dir=tmp_path / "k" / MODEL)
     finally:

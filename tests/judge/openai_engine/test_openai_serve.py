@@ -60,9 +60,10 @@ def params(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     p = make_tables(d, 1, values_per_face=2)
     p["judge"].update(scenarios=[1, 23], orderings=[1, 2, 3, 4], seeds=[1, 2, 3],
                       temperature=0.2)  # fmt: skip
-    p["engine"] = {**load_group_option("engine", "openai"), "decoding": "generate",
-                   "cache": str(d / "cache.sqlite"), "progress": False}  # fmt: skip
-    p["engine"]["transport"] = {**p["engine"]["transport"], "concurrency": 2}
+    eng = {**load_group_option("engine", "openai"), "decoding": "generate",
+           "cache": str(d / "cache.sqlite"), "progress": False}  # fmt: skip
+    eng["transport"] = {**eng["transport"], "concurrency": 2}
+    p["models"] = {MODEL: {**load_group_option("model", MODEL), "engine": eng}}
     return p
 
 
@@ -89,8 +90,8 @@ def _answers(params: dict[str, Any], sampling: str, cache: Path) -> list[str]:
     model["endpoint"]["capabilities"]["sampling"] = sampling
     judge = {**params["judge"], "scenarios": [1], "orderings": [1], "seeds": list(range(1, 7)),
              "temperature": 4.0}  # fmt: skip
-    eng = {**params["engine"], "cache": str(cache),
-           "transport": {**params["engine"]["transport"], "concurrency": 1}}  # fmt: skip
+    eng = {**params["models"][MODEL]["engine"], "cache": str(cache),
+           "transport": {**params["models"][MODEL]["engine"]["transport"], "concurrency": 1}}  # fmt: skip
     engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_config(params["benchmark"]))
     items = judge_items(params)[:1]
     return list(engine.judge(items, [None])["response"])
@@ -109,7 +110,7 @@ def test_sampling_quirk_is_what_the_model_file_says(serve: Any, params: dict[str
 def test_exact_without_logprobs_is_one_clear_error(params: dict[str, Any]) -> None:
     model = load_group_option("model", MODEL)
     bench = benchmark_from_config(params["benchmark"])
-    eng = {**params["engine"], "decoding": "exact"}
+    eng = {**params["models"][MODEL]["engine"], "decoding": "exact"}
     with pytest.raises(StylisticBiasError, match="no log-probabilities") as exc:
         OpenAIJudgeEngine(model, eng, params["judge"], bench)
     assert "tiny-llava-next-serve.yaml" in str(exc.value) and "\n" not in str(exc.value)

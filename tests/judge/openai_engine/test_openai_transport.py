@@ -101,7 +101,7 @@ def test_every_openai_model_file_parses() -> None:
     seen = set()
     for name in available("model"):
         cfg = load_group_option("model", name)
-        if cfg.get("engine") == "openai":
+        if cfg["engine"]["name"] == "openai":
             spec = endpoint_spec(cfg)
             seen.add(spec.backend)
             assert "key" not in str(cfg.get("endpoint", {}).get("headers", {})).lower()
@@ -112,9 +112,11 @@ def test_every_openai_model_file_parses() -> None:
 def test_report_names_engine_endpoint_host_and_served_model() -> None:
     import pandas as pd
 
+    from stylisticbias.config import load_group_option
     from stylisticbias.report.inputs import _model_info
 
-    info = _model_info("vllm-gemma-3-12b", pd.DataFrame({"simulated": [False]}))
+    params = {"models": {"vllm-gemma-3-12b": load_group_option("model", "vllm-gemma-3-12b")}}
+    info = _model_info("vllm-gemma-3-12b", pd.DataFrame({"simulated": [False]}), params)
     assert info.hub_id == "google/gemma-3-12b-it @ localhost:8000 (engine openai)"
 
 
