@@ -186,8 +186,9 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
     assert not out.exists() and len(answered(server["log"])) == n0
     from stylisticbias.judge.openai_engine.cost import estimate
 
-    bench_engine = OpenAIJudgeEngine(load_group_option("model", MODEL), params["models"][MODEL]["engine"],
-                                     params["judge"], bench)  # fmt: skip
+    bench_engine = OpenAIJudgeEngine(load_group_option("model", MODEL),
+                                     params["models"][MODEL]["engine"], params["judge"],
+                                     bench)  # fmt: skip
     est = estimate(bench_engine, judge_items(params))
     assert (est.requests_total, est.cached, est.requests_to_send) == (48, 0, 48)
     assert est.completion_tokens == 48 * 16 and est.prompt_tokens > 48 * 336

@@ -90,8 +90,8 @@ def _answers(params: dict[str, Any], sampling: str, cache: Path) -> list[str]:
     model["endpoint"]["capabilities"]["sampling"] = sampling
     judge = {**params["judge"], "scenarios": [1], "orderings": [1], "seeds": list(range(1, 7)),
              "temperature": 4.0}  # fmt: skip
-    eng = {**params["models"][MODEL]["engine"], "cache": str(cache),
-           "transport": {**params["models"][MODEL]["engine"]["transport"], "concurrency": 1}}  # fmt: skip
+    base = params["models"][MODEL]["engine"]
+    eng = {**base, "cache": str(cache), "transport": {**base["transport"], "concurrency": 1}}
     engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_config(params["benchmark"]))
     items = judge_items(params)[:1]
     return list(engine.judge(items, [None])["response"])
