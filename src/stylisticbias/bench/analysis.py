@@ -190,7 +190,8 @@ def worker(root: Path, run: Path, n_models: int, cores: int) -> None:
 
     t0 = time.perf_counter()
     params = json.loads((root / "params.json").read_text())
-    params["judge"]["models"] = [f"sim-{m + 1}" for m in range(n_models)]
+    names = [f"sim-{m + 1}" for m in range(n_models)]
+    params["models"] = {n: {"name": n, "paper_name": None} for n in names}
     params["paths"].update(
         scores=str(root / "scores"),
         judgments=str(root / "judgments"),
