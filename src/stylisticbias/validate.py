@@ -23,17 +23,17 @@ def validate_params(params: dict[str, Any]) -> None:
     ``conf/model/<name>.yaml``; ``judge.scenarios`` is ``all`` or known ids; and, for the
     procedural generator, that it can draw every variation value of the benchmark.
     """
-    from stylisticbias.benchmark import benchmark_from_config
+    from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.config import available, project_root
     from stylisticbias.dataset.build import FacesSettings
     from stylisticbias.judge.settings import JudgeSettings
     from stylisticbias.outputs import check_all_outputs
 
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     FacesSettings.from_params(params)
     check_all_outputs(params, project_root())
     judge = params.get("judge") or {}
-    JudgeSettings.from_config(judge, [o.id for o in bench.orderings])
+    JudgeSettings.from_config(judge, bench.ordering_ids)
     models = available("model")
     for m in judge.get("models") or []:
         if str(m) not in models:

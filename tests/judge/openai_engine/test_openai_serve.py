@@ -22,7 +22,7 @@ import pytest
 from judge_tables import make_tables
 from servers import free_port, start_transformers_serve, stop, tiny_llava
 
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.openai_engine.engine import OpenAIJudgeEngine
@@ -74,7 +74,7 @@ def test_judge_stage_generate_through_transformers_serve(serve: Any, params: dic
         ["image_id", "scenario_id", "ordering", "seed"]).any()  # fmt: skip
     assert (df["engine"] == "openai").all() and (df["decoding"] == "generate").all()
     assert df["response"].notna().all()
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     want = [classify(r, bench.ordering(o)) for r, o in zip(df["response"], df["ordering"])]
     assert list(df["choice"]) == want
     assert set(df["choice"]) <= {"positive", "negative", "invalid"}
@@ -91,7 +91,7 @@ def _answers(params: dict[str, Any], sampling: str, cache: Path) -> list[str]:
              "temperature": 4.0}  # fmt: skip
     eng = {**params["engine"], "cache": str(cache),
            "transport": {**params["engine"]["transport"], "concurrency": 1}}  # fmt: skip
-    engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_config(params["benchmark"]))
+    engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_params(params))
     items = judge_items(params)[:1]
     return list(engine.judge(items, [None])["response"])
 
@@ -108,7 +108,7 @@ def test_sampling_quirk_is_what_the_model_file_says(serve: Any, params: dict[str
 
 def test_exact_without_logprobs_is_one_clear_error(params: dict[str, Any]) -> None:
     model = load_group_option("model", MODEL)
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     eng = {**params["engine"], "decoding": "exact"}
     with pytest.raises(StylisticBiasError, match="no log-probabilities") as exc:
         OpenAIJudgeEngine(model, eng, params["judge"], bench)
