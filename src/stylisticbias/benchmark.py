@@ -10,7 +10,7 @@ parser rules that depend on the letters. ``params.yaml`` holds only the protocol
 an unknown, misspelt or missing key fails in one line naming the file, the key and the valid
 keys. :func:`benchmark_from_params` is what stages call. To add a protocol, copy
 ``conf/benchmark/stylisticbias.yaml`` (or ``tests/data/protocols/mini.yaml``, a small one)
-and set ``protocol: <name>`` (docs/architecture.md, "Adding a protocol").
+and set ``protocol: <name>`` (docs/protocol.md, "Adding a protocol").
 """
 
 from __future__ import annotations

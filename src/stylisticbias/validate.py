@@ -81,6 +81,6 @@ def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:
     if bad:
         slug, why = sorted(bad.items())[0]
         raise StylisticBiasError(
-            f"conf/benchmark: {len(bad)} variation value(s) the procedural generator cannot "
+            f"{bench.source}: {len(bad)} variation value(s) the procedural generator cannot "
             f"render, e.g. {slug}: {why}"
         )
