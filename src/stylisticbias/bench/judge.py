@@ -79,7 +79,7 @@ def run(
     params = load_params()
     bench = benchmark_from_params(params)
     judge = dict(params["judge"])
-    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4]})
+    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": bench.ordering_ids})
     judge["seeds"] = [1, 2, 3]
     model_cfg = load_group_option("model", "tiny-llava-next")
     if tile != 32 or text_hidden != 64:  # same architecture, other tile size / decoder width

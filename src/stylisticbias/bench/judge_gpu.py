@@ -105,7 +105,7 @@ def run(
     params = load_params()
     bench = benchmark_from_params(params)
     judge = dict(params["judge"])
-    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4]})
+    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": bench.ordering_ids})
     judge["seeds"] = [1, 2, 3]
     k = len(judge["seeds"])
     model_cfg = dict(load_group_option("model", name))

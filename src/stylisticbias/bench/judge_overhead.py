@@ -305,7 +305,7 @@ def run_model(
     params = load_params()
     bench = benchmark_from_params(params)
     judge = dict(params["judge"])
-    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4],
+    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": bench.ordering_ids,
                   "seeds": [1, 2, 3], "scenarios": "all"})  # fmt: skip
     engine_cfg = dict(load_group_option("engine", "hf"))
     engine_cfg.pop("lightning", None)

@@ -99,7 +99,7 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
     bench = benchmark_from_params(params)
     ids = [s.id for s in bench.scenarios][:n_scen]
     judge = {**params["judge"], "temperature": 0.2, "max_new_tokens": 16,
-             "orderings": [1, 2, 3, 4], "seeds": [1, 2, 3], "scenarios": ids}  # fmt: skip
+             "orderings": bench.ordering_ids, "seeds": [1, 2, 3], "scenarios": ids}  # fmt: skip
     k = 3
     ckpt = tiny.ensure_built("llava_next", project_root() / ".cache" / "tiny" / "llava-next")
     tmp = Path(tempfile.mkdtemp(prefix="bench-openai-"))
