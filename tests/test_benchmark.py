@@ -299,3 +299,27 @@ def test_second_protocol_official_scores() -> None:
     })  # fmt: skip
     got = _official_choices(rows, mini)["choice"].tolist()
     assert got == ["negative", "positive", "negative", "invalid"]
+
+
+def test_second_protocol_simulated_judge_and_parser_agree() -> None:
+    """The simulated judge answers in the protocol's letters; the parser reads them back to the
+    very pole the judge chose, for every ordering (exact, per record)."""
+    from stylisticbias.judge.simulated import SimulatedJudgeEngine
+
+    mini = load_benchmark(MINI)
+    model = {"name": "sim-mini", "effect_scale": 1.0, "noise_sd": 0.0, "invalid_rate": 0.2,
+             "seed": 3, "letter_bias": 1.5}  # fmt: skip
+    engine = SimulatedJudgeEngine(model, {"name": "simulated", "planted": {"position_bias": 0.0}},
+                                  {"orderings": "all", "seeds": [1, 2, 3]}, mini)  # fmt: skip
+    attrs = [{"age": "elderly", "gender": g, "ethnicity": "Asian", "body_type": "thin",
+              "attribute": a, "value": v}
+             for g in ("male", "female") for a, v in ((None, None), ("Eyewear", "Sunglasses"))]
+    ids = [f"img{i}" for i in range(len(attrs))] * 50
+    df = engine.judge_records(ids, ids, attrs * 50)  # fmt: skip
+    assert set(df["scenario_id"]) == {7, 9} and set(df["ordering"]) == {1, 2}
+    parsed = [classify(r, mini.ordering(o), mini.parser)
+              for r, o in zip(df["response"], df["ordering"])]  # fmt: skip
+    assert parsed == df["choice"].tolist()
+    assert set(df.loc[df["choice"] != "invalid", "response"]) == {"(x)", "(y)"}
+    valid = df[df["choice"] != "invalid"]
+    assert (valid["response"] == "(x)").mean() > 0.6  # the planted bias toward the first letter
