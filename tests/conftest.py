@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import compose
 
 
@@ -19,4 +19,4 @@ def default_params() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def benchmark(default_params: dict[str, Any]) -> Benchmark:
     """The paper's benchmark definition."""
-    return benchmark_from_config(default_params["benchmark"])
+    return benchmark_from_params(default_params)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import copy
-
+import pandas as pd
 import pytest
+import yaml
+from protocols import MINI, PAPER, edited_protocol
 
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import (
+    Benchmark,
+    benchmark_from_config,
+    benchmark_from_params,
+    load_benchmark,
+)
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.parsing import classify, classify_official, decide_prefix, parse_response
+from stylisticbias.judge.prompts import prompt_specs
 
 PAPER_MALE, PAPER_FEMALE = 274, 226
 
@@ -117,16 +125,201 @@ def test_unknown_value_lists_valid(benchmark: Benchmark) -> None:
         benchmark.scenario(26)
 
 
-def test_bad_definition_is_rejected(default_params) -> None:
-    cfg = copy.deepcopy(default_params["benchmark"])
+def _paper_cfg() -> dict:
+    return yaml.safe_load(PAPER.read_text(encoding="utf-8"))
+
+
+def test_bad_definition_is_rejected() -> None:
+    cfg = _paper_cfg()
     cfg["attributes"][0]["gender_scope"] = "men"
     with pytest.raises(StylisticBiasError, match="gender_scope"):
         benchmark_from_config(cfg)
-    cfg = copy.deepcopy(default_params["benchmark"])
+    cfg = _paper_cfg()
     cfg["orderings"][0]["slots"] = [["a", "positive"], ["a", "negative"]]
     with pytest.raises(StylisticBiasError, match="orderings"):
         benchmark_from_config(cfg)
-    cfg = copy.deepcopy(default_params["benchmark"])
+    cfg = _paper_cfg()
     cfg["scenarios"][1]["id"] = 1
     with pytest.raises(StylisticBiasError, match="duplicate scenario"):
         benchmark_from_config(cfg)
+    cfg = _paper_cfg()
+    cfg["orderings"][0]["slots"] = [["a", "positive"], ["c", "negative"]]
+    with pytest.raises(StylisticBiasError, match="must use letters a, b"):
+        benchmark_from_config(cfg)
+
+
+def _one_line(exc: pytest.ExceptionInfo[StylisticBiasError]) -> str:
+    msg = str(exc.value)
+    assert "\n" not in msg
+    return msg
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "where", "valid"),
+    [
+        (lambda c: c.update(scenarioz=c.pop("scenarios")), "scenarioz", "",
+         "valid keys: name, demographics, observed_marginals, scenarios, prompts, letters, "
+         "parser, orderings, attributes"),
+        (lambda c: c["scenarios"][3].update(postive=c["scenarios"][3].pop("positive")),
+         "postive", "scenarios[3]", "valid keys: id, category, positive, negative"),
+        (lambda c: c["orderings"][1].update(slot=c["orderings"][1].pop("slots")), "slot",
+         "orderings[1]", "valid keys: id, slots"),
+        (lambda c: c["attributes"][2]["values"][0].update(evaluted=True), "evaluted",
+         "attributes[Hair length].values[0]",
+         "valid keys: value, prompt, label, evaluated, exclude_gender"),
+        (lambda c: c["prompts"].update(forced_choise="x"), "forced_choise", "prompts",
+         "valid keys: base_face, feature_variation, fashion_variation, forced_choice"),
+        (lambda c: c["parser"].update(word_leters=["a"]), "word_leters", "parser",
+         "valid keys: word_letters"),
+        (lambda c: c["demographics"].update(height=["tall"]), "height", "demographics",
+         "valid keys: age, gender, ethnicity, body_type"),
+    ],
+)  # fmt: skip
+def test_unknown_key_fails_in_one_line(tmp_path, edit, key, where, valid) -> None:
+    path = edited_protocol(tmp_path, edit)
+    with pytest.raises(StylisticBiasError) as exc:
+        benchmark_from_params({"protocol": path})
+    msg = _one_line(exc)
+    assert msg.startswith(f"{path}: {where}".rstrip(" :")), msg
+    assert f"unknown key {key!r}; {valid}" in msg, msg
+
+
+def test_missing_key_fails_in_one_line(tmp_path) -> None:
+    path = edited_protocol(tmp_path, lambda c: c.pop("letters"))
+    with pytest.raises(StylisticBiasError) as exc:
+        load_benchmark(path)
+    assert "missing key 'letters'; valid keys: name, demographics" in _one_line(exc)
+    path = edited_protocol(tmp_path, lambda c: c["scenarios"][0].pop("category"))
+    with pytest.raises(StylisticBiasError) as exc:
+        load_benchmark(path)
+    assert f"{path}: scenarios[0]: missing key 'category'" in _one_line(exc)
+
+
+def test_bad_placeholder_and_letters(tmp_path) -> None:
+    def typo(c: dict) -> None:
+        c["prompts"]["forced_choice"] = c["prompts"]["forced_choice"].replace("option_2", "optn_2")
+
+    with pytest.raises(StylisticBiasError, match=r"placeholder \{optn_2\}; valid: letter_1"):
+        load_benchmark(edited_protocol(tmp_path, typo))
+    with pytest.raises(StylisticBiasError, match=r"letters: 'X' is not one lower-case"):
+        load_benchmark(edited_protocol(tmp_path, lambda c: c.update(letters=["X", "y"])))
+    with pytest.raises(StylisticBiasError, match=r"word_letters: 'c'; valid: a, b"):
+        load_benchmark(edited_protocol(tmp_path, lambda c: c["parser"].update(word_letters=["c"])))
+
+
+def test_protocol_by_name() -> None:
+    assert load_benchmark("stylisticbias") is benchmark_from_params({"protocol": "stylisticbias"})
+    with pytest.raises(StylisticBiasError, match=r"unknown protocol 'stylisticbais'.*valid: "):
+        load_benchmark("stylisticbais")
+    with pytest.raises(StylisticBiasError, match="re-compose"):
+        benchmark_from_params({"benchmark": {"scenarios": []}})  # an old params.yaml
+
+
+def test_params_name_the_protocol_only(default_params) -> None:
+    assert default_params["protocol"] == "stylisticbias"
+    assert "benchmark" not in default_params
+    assert default_params["judge"]["orderings"] == "all"
+
+
+def test_judge_selection_resolves_against_the_protocol(benchmark: Benchmark) -> None:
+    assert benchmark.selected_orderings("all") == [1, 2, 3, 4]
+    assert benchmark.selected_orderings([2, 4]) == [2, 4]
+    with pytest.raises(StylisticBiasError, match=r"judge.orderings: unknown id\(s\) \[5\]"):
+        benchmark.selected_orderings([1, 5])
+    mini = load_benchmark(MINI)
+    assert mini.selected_orderings(None) == [1, 2]
+    assert mini.scenario_ids == [7, 9]
+
+
+# ---- a second protocol drives prompts and parsing end to end ---------------------------------
+
+
+def _answer(prompt: str, pole_text: str, bench: Benchmark) -> str:
+    """A respondent that reads the prompt: the label shown next to ``pole_text``."""
+    for letter in bench.letters:
+        if f"[{letter}] {pole_text}" in prompt:
+            return f"({letter})"
+    raise AssertionError(f"{pole_text!r} is not offered in {prompt!r}")
+
+
+def test_second_protocol_prompts() -> None:
+    mini = load_benchmark(MINI)
+    assert (mini.name, mini.letters, mini.ordering_ids) == ("mini", ("x", "y"), [1, 2])
+    specs = prompt_specs(mini, mini.selected_orderings("all"))
+    assert [s.key for s in specs] == [(7, 1), (7, 2), (9, 1), (9, 2)]
+    assert specs[0].text == (
+        "Does the person look [x] Diligent or [y] Lazy? Reply with (x) or (y) only."
+    )
+    assert specs[1].text.startswith("Does the person look [x] Lazy or [y] Diligent?")
+    assert mini.options_shown(mini.scenario(9), mini.ordering(2)) == ("Aloof", "Warm")
+    assert mini.base_face_prompt(age="elderly", gender="female", ethnicity="Asian",
+                                 body_type="thin") == (
+        "Portrait of a thin elderly female person with Asian features."
+    )  # fmt: skip
+    with pytest.raises(StylisticBiasError, match=r"unknown ordering 3; valid: 1, 2"):
+        prompt_specs(mini, [1, 3])
+
+
+def test_second_protocol_parsing_end_to_end() -> None:
+    mini, paper = load_benchmark(MINI), load_benchmark("stylisticbias")
+    rules = mini.parser
+    for spec in prompt_specs(mini, mini.ordering_ids):
+        for pole in ("positive", "negative"):
+            text = _answer(spec.text, spec.scenario.pole(pole), mini)
+            assert classify(text, spec.ordering, rules) == pole
+            assert classify(text, spec.ordering, paper.parser) == "invalid"  # not (a)/(b)
+            assert decide_prefix(text, finished=True, rules=rules) == spec.ordering.letter_of(pole)
+            a, b = mini.options_shown(spec.scenario, spec.ordering)
+            assert classify_official(text, spec.ordering, a, b, rules) == pole
+            # the paper code's parser, by pole text alone (step 6)
+            shown = spec.scenario.pole(pole)
+            assert classify_official(shown, spec.ordering, a, b, rules) == pole
+    assert parse_response("Y.", rules) == "y"
+    assert parse_response("x is more likely", rules) == "x"
+    assert parse_response("(x) or (y)", rules) is None
+    assert parse_response("Neither (x) nor (y)", rules) is None
+    assert parse_response("(a)", rules) is None
+    assert parse_response("(a)", paper.parser) == "a"
+    # no word letters in this protocol: a mid-sentence "x" at the end is an answer
+    assert parse_response("I pick the person as x", rules) == "x"
+    assert decide_prefix("(x) or (y", finished=False, rules=rules) is None
+    assert decide_prefix("(x) or (y)", finished=False, rules=rules) == "invalid"
+
+
+def test_second_protocol_official_scores() -> None:
+    """``parser: official`` in scores re-reads drawn texts with the protocol's letters."""
+    from stylisticbias.scores import _official_choices
+
+    mini = load_benchmark(MINI)
+    rows = pd.DataFrame({
+        "decoding": ["generate"] * 4,
+        "response": ["(y)", "(y)", "Aloof", "z"],
+        "scenario_id": [7, 7, 9, 9],
+        "ordering": [1, 2, 2, 1],
+    })  # fmt: skip
+    got = _official_choices(rows, mini)["choice"].tolist()
+    assert got == ["negative", "positive", "negative", "invalid"]
+
+
+def test_second_protocol_simulated_judge_and_parser_agree() -> None:
+    """The simulated judge answers in the protocol's letters; the parser reads them back to the
+    very pole the judge chose, for every ordering (exact, per record)."""
+    from stylisticbias.judge.simulated import SimulatedJudgeEngine
+
+    mini = load_benchmark(MINI)
+    model = {"name": "sim-mini", "effect_scale": 1.0, "noise_sd": 0.0, "invalid_rate": 0.2,
+             "seed": 3, "letter_bias": 1.5}  # fmt: skip
+    engine = SimulatedJudgeEngine(model, {"name": "simulated", "planted": {"position_bias": 0.0}},
+                                  {"orderings": "all", "seeds": [1, 2, 3]}, mini)  # fmt: skip
+    attrs = [{"age": "elderly", "gender": g, "ethnicity": "Asian", "body_type": "thin",
+              "attribute": a, "value": v}
+             for g in ("male", "female") for a, v in ((None, None), ("Eyewear", "Sunglasses"))]
+    ids = [f"img{i}" for i in range(len(attrs))] * 50
+    df = engine.judge_records(ids, ids, attrs * 50)  # fmt: skip
+    assert set(df["scenario_id"]) == {7, 9} and set(df["ordering"]) == {1, 2}
+    parsed = [classify(r, mini.ordering(o), mini.parser)
+              for r, o in zip(df["response"], df["ordering"])]  # fmt: skip
+    assert parsed == df["choice"].tolist()
+    assert set(df.loc[df["choice"] != "invalid", "response"]) == {"(x)", "(y)"}
+    valid = df[df["choice"] != "invalid"]
+    assert (valid["response"] == "(x)").mean() > 0.6  # the planted bias toward the first letter

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from stylisticbias.benchmark import benchmark_from_config, slug
+from stylisticbias.benchmark import benchmark_from_params, slug
 from stylisticbias.config import load_params
 from stylisticbias.gallery import write_gallery
 from stylisticbias.generators.base import FaceSpec
@@ -19,7 +19,7 @@ from stylisticbias.generators.procedural import ProceduralGenerator
 from stylisticbias.schemas import FACES, VARIATIONS, validate
 
 CHROMIUM = Path("/usr/bin/chromium")
-BENCH = benchmark_from_config(load_params()["benchmark"])
+BENCH = benchmark_from_params(load_params())
 
 
 def _tiny_dataset(root: Path) -> tuple[pd.DataFrame, pd.DataFrame, Path, Path]:

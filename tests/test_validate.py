@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from protocols import edited_protocol
 
 from stylisticbias.config import compose, main
 from stylisticbias.errors import StylisticBiasError
@@ -44,10 +45,14 @@ def test_unknown_scenario(params: dict) -> None:
         validate_params(p)
 
 
-def test_value_the_procedural_generator_cannot_draw(params: dict) -> None:
+def test_value_the_procedural_generator_cannot_draw(params: dict, tmp_path) -> None:
     p = copy.deepcopy(params)
-    skin = next(a for a in p["benchmark"]["attributes"] if a["key"] == "skin_irregularities")
-    skin["values"][0]["value"] = "Frecklez"
+
+    def frecklez(cfg: dict) -> None:
+        skin = next(a for a in cfg["attributes"] if a["key"] == "skin_irregularities")
+        skin["values"][0]["value"] = "Frecklez"
+
+    p["protocol"] = edited_protocol(tmp_path, frecklez)
     with pytest.raises(
         StylisticBiasError, match=r"cannot render, e.g. .*Frecklez.*valid: Freckles"
     ):

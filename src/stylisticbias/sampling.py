@@ -64,11 +64,11 @@ def target_marginals(benchmark: Benchmark, n: int) -> dict[str, dict[str, int]]:
         values = benchmark.demographics[axis]
         weights = observed.get(axis)
         if not weights:
-            raise StylisticBiasError(f"conf/benchmark: observed_marginals.{axis} is missing")
+            raise StylisticBiasError(f"{benchmark.source}: observed_marginals.{axis} is missing")
         unknown = set(weights) - set(values)
         if unknown:
             raise StylisticBiasError(
-                f"conf/benchmark: observed_marginals.{axis} has unknown value(s) "
+                f"{benchmark.source}: observed_marginals.{axis} has unknown value(s) "
                 f"{sorted(unknown)}; valid: {', '.join(values)}"
             )
         out[axis] = largest_remainder({v: float(weights.get(v, 0)) for v in values}, n)

@@ -59,7 +59,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_config
+from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.schemas import (
@@ -123,9 +123,8 @@ def _official_choices(rows: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
     choices = []
     for text, sid, oid in zip(rows["response"], rows["scenario_id"], rows["ordering"]):
         sc, o = benchmark.scenario(int(sid)), benchmark.ordering(int(oid))
-        pos_a = o.positive_letter == "a"
-        opt_a, opt_b = (sc.positive, sc.negative) if pos_a else (sc.negative, sc.positive)
-        choices.append(classify_official(text, o, opt_a, opt_b))
+        opt_a, opt_b = benchmark.options_shown(sc, o)
+        choices.append(classify_official(text, o, opt_a, opt_b, benchmark.parser))
     return rows.assign(choice=choices)
 
 
@@ -319,7 +318,7 @@ def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source =
     judgments = read_table(judgments_file, JUDGMENTS)
     faces = read_table(path("faces") / "faces.parquet", FACES)
     variations = read_table(path("variations") / "variations.parquet", VARIATIONS)
-    benchmark = benchmark_from_config(get(params, "benchmark"))
+    benchmark = benchmark_from_params(params)
     check_demographics(faces, benchmark.demographics, path("faces") / "faces.parquet")
     check_demographics(
         variations, benchmark.demographics, path("variations") / "variations.parquet"

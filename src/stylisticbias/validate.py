@@ -24,15 +24,15 @@ def validate_params(params: dict[str, Any]) -> None:
     endpoint included); ``judge.scenarios`` is ``all`` or known ids; and, for the
     procedural generator, that it can draw every variation value of the benchmark.
     """
-    from stylisticbias.benchmark import benchmark_from_config
+    from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.config import project_root
     from stylisticbias.judge.settings import JudgeSettings
     from stylisticbias.outputs import check_all_outputs
 
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     check_all_outputs(params, project_root())
     judge = params.get("judge") or {}
-    JudgeSettings.from_config(judge, [o.id for o in bench.orderings])
+    JudgeSettings.from_config(judge, bench.ordering_ids)
     for name, model in (params.get("models") or {}).items():
         _check_model(str(name), model)
     scen = judge.get("scenarios", "all")
@@ -97,6 +97,6 @@ def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:
     if bad:
         slug, why = sorted(bad.items())[0]
         raise StylisticBiasError(
-            f"conf/benchmark: {len(bad)} variation value(s) the procedural generator cannot "
+            f"{bench.source}: {len(bad)} variation value(s) the procedural generator cannot "
             f"render, e.g. {slug}: {why}"
         )

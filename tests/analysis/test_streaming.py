@@ -33,7 +33,7 @@ from stylisticbias.analysis.run import (
 )
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.streaming import add_cell_sums
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params
 from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import scores_file, write_model_scores
@@ -71,7 +71,7 @@ def demo_root(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
     """A demo-configured project root with 4 models' scores (Hive) and 3 judgments files."""
     root = tmp_path_factory.mktemp("stream")
     params = copy.deepcopy(load_params())
-    benchmark = benchmark_from_config(params["benchmark"])
+    benchmark = benchmark_from_params(params)
     faces, var = synthetic_dataset(benchmark, 36, seed=5)
     models = [*DEMO_MODELS, *EXTRA]
     sections: dict[str, dict[str, Any]] = {}
@@ -109,7 +109,7 @@ def demo_root(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
 def _reference(params: dict[str, Any], out: Path) -> dict[str, pd.DataFrame]:
     """The all-models-in-memory analysis, written like the stage writes."""
     s = AnalysisSettings.from_config(params["analysis"])
-    benchmark = benchmark_from_config(params["benchmark"])
+    benchmark = benchmark_from_params(params)
     models = list(params["models"])
     scores = load_scores(Path(params["paths"]["scores"]), models)
     judg = Path(params["paths"]["judgments"])

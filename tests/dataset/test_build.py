@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from protocols import edited_protocol
 
 from stylisticbias import schemas
 from stylisticbias.config import ROOT, compose, project_root
@@ -201,7 +202,9 @@ def test_manifest_failing_schema(project: Path) -> None:
 
 def test_stage_cli_one_line_error(project: Path) -> None:
     params = compose(["faces.n=2"])
-    params["benchmark"]["observed_marginals"]["age"]["teenager"] = 3
+    params["protocol"] = edited_protocol(
+        project, lambda p: p["observed_marginals"]["age"].update(teenager=3)
+    )
     _write_params(project, params)
     proc = _run_stage(project, "faces", dict(os.environ))
     _, err = proc.communicate(timeout=60)
@@ -228,9 +231,12 @@ def test_unknown_variation_value_fails_before_rendering(project: Path) -> None:
     # before any edit is rendered, and the existing dataset is left alone
     params = compose(["faces.n=2", "generator.size=64"])
     build_faces(params)
-    attrs = params["benchmark"]["attributes"]
-    skin = next(a for a in attrs if a["key"] == "skin_irregularities")
-    skin["values"][0]["value"] = "Frecklez"
+
+    def frecklez(p: dict) -> None:
+        skin = next(a for a in p["attributes"] if a["key"] == "skin_irregularities")
+        skin["values"][0]["value"] = "Frecklez"
+
+    params["protocol"] = edited_protocol(project, frecklez)
     with pytest.raises(StylisticBiasError) as err:
         build_variations(params)
     msg = str(err.value)

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_params
 from stylisticbias.generators.base import EditSpec, FaceSpec, Generator
 from stylisticbias.generators.procedural import ProceduralGenerator
 from stylisticbias.generators.procedural.body import head_box
 
 SIZE = 128
-BENCH = benchmark_from_config(load_params()["benchmark"])
+BENCH = benchmark_from_params(load_params())
 VARIATIONS = list(BENCH.variations)
 MALE = FaceSpec("m1", "middle-aged adult", "male", "Middle Eastern", "obese", 101, "p")
 FEMALE = FaceSpec("f1", "young adult", "female", "Asian", "thin", 202, "p")

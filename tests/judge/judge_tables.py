@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 from PIL import Image
 
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import load_params
 from stylisticbias.schemas import FACES, VARIATIONS, write_table
 
@@ -30,7 +30,7 @@ def make_tables(
     ``values_per_face`` of them), plus one non-evaluated value; one variation is ``refused``.
     """
     params = copy.deepcopy(load_params())
-    bench: Benchmark = benchmark_from_config(params["benchmark"])
+    bench: Benchmark = benchmark_from_params(params)
     demo = bench.demographics
     faces_dir, var_dir = root / "faces", root / "variations"
     frows, vrows = [], []

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from stylisticbias.analysis.layout import wide_tables
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import compose
 from stylisticbias.score_store import scores_file
 
@@ -108,7 +108,7 @@ def write_fake_analysis(
     """
     rng = np.random.default_rng(seed)
     params = params or compose()
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     scen = pd.DataFrame([s.__dict__ for s in bench.scenarios]).rename(
         columns={"id": "scenario_id", "category": "scenario_category"}
     )

@@ -31,7 +31,7 @@ import pandas as pd
 
 from stylisticbias.analysis.metrics import sbs
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_config
+from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
 from stylisticbias.config import load_group_option, load_params
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_write_text, round_floats
@@ -107,7 +107,7 @@ def calibrate(
 
     t0 = time.perf_counter()
     s = AnalysisSettings.from_config(params.get("analysis"))
-    benchmark = benchmark_from_config(params["benchmark"])
+    benchmark = benchmark_from_params(params)
     names = [m for m in (models or list(params.get("models") or {})) if is_simulated(m, params)]
     if not names:
         return {
@@ -133,7 +133,8 @@ def calibrate(
             eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], benchmark)
             j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
             scored.append(compute_scores(j, faces, var, benchmark))
-        tr = planted_truth(benchmark, faces, var, cfg, orderings=params["judge"].get("orderings"))
+        orderings = benchmark.selected_orderings(params["judge"].get("orderings"))
+        tr = planted_truth(benchmark, faces, var, cfg, orderings=orderings)
         truths.append(tr[["model", "image_id", "scenario_id", "delta_true", "delta_planted"]])
     sc = pd.concat(scored, ignore_index=True)
     tr = pd.concat(truths, ignore_index=True)
@@ -164,7 +165,8 @@ def calibrate(
         "settings": {
             "cells": CELLS, "faces": n_faces, "models": names, "ci": s.ci,
             "n_resamples": s.n_resamples, "alpha": s.alpha, "correction": s.correction,
-            "orderings": params["judge"].get("orderings"), "seeds": params["judge"].get("seeds"),
+            "orderings": benchmark.selected_orderings(params["judge"].get("orderings")),
+            "seeds": params["judge"].get("seeds"),
         },
         "simulated": True,
     }  # fmt: skip

@@ -5,10 +5,10 @@ has any; otherwise its ``seed == 0`` exact-expectation rows, whose ``p_pos``/``p
 fractional responses. Invalid = ``choice == "invalid"`` (or ``p_invalid + p_undecided``).
 
 - position bias: share of valid responses that pick the option written *first*;
-- letter bias: share of valid responses that pick the letter ``(a)``;
-both against 0.5 (the four orderings balance pole, position and letter). Responses of one face
-are correlated, so the CI is a face-level bootstrap of the ratio and the p-value a face-level
-Wilcoxon signed-rank test of (per-face share - 0.5).
+- letter bias: share of valid responses that pick the protocol's first letter (``(a)``);
+both against 0.5 (the paper's four orderings balance pole, position and letter). Responses of
+one face are correlated, so the CI is a face-level bootstrap of the ratio and the p-value a
+face-level Wilcoxon signed-rank test of (per-face share - 0.5).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def response_sums(judgments: pd.DataFrame, benchmark: Benchmark, model: str) -> 
     a_pos = np.zeros(max(ids) + 1, dtype=bool)
     for o in benchmark.orderings:
         first_pos[o.id] = o.positive_position == 1
-        a_pos[o.id] = o.positive_letter == "a"
+        a_pos[o.id] = o.positive_is_first_letter
     order = j["ordering"].to_numpy(dtype=np.int64)
     first = np.where(first_pos[order], wpos, wneg)
     letter_a = np.where(a_pos[order], wpos, wneg)

@@ -48,7 +48,7 @@ from stylisticbias.analysis.streaming import (
     settings_digest,
 )
 from stylisticbias.analysis.undecided import undecided_table
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import get, judged_models
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_write_json, round_floats
@@ -224,7 +224,7 @@ def run_analysis(params: dict[str, Any]) -> StreamStats:
     """
     t0 = time.perf_counter()
     s = AnalysisSettings.from_config(params.get("analysis"))
-    benchmark = benchmark_from_config(get(params, "benchmark"))
+    benchmark = benchmark_from_params(params)
     models = judged_models(params)
     if not models:
         raise StylisticBiasError("params.yaml models: empty; nothing to analyse")
@@ -247,7 +247,7 @@ def run_analysis(params: dict[str, Any]) -> StreamStats:
         digests,
     )
     numbers = {k: v for k, v in (params.get("analysis") or {}).items() if k != "workers"}
-    key = settings_digest(numbers, get(params, "benchmark"))
+    key = settings_digest(numbers, benchmark.digest)  # the protocol file's content
     tables, simulated, stats = analyze_streaming(inputs, benchmark, s, cache, key, models)
     write_tables(tables, simulated, models, benchmark, s, reports, display_names(models, params))
     log.info("analysis of %d model(s) in %.1fs", len(models), time.perf_counter() - t0)

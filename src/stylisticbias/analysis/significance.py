@@ -181,7 +181,7 @@ def demographic_tests(
 
     Kruskal-Wallis H for dimensions with more than two groups present, Mann-Whitney U
     (two-sided) for two groups -- the paper's Table 11 (gender: MWU; age, body, ethnicity: KW).
-    P-values are corrected with ``method`` within each model x dimension (25 scenarios).
+    P-values are corrected with ``method`` within each model x dimension (the protocol's scenarios).
 
     Parameters
     ----------

@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 
 from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.bench.machine import machine_info
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import compose, load_group_option, project_root
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
     from stylisticbias.scores import compute_scores
 
     params = json.loads((root / "params.json").read_text())
-    benchmark = benchmark_from_config(params["benchmark"])
+    benchmark = benchmark_from_params(params)
     faces = pd.read_parquet(root / "faces.parquet")
     var = pd.read_parquet(root / "variations.parquet")
     timing_file = root / "scores_timing.json"
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     if not sizes or min(sizes) < 1:
         ap.error(f"--models: positive numbers, got {args.models!r}")
     params = compose()
-    benchmark = benchmark_from_config(params["benchmark"])
+    benchmark = benchmark_from_params(params)
     root = Path(args.workdir or tempfile.mkdtemp(prefix="sb-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     n_judged = max(sizes) + (1 if args.add_one else 0)

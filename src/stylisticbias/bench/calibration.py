@@ -53,7 +53,7 @@ from stylisticbias.analysis.paper_tables import DIMENSIONS, shift_cells, table3
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.vs import variation_strength
 from stylisticbias.bench.machine import machine_info
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import compose, conf_dir, load_group_option
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,8 @@ def _truth_rows(params, benchmark, cfgs, faces, var) -> pd.DataFrame:
 
     out = []
     for cfg in cfgs:
-        tr = planted_truth(benchmark, faces, var, cfg, orderings=params["judge"].get("orderings"))
+        orderings = benchmark.selected_orderings(params["judge"].get("orderings"))
+        tr = planted_truth(benchmark, faces, var, cfg, orderings=orderings)
         out.append(tr)
     tr = pd.concat(out, ignore_index=True)
     tr["phi"] = tr["phi_true"]
@@ -220,7 +221,7 @@ def _summary(cells: pd.DataFrame, alpha: float, significance: bool) -> dict[str,
 def run(replicates: int, n_faces: int, population: int, models: list[str]) -> dict[str, Any]:
     """Every plant x replicate; the calibration.json content (without command/machine)."""
     params = compose()
-    benchmark = benchmark_from_config(params["benchmark"])
+    benchmark = benchmark_from_params(params)
     s = AnalysisSettings.from_config(params.get("analysis"))
     result: dict[str, Any] = {}
     for plant, planted in plants().items():

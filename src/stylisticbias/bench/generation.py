@@ -26,7 +26,7 @@ from pathlib import Path
 from PIL import Image
 
 from stylisticbias.bench.machine import machine_info, peak_rss_gb
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import load_params, project_root
 from stylisticbias.dataset.render_cache import encode_image
 from stylisticbias.generators.base import EditSpec, FaceSpec
@@ -41,7 +41,7 @@ _STATE: dict[str, object] = {}
 def _init(size: int, out_dir: str, params: dict) -> None:
     _STATE["gen"] = ProceduralGenerator(size=size, cache_faces=1)
     _STATE["out"] = Path(out_dir)
-    _STATE["bench"] = benchmark_from_config(params)
+    _STATE["bench"] = benchmark_from_params(params)
 
 
 def _write(image: Image.Image, path: Path) -> str:
@@ -74,8 +74,8 @@ def _render_face(spec: FaceSpec) -> int:
 
 def run(n_faces: int = 500, workers: int = 2, size: int = 256, seed: int = 0) -> dict[str, object]:
     """Render the dataset once and return the measurements."""
-    params = load_params()["benchmark"]
-    bench = benchmark_from_config(params)
+    params = load_params()
+    bench = benchmark_from_params(params)
     ids = sample_identities(bench, n_faces, seed=seed, sampler="paper_marginals")
     specs = [
         FaceSpec(r.face_id, r.age, r.gender, r.ethnicity, r.body_type, int(r.seed), "")

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from stylisticbias.bench.machine import machine_info, peak_rss_gb
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.judge.base import ImageItem
 from stylisticbias.judge.hf_engine import HFJudgeEngine
@@ -77,9 +77,9 @@ def run(
 
     torch.set_num_threads(threads)
     params = load_params()
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     judge = dict(params["judge"])
-    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4]})
+    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": bench.ordering_ids})
     judge["seeds"] = [1, 2, 3]
     model_cfg = load_group_option("model", "tiny-llava-next")
     if tile != 32 or text_hidden != 64:  # same architecture, other tile size / decoder width

@@ -39,7 +39,7 @@ from typing import Any
 from stylisticbias.bench.judge import _images
 from stylisticbias.bench.machine import machine_info, peak_rss_gb
 from stylisticbias.bench.results import merge_model_result
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem
@@ -103,9 +103,9 @@ def run(
             "--device cuda: no CUDA device here (use --device cpu --scale tiny)"
         )
     params = load_params()
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     judge = dict(params["judge"])
-    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4]})
+    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": bench.ordering_ids})
     judge["seeds"] = [1, 2, 3]
     k = len(judge["seeds"])
     model_cfg = dict(load_group_option("model", name))

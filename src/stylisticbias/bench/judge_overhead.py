@@ -58,7 +58,7 @@ from stylisticbias.bench.judge import _images
 from stylisticbias.bench.judge_gpu import _engine
 from stylisticbias.bench.machine import machine_info, peak_rss_gb
 from stylisticbias.bench.results import merge_model_result
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem
@@ -230,7 +230,7 @@ assert stylisticbias.__file__.startswith(sys.argv[1]), stylisticbias.__file__
 name, ckpt, n, size = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[6])
 model, proc = load_model_and_processor({"name": name, "hub_id": ckpt, "dtype": "float32"}, "cpu")
 params = load_params()
-bench = benchmark_from_config(params["benchmark"])
+bench = benchmark_from_config(params["benchmark"])  # the baseline checkout's params
 judge = dict(params["judge"])
 judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4],
               "seeds": [1, 2, 3], "scenarios": "all"})
@@ -303,9 +303,9 @@ def run_model(
 
     sync = _sync(device)
     params = load_params()
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     judge = dict(params["judge"])
-    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4],
+    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": bench.ordering_ids,
                   "seeds": [1, 2, 3], "scenarios": "all"})  # fmt: skip
     engine_cfg = dict(load_group_option("engine", "hf"))
     engine_cfg.pop("lightning", None)

@@ -41,7 +41,7 @@ from typing import Any
 
 from stylisticbias.bench.judge import _images
 from stylisticbias.bench.machine import machine_info, peak_rss_gb
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.judge.base import ImageItem
 
@@ -96,10 +96,10 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
 
     torch.set_num_threads(1)
     params = load_params()
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     ids = [s.id for s in bench.scenarios][:n_scen]
     judge = {**params["judge"], "temperature": 0.2, "max_new_tokens": 16,
-             "orderings": [1, 2, 3, 4], "seeds": [1, 2, 3], "scenarios": ids}  # fmt: skip
+             "orderings": bench.ordering_ids, "seeds": [1, 2, 3], "scenarios": ids}  # fmt: skip
     k = 3
     ckpt = tiny.ensure_built("llava_next", project_root() / ".cache" / "tiny" / "llava-next")
     tmp = Path(tempfile.mkdtemp(prefix="bench-openai-"))

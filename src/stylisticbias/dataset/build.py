@@ -24,7 +24,7 @@ import pandas as pd
 from PIL import Image, UnidentifiedImageError
 
 from stylisticbias import schemas
-from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.dataset.importer import import_faces, import_variations, is_import
 from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key, sha256_file
@@ -67,7 +67,7 @@ class BuildContext:
         cache_root = data_root(root, get(params, "paths.data")) / ".render-cache"
         return cls(
             root=root,
-            benchmark=benchmark_from_config(get(params, "benchmark")),
+            benchmark=benchmark_from_params(params),
             gen_cfg=gen_cfg,
             workers=int(params["generator"].get("workers", 1) or 1),
             retry_failed=bool(params.get("generation", {}).get("retry_failed", False)),

@@ -44,6 +44,8 @@ class JudgeEngine(ABC):
         self.model_cfg = dict(model_cfg)
         self.engine_cfg = dict(engine_cfg)
         self.judge_cfg = dict(judge_cfg)
+        # `all` (or absent) -> every ordering of the protocol; a list is checked against it
+        self.judge_cfg["orderings"] = benchmark.selected_orderings(judge_cfg.get("orderings"))
         self.benchmark = benchmark
         self.model_name = str(model_cfg["name"])
 

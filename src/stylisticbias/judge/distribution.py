@@ -5,16 +5,26 @@ Torch-free, so engines that never load a model (``openai``) use it without impor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
 @dataclass
 class Distribution:
-    """Exact distribution of the parse verdict of one prompt."""
+    """Exact distribution of the parse verdict of one prompt.
 
-    mass: dict[str, float] = field(default_factory=lambda: {"a": 0.0, "b": 0.0, "invalid": 0.0})
+    ``mass`` has one key per letter of the protocol (in its order) and ``invalid``: build it with
+    :meth:`over`.
+    """
+
+    mass: dict[str, float] = field(default_factory=lambda: {"invalid": 0.0})
     undecided: float = 0.0
     best: dict[str, tuple[float, str]] = field(default_factory=dict)  # verdict -> (p, text)
+
+    @classmethod
+    def over(cls, letters: Sequence[str]) -> Distribution:
+        """An empty distribution over the protocol's ``letters`` and ``invalid``."""
+        return cls(mass={**{x: 0.0 for x in letters}, "invalid": 0.0})
 
     def add(self, verdict: str, p: float, text: str) -> None:
         """Add mass ``p`` of a branch decided as ``verdict`` (its text kept if the likeliest)."""

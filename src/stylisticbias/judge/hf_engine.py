@@ -138,7 +138,7 @@ class HFJudgeEngine(JudgeEngine):
             raise StylisticBiasError(f"judge.seeds must be >= 1 (0 marks exact rows): {self.seeds}")
         self.specs: list[PromptSpec] = prompt_specs(
             benchmark,
-            self.judge_cfg.get("orderings", [1, 2, 3, 4]),
+            self.judge_cfg["orderings"],
             self.judge_cfg.get("scenarios"),
         )
         self.decoding_params = Decoding(
@@ -147,6 +147,7 @@ class HFJudgeEngine(JudgeEngine):
             prune_threshold=float(self.engine_cfg.get("prune_threshold", 1e-4)),
             branch_batch_size=_batch_size(self.engine_cfg, "branch_batch_size", 256, 1),
             max_branches_per_suffix=int(self.engine_cfg.get("max_branches_per_suffix", 64)),
+            parser=benchmark.parser,
         )
         self.suffix_batch_size = _batch_size(self.engine_cfg, "suffix_batch_size", 100, 1)
         # "auto" sizes (0 above) are chosen from free memory at the first image
@@ -305,7 +306,7 @@ class HFJudgeEngine(JudgeEngine):
                 text = self.generate_one(
                     enc, self.torch_seed(seed, item.image_id, spec.scenario.id, spec.ordering.id)
                 )
-                choice = letter_outcome(parse_response(text), spec.ordering)
+                choice = letter_outcome(parse_response(text, self.benchmark.parser), spec.ordering)
                 row = self._row(item, spec, seed, text, choice)
                 row.update(_one_hot(choice))
                 rows.append(row)
@@ -359,7 +360,7 @@ class HFJudgeEngine(JudgeEngine):
             p = _poles(mass, spec.ordering)
             p["undecided"] = und
             best = {
-                spec.ordering.pole_of(v) if v in ("a", "b") else "invalid": t
+                spec.ordering.pole_of(v) if v in spec.ordering.letters else "invalid": t
                 for v, (_, t) in sorted(d.best.items(), key=lambda kv: kv[1][0])
             }
             out.append({"p": p, "best": best})
@@ -469,7 +470,7 @@ def _one_hot(choice: str) -> dict[str, float]:
 def _poles(mass: Mapping[str, float], ordering: Ordering) -> dict[str, float]:
     """Letter masses -> pole masses under ``ordering``."""
     return {
-        "positive": mass[ordering.positive_letter],
-        "negative": mass["b" if ordering.positive_letter == "a" else "a"],
+        "positive": mass[ordering.letter_of("positive")],
+        "negative": mass[ordering.letter_of("negative")],
         "invalid": mass["invalid"],
     }

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stylisticbias.benchmark import ParserRules, default_parser_rules
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.distribution import Distribution
 from stylisticbias.judge.parsing import decide_prefix
@@ -267,6 +268,8 @@ class Decoding:
     # live branches kept per suffix (its most probable ones); the overflow counts as undecided.
     # Per suffix, so a suffix's distribution never depends on which suffixes share its batch.
     max_branches_per_suffix: int = 64
+    # the protocol's parser rules (Benchmark.parser); None: the paper protocol's
+    parser: ParserRules | None = None
 
     def generate_kwargs(self) -> dict[str, Any]:
         """The kwargs of the literal ``model.generate`` call."""
@@ -431,7 +434,8 @@ def expand(
     stats.branch_rows += n
     stats.calls.append(("suffix", n, width))
 
-    dists = [Distribution() for _ in range(n)]
+    rules = decoding.parser or default_parser_rules()
+    dists = [Distribution.over(rules.letters) for _ in range(n)]
     owner = list(range(n))
     gens: list[list[int]] = [[] for _ in range(n)]
     branch_p = torch.ones(n, dtype=torch.float64, device=dev)
@@ -468,10 +472,10 @@ def expand(
             d = dists[owner[i]]
             if tk in eos or len(g) >= decoding.max_new_tokens:
                 text = decode_response(tokenizer, g)
-                d.add(str(decide_prefix(text, finished=True)), p, text)
+                d.add(str(decide_prefix(text, finished=True, rules=rules)), p, text)
                 continue
             text = decode_response(tokenizer, g)
-            v = decide_prefix(_clean_prefix(text), finished=False)
+            v = decide_prefix(_clean_prefix(text), finished=False, rules=rules)
             if v is not None:
                 d.add(str(v), p, text)
                 continue

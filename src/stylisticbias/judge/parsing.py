@@ -46,12 +46,13 @@ continuation may still add ``or (b)``. :func:`decide_prefix` returns ``None`` un
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass
 from typing import Literal
 
-from stylisticbias.benchmark import Ordering
+from stylisticbias.benchmark import Letter, Ordering, ParserRules, default_parser_rules
 
-Letter = Literal["a", "b"]
 Outcome = Literal["positive", "negative", "invalid"]
 PARSERS = ("paper", "official")
 
@@ -71,22 +72,15 @@ _AFTER = r"(?=[ \t]*(?:[^\sa-z0-9]|\n|" + _LETTER_VERBS + r"))"
 _MID_PUNCT = r"[.,;:!?)(\]}*\-\u2014\u3002\uff0c\uff09]|\n"
 _AFTER_MID = r"(?=[ \t]*(?:" + _MID_PUNCT + r"|\x00|" + _LETTER_VERBS + r"))"
 # A sentence cut off after the article ("... the person has a") must not read as (a): a
-# mid-sentence "a" is not confirmed by the end of the text alone ("b" is: it is never a word).
-_AFTER_MID_A = r"(?=[ \t]*(?:" + _MID_PUNCT + r"|" + _LETTER_VERBS + r"))"
+# mid-sentence word letter (``parser.word_letters`` of the protocol, English "a") is not confirmed
+# by the end of the text alone (a letter that is never a word, "b", is).
+_AFTER_MID_WORD = r"(?=[ \t]*(?:" + _MID_PUNCT + r"|" + _LETTER_VERBS + r"))"
 _NOT_WORD_BEFORE = r"(?<![a-z0-9\u00c0-\u024f])"
-
-_PAREN = re.compile(r"\(\s*([ab])\s*\)")
-_UNCLOSED = re.compile(r"\(\s*([ab])(?=[ \t]*(?:[^\sa-z0-9)]|\n))")
 _DECOR = r"(?:[\s*_`\"'\[\]#>:.-]|answer|option|choice|the\s+answer\s+is|my\s+answer\s+is|is)*"
-_LEADING = re.compile(r"^" + _DECOR + r"([ab])" + _AFTER)
 _ANSWER_WORDS = (
     r"answer|option|choice|choose|chose|select|selected|pick|go\s+with|respuesta|antwort|"
     r"r[eé]ponse|risposta|resposta|odpowied[zź]|w[aä]hle|choisis|elijo|escolho|scelgo"
 )
-_AFTER_WORD = re.compile(
-    r"\b(?:" + _ANSWER_WORDS + r")(?:\s+is)?[\"'*_`]*\s*[:\-=]?\s*[*_`\"'\[]*\s*\(?([ab])" + _AFTER
-)
-_MID = re.compile(_NOT_WORD_BEFORE + r"(?:(a)" + _AFTER_MID_A + r"|(b)" + _AFTER_MID + r")")
 _MARKER_WORDS = (
     "neither",
     "both",
@@ -134,12 +128,52 @@ _MARKER_WORDS = (
     "aucun",
     "n/a",
 )
-# The trailing class confirms the end of the word ("both" vs "bothersome"); a negated letter
-# ("not (a)", "definitely not b.") is a marker too: it does not choose that letter.
-_MARKERS = re.compile(
-    r"\b(?:" + "|".join(_MARKER_WORDS) + r")(?=[^a-z0-9])"
-    r"|\bnot\s+(?:option\s+)?\(?\s*[ab]" + _AFTER_MID
-)
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    """The letter-dependent regular expressions of one protocol's :class:`ParserRules`."""
+
+    letters: tuple[Letter, ...]
+    paren: re.Pattern[str]
+    unclosed: re.Pattern[str]
+    leading: re.Pattern[str]
+    after_word: re.Pattern[str]
+    mid: re.Pattern[str]
+    markers: re.Pattern[str]
+    official_open: re.Pattern[str]
+
+
+@functools.lru_cache(maxsize=8)
+def patterns(rules: ParserRules) -> _Patterns:
+    """Compile the parser's patterns for the protocol's letters (cached per rules)."""
+    cls = "[" + "".join(re.escape(x) for x in rules.letters) + "]"
+    mid = "|".join(
+        "(" + re.escape(x) + ")" + (_AFTER_MID_WORD if x in rules.word_letters else _AFTER_MID)
+        for x in rules.letters
+    )
+    return _Patterns(
+        letters=rules.letters,
+        paren=re.compile(r"\(\s*(" + cls + r")\s*\)"),
+        unclosed=re.compile(r"\(\s*(" + cls + r")(?=[ \t]*(?:[^\sa-z0-9)]|\n))"),
+        leading=re.compile(r"^" + _DECOR + "(" + cls + ")" + _AFTER),
+        after_word=re.compile(
+            r"\b(?:" + _ANSWER_WORDS + r")(?:\s+is)?[\"'*_`]*\s*[:\-=]?\s*[*_`\"'\[]*\s*\(?("
+            + cls + ")" + _AFTER
+        ),
+        mid=re.compile(_NOT_WORD_BEFORE + r"(?:" + mid + r")"),
+        # The trailing class confirms the end of the word ("both" vs "bothersome"); a negated
+        # letter ("not (a)", "definitely not b.") is a marker too: it does not choose it.
+        markers=re.compile(
+            r"\b(?:" + "|".join(_MARKER_WORDS) + r")(?=[^a-z0-9])"
+            r"|\bnot\s+(?:option\s+)?\(?\s*" + cls + _AFTER_MID
+        ),
+        official_open=re.compile(r"\((" + cls + r")(?=[^a-z0-9]|$)"),
+    )
+
+
+def _rules(rules: ParserRules | None) -> ParserRules:
+    return rules if rules is not None else default_parser_rules()
 
 
 def _normalise(text: str, finished: bool) -> str:
@@ -152,38 +186,43 @@ def _normalise(text: str, finished: bool) -> str:
     return t
 
 
-def _mentions(t: str) -> list[tuple[int, str]]:
+def _mentions(t: str, pt: _Patterns) -> list[tuple[int, str]]:
     """Confirmed letter mentions as (position of the letter, letter)."""
-    found = [(m.start(1), m.group(1)) for m in _PAREN.finditer(t)]
-    found += [(m.start(1), m.group(1)) for m in _UNCLOSED.finditer(t)]
-    lead = _LEADING.match(t)
+    found = [(m.start(1), m.group(1)) for m in pt.paren.finditer(t)]
+    found += [(m.start(1), m.group(1)) for m in pt.unclosed.finditer(t)]
+    lead = pt.leading.match(t)
     if lead:
         found.append((lead.start(1), lead.group(1)))
-    found += [(m.start(1), m.group(1)) for m in _AFTER_WORD.finditer(t)]
-    found += [(m.start(), m.group(1) or m.group(2)) for m in _MID.finditer(t)]
+    found += [(m.start(1), m.group(1)) for m in pt.after_word.finditer(t)]
+    found += [(m.start(), next(g for g in m.groups() if g)) for m in pt.mid.finditer(t)]
     return found
 
 
-def _verdict(t: str) -> Letter | Literal["invalid"] | None:
+def _verdict(t: str, pt: _Patterns) -> Letter | Literal["invalid"] | None:
     """Verdict from the confirmed evidence in ``t``; None when nothing is fixed yet."""
-    mentions = _mentions(t)
+    mentions = _mentions(t, pt)
     letters = {x for _, x in mentions}
     if len(letters) >= 2:
         return "invalid"
-    marker = _MARKERS.search(t)
+    marker = pt.markers.search(t)
     if marker and (not mentions or marker.start() < min(p for p, _ in mentions)):
         return "invalid"
     if t.endswith(_END):
-        return letters.pop() if len(letters) == 1 else "invalid"  # type: ignore[return-value]
+        return letters.pop() if len(letters) == 1 else "invalid"
     return None
 
 
-def parse_response(text: str | None) -> Letter | None:
-    """The letter a finished response chose, or None if it is invalid (App. C.2, ``paper``)."""
+def parse_response(text: str | None, rules: ParserRules | None = None) -> Letter | None:
+    """The letter a finished response chose, or None if it is invalid (App. C.2, ``paper``).
+
+    ``rules``: the protocol's parser rules (``Benchmark.parser``); None reads the default
+    protocol's (``conf/benchmark/stylisticbias.yaml``).
+    """
     if text is None:
         return None
-    v = _verdict(_normalise(text, finished=True))
-    return v if v in ("a", "b") else None  # type: ignore[return-value]
+    r = _rules(rules)
+    v = _verdict(_normalise(text, finished=True), patterns(r))
+    return v if v in r.letters else None
 
 
 def letter_outcome(letter: Letter | None, ordering: Ordering) -> Outcome:
@@ -193,33 +232,34 @@ def letter_outcome(letter: Letter | None, ordering: Ordering) -> Outcome:
     return ordering.pole_of(letter)
 
 
-def classify(text: str | None, ordering: Ordering) -> Outcome:
+def classify(text: str | None, ordering: Ordering, rules: ParserRules | None = None) -> Outcome:
     """``positive`` / ``negative`` / ``invalid`` for a finished response under ``ordering``."""
-    return letter_outcome(parse_response(text), ordering)
+    return letter_outcome(parse_response(text, rules), ordering)
 
 
-def decide_prefix(text: str, finished: bool) -> Letter | Literal["invalid"] | None:
+def decide_prefix(
+    text: str, finished: bool, rules: ParserRules | None = None
+) -> Letter | Literal["invalid"] | None:
     """The parse verdict if it is already fixed whatever text follows ``text``; else None.
 
     ``finished=True`` (EOS or the token limit) always returns the final verdict
-    (``"a"``, ``"b"`` or ``"invalid"``). On an unfinished prefix only ``"invalid"`` can be
-    decided early (a hedge/refusal marker or both letters are already confirmed).
+    (a letter of the protocol or ``"invalid"``). On an unfinished prefix only ``"invalid"`` can
+    be decided early (a hedge/refusal marker or both letters are already confirmed).
     """
-    v = _verdict(_normalise(text, finished))
+    v = _verdict(_normalise(text, finished), patterns(_rules(rules)))
     if finished:
         return v if v is not None else "invalid"
     return v
 
 
-_OFFICIAL_OPEN = re.compile(r"\(([ab])(?=[^a-z0-9]|$)")
-
-
-def parse_official(text: str | None, option_a: str, option_b: str) -> Letter | None:
+def parse_official(
+    text: str | None, option_a: str, option_b: str, rules: ParserRules | None = None
+) -> Letter | None:
     """The paper's released code's reading of a response (``parser: official``).
 
     Follows ``parse_choice`` of the paper's public repository (``timo-cavelius/StylisticBias``,
     ``judgement/judgement_pipeline.py``), step by step, first hit wins; ``option_a``/``option_b``
-    are the pole texts the prompt showed as (a)/(b):
+    are the pole texts the prompt showed as the protocol's first/second letter, (a)/(b):
 
     1. lower-case; keep only what follows ``[/inst]`` if present;
     2. the *last* ``(a`` / ``(b`` not followed by a letter or digit;
@@ -232,47 +272,54 @@ def parse_official(text: str | None, option_a: str, option_b: str) -> Letter | N
 
     Otherwise unparsed (None; the paper's code records ``unknown`` and counts it in phi's
     denominator). Steps 2, 3 and 7 read both-letter answers as one letter and step 7 reads
-    almost any text as a choice.
+    almost any text as a choice. The letters are the protocol's (``rules``).
     """
     if text is None:
         return None
+    r = _rules(rules)
+    la, lb = r.letters
     original = text.strip()
     t = original.lower()
     if "[/inst]" in t:
         t = t.split("[/inst]", 1)[1].strip()
-    opened = list(_OFFICIAL_OPEN.finditer(t))
+    opened = list(patterns(r).official_open.finditer(t))
     if opened:
-        return opened[-1].group(1)  # type: ignore[return-value]
+        return opened[-1].group(1)
     best: tuple[int, str] | None = None
-    for tok in ("(a)", "a)", "(b)", "b)"):
+    for letter, tok in ((la, f"({la})"), (la, f"{la})"), (lb, f"({lb})"), (lb, f"{lb})")):
         i = t.rfind(tok)
         if i != -1 and (best is None or i > best[0]):
-            best = (i, tok)
+            best = (i, letter)
     if best is not None:
-        return "a" if "a" in best[1] else "b"
-    if "option a" in t and "option b" not in t:
-        return "a"
-    if "option b" in t and "option a" not in t:
-        return "b"
+        return best[1]
+    if f"option {la}" in t and f"option {lb}" not in t:
+        return la
+    if f"option {lb}" in t and f"option {la}" not in t:
+        return lb
     tokens = set(t.replace(".", " ").replace(",", " ").split())
-    if "a" in tokens and "b" not in tokens:
-        return "a"
-    if "b" in tokens and "a" not in tokens:
-        return "b"
+    if la in tokens and lb not in tokens:
+        return la
+    if lb in tokens and la not in tokens:
+        return lb
     oa, ob = option_a.lower(), option_b.lower()
     if oa in t and ob not in t:
-        return "a"
+        return la
     if ob in t and oa not in t:
-        return "b"
-    first = re.search(r"[abAB]", original)
+        return lb
+    first = re.search("[" + re.escape(la + lb) + "]", original, flags=re.IGNORECASE)
     if first:
-        return "a" if first.group(0).lower() == "a" else "b"
+        return la if first.group(0).lower() == la else lb
     return None
 
 
 def classify_official(
-    text: str | None, ordering: Ordering, option_a: str, option_b: str
+    text: str | None,
+    ordering: Ordering,
+    option_a: str,
+    option_b: str,
+    rules: ParserRules | None = None,
 ) -> Outcome:
     """``positive`` / ``negative`` / ``invalid`` under ``parser: official`` (see
-    :func:`parse_official`; ``option_a``/``option_b`` are the texts shown as (a)/(b))."""
-    return letter_outcome(parse_official(text, option_a, option_b), ordering)
+    :func:`parse_official`; ``option_a``/``option_b`` are the texts shown as the first/second
+    letter)."""
+    return letter_outcome(parse_official(text, option_a, option_b, rules), ordering)

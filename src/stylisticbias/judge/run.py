@@ -47,7 +47,7 @@ from typing import Any
 
 import pandas as pd
 
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
@@ -121,7 +121,7 @@ def load_tables(params: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, 
     faces_dir, var_dir = _path(params, "faces"), _path(params, "variations")
     faces = read_table(faces_dir / "faces.parquet", FACES)
     variations = read_table(var_dir / "variations.parquet", VARIATIONS)
-    demo = benchmark_from_config(dict(params)["benchmark"]).demographics
+    demo = benchmark_from_params(params).demographics
     check_demographics(faces, demo, faces_dir / "faces.parquet")
     check_demographics(variations, demo, var_dir / "variations.parquet")
     return faces, variations, faces_dir, var_dir
@@ -218,9 +218,10 @@ def run_judge(
     model_cfg = model_section(params, model_name)
     engine_cfg = dict(model_cfg.get("engine") or {})
     judge_cfg = dict(get(params, "judge"))
-    benchmark = benchmark_from_config(get(params, "benchmark"))
+    benchmark = benchmark_from_params(params)
     # everything is checked before the output is touched
-    JudgeSettings.from_config(judge_cfg, [o.id for o in benchmark.orderings])
+    settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
+    judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids
     root = project_root()
     out = Path(out_dir) if out_dir else stage_output(params, "judgments", root) / model_name
     items = judge_items(params, verify=True)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stylisticbias.benchmark import select_ids
 from stylisticbias.errors import StylisticBiasError
 
 IMAGE_SETS = ("evaluated", "all")
@@ -31,6 +32,15 @@ def _int_list(value: Any, key: str) -> list[int]:
     return out
 
 
+def selected_orderings(judge_cfg: Mapping[str, Any], ordering_ids: Sequence[int]) -> list[int]:
+    """``judge.orderings`` resolved against the protocol (:func:`~stylisticbias.benchmark.
+    select_ids`): ``all`` (or absent) is every ordering of the protocol."""
+    raw = judge_cfg.get("orderings", "all")
+    if raw is not None and raw != "all":
+        _int_list(raw, "judge.orderings")  # type errors, empty list, repeats
+    return select_ids("orderings", raw, ordering_ids)
+
+
 @dataclass(frozen=True)
 class JudgeSettings:
     """What every engine shares: which images, orderings, seeds and the decoding protocol."""
@@ -43,18 +53,16 @@ class JudgeSettings:
 
     @classmethod
     def from_config(
-        cls, judge_cfg: Mapping[str, Any], ordering_ids: Sequence[int] = (1, 2, 3, 4)
+        cls, judge_cfg: Mapping[str, Any], ordering_ids: Sequence[int]
     ) -> JudgeSettings:
-        """Parse and check ``judge_cfg``; one :class:`StylisticBiasError` line per bad key."""
+        """Parse and check ``judge_cfg``; one :class:`StylisticBiasError` line per bad key.
+
+        ``ordering_ids``: the protocol's orderings (``Benchmark.ordering_ids``).
+        """
         images = str(judge_cfg.get("images", "evaluated"))
         if images not in IMAGE_SETS:
             raise StylisticBiasError(f"judge.images={images!r}; valid: {', '.join(IMAGE_SETS)}")
-        orderings = _int_list(judge_cfg.get("orderings", list(ordering_ids)), "judge.orderings")
-        bad = [o for o in orderings if o not in ordering_ids]
-        if bad:
-            raise StylisticBiasError(
-                f"judge.orderings: unknown ordering(s) {bad}; valid: {list(ordering_ids)}"
-            )
+        orderings = selected_orderings(judge_cfg, ordering_ids)
         seeds = _int_list(judge_cfg.get("seeds", [1, 2, 3]), "judge.seeds")
         if min(seeds) < 1:
             raise StylisticBiasError(

@@ -61,14 +61,23 @@ __all__ = [
     "selected_scenarios",
 ]
 
-#: texts of invalid responses (picked deterministically per response)
+#: texts of invalid responses (picked deterministically per response); ``{0}``/``{1}`` are the
+#: protocol's letters
 INVALID_TEXTS: tuple[str, ...] = (
     "I cannot judge that from appearance.",
-    "(a) or (b)",
+    "({0}) or ({1})",
     "Neither.",
-    "Both (a) and (b) could apply.",
+    "Both ({0}) and ({1}) could apply.",
 )
-_RESPONSES = np.array(["(a)", "(b)", *INVALID_TEXTS], dtype=object)
+
+
+def response_texts(letters: Sequence[str]) -> np.ndarray:
+    """The drawn texts: ``(first letter)``, ``(second letter)``, then :data:`INVALID_TEXTS`."""
+    first, second = letters
+    invalid = [t.format(first, second) for t in INVALID_TEXTS]
+    return np.array([f"({first})", f"({second})", *invalid], dtype=object)
+
+
 _CHOICES = np.array(["positive", "negative", "invalid"], dtype=object)
 
 
@@ -76,9 +85,10 @@ class SimulatedJudgeEngine(JudgeEngine):
     """Draws forced-choice answers from planted probabilities; never reads pixels.
 
     For every image x scenario x ordering x seed (``judge.orderings`` x ``judge.seeds``) one
-    response is drawn: ``"(a)"``/``"(b)"`` (the letter the chosen pole carries under the ordering)
-    or an invalid text. ``p_pos``/``p_neg``/``p_invalid`` hold the exact simulated probabilities,
-    ``p_undecided`` is 0, ``decoding``/``engine`` are ``"simulated"`` and ``simulated`` is True.
+    response is drawn: ``"(a)"``/``"(b)"`` (the protocol's letter the chosen pole carries under
+    the ordering) or an invalid text. ``p_pos``/``p_neg``/``p_invalid`` hold the exact simulated
+    probabilities, ``p_undecided`` is 0, ``decoding``/``engine`` are ``"simulated"`` and
+    ``simulated`` is True.
     Deterministic given the model seed, whatever the batching.
     """
 
@@ -94,11 +104,7 @@ class SimulatedJudgeEngine(JudgeEngine):
         super().__init__(model_cfg, engine_cfg, judge_cfg, benchmark)
         self.planted = load_planted(planted_source(model_cfg, engine_cfg), benchmark)
         self.knobs = model_knobs(model_cfg, self.planted)
-        self.orderings = [
-            int(j) for j in judge_cfg.get("orderings", [o.id for o in benchmark.orderings])
-        ]
-        for j in self.orderings:
-            benchmark.ordering(j)
+        self.orderings = [int(j) for j in self.judge_cfg["orderings"]]
         self.seeds = [int(k) for k in judge_cfg.get("seeds", [1, 2, 3])]
         if not self.seeds or min(self.seeds) < 1:
             raise StylisticBiasError(
@@ -108,9 +114,10 @@ class SimulatedJudgeEngine(JudgeEngine):
         all_ids = [s.id for s in benchmark.scenarios]
         self._scen_cols = np.array([all_ids.index(i) for i in self.scenario_ids], dtype=np.int64)
         self._shift = format_shift(benchmark, self.orderings, self.knobs)
-        self._pos_letter_is_a = np.array(
-            [benchmark.ordering(j).positive_letter == "a" for j in self.orderings]
+        self._pos_letter_is_first = np.array(
+            [benchmark.ordering(j).positive_is_first_letter for j in self.orderings]
         )
+        self._responses = response_texts(benchmark.letters)
 
     def fingerprint(self) -> dict[str, Any]:
         """What determines this engine's output beyond the configs (for resume checks)."""
@@ -156,9 +163,9 @@ class SimulatedJudgeEngine(JudgeEngine):
         invalid = u < inv
         positive = ~invalid & (u < inv + p_pos[..., None])
         choice = np.where(invalid, 2, np.where(positive, 0, 1))  # 0 pos, 1 neg, 2 invalid
-        pos_a = self._pos_letter_is_a[None, None, :, None]
-        letter_b = np.where(positive, ~pos_a, pos_a)  # chose letter (b)?
-        resp = letter_b.astype(np.int64)
+        pos_first = self._pos_letter_is_first[None, None, :, None]
+        second = np.where(positive, ~pos_first, pos_first)  # chose the second letter?
+        resp = second.astype(np.int64)
         if invalid.any():  # which invalid text: hashed only where needed
             ni, si, ji, ki = np.nonzero(invalid)
             t = uniform(
@@ -190,7 +197,7 @@ class SimulatedJudgeEngine(JudgeEngine):
                 "seed": np.broadcast_to(np.asarray(self.seeds, dtype=np.int64), shape).reshape(
                     total
                 ),
-                "response": _RESPONSES[resp.reshape(total)],
+                "response": self._responses[resp.reshape(total)],
                 "choice": _CHOICES[choice.reshape(total)],
                 "p_pos": expand(p_pos),
                 "p_neg": expand(p_neg),

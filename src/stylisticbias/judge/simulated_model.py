@@ -117,6 +117,6 @@ def format_shift(benchmark: Benchmark, orderings: Sequence[int], knobs: ModelKno
     for j in orderings:
         o = benchmark.ordering(int(j))
         pos = 1.0 if o.positive_position == 1 else -1.0
-        let = 1.0 if o.positive_letter == "a" else -1.0
+        let = 1.0 if o.positive_is_first_letter else -1.0
         out.append(knobs.position_bias * pos + knobs.letter_bias * let)
     return np.array(out)

@@ -77,17 +77,15 @@ def benchmark_words() -> list[str]:
     """
     import re
 
-    import yaml
-
+    from stylisticbias.benchmark import PAPER_PROTOCOL, load_benchmark
     from stylisticbias.config import conf_dir
 
-    path = conf_dir() / "benchmark" / "stylisticbias.yaml"
+    path = conf_dir() / "benchmark" / f"{PAPER_PROTOCOL}.yaml"
     if not path.exists():
         return []
-    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    bench = load_benchmark(path)
     text = " ".join(
-        [str(cfg.get("prompts", {}).get("forced_choice", ""))]
-        + [f"{s['positive']} {s['negative']}" for s in cfg.get("scenarios", [])]
+        [bench.prompts["forced_choice"]] + [f"{s.positive} {s.negative}" for s in bench.scenarios]
     )
     return sorted({w for w in re.findall(r"\w+", text) if len(w) > 1})
 

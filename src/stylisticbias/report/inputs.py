@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import get, judged_models
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.provenance import (
@@ -227,7 +228,7 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
         n_images=len(images),
         n_variation_images=len(var_images),
         n_scenarios=len(scenarios),
-        orderings=tuple(int(o) for o in judge.get("orderings", [])),
+        orderings=tuple(benchmark_from_params(params).selected_orderings(judge.get("orderings"))),
         seeds=tuple(int(s) for s in judge.get("seeds", [])),
         generator=str(gen.get("_target_", gen.get("name", "?")))
         .rsplit(".", 1)[-1]

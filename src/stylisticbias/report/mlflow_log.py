@@ -143,7 +143,7 @@ def run_params(params: Mapping[str, Any], inputs: ReportInputs) -> dict[str, Any
         "seed": params.get("seed"),
         "faces.n": (params.get("faces") or {}).get("n"),
         "models": list(params.get("models") or {}),
-        "judge.orderings": judge.get("orderings"),
+        "judge.orderings": list(s.orderings),
         "judge.seeds": judge.get("seeds"),
         "judge.temperature": judge.get("temperature"),
         "engine": s.engine,

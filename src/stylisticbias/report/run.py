@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias.report import figures as F
@@ -54,8 +55,8 @@ DIAGNOSTICS: dict[str, tuple[tuple[str, ...], str, float | None, str]] = {
 
 
 def scenarios_frame(params: dict[str, Any]) -> pd.DataFrame:
-    """The benchmark's scenarios: scenario_id, category, positive, negative."""
-    rows = get(params, "benchmark.scenarios")
+    """The protocol's scenarios: scenario_id, category, positive, negative."""
+    rows = [s.__dict__ for s in benchmark_from_params(params).scenarios]
     return pd.DataFrame(rows).rename(columns={"id": "scenario_id"})[
         ["scenario_id", "category", "positive", "negative"]
     ]

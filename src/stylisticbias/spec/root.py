@@ -38,7 +38,7 @@ GENERATOR_TARGETS: dict[str, type] = {
 class Config:
     """Every section of ``params.yaml``, typed. ``models`` maps each judged model's name to its
     spec (its kind follows its engine); ``generator`` is the chosen generator's spec;
-    ``benchmark`` the benchmark protocol section."""
+    ``protocol`` names the benchmark protocol (``conf/benchmark/<protocol>.yaml``)."""
 
     seed: int = MISSING
     paths: PathsSpec = field(default_factory=PathsSpec)
@@ -47,8 +47,8 @@ class Config:
     gallery: GallerySpec = field(default_factory=GallerySpec)
     variations: VariationsSpec = field(default_factory=VariationsSpec)
     judge: JudgeSpec = field(default_factory=JudgeSpec)
+    protocol: str = MISSING
     models: dict[str, Any] = field(default_factory=dict)
-    benchmark: Any = MISSING
     generator: Any = MISSING
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     tracking: TrackingSpec = field(default_factory=TrackingSpec)

@@ -89,7 +89,7 @@ class JudgeSpec:
 
     images: str = MISSING
     scenarios: Any = MISSING  # "all" or a list of scenario ids
-    orderings: list[int] = MISSING
+    orderings: Any = MISSING  # "all" or a list of the protocol's ordering ids
     seeds: list[int] = MISSING
     temperature: float = MISSING
     max_new_tokens: int = MISSING
@@ -105,6 +105,10 @@ class JudgeSpec:
             choice("judge.parser", self.parser, PARSERS)
         if isinstance(self.orderings, list):
             unique_ints("judge.orderings", self.orderings, minimum=1)
+        elif self.orderings not in (MISSING, "all"):
+            raise StylisticBiasError(
+                f"judge.orderings={self.orderings!r}; valid: all or a list of ordering ids"
+            )
         if isinstance(self.seeds, list):
             if self.seeds and min(self.seeds) < 1:
                 raise StylisticBiasError(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import ROOT, compose
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -25,4 +25,4 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="session")
 def bench() -> Benchmark:
     """The benchmark definition."""
-    return benchmark_from_config(compose()["benchmark"])
+    return benchmark_from_params(compose())

@@ -33,7 +33,7 @@ from judge_tables import make_tables
 from PIL import Image
 from servers import ROOT, answered, events, free_port, start_loopback, stop, tiny_llava
 
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.hf_engine import HFJudgeEngine
@@ -114,7 +114,7 @@ def reference(server: dict[str, Any], tables: dict[str, Any],
 def test_exact_matches_in_process_hf(server: dict[str, Any], tables: dict[str, Any],
                                      tmp_path: Path) -> None:  # fmt: skip
     judge = {**tables["judge"], "scenarios": [1], "temperature": 0.7}
-    bench = benchmark_from_config(tables["benchmark"])
+    bench = benchmark_from_params(tables)
     items = judge_items(tables)
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = server["url"]
     eng = {**load_group_option("engine", "openai"), "decoding": "exact",
@@ -174,7 +174,7 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
     assert (df["decoding"] == "generate").all() and df["response"].notna().all()
     from stylisticbias.judge.parsing import classify
 
-    bench = benchmark_from_config(tables["benchmark"])
+    bench = benchmark_from_params(tables)
     want = [classify(r, bench.ordering(o)) for r, o in zip(df["response"], df["ordering"])]
     assert list(df["choice"]) == want
     # dry run: nothing cached yet in a fresh cache -> all 48 to send; no request is made
@@ -391,7 +391,7 @@ def test_progress_bar_counts_cells_requests_and_cache_hits(server: dict[str, Any
     judge = {**tables["judge"], "scenarios": [1], "orderings": [1], "seeds": [1, 2]}
     eng = {**load_group_option("engine", "openai"), "decoding": "generate",
            "cache": str(tmp_path / "c.sqlite"), "progress": True}  # fmt: skip
-    bench = benchmark_from_config(tables["benchmark"])
+    bench = benchmark_from_params(tables)
     items = judge_items(tables)[:1]
     for cached in (0, 2):
         engine = OpenAIJudgeEngine(load_group_option("model", MODEL), eng, judge, bench)

@@ -22,7 +22,7 @@ import pytest
 from judge_tables import make_tables
 from servers import free_port, start_transformers_serve, stop, tiny_llava
 
-from stylisticbias.benchmark import benchmark_from_config
+from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.openai_engine.engine import OpenAIJudgeEngine
@@ -75,7 +75,7 @@ def test_judge_stage_generate_through_transformers_serve(serve: Any, params: dic
         ["image_id", "scenario_id", "ordering", "seed"]).any()  # fmt: skip
     assert (df["engine"] == "openai").all() and (df["decoding"] == "generate").all()
     assert df["response"].notna().all()
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     want = [classify(r, bench.ordering(o)) for r, o in zip(df["response"], df["ordering"])]
     assert list(df["choice"]) == want
     assert set(df["choice"]) <= {"positive", "negative", "invalid"}
@@ -92,7 +92,7 @@ def _answers(params: dict[str, Any], sampling: str, cache: Path) -> list[str]:
              "temperature": 4.0}  # fmt: skip
     base = params["models"][MODEL]["engine"]
     eng = {**base, "cache": str(cache), "transport": {**base["transport"], "concurrency": 1}}
-    engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_config(params["benchmark"]))
+    engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_params(params))
     items = judge_items(params)[:1]
     return list(engine.judge(items, [None])["response"])
 
@@ -109,7 +109,7 @@ def test_sampling_quirk_is_what_the_model_file_says(serve: Any, params: dict[str
 
 def test_exact_without_logprobs_is_one_clear_error(params: dict[str, Any]) -> None:
     model = load_group_option("model", MODEL)
-    bench = benchmark_from_config(params["benchmark"])
+    bench = benchmark_from_params(params)
     eng = {**params["models"][MODEL]["engine"], "decoding": "exact"}
     with pytest.raises(StylisticBiasError, match="no log-probabilities") as exc:
         OpenAIJudgeEngine(model, eng, params["judge"], bench)

@@ -36,7 +36,7 @@ import pandera.pandas as pa
 from tqdm import tqdm
 
 from stylisticbias import schemas
-from stylisticbias.benchmark import Benchmark, benchmark_from_config
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.dataset.importer.coverage import coverage, coverage_html, log_coverage
 from stylisticbias.dataset.importer.images import ImageInfo, inspect_image, place, reference_path
@@ -74,7 +74,7 @@ class _Context:
     def __init__(self, params: dict[str, Any]) -> None:
         self.root = project_root()
         self.settings = ImportSettings.from_config(params["generator"])
-        self.benchmark: Benchmark = benchmark_from_config(get(params, "benchmark"))
+        self.benchmark: Benchmark = benchmark_from_params(params)
         self.data_root = self.root / str(get(params, "paths.data"))
         src = Path(self.settings.source)
         self.source = src if src.is_absolute() else self.root / src

@@ -23,7 +23,7 @@ log = logging.getLogger("stylisticbias.judge.openai_engine")
 
 
 def _estimate(model: str, overrides: Sequence[str], as_json: bool) -> int:
-    from stylisticbias.benchmark import benchmark_from_config
+    from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.config import compose, get
     from stylisticbias.judge.engines import make_engine
     from stylisticbias.judge.run import judge_items, model_section
@@ -33,7 +33,7 @@ def _estimate(model: str, overrides: Sequence[str], as_json: bool) -> int:
     if (model_cfg.get("engine") or {}).get("name") != "openai":
         raise StylisticBiasError(f"model {model!r} does not use the openai engine")
     engine = make_engine(model_cfg, get(params, "judge"),
-                         benchmark_from_config(get(params, "benchmark")))  # fmt: skip
+                         benchmark_from_params(params))  # fmt: skip
     est = engine.estimate(judge_items(params))  # type: ignore[attr-defined]
     if as_json:
         sys.stdout.write(json.dumps(est.as_dict(), indent=2) + "\n")

@@ -107,7 +107,7 @@ class OpenAIJudgeEngine(JudgeEngine):
             raise StylisticBiasError(f"judge.seeds must be >= 1 (0 marks exact rows): {self.seeds}")
         self.specs: list[PromptSpec] = prompt_specs(
             benchmark,
-            self.judge_cfg.get("orderings", [1, 2, 3, 4]),
+            self.judge_cfg["orderings"],
             self.judge_cfg.get("scenarios"),
         )
         caps = self.endpoint.capabilities
@@ -123,6 +123,7 @@ class OpenAIJudgeEngine(JudgeEngine):
             logprobs_mode=caps.logprobs_mode,
             eos_tokens=caps.eos_tokens,
             vocab_size=caps.vocab_size,
+            parser=benchmark.parser,
         )
         self.builder = RequestBuilder(self.endpoint, temperature, max_new)
         cache = Path(str(self.engine_cfg.get("cache") or DEFAULT_CACHE))
@@ -260,7 +261,7 @@ class OpenAIJudgeEngine(JudgeEngine):
                 text, choice = f"[refused: {res['refusal']}]", "invalid"
             else:
                 text = res.get("content")
-                choice = letter_outcome(parse_response(text), spec.ordering)
+                choice = letter_outcome(parse_response(text, self.benchmark.parser), spec.ordering)
             row.update(response=text, choice=choice, **_one_hot(choice))
             self._tick_cells(1)
             return row
@@ -292,7 +293,7 @@ class OpenAIJudgeEngine(JudgeEngine):
                 rows.append(row)
                 continue
             best = {
-                spec.ordering.pole_of(v) if v in ("a", "b") else "invalid": t
+                spec.ordering.pole_of(v) if v in spec.ordering.letters else "invalid": t
                 for v, (_, t) in sorted(d.best.items(), key=lambda kv: kv[1][0])
             }
             p["undecided"] = und
@@ -316,9 +317,8 @@ def _one_hot(choice: str) -> dict[str, float]:
 
 def _poles(mass: Mapping[str, float], ordering: Ordering) -> dict[str, float]:
     """Letter masses -> pole masses under ``ordering``."""
-    pos = ordering.positive_letter
     return {
-        "positive": mass[pos],
-        "negative": mass["b" if pos == "a" else "a"],
+        "positive": mass[ordering.letter_of("positive")],
+        "negative": mass[ordering.letter_of("negative")],
         "invalid": mass["invalid"],
     }

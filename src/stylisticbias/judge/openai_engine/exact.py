@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stylisticbias.benchmark import ParserRules, default_parser_rules
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.distribution import Distribution
 from stylisticbias.judge.parsing import decide_prefix
@@ -46,6 +47,7 @@ class ExactSettings:
     logprobs_mode: str = "raw"
     eos_tokens: tuple[str, ...] = ("</s>",)
     vocab_size: int = 262144
+    parser: ParserRules | None = None  # the protocol's (Benchmark.parser); None: the paper's
 
 
 @dataclass
@@ -110,7 +112,9 @@ async def expand_texts(
     next-token request of prompt ``k`` after the partial answer ``prefix``; all nodes of one
     depth are fetched concurrently (``gather``, e.g. ``asyncio.gather``).
     """
-    dists = [TextDistribution() for _ in range(n_prompts)]
+    rules = settings.parser or default_parser_rules()
+    dists = [TextDistribution(mass={**{x: 0.0 for x in rules.letters}, "invalid": 0.0})
+             for _ in range(n_prompts)]  # fmt: skip
     live = [_Node(k, "", 1.0, 0) for k in range(n_prompts)]
     thr = float(settings.prune_threshold)
     while live:
@@ -138,14 +142,14 @@ async def expand_texts(
                     d.undecided += p
                     continue
                 if tok in settings.eos_tokens:
-                    d.add(str(decide_prefix(node.text, finished=True)), p, node.text)
+                    d.add(str(decide_prefix(node.text, finished=True, rules=rules)), p, node.text)
                     continue
                 text = node.text + tok
                 n = node.n_tokens + 1
                 if n >= settings.max_new_tokens:
-                    d.add(str(decide_prefix(text, finished=True)), p, text)
+                    d.add(str(decide_prefix(text, finished=True, rules=rules)), p, text)
                     continue
-                v = decide_prefix(_clean_prefix(text), finished=False)
+                v = decide_prefix(_clean_prefix(text), finished=False, rules=rules)
                 if v is not None:
                     d.add(str(v), p, text)
                     continue
