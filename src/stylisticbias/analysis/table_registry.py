@@ -46,10 +46,14 @@ class Col:
         )
 
 
-_P = (pa.Check.in_range(0.0, 1.0),)
-_SHARE = (pa.Check.in_range(0.0, 1.0),)
-_COUNT = (pa.Check.ge(0),)
-_DIM = (pa.Check.isin(list(DIMENSIONS)),)
+#: Floating-point slack of the range checks (a cumulative share may sum to 1 + 2e-16).
+EPS = 1e-9
+_P = (pa.Check.in_range(-EPS, 1.0 + EPS),)
+_SHARE = _P
+_UNIT = _P
+_SIGNED = (pa.Check.in_range(-1.0 - EPS, 1.0 + EPS),)
+_COUNT = (pa.Check.ge(-EPS),)
+_DIM = (pa.Check.isin([*DIMENSIONS, ""]),)  # "" (or empty) = not by dimension
 
 #: The one column vocabulary of the analysis tables.
 VOCABULARY: dict[str, Col] = {
@@ -83,11 +87,11 @@ VOCABULARY: dict[str, Col] = {
     "sbs": Col(
         "float",
         "SBS: mean Delta over the group's (face, scenario) cells",
-        checks=(pa.Check.in_range(-1.0, 1.0),),
+        checks=_SIGNED,
     ),
-    "abs_sbs": Col("float", "|SBS| of the group", checks=(pa.Check.in_range(0.0, 1.0),)),
+    "abs_sbs": Col("float", "|SBS| of the group", checks=_UNIT),
     "mean_abs_delta": Col(
-        "float", "mean |Delta| over the group's cells", checks=(pa.Check.in_range(0.0, 1.0),)
+        "float", "mean |Delta| over the group's cells", checks=_UNIT
     ),
     "cum_abs_sbs": Col("float", "cumulative |SBS| in rank order", checks=_COUNT),
     "cum_share": Col("float", "cumulative share of the total |SBS|", checks=_SHARE),
@@ -95,9 +99,9 @@ VOCABULARY: dict[str, Col] = {
     "delta": Col(
         "float",
         "Table 12: mean Delta of a variation within one demographic group",
-        checks=(pa.Check.in_range(-1.0, 1.0),),
+        checks=_SIGNED,
     ),
-    "abs_delta": Col("float", "|delta|", checks=(pa.Check.in_range(0.0, 1.0),)),
+    "abs_delta": Col("float", "|delta|", checks=_UNIT),
     "vs": Col(
         "float", "VS: mean over scenarios of the std of group mean phi (Table 2)", checks=_COUNT
     ),
@@ -115,7 +119,7 @@ VOCABULARY: dict[str, Col] = {
     "sd": Col("float", "cross-model sd of the per-scenario SBS", checks=_COUNT),
     "slope": Col("float", "OLS slope of model_y on model_x"),
     "intercept": Col("float", "OLS intercept of model_y on model_x"),
-    "r": Col("float", "Pearson r", checks=(pa.Check.in_range(-1.0, 1.0),)),
+    "r": Col("float", "Pearson r", checks=_SIGNED),
     "estimate": Col("float", "the agreement measure's value"),
     "statistic": Col("float", "the test statistic"),
     "share": Col("float", "share of responses choosing the first / letter-a option", checks=_SHARE),
