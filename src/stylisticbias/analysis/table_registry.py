@@ -33,19 +33,28 @@ DIMENSIONS: tuple[str, ...] = ("age", "gender", "ethnicity", "body")
 class Col:
     """One word of the column vocabulary: its type, whether it may be empty, its checks."""
 
-    dtype: str  # "str" | "float" | "int" | "bool"
+    dtype: str  # "str" | "float" | "int" | "bool" | "count" (a float or int number)
     doc: str
     nullable: bool = True
     checks: tuple[pa.Check, ...] = ()
 
     def column(self, required: bool = True) -> pa.Column:
         """The pandera column (CSV-tolerant: integers that may be empty read as floats)."""
-        dtype = {"str": str, "float": float, "int": "int64", "bool": bool}[self.dtype]
+        if self.dtype in ("float", "count"):  # numbers keep their dtype: int64 stays int64
+            return pa.Column(
+                None, [_NUMERIC, *self.checks], nullable=self.nullable, required=required
+            )
+        dtype = {"str": str, "int": "int64", "bool": bool}[self.dtype]
         return pa.Column(
             dtype, list(self.checks), nullable=self.nullable, required=required, coerce=True
         )
 
 
+_NUMERIC = pa.Check(
+    lambda s: pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s),
+    element_wise=False,
+    name="is_numeric",
+)
 #: Floating-point slack of the range checks (a cumulative share may sum to 1 + 2e-16).
 EPS = 1e-9
 _P = (pa.Check.in_range(-EPS, 1.0 + EPS),)
@@ -152,12 +161,12 @@ VOCABULARY: dict[str, Col] = {
         "bool", "rank within the pareto_share of cumulative |SBS|", nullable=False
     ),
     # --- sizes ---
-    "n": Col("float", "number of (face, scenario) cells or responses", checks=_COUNT),
-    "n_faces": Col("float", "number of faces", checks=_COUNT),
-    "n_cells": Col("float", "number of Table 12 cells averaged", checks=_COUNT),
-    "n_groups": Col("float", "number of demographic groups", checks=_COUNT),
-    "n_scenarios": Col("float", "number of scenarios", checks=_COUNT),
-    "n_tested": Col("float", "number of scenarios tested", checks=_COUNT),
+    "n": Col("count", "number of (face, scenario) cells or responses", checks=_COUNT),
+    "n_faces": Col("count", "number of faces", checks=_COUNT),
+    "n_cells": Col("count", "number of Table 12 cells averaged", checks=_COUNT),
+    "n_groups": Col("count", "number of demographic groups", checks=_COUNT),
+    "n_scenarios": Col("count", "number of scenarios", checks=_COUNT),
+    "n_tested": Col("count", "number of scenarios tested", checks=_COUNT),
     "n_scenarios_significant_derived": Col(
         "float", "number of significant scenarios", checks=_COUNT
     ),

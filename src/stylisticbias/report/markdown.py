@@ -132,8 +132,8 @@ def comparison_section(cmp: Comparison | None) -> str:
     head = "## Comparison with the paper"
     if cmp is None:
         return (
-            f"{head}\n\nNone of the paper's {len(PAPER_MODELS)} models "
-            f"({', '.join(PAPER_MODELS)}) was run, so there is nothing to compare."
+            f"{head}\n\nNone of the paper's models ({', '.join(PAPER_MODELS)}) was run, so "
+            "there is nothing to compare."
         )
     out = [head, f"Paper models in this run: {', '.join(cmp.models)}. `diff` = ours − paper."]
     out += [f"> {n}" for n in cmp.notes]
