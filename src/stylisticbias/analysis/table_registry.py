@@ -51,7 +51,8 @@ class Col:
 
 
 _NUMERIC = pa.Check(
-    lambda s: pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s),
+    lambda s: bool(s.isna().all())  # an empty table or an all-empty column has no type
+    or (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)),
     element_wise=False,
     name="is_numeric",
 )
@@ -205,8 +206,9 @@ class TableSpec:
     """One table the analysis writes to ``reports/tables/<name>.csv``.
 
     ``columns`` are vocabulary words in the order written (long tables). ``written`` says when
-    the table exists: ``always``, ``two_models`` (cross-model tables), ``judgments`` (response
-    diagnostics need the judgment tables), ``estimators`` (scores carry both estimators).
+    the table has rows: ``always``, ``two_models`` (cross-model tables: written, empty, for one
+    model), ``judgments`` (response diagnostics: written only when judgment tables exist),
+    ``estimators`` (written when the scores carry both estimators).
     Paper-layout tables (``layout=True``) hold printed cells under the paper's headers, given in
     ``columns`` (``open_columns``: further headers come from the benchmark or the settings).
     """
