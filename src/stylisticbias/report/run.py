@@ -85,7 +85,7 @@ def render_figures(
     sc = scenario_frame(t["sbs_by_scenario"], scen)
     add(
         "fig3_sbs_by_scenario",
-        F.fig_scenarios(sc, sim),
+        F.fig_scenarios(sc, sim, inputs.analysis.ci),
         f"Fig. 3. SBS across all {len(sc)} scenarios (pooled over models), sorted ascending, "
         f"coloured by scenario category; whiskers are {inputs.analysis.ci:.0%} bootstrap CIs "
         "where available.",
