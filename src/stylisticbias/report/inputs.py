@@ -17,7 +17,7 @@ import pandas as pd
 
 from stylisticbias.analysis import table_registry as registry
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.config import get, load_group_option
+from stylisticbias.config import ROOT, get, load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.provenance import (
     DataVersion,
@@ -29,15 +29,23 @@ from stylisticbias.score_store import partition_dir, read_model_scores
 
 log = logging.getLogger(__name__)
 
-#: The paper's six models, by the short names its tables use (Tables 2, 7, 11).
-PAPER_MODELS: tuple[str, ...] = (
-    "Gemma-3",
-    "Gemma-4",
-    "InternVL3",
-    "LLaVA-v1.6",
-    "Pixtral",
-    "Qwen3",
-)
+#: The paper's reference tables (copies of its transcribed tables, conf/reference/paper/).
+PAPER_REFERENCE = Path("conf/reference/paper")
+
+
+def paper_models(reference_dir: Path | None = None) -> tuple[str, ...]:
+    """The paper's models by the short names its tables use (Tables 2, 7, 11), sorted: the
+    ``short_name`` column of its Table 8 (``models.csv`` of the reference tables)."""
+    path = (reference_dir or ROOT / PAPER_REFERENCE) / "models.csv"
+    try:
+        return tuple(sorted(pd.read_csv(path)["short_name"].astype(str)))
+    except (OSError, KeyError, pd.errors.ParserError) as exc:
+        raise StylisticBiasError(
+            f"{path}: cannot read the paper's model short names ({type(exc).__name__})"
+        ) from None
+
+
+PAPER_MODELS: tuple[str, ...] = paper_models()
 
 #: Tables the ``analyze`` stage always writes (reports/tables/<name>.csv), from the registry.
 REQUIRED_TABLES: tuple[str, ...] = tuple(

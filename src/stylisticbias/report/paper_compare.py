@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.report.inputs import PAPER_MODELS
+from stylisticbias.report.inputs import PAPER_MODELS, PAPER_REFERENCE
 from stylisticbias.report.plots_data import (
     models_in,
     pair_stats,
@@ -29,7 +29,7 @@ from stylisticbias.report.tables import PAPER_TABLES, PaperTable, long_values
 
 log = logging.getLogger(__name__)
 
-REFERENCE_DIR = Path("conf/reference/paper")
+REFERENCE_DIR = PAPER_REFERENCE
 
 
 @dataclass
