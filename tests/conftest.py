@@ -1,13 +1,23 @@
-"""Shared fixtures: composed params and the benchmark definition."""
+"""Shared fixtures: composed params, the benchmark definition and the real analysis of small
+simulated data (:func:`analysed`)."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
+from stylisticbias.analysis.calibration import synthetic_dataset
+from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
-from stylisticbias.config import compose
+from stylisticbias.config import available, compose, load_group_option
+from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.score_store import write_model_scores
+from stylisticbias.scores import compute_scores
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +30,80 @@ def default_params() -> dict[str, Any]:
 def benchmark(default_params: dict[str, Any]) -> Benchmark:
     """The paper's benchmark definition."""
     return benchmark_from_params(default_params)
+
+
+N_FACES = 10  # small, but every demographic dimension has at least two groups
+BASES = ("simulated-strong", "simulated-weak")  # judge configs, cycled over the model names
+
+
+def _judgments(
+    params: dict[str, Any],
+    benchmark: Benchmark,
+    faces: pd.DataFrame,
+    var: pd.DataFrame,
+    name: str,
+    i: int,
+) -> pd.DataFrame:
+    """Judgment records of one model: the simulated judge ``BASES[i % 2]`` under ``name``."""
+    cfg = dict(load_group_option("model", BASES[i % len(BASES)]))
+    cfg.update(name=name, seed=int(cfg.get("seed", 0)) + 100 * i)
+    eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], benchmark)
+    img = image_attrs(faces, var)
+    attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
+    attrs = attrs.where(attrs.notna(), None).to_dict("records")
+    return eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
+
+
+def analyse(
+    root: Path, params: dict[str, Any], models: tuple[str, ...], simulated: bool
+) -> dict[str, Any]:
+    """Judge, score and analyse ``models`` under ``root`` (paths relative to it); the params."""
+    params = copy.deepcopy(params)
+    benchmark = benchmark_from_params(params)
+    faces, var = synthetic_dataset(benchmark, N_FACES, seed=3)
+    for i, name in enumerate(models):
+        j = _judgments(params, benchmark, faces, var, name, i)
+        j["simulated"] = simulated
+        jp = root / "data" / "judgments" / name / "judgments.parquet"
+        jp.parent.mkdir(parents=True, exist_ok=True)
+        j.to_parquet(jp, index=False)
+        write_model_scores(compute_scores(j, faces, var, benchmark), root / "data" / "scores", name)
+    params["models"] = {  # a conf/model name keeps its section (paper name, hub id)
+        name: load_group_option("model", name)
+        if name in available("model")
+        else {**load_group_option("model", BASES[i % len(BASES)]), "name": name}
+        for i, name in enumerate(models)
+    }
+    run = copy.deepcopy(params)
+    run["paths"].update(
+        scores=str(root / "data" / "scores"),
+        judgments=str(root / "data" / "judgments"),
+        reports=str(root / "reports"),
+        analysis_cache=None,
+    )
+    run_analysis(run)
+    return params
+
+
+@pytest.fixture(scope="session")
+def analysed(
+    tmp_path_factory: pytest.TempPathFactory, default_params: dict[str, Any]
+) -> Callable[[tuple[str, ...], bool], tuple[Path, dict[str, Any]]]:
+    """The real ``analyze`` stage on small simulated data, once per (models, simulated) a
+    session: returns (root holding data/{judgments,scores} and reports/, params with paths
+    relative to root). Each model is a simulated judge (the demo's strong and weak ones in
+    turn, re-seeded) on :data:`N_FACES` synthetic faces; ``simulated=False`` relabels its rows
+    as not simulated (to exercise the real-model path on the same data)."""
+    params = copy.deepcopy(default_params)
+    params["analysis"]["bootstrap"]["n_resamples"] = 50
+    params["analysis"]["n_permutations"] = 50
+    done: dict[tuple[tuple[str, ...], bool], tuple[Path, dict[str, Any]]] = {}
+
+    def get(models: tuple[str, ...], simulated: bool) -> tuple[Path, dict[str, Any]]:
+        key = (models, simulated)
+        if key not in done:
+            root = tmp_path_factory.mktemp("analysis")
+            done[key] = (root, analyse(root, params, models, simulated))
+        return done[key]
+
+    return get

@@ -166,7 +166,7 @@ def load_group_option(group: str, name: str) -> dict[str, Any]:
 
 
 def get(params: dict[str, Any], dotted: str) -> Any:
-    """``get(params, "judge.models")`` with a clear error naming the missing key."""
+    """``get(params, "paths.scores")`` with a clear error naming the missing key."""
     node: Any = params
     for i, part in enumerate(dotted.split(".")):
         if not isinstance(node, dict) or part not in node:

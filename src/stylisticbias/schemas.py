@@ -1,6 +1,8 @@
 """pandera schemas for every table that crosses a stage boundary, declared once.
 
-Column names follow DESIGN.md §5. ``validate(df, schema, where)`` turns a pandera failure into
+Column names follow DESIGN.md §5. The tables the ``analyze`` stage writes have their own
+registry and vocabulary (:mod:`stylisticbias.analysis.table_registry`), validated with
+:func:`validate` below. ``validate(df, schema, where)`` turns a pandera failure into
 one :class:`StylisticBiasError` line naming the file, the column and the first bad row.
 """
 

@@ -149,7 +149,7 @@ def test_missing_scenario_and_single_model(synth, default_params, tmp_path) -> N
     ref = d.groupby("scenario_id").delta.mean()
     ours = have[have.model == "m2"].set_index("scenario_id").sort_index()
     assert list(ours.index) == list(ref.index)
-    assert ours.effect.to_numpy() == pytest.approx(ref.to_numpy(), rel=1e-5)  # CSV: 6 digits
+    assert ours.sbs.to_numpy() == pytest.approx(ref.to_numpy(), rel=1e-5)  # CSV: 6 digits
     cmv = pd.read_csv(out / "cross_model_variance.csv").set_index("scenario_id")
     assert cmv.loc[7, "n_models"] == 1 and pd.isna(cmv.loc[7, "variance"])
 

@@ -26,3 +26,20 @@ def test_vs_ranking_uses_the_debiased_vs() -> None:
     assert pos["body"] < pos["ethnicity"] and pos["body"] < pos["age"]
     # a table of an older run without the column: still ranks by the paper's VS
     assert "ethnicity 0.034" in _vs_ranking(vs.drop(columns=["vs_debiased"]))[0]
+
+
+def test_papers_pareto_claim_comes_from_its_headline_numbers() -> None:
+    """"about 15 of 34" is read from conf/reference/paper (not written in the code), and only
+    quoted when our share is the paper's 80%."""
+    from stylisticbias.config import project_root
+    from stylisticbias.report.findings import paper_pareto
+    from stylisticbias.report.paper_compare import REFERENCE_DIR
+
+    ref = pd.read_csv(project_root() / REFERENCE_DIR / "headline_numbers.csv")
+    assert paper_pareto(ref, 0.8) == " (paper: about 15 of 34)"
+    assert paper_pareto(ref, 0.9) == ""  # another share: the paper's count does not apply
+    assert paper_pareto(None, 0.8) == ""
+    edited = ref.copy()
+    hit = edited["claim"].str.startswith("variation values retained for evaluation")
+    edited.loc[hit, "value"] = 40
+    assert paper_pareto(edited, 0.8) == " (paper: about 15 of 40)"

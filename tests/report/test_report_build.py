@@ -1,4 +1,4 @@
-"""The report stage end to end on a fake analysis output (no MLflow)."""
+"""The report stage end to end on the real analysis of small simulated data (no MLflow)."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ def _report(tmp_path: Path, params: dict) -> str:
     return (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
 
 
-def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, fake_analysis):
-    md = _report(tmp_path, fake_analysis(["simulated-strong", "simulated-weak"], simulated=True))
+def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, analysis_output):
+    md = _report(tmp_path, analysis_output(["simulated-strong", "simulated-weak"], simulated=True))
     assert md.splitlines()[0] == "# StylisticBias report — SIMULATED data"
     for name in FIGS:
         png = tmp_path / "reports" / "figures" / f"{name}.png"
@@ -63,8 +63,8 @@ def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, fake_an
     assert "docs/statistics.md" in md
 
 
-def test_dvc_plots_entries_point_at_written_columns(tmp_path, fake_analysis):
-    _report(tmp_path, fake_analysis(["simulated-strong", "simulated-weak"], simulated=True))
+def test_dvc_plots_entries_point_at_written_columns(tmp_path, analysis_output):
+    _report(tmp_path, analysis_output(["simulated-strong", "simulated-weak"], simulated=True))
     entries = yaml.safe_load((project_root() / "dvc.yaml").read_text())["plots"]
     for entry in entries:
         if isinstance(entry, str):
@@ -75,8 +75,8 @@ def test_dvc_plots_entries_point_at_written_columns(tmp_path, fake_analysis):
         assert spec["x"] in cols and spec["y"] in cols, path
 
 
-def test_paper_models_get_a_comparison_and_the_gemma_pair(tmp_path, fake_analysis):
-    params = fake_analysis(["Gemma-3", "Gemma-4", "Qwen3"], simulated=False)
+def test_paper_models_get_a_comparison_and_the_gemma_pair(tmp_path, analysis_output):
+    params = analysis_output(["Gemma-3", "Gemma-4", "Qwen3"], simulated=False)
     md = _report(tmp_path, params)
     assert "SIMULATED" not in md.splitlines()[0]
     assert "Paper models in this run: Gemma-3, Gemma-4, Qwen3" in md
@@ -85,15 +85,15 @@ def test_paper_models_get_a_comparison_and_the_gemma_pair(tmp_path, fake_analysi
     assert (tmp_path / "reports" / "figures" / "fig8_model_pairs_all.png").exists()
 
 
-def test_missing_table_names_the_file_and_the_stage(tmp_path, fake_analysis):
-    params = fake_analysis(["simulated-strong"], simulated=True)
+def test_missing_table_names_the_file_and_the_stage(tmp_path, analysis_output):
+    params = analysis_output(["simulated-strong"], simulated=True)
     (tmp_path / "reports" / "tables" / "pareto.csv").unlink()
     with pytest.raises(StylisticBiasError, match=r"pareto\.csv: not found.*`analyze` stage"):
         _report(tmp_path, params)
 
 
-def test_missing_scores_names_the_scores_stage(tmp_path, fake_analysis):
-    params = fake_analysis(["simulated-strong"], simulated=True)
+def test_missing_scores_names_the_scores_stage(tmp_path, analysis_output):
+    params = analysis_output(["simulated-strong"], simulated=True)
     scores_file(tmp_path / "data" / "scores", "simulated-strong").unlink()
     with pytest.raises(StylisticBiasError, match=r"model=simulated-strong.*: not found.*scores@"):
         _report(tmp_path, params)

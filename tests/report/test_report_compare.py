@@ -20,8 +20,8 @@ def test_reference_copies_are_in_the_repo():
         assert (REF / f"{f}.csv").exists()
 
 
-def test_paper_numbers_fed_back_give_zero_differences(tmp_path, fake_analysis):
-    fake_analysis(["Gemma-3", "Gemma-4"], simulated=False)
+def test_paper_numbers_fed_back_give_zero_differences(tmp_path, analysis_output):
+    analysis_output(["Gemma-3", "Gemma-4"], simulated=False)
     tables = {p.stem: pd.read_csv(p) for p in (tmp_path / "reports" / "tables").glob("*.csv")}
     paper_vs = pd.read_csv(REF / "vs_by_model.csv")
     tables["vs_by_model"] = (
@@ -42,8 +42,8 @@ def test_paper_numbers_fed_back_give_zero_differences(tmp_path, fake_analysis):
     assert any("change of model set" in n for n in cmp.notes)
 
 
-def test_no_paper_model_means_no_comparison(tmp_path, fake_analysis):
-    fake_analysis(["simulated-strong", "simulated-weak"])
+def test_no_paper_model_means_no_comparison(tmp_path, analysis_output):
+    analysis_output(["simulated-strong", "simulated-weak"])
     tables = {p.stem: pd.read_csv(p) for p in (tmp_path / "reports" / "tables").glob("*.csv")}
     assert compare(tables, REF) is None
 

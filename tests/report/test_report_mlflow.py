@@ -60,9 +60,9 @@ def git_repo(tmp_path: Path) -> str:
 
 
 def test_runs_per_model_comparison_dataset_and_sweep(
-    tmp_path, fake_analysis, git_repo, monkeypatch
+    tmp_path, analysis_output, git_repo, monkeypatch
 ):
-    params = fake_analysis(["simulated-strong", "simulated-weak"], simulated=True)
+    params = analysis_output(["simulated-strong", "simulated-weak"], simulated=True)
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     monkeypatch.setenv(SWEEP_ENV, "sweep-test")
     monkeypatch.delenv("STYLISTICBIAS_PARENT_RUN_ID", raising=False)
@@ -118,9 +118,9 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     assert runs["runs"]["sweep"] == parent_id
 
 
-def test_report_stage_alone_logs_nothing(tmp_path, fake_analysis):
+def test_report_stage_alone_logs_nothing(tmp_path, analysis_output):
     # logging is the track stage's job: a fresh clone has the report files but not the runs
-    params = fake_analysis(["simulated-strong"], simulated=True)
+    params = analysis_output(["simulated-strong"], simulated=True)
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     build_report(params, tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
@@ -133,8 +133,8 @@ def test_report_stage_alone_logs_nothing(tmp_path, fake_analysis):
     assert len(json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())["runs"]) == 2
 
 
-def test_tracking_disabled_logs_nothing(tmp_path, fake_analysis):
-    params = fake_analysis(["simulated-strong"], simulated=True)
+def test_tracking_disabled_logs_nothing(tmp_path, analysis_output):
+    params = analysis_output(["simulated-strong"], simulated=True)
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     build_report(params, tmp_path)

@@ -35,7 +35,7 @@ MODELS = ["simulated-strong", "simulated-weak"]
 
 
 def _project(make: Any, root: Path, models: list[str] = MODELS) -> dict[str, Any]:
-    """A report (``fake_analysis`` + build_report) under ``root``, tracked to root/mlflow.db."""
+    """A report (``analysis_output`` + build_report) under ``root``, tracked to root/mlflow.db."""
     params = make(models, simulated=True)
     shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
     params["tracking"].update(max_retries=1, timeout_s=1)
@@ -124,16 +124,16 @@ def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
     return seconds
 
 
-def test_unreachable_server_fails_within_seconds(tmp_path: Path, fake_analysis) -> None:
-    params = _project(fake_analysis, tmp_path, MODELS[:1])
+def test_unreachable_server_fails_within_seconds(tmp_path: Path, analysis_output) -> None:
+    params = _project(analysis_output, tmp_path, MODELS[:1])
     params["tracking"]["tracking_uri"] = f"http://127.0.0.1:{_closed_port()}"
     params["tracking"].update(max_retries=2, timeout_s=5)
     seconds = _fails_fast(params, tmp_path, "is unreachable")
     assert seconds < 10, seconds  # MLflow's defaults: ~4 minutes of retries
 
 
-def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, fake_analysis) -> None:
-    params = _project(fake_analysis, tmp_path, MODELS[:1])
+def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, analysis_output) -> None:
+    params = _project(analysis_output, tmp_path, MODELS[:1])
     with _silent_server() as uri:
         params["tracking"]["tracking_uri"] = uri
         seconds = _fails_fast(params, tmp_path, "did not answer within 1 s after 2 tries")
@@ -141,10 +141,10 @@ def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, fake_analysis) 
     assert 2 <= seconds < spec.bound_s + 5, seconds
 
 
-def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, fake_analysis) -> None:
+def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, analysis_output) -> None:
     # /health answers, so the preflight passes; MLflow's own requests then hang: the
     # MLFLOW_HTTP_REQUEST_* bounds set from tracking.max_retries/timeout_s must end them
-    params = _project(fake_analysis, tmp_path, MODELS[:1])
+    params = _project(analysis_output, tmp_path, MODELS[:1])
     before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
     with _hanging_api_server() as uri:
         params["tracking"]["tracking_uri"] = uri
@@ -160,9 +160,9 @@ def _active_report_runs(params: dict[str, Any]) -> Any:
 
 
 def test_corrupt_store_fails_in_one_line_and_rerun_logs_each_run_once(
-    tmp_path: Path, fake_analysis
+    tmp_path: Path, analysis_output
 ) -> None:
-    params = _project(fake_analysis, tmp_path)
+    params = _project(analysis_output, tmp_path)
     track_report(params, tmp_path)
     db = tmp_path / "mlflow.db"
     good = db.read_bytes()
@@ -201,8 +201,8 @@ track_report(json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[3]))
 """
 
 
-def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, fake_analysis) -> None:
-    params = _project(fake_analysis, tmp_path)
+def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, analysis_output) -> None:
+    params = _project(analysis_output, tmp_path)
     (tmp_path / "params.json").write_text(json.dumps(params))
     proc = subprocess.run(
         [sys.executable, "-c", KILLER, str(tmp_path / "params.json"),
@@ -227,10 +227,10 @@ def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, fake_analys
 
 
 def test_moved_project_still_opens_logged_artifacts(
-    tmp_path: Path, fake_analysis, tmp_path_factory, monkeypatch
+    tmp_path: Path, analysis_output, tmp_path_factory, monkeypatch
 ) -> None:
     proj = tmp_path
-    params = _project(fake_analysis, proj, MODELS[:1])
+    params = _project(analysis_output, proj, MODELS[:1])
     params["tracking"]["tracking_uri"] = "sqlite:///mlflow.db"  # as in conf/tracking/mlflow.yaml
     monkeypatch.chdir(proj)  # DVC runs stages from the project root
     ids = track_report(params, proj) and json.loads(run_log_path(proj / RUNS_FILE).read_text())
@@ -273,8 +273,8 @@ def test_existing_absolute_store_is_made_relative(tmp_path: Path, monkeypatch) -
     assert mlflow.artifacts.load_text(f"{got.info.artifact_uri}/note.txt") == "hello"
 
 
-def test_stage_script_prints_one_error_line(tmp_path: Path, fake_analysis) -> None:
-    params = _project(fake_analysis, tmp_path, MODELS[:1])
+def test_stage_script_prints_one_error_line(tmp_path: Path, analysis_output) -> None:
+    params = _project(analysis_output, tmp_path, MODELS[:1])
     shutil.copytree(project_root() / "conf", tmp_path / "conf", dirs_exist_ok=True)
     uri = f"http://127.0.0.1:{_closed_port()}"
     params["tracking"]["tracking_uri"] = uri

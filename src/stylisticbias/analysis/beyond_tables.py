@@ -23,6 +23,10 @@ log = logging.getLogger(__name__)
 
 ALL = "All"  # the pooled-over-models rows
 
+#: :func:`~stylisticbias.analysis.metrics.sbs`'s generic columns -> the table vocabulary
+#: (:mod:`stylisticbias.analysis.table_registry`).
+SBS_VOCABULARY: dict[str, str] = {"effect": "sbs", "abs_effect": "abs_sbs"}
+
 
 def _sbs_models(
     delta: pd.DataFrame, by: list[str], faces: pd.Index, s: AnalysisSettings, w: np.ndarray | None
@@ -71,14 +75,16 @@ def beyond_from_sbs(
     by_s = sbs_tables["scenario"].merge(scen, on="scenario_id", how="left")
     out["sbs_by_scenario"] = by_s[
         ["model", "scenario_id", "scenario_category", "positive", "negative", *SBS_COLUMNS]
-    ]
-    out["sbs_by_scenario_category_model"] = sbs_tables["scenario_category"]
-    out["sbs_by_category_model"] = sbs_tables["category"]
+    ].rename(columns=SBS_VOCABULARY)
+    out["sbs_by_scenario_category_model"] = sbs_tables["scenario_category"].rename(
+        columns=SBS_VOCABULARY
+    )
+    out["sbs_by_category_model"] = sbs_tables["category"].rename(columns=SBS_VOCABULARY)
     by_v = sbs_tables["variation"].copy()
     lut = {(v.attribute, v.value): v for v in benchmark.variations}
     by_v.insert(1, "category", [lut[(a, v)].category for a, v in zip(by_v.attribute, by_v.value)])
     by_v.insert(2, "variation", [lut[(a, v)].label for a, v in zip(by_v.attribute, by_v.value)])
-    out["sbs_by_variation_model"] = by_v
+    out["sbs_by_variation_model"] = by_v.rename(columns=SBS_VOCABULARY)
 
     # Fig. 2: per model, and "All" = |SBS| averaged over models
     per = by_v[by_v.model != ALL]
@@ -93,7 +99,9 @@ def beyond_from_sbs(
     d.insert(0, "model", ALL)
     d["n_variations_threshold"] = k
     frames.append(d)
-    out["pareto"] = pd.concat(frames, ignore_index=True)
+    out["pareto"] = pd.concat(frames, ignore_index=True).rename(
+        columns={"abs_effect": "abs_sbs", "cum_abs_effect": "cum_abs_sbs"}
+    )
 
     per_s = by_s[by_s.model != ALL][["model", "scenario_id", "effect"]]
     cmv = cross_model_variance(per_s, ddof=s.variance_ddof, quantile=s.disagreement_quantile)
@@ -109,10 +117,10 @@ def beyond_from_sbs(
             "n_models",
             "top_quartile",
         ]
-    ]
+    ].rename(columns={"mean_effect": "mean_sbs"})
     out["model_pair_regressions"] = model_pair_regressions(per_s, ci=s.ci, method=s.correction)
     prof = per[["model", "variation", "effect"]]
     out["profile_agreement"] = profile_agreement(
         prof, item="variation", ci=s.ci, method=s.correction
-    )
+    ).rename(columns={"model_a": "model_x", "model_b": "model_y", "effect": "estimate"})
     return out

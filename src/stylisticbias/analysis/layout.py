@@ -1,9 +1,10 @@
 """Paper-layout (wide) versions of the tables, with the paper's marks as text, and metrics.json.
 
-Marks: ``**+0.056**`` = corrected p < strong_alpha (the paper's bold), ``<u>-0.002</u>`` = not
-significant (the paper's underline), plain = significant at alpha, ``+0.056†`` = a cell of a
-tested table that was not tested (Average rows, Table 4's Y-E gap, too few faces), so that it
-never reads as significant. Quantities with no test at all (Table 7) are plain.
+Marks: ``**+0.056**`` = corrected p < ``analysis.strong_alpha`` (the paper's bold),
+``<u>-0.002</u>`` = not significant (the paper's underline), plain = significant at alpha,
+``+0.056†`` = a cell of a tested table that was not tested (Average rows, Table 4's Y-E gap,
+too few faces), so that it never reads as significant. Quantities with no test at all (Table 7)
+are plain.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.table_registry import large_shift_header
 from stylisticbias.benchmark import Benchmark, slug
 
 DIM_LABEL = {"age": "Age", "body": "Body", "ethnicity": "Ethn.", "gender": "Gender"}
@@ -23,12 +26,24 @@ DIM_LABEL = {"age": "Age", "body": "Body", "ethnicity": "Ethn.", "gender": "Gend
 UNTESTED = "†"
 
 
-def fmt(x: float, digits: int = 3, sign: bool = True, mark: str | None = None) -> str:
+def strong_mark(s: AnalysisSettings) -> str:
+    """The significance label of the paper's bold cells: ``p<`` + ``analysis.strong_alpha``."""
+    return f"p<{s.strong_alpha:g}"
+
+
+def fmt(
+    x: float,
+    digits: int = 3,
+    sign: bool = True,
+    mark: str | None = None,
+    strong: str = strong_mark(AnalysisSettings()),
+) -> str:
     """``+0.056`` with the paper's mark; ``-`` for NaN.
 
-    ``mark``: ``None`` = the quantity has no test (plain); ``"p<0.001"`` bold; ``"ns"``
-    underlined; another ``p<...`` plain (significant); ``""`` or NaN = this cell was not tested
-    (suffix :data:`UNTESTED`).
+    ``mark``: ``None`` = the quantity has no test (plain); ``strong`` (the label of corrected
+    p < ``analysis.strong_alpha``, :func:`strong_mark`) bold; ``"ns"`` underlined; another
+    ``p<...`` plain (significant); ``""`` or NaN = this cell was not tested (suffix
+    :data:`UNTESTED`).
     """
     if x is None or not np.isfinite(x):
         return "-"
@@ -37,7 +52,7 @@ def fmt(x: float, digits: int = 3, sign: bool = True, mark: str | None = None) -
         return s
     if not isinstance(mark, str) or mark == "":
         return s + UNTESTED
-    if mark.startswith("p<") and mark.endswith("0.001"):
+    if mark == strong:
         return f"**{s}**"
     if mark == "ns":
         return f"<u>{s}</u>"
@@ -53,6 +68,7 @@ def _wide(
     labels: Mapping[str, str],
     digits: int = 3,
     sign: bool = True,
+    strong: str = strong_mark(AnalysisSettings()),
 ) -> pd.DataFrame:
     d = df.copy()
     marks = (
@@ -60,17 +76,20 @@ def _wide(
         if "significance" in d
         else [None] * len(d)
     )
-    d["_txt"] = [fmt(v, digits, sign, m) for v, m in zip(d[val], marks)]
+    d["_txt"] = [fmt(v, digits, sign, m, strong) for v, m in zip(d[val], marks)]
     w = d.pivot_table(index=index, columns=col, values="_txt", aggfunc="first", sort=False)
     w = w[[c for c in order if c in w.columns]].rename(columns=labels)
     return w.reset_index().fillna("-")
 
 
 def wide_tables(
-    t: Mapping[str, pd.DataFrame], benchmark: Benchmark, abbrev: Mapping[str, str]
+    t: Mapping[str, pd.DataFrame], benchmark: Benchmark, s: AnalysisSettings
 ) -> dict[str, pd.DataFrame]:
-    """``table02_vs`` ... ``table12_shift`` in the paper's rows and columns."""
+    """``table02_vs`` ... ``table12_shift`` in the paper's rows and columns (marks, Table 7's
+    large-shift header and Table 12's group abbreviations from the settings)."""
     out: dict[str, pd.DataFrame] = {}
+    strong = strong_mark(s)
+    abbrev = s.group_abbrev
     out["table02_vs"] = _wide(
         t["vs_by_model"],
         ["model"],
@@ -79,6 +98,7 @@ def wide_tables(
         ["age", "body", "ethnicity", "gender"],
         DIM_LABEL,
         sign=False,
+        strong=strong,
     )
     out["table03_sbs_category"] = _wide(
         t["sbs_category_by_demographic"],
@@ -87,6 +107,7 @@ def wide_tables(
         "sbs",
         ["age", "gender", "ethnicity", "body"],
         DIM_LABEL,
+        strong=strong,
     )
     ages = list(benchmark.demographics["age"])
     t4 = t["sbs_fashion_by_age"].copy()
@@ -97,11 +118,13 @@ def wide_tables(
         "elderly_minus_young": "Y-E",
     }
     out["table04_fashion_age"] = _wide(
-        t4, ["variation"], "group", "sbs", [*ages, "elderly_minus_young"], lab4
+        t4, ["variation"], "group", "sbs", [*ages, "elderly_minus_young"], lab4, strong=strong
     ).rename(columns={"variation": "Style"})
     t5 = t["tattoo_sbs"].copy()
     t5["Dim."] = t5["dimension"].map(DIM_LABEL)
-    t5["SBS"] = [fmt(v, 3, True, m) for v, m in zip(t5["sbs"], t5["significance"].fillna(""))]
+    t5["SBS"] = [
+        fmt(v, 3, True, m, strong) for v, m in zip(t5["sbs"], t5["significance"].fillna(""))
+    ]
     out["table05_tattoo"] = t5[["variation", "Dim.", "group", "SBS"]].rename(
         columns={"variation": "Variation", "group": "Group"}
     )
@@ -113,6 +136,7 @@ def wide_tables(
         "sbs",
         body,
         {b: b.capitalize() for b in body},
+        strong=strong,
     ).rename(columns={"variation": "Variation"})
     t7 = t["per_model_effects"]
     out["table07_model_effects"] = pd.DataFrame(
@@ -121,7 +145,9 @@ def wide_tables(
             "SBS": [fmt(v, 4) for v in t7["sbs"]],
             "Cohen's d": [fmt(v, 3) for v in t7["cohens_d"]],
             "Zero": [fmt(v, 3, sign=False) for v in t7["zero_rate"]],
-            "|Δ| ≥ 0.25": [fmt(v, 3, sign=False) for v in t7["large_shift_rate"]],
+            large_shift_header(s.large_shift): [
+                fmt(v, 3, sign=False) for v in t7["large_shift_rate"]
+            ],
         }
     )
     t11 = t["significance_rate_by_model"].copy()
@@ -138,7 +164,7 @@ def wide_tables(
     )
     t12 = t["shift_by_variation_demographic"].copy()
     t12["_txt"] = [
-        fmt(v, 3, True, m) if a else "-"
+        fmt(v, 3, True, m, strong) if a else "-"
         for v, m, a in zip(t12["delta"], t12["significance"].fillna(""), t12["applicable"])
     ]
     groups = [
@@ -177,7 +203,7 @@ def metrics_json(
     out: dict[str, Any] = {}
     for model, disp in names.items():
 
-        def one(df: pd.DataFrame, col: str, key: str, value: str = "effect", m: str = disp) -> dict:
+        def one(df: pd.DataFrame, col: str, key: str, value: str = "sbs", m: str = disp) -> dict:
             d = df[df["model"] == m]
             return {slug(str(k)): _num(v) for k, v in zip(d[key], d[value])} if col else {}
 
@@ -196,14 +222,14 @@ def metrics_json(
             "simulated": bool(simulated.get(model, False)),
             "vs": {dims[d]: _num(v) for d, v in zip(vs["dimension"], vs["vs"])},
             "sbs": {
-                "overall": _num(overall.loc[overall.model == disp, "effect"].squeeze())
+                "overall": _num(overall.loc[overall.model == disp, "sbs"].squeeze())
                 if (overall.model == disp).any()
                 else None,
                 "category": one(cat, "x", "category"),
                 "scenario": {
                     slug(p): _num(v)
                     for p, v in zip(
-                        sc.loc[sc.model == disp, "positive"], sc.loc[sc.model == disp, "effect"]
+                        sc.loc[sc.model == disp, "positive"], sc.loc[sc.model == disp, "sbs"]
                     )
                 },
                 "scenario_category": one(

@@ -22,9 +22,12 @@ import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci, ratio_boot
+from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust, wilcoxon_faces
 
 log = logging.getLogger(__name__)
+
+_D = AnalysisSettings  # the settings' defaults (conf/analysis/default.yaml mirrors them)
 
 #: cap on faces x cells of one grouping (keeps the dense matrices small)
 MAX_MATRIX = 50_000_000
@@ -164,7 +167,7 @@ def sbs(
     by: Sequence[str],
     *,
     n_resamples: int = 1000,
-    ci: float = 0.95,
+    ci: float = _D.ci,
     seed: int = 0,
     test: bool = True,
     method: str = "fdr_bh",
@@ -213,7 +216,7 @@ def sbs_frame(
     cs: CellSums,
     *,
     n_resamples: int = 1000,
-    ci: float = 0.95,
+    ci: float = _D.ci,
     seed: int = 0,
     test: bool = True,
     method: str = "fdr_bh",
@@ -262,9 +265,9 @@ def face_effects(
     *,
     ddof: int = 1,
     zero_tol: float = 1e-9,
-    large_shift: float = 0.25,
+    large_shift: float = _D.large_shift,
     n_resamples: int = 1000,
-    ci: float = 0.95,
+    ci: float = _D.ci,
     seed: int = 0,
     min_faces: int = 2,
     zero_method: str = "wilcox",

@@ -121,7 +121,7 @@ def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataF
     df.insert(0, "category", [lut[(a, v)].table12_category for a, v in zip(df.attribute, df.value)])
     df.insert(1, "variation", [lut[(a, v)].label for a, v in zip(df.attribute, df.value)])
     df.insert(4, "group_abbrev", df["group"].map(s.group_abbrev).fillna(df["group"]))
-    df = df.rename(columns={"effect": "delta", "n_faces": "n_faces"})
+    df = df.rename(columns={"effect": "delta", "abs_effect": "abs_delta"})
     cols = [
         "category",
         "variation",
@@ -137,7 +137,7 @@ def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataF
         "pval_corr",
         "n",
         "n_faces",
-        "abs_effect",
+        "abs_delta",
         "mean_abs_delta",
         "attribute",
         "value",

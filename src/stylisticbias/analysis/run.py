@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from stylisticbias.analysis.beyond_tables import beyond
+from stylisticbias.analysis import table_registry as registry
+from stylisticbias.analysis.beyond_tables import SBS_VOCABULARY, beyond
 from stylisticbias.analysis.diagnostics import JUDGMENT_COLUMNS, bias_tables, response_sums
 from stylisticbias.analysis.estimators import estimator_comparison
 from stylisticbias.analysis.layout import metrics_json, wide_tables
@@ -169,7 +170,7 @@ def analyze(
         **s.sbs_kwargs(),
         faces=faces,
     )
-    t["sbs_overall"] = ov.astype({"model": str})
+    t["sbs_overall"] = ov.astype({"model": str}).rename(columns=SBS_VOCABULARY)
     t["undecided_mass"] = undecided_table(scores)
     comparison = estimator_comparison(scores, s)
     if comparison is not None:
@@ -206,13 +207,6 @@ def _label(
                     flag = raw.map(lambda m: simulated.get(m, any_sim)).to_numpy(dtype=bool)
                 df[c] = raw.map(lambda m: names.get(m, m))
         df["simulated"] = flag
-
-
-def write_csv(df: pd.DataFrame, path: Path) -> None:
-    """Atomic CSV write (temp file + rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.to_csv(tmp, index=False, float_format="%.6g")
-    tmp.replace(path)
 
 
 def run_analysis(params: dict[str, Any]) -> StreamStats:
@@ -263,16 +257,22 @@ def write_tables(
     reports: Path,
     names: Mapping[str, str] | None = None,
 ) -> None:
-    """Label the tables (display names, ``simulated``), add the wide ones, write CSVs + metrics."""
+    """Label the tables (display names, ``simulated``), add the wide ones, write CSVs + metrics.
+
+    Every table is validated against its :mod:`~stylisticbias.analysis.table_registry` schema
+    before it is written (an unregistered table or a column outside its schema is an error);
+    a registered table this run does not write (e.g. cross-model tables with one model) is
+    removed, so that the directory never mixes runs.
+    """
     names = dict(names) if names is not None else {m: m for m in models}
     metrics = metrics_json(
         tables, {m: m for m in models}, simulated, {d: c for d, c in DIMENSIONS.items()}
     )
     _label(tables, names, simulated)
-    tables.update(wide_tables(tables, benchmark, s.group_abbrev))
+    tables.update(wide_tables(tables, benchmark, s))
     out = reports / "tables"
-    out.mkdir(parents=True, exist_ok=True)
-    for stem, df in tables.items():
-        write_csv(df, out / f"{stem}.csv")
+    registry.write_tables(tables, out)
+    for name in set(registry.REGISTRY) - set(tables):
+        (out / registry.spec(name).file).unlink(missing_ok=True)
     atomic_write_json(reports / "metrics.json", round_floats(metrics))
     log.info("wrote %d tables to %s and %s", len(tables), out, reports / "metrics.json")

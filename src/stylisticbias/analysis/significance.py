@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stylisticbias.analysis.settings import CORRECTIONS
+from stylisticbias.analysis.settings import CORRECTIONS, AnalysisSettings
+
+_D = AnalysisSettings  # the settings' defaults (conf/analysis/default.yaml mirrors them)
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,9 @@ def p_adjust(pvals: Sequence[float] | np.ndarray, method: str = "fdr_bh") -> np.
 
 
 def marks(
-    pval_corr: Sequence[float] | np.ndarray, alpha: float = 0.05, strong_alpha: float = 0.001
+    pval_corr: Sequence[float] | np.ndarray,
+    alpha: float = _D.alpha,
+    strong_alpha: float = _D.strong_alpha,
 ) -> np.ndarray:
     """The paper's labels: ``p<0.001``, ``p<0.05`` (alpha), ``ns``; ``""`` if untested."""
     p = np.asarray(pval_corr, dtype=np.float64)
@@ -175,7 +179,7 @@ def demographic_tests(
     dimensions: dict[str, str],
     *,
     method: str = "fdr_bh",
-    alpha: float = 0.05,
+    alpha: float = _D.alpha,
 ) -> pd.DataFrame:
     """Per model x dimension x scenario: do base-face phi differ across the dimension's groups?
 

@@ -31,7 +31,12 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from stylisticbias.analysis.beyond_tables import ALL, SBS_GROUPINGS, beyond_from_sbs
+from stylisticbias.analysis.beyond_tables import (
+    ALL,
+    SBS_GROUPINGS,
+    SBS_VOCABULARY,
+    beyond_from_sbs,
+)
 from stylisticbias.analysis.bootstrap import face_weights
 from stylisticbias.analysis.estimators import order_rows as estimator_order
 from stylisticbias.analysis.metrics import CellSums, sbs_frame
@@ -107,7 +112,7 @@ def combine(
 
     ``summaries`` must come in sorted model order (the order of an all-models analysis); they
     are consumed one at a time. ``diagnostics_order`` orders the position/letter/invalid rows
-    (the ``judge.models`` order). Returns the tables and each model's ``simulated`` flag.
+    (the order of params.yaml ``models``). Returns the tables and each model's ``simulated`` flag.
     """
     pooled: dict[str, CellSums] = {}
     parts: dict[str, list[pd.DataFrame]] = {}
@@ -149,7 +154,7 @@ def combine(
         all_rows.insert(0, "model", ALL)
         sbs_tables[key] = pd.concat([per[f"sbs_{key}"], all_rows], ignore_index=True)
     t.update(beyond_from_sbs(sbs_tables, benchmark, s))
-    t["sbs_overall"] = per["sbs_overall"]
+    t["sbs_overall"] = per["sbs_overall"].rename(columns=SBS_VOCABULARY)
     t["undecided_mass"] = undecided_order(parts.get("undecided_mass", []))
     comparison = estimator_order(parts.get("estimator_comparison", []))
     if comparison is not None:

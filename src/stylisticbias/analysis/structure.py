@@ -10,13 +10,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
 
 log = logging.getLogger(__name__)
 
+_D = AnalysisSettings  # the settings' defaults (conf/analysis/default.yaml mirrors them)
+
 
 def pareto(
-    effects: pd.DataFrame, *, key: str = "variation", share: float = 0.8
+    effects: pd.DataFrame, *, key: str = "variation", share: float = _D.pareto_share
 ) -> tuple[pd.DataFrame, int]:
     """Cumulative |SBS| over variations sorted by magnitude (Fig. 2).
 
@@ -47,7 +50,7 @@ def pareto(
 
 
 def cross_model_variance(
-    per_model: pd.DataFrame, *, ddof: int = 1, quantile: float = 0.75
+    per_model: pd.DataFrame, *, ddof: int = 1, quantile: float = _D.disagreement_quantile
 ) -> pd.DataFrame:
     """Variance across models of the per-scenario SBS (Fig. 7).
 
@@ -73,7 +76,7 @@ def cross_model_variance(
 
 
 def model_pair_regressions(
-    per_model: pd.DataFrame, *, ci: float = 0.95, method: str = "fdr_bh"
+    per_model: pd.DataFrame, *, ci: float = _D.ci, method: str = "fdr_bh"
 ) -> pd.DataFrame:
     """For every ordered pair (x, y) of models, OLS of y's per-scenario SBS on x's (Fig. 8).
 
@@ -154,7 +157,7 @@ def kendalls_w(ratings: np.ndarray) -> tuple[float, float, float]:
 
 
 def profile_agreement(
-    per_model: pd.DataFrame, *, item: str = "variation", ci: float = 0.95, method: str = "fdr_bh"
+    per_model: pd.DataFrame, *, item: str = "variation", ci: float = _D.ci, method: str = "fdr_bh"
 ) -> pd.DataFrame:
     """Agreement of the models' attribute profiles (per-``item`` SBS vectors).
 

@@ -46,9 +46,12 @@ import pandas as pd
 
 from stylisticbias.analysis.bootstrap import bc_percentile_ci, face_weights, percentile_ci
 from stylisticbias.analysis.metrics import face_codes, group_codes
+from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
 
 log = logging.getLogger(__name__)
+
+_D = AnalysisSettings  # the settings' defaults (conf/analysis/default.yaml mirrors them)
 
 
 def _vs(sums: np.ndarray, cnt: np.ndarray, ddof: int) -> np.ndarray:
@@ -120,7 +123,7 @@ def variation_strength(
     *,
     ddof: int = 0,
     n_resamples: int = 1000,
-    ci: float = 0.95,
+    ci: float = _D.ci,
     seed: int = 0,
     n_permutations: int = 2000,
     method: str = "fdr_bh",

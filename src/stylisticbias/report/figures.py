@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.report.plots_data import pair_fit
 
 #: Fixed colours for the paper's four scenario categories (others cycle through tab10).
@@ -110,8 +111,9 @@ def fig_pareto(df: pd.DataFrame, n_reach: int, share: float, simulated: bool) ->
     return fig
 
 
-def fig_scenarios(df: pd.DataFrame, simulated: bool) -> Figure:
-    """Fig. 3: SBS per scenario in ``df`` order (ascending: largest on top), by category."""
+def fig_scenarios(df: pd.DataFrame, simulated: bool, ci: float = AnalysisSettings.ci) -> Figure:
+    """Fig. 3: SBS per scenario in ``df`` order (ascending: largest on top), by category;
+    whiskers are the ``ci`` (``analysis.bootstrap.ci``) bootstrap intervals."""
     colors = category_colors(list(df["category"]))
     fig, ax = plt.subplots(figsize=(9, max(5, 0.3 * len(df) + 1.5)))
     y = np.arange(len(df))
@@ -127,7 +129,7 @@ def fig_scenarios(df: pd.DataFrame, simulated: bool) -> Figure:
     )
     ax.set_yticks(y, df["label"], fontsize=8)
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_xlabel("SBS (mean Delta, positive pole) - 95% CI" if err is not None else "SBS")
+    ax.set_xlabel(f"SBS (mean Delta, positive pole) - {ci:.0%} CI" if err is not None else "SBS")
     _category_legend(ax, colors, loc="lower right")
     _decorate(fig, f"Fig. 3 - SBS across all {len(df)} scenarios (largest on top)", simulated)
     return fig

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.table_registry import large_shift_header
 from stylisticbias.report.plots_data import (
-    EFFECT_COLUMNS,
     chosen_pair,
-    maybe,
     pair_stats,
     pareto_frame,
     per_model,
-    pick,
     pooled,
     scenario_by_model,
     scenario_frame,
@@ -27,11 +26,7 @@ def _vs_ranking(vs: pd.DataFrame) -> list[str]:
     real effect; the de-biased VS removes that floor (docs/statistics.md).
     """
     debiased = "vs_debiased" in vs.columns and vs["vs_debiased"].notna().any()
-    eff = (
-        "vs_debiased"
-        if debiased
-        else pick(vs, "reports/tables/vs_by_model.csv", ("vs", *EFFECT_COLUMNS))
-    )
+    eff = "vs_debiased" if debiased else "vs"
     vs = vs.assign(dimension=vs["dimension"].replace(DIMENSION_ALIASES))
     pool = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")
     dims = pool[eff].mean().sort_values(ascending=False)
@@ -67,20 +62,42 @@ def _vs_ranking(vs: pd.DataFrame) -> list[str]:
     return out
 
 
+def paper_pareto(reference: pd.DataFrame | None, pareto_share: float) -> str:
+    """The paper's Fig. 2 claim from its headline numbers (``conf/reference/paper``), e.g.
+    ``" (paper: about 15 of 34)"``; empty without the reference or when ``pareto_share`` is not
+    the paper's share."""
+    if reference is None:
+        return ""
+
+    def value(start: str) -> float | None:
+        hit = reference[reference["claim"].astype(str).str.startswith(start)]
+        return float(hit.iloc[0]["value"]) if len(hit) else None
+
+    n = value("attributes that account for nearly")
+    pct = value("share of total variation (cumulative |SBS|)")
+    total = value("variation values retained for evaluation")
+    if n is None or pct is None or total is None or round(pareto_share * 100) != round(pct):
+        return ""
+    return f" (paper: about {n:.0f} of {total:.0f})"
+
+
 def findings(
     tables: dict[str, pd.DataFrame],
     scenarios: pd.DataFrame | None,
     pareto_share: float,
     top: int = 5,
+    reference: pd.DataFrame | None = None,
+    large_shift: float = AnalysisSettings.large_shift,
 ) -> list[str]:
-    """Bullet sentences for the report's headline section."""
+    """Bullet sentences for the report's headline section (``reference``: the paper's headline
+    numbers, ``conf/reference/paper/headline_numbers.csv``)."""
     out: list[str] = []
     par, n80 = pareto_frame(tables["pareto"], pareto_share)
     lead = ", ".join(f"{r.label} ({r.abs_sbs:.3f})" for r in par.head(top).itertuples())
     out.append(f"Largest |SBS| variations: {lead}.")
     out.append(
         f"{n80} of {len(par)} variations account for {pareto_share:.0%} of the total "
-        f"|SBS| (paper: about 15 of 34)."
+        f"|SBS|{paper_pareto(reference, pareto_share)}."
     )
     sc = scenario_frame(tables["sbs_by_scenario"], scenarios)
     hi = sc.loc[sc["sbs"].abs().idxmax()]
@@ -97,12 +114,11 @@ def findings(
     )
     out += _vs_ranking(tables["vs_by_model"])
     pme = per_model(tables["per_model_effects"])
-    eff = maybe(pme, ("sbs", "effect", "delta"))
-    if eff and len(pme) > 1:
-        s = pme.sort_values(eff, ascending=False)
+    if len(pme) > 1:
+        s = pme.sort_values("sbs", ascending=False)
         out.append(
             "Models by overall SBS: "
-            + ", ".join(f"{r['model']} {r[eff]:+.4f}" for _, r in s.iterrows())
+            + ", ".join(f"{r['model']} {r['sbs']:+.4f}" for _, r in s.iterrows())
             + "."
         )
     wide = scenario_by_model(tables["sbs_by_scenario"], scenarios)
@@ -116,17 +132,20 @@ def findings(
             f"r {fit['r']:.2f}; {flips} scenario(s) change sign."
         )
     out += _undecided(tables.get("undecided_mass"))
-    out += _estimators(tables.get("estimator_comparison"))
+    out += _estimators(tables.get("estimator_comparison"), large_shift)
     return out
 
 
-def _estimators(cmp: pd.DataFrame | None) -> list[str]:
+def _estimators(cmp: pd.DataFrame | None, large_shift: float) -> list[str]:
     """The paper-comparable (12-draw) and exact estimators side by side where they differ."""
     if cmp is None or cmp.empty:
         return []
     parts = []
-    for metric, label in (("zero_rate", "zero-shift share"),
-                          ("large_shift_rate", "|Δ| ≥ 0.25 share")):  # fmt: skip
+    labels = {
+        "zero_rate": "zero-shift share",
+        "large_shift_rate": f"{large_shift_header(large_shift)} share",
+    }
+    for metric, label in labels.items():
         sub = cmp[cmp["metric"] == metric]
         if len(sub):
             parts.append(

@@ -15,8 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from stylisticbias.analysis import table_registry as registry
+from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import benchmark_from_params
-from stylisticbias.config import get, judged_models
+from stylisticbias.config import ROOT, get, judged_models
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.provenance import (
     DataVersion,
@@ -24,46 +26,36 @@ from stylisticbias.report.provenance import (
     dvc_lock_hashes,
     git_commit,
 )
-from stylisticbias.report.tables import WIDE_TABLES
 from stylisticbias.score_store import partition_dir, read_model_scores
 
 log = logging.getLogger(__name__)
 
-#: The paper's six models, by the short names its tables use (Tables 2, 7, 11).
-PAPER_MODELS: tuple[str, ...] = (
-    "Gemma-3",
-    "Gemma-4",
-    "InternVL3",
-    "LLaVA-v1.6",
-    "Pixtral",
-    "Qwen3",
-)
+#: The paper's reference tables (copies of its transcribed tables, conf/reference/paper/).
+PAPER_REFERENCE = Path("conf/reference/paper")
 
-#: Tables the ``analyze`` stage always writes (reports/tables/<name>.csv).
-REQUIRED_TABLES: tuple[str, ...] = (
-    "vs_by_model",
-    "sbs_category_by_demographic",
-    "sbs_fashion_by_age",
-    "tattoo_sbs",
-    "sbs_fashion_by_body",
-    "per_model_effects",
-    "significance_rate_by_model",
-    "shift_by_variation_demographic",
-    "sbs_by_scenario",
-    "sbs_by_scenario_category_model",
-    "sbs_by_category_model",
-    "pareto",
+
+def paper_models(reference_dir: Path | None = None) -> tuple[str, ...]:
+    """The paper's models by the short names its tables use (Tables 2, 7, 11), sorted: the
+    ``short_name`` column of its Table 8 (``models.csv`` of the reference tables)."""
+    path = (reference_dir or ROOT / PAPER_REFERENCE) / "models.csv"
+    try:
+        return tuple(sorted(pd.read_csv(path)["short_name"].astype(str)))
+    except (OSError, KeyError, pd.errors.ParserError) as exc:
+        raise StylisticBiasError(
+            f"{path}: cannot read the paper's model short names ({type(exc).__name__})"
+        ) from None
+
+
+PAPER_MODELS: tuple[str, ...] = paper_models()
+
+#: Tables the ``analyze`` stage always writes (reports/tables/<name>.csv), from the registry.
+REQUIRED_TABLES: tuple[str, ...] = tuple(
+    t.name for t in registry.TABLES if t.written == "always" and not t.layout
 )
-#: Tables that may be absent (cross-model tables need two models; diagnostics need raw judgments).
-OPTIONAL_TABLES: tuple[str, ...] = (
-    "cross_model_variance",
-    "model_pair_regressions",
-    "profile_agreement",
-    "position_bias",
-    "letter_bias",
-    "invalid_rates",
-    "undecided_mass",
-    "estimator_comparison",
+#: Tables that may be absent (cross-model tables need two models; diagnostics need raw
+#: judgments; the estimator comparison needs both estimators in the scores).
+OPTIONAL_TABLES: tuple[str, ...] = tuple(
+    t.name for t in registry.TABLES if t.written != "always" and not t.layout
 )
 
 
@@ -118,6 +110,7 @@ class ReportInputs:
     settings: RunSettings
     calibration: dict[str, Any] | None = None
     missing_optional: list[str] = field(default_factory=list)
+    analysis: AnalysisSettings = field(default_factory=AnalysisSettings)  # alpha, ci, ...
 
     def table(self, name: str) -> pd.DataFrame | None:
         """A loaded table, or None when an optional one is absent."""
@@ -128,22 +121,6 @@ def _missing(path: Path, stage: str) -> StylisticBiasError:
     return StylisticBiasError(
         f"{path}: not found; it is written by the `{stage}` stage (run `dvc repro {stage}`)"
     )
-
-
-def read_csv(path: Path, stage: str = "analyze", as_text: bool = False) -> pd.DataFrame:
-    """Read one analysis table (``as_text``: every cell as printed); missing or unreadable is
-    one clear error."""
-    if not path.exists():
-        raise _missing(path, stage)
-    try:
-        if as_text:
-            return pd.read_csv(path, dtype=str, keep_default_na=False)
-        return pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        log.warning("%s: empty table", path)
-        return pd.DataFrame()
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise StylisticBiasError(f"{path}: not a readable CSV table ({exc})") from None
 
 
 def read_json(path: Path, stage: str) -> dict[str, Any]:
@@ -160,13 +137,13 @@ def read_json(path: Path, stage: str) -> dict[str, Any]:
 
 
 def load_tables(tables_dir: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """Required + optional analysis tables; returns (tables, names of absent optional tables)."""
-    tables = {name: read_csv(tables_dir / f"{name}.csv") for name in REQUIRED_TABLES}
+    """Required + optional long analysis tables, each read and validated through the table
+    registry; returns (tables, names of absent optional tables)."""
+    tables = {name: registry.read_table(name, tables_dir) for name in REQUIRED_TABLES}
     absent = []
     for name in OPTIONAL_TABLES:
-        p = tables_dir / f"{name}.csv"
-        if p.exists():
-            tables[name] = read_csv(p)
+        if (tables_dir / registry.spec(name).file).exists():
+            tables[name] = registry.read_table(name, tables_dir)
         else:
             absent.append(name)
     if absent:
@@ -268,9 +245,10 @@ def load_inputs(params: dict[str, Any], root: Path) -> ReportInputs:
     """Load everything the report needs; the first missing input raises one clear error."""
     reports = root / str(get(params, "paths.reports"))
     tables, absent = load_tables(reports / "tables")
-    wide = {n: read_csv(reports / "tables" / f"{n}.csv", as_text=True) for n in WIDE_TABLES}
+    wide = {n: registry.read_table(n, reports / "tables") for n in registry.LAYOUT_TABLES}
     metrics = read_json(reports / "metrics.json", "analyze")
     settings = load_settings(params, root)
     cal_path = reports / "calibration.json"
     calibration = read_json(cal_path, "calibrate") if cal_path.exists() else None
-    return ReportInputs(root, tables, wide, metrics, settings, calibration, absent)
+    analysis = AnalysisSettings.from_config(params.get("analysis"))
+    return ReportInputs(root, tables, wide, metrics, settings, calibration, absent, analysis)

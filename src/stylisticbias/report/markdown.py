@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stylisticbias.report.inputs import ReportInputs, RunSettings
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.report.inputs import PAPER_MODELS, ReportInputs, RunSettings
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.tables import PAPER_TABLES
 
@@ -106,13 +107,17 @@ def figures_section(figs: Sequence[FigureRecord], base: Path) -> str:
     return "\n\n".join(out)
 
 
-def paper_tables_section(wide: dict[str, pd.DataFrame], alpha: float) -> str:
-    """Tables 2-7, 11, 12 in the paper's layout, as the ``analyze`` stage wrote them."""
+def paper_tables_section(
+    wide: dict[str, pd.DataFrame], alpha: float, strong_alpha: float = AnalysisSettings.strong_alpha
+) -> str:
+    """Tables 2-7, 11, 12 in the paper's layout, as the ``analyze`` stage wrote them (marks at
+    ``analysis.strong_alpha`` and ``analysis.alpha``)."""
     out = [
         "## The paper's tables, from this run",
-        f"**Bold**: corrected p < 0.001; <u>underlined</u>: not significant (corrected p ≥ "
-        f"{alpha}); other values: corrected p < {alpha}; `†`: not tested (Average rows, Table "
-        "4's Y-E gap, cells with too few faces); `-`: not applicable. Table 7 has no tests. "
+        f"**Bold**: corrected p < {strong_alpha:g}; <u>underlined</u>: not significant "
+        f"(corrected p ≥ {alpha}); other values: corrected p < {alpha}; `†`: not tested "
+        "(Average rows, Table 4's Y-E gap, cells with too few faces); `-`: not applicable. "
+        "Table 7 has no tests. "
         "Tables 3-6 and 12 pool all models (the paper's averages); 2, 7 and 11 are per model. "
         "Long versions with CIs and p-values: `reports/tables/<name>.csv`.",
     ]
@@ -127,8 +132,8 @@ def comparison_section(cmp: Comparison | None) -> str:
     head = "## Comparison with the paper"
     if cmp is None:
         return (
-            f"{head}\n\nNone of the paper's six models (Gemma-3, Gemma-4, InternVL3, "
-            "LLaVA-v1.6, Pixtral, Qwen3) was run, so there is nothing to compare."
+            f"{head}\n\nNone of the paper's models ({', '.join(PAPER_MODELS)}) was run, so "
+            "there is nothing to compare."
         )
     out = [head, f"Paper models in this run: {', '.join(cmp.models)}. `diff` = ours − paper."]
     out += [f"> {n}" for n in cmp.notes]
@@ -214,7 +219,7 @@ def build_markdown(
         settings_section(inputs.settings),
         "## Headline findings\n\n" + "\n".join(f"- {f}" for f in findings),
         figures_section(figs, base),
-        paper_tables_section(inputs.wide, alpha),
+        paper_tables_section(inputs.wide, alpha, inputs.analysis.strong_alpha),
         comparison_section(cmp),
         calibration_section(inputs.calibration),
         diagnostics_section(inputs),

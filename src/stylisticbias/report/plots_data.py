@@ -2,13 +2,12 @@
 The report also writes some of these frames to ``reports/plots/*.csv`` for the ``plots:``
 entries of dvc.yaml (``dvc plots show``).
 
-Column lookup is tolerant to the effect column's name (``sbs``/``delta``/``effect``, as in the
-paper's reference CSVs) and fails with one line naming the table and the columns it has.
+Every table arrives read and validated through the table registry
+(:mod:`stylisticbias.analysis.table_registry`), so the columns used here are the registry's
+vocabulary (``sbs``, ``abs_sbs``, ``ci_low`` ...), never guessed.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -19,25 +18,6 @@ from stylisticbias.errors import StylisticBiasError
 #: Row labels that stand for "all models pooled" rather than one model (analyze writes
 #: ``All`` for pooled-over-deltas rows and ``Average`` for the paper's averages of model rows).
 POOLED_LABELS: frozenset[str] = frozenset({"All", "Average", "all", "average", "pooled"})
-EFFECT_COLUMNS: tuple[str, ...] = ("sbs", "delta", "effect", "mean_delta", "vs")
-#: |SBS| of a group (the absolute value of its mean Delta); not ``mean_abs_delta`` (mean |Delta|).
-ABS_COLUMNS: tuple[str, ...] = ("abs_sbs", "abs_effect", "mean_abs_sbs")
-
-
-def pick(df: pd.DataFrame, where: str, candidates: Iterable[str]) -> str:
-    """The first of ``candidates`` that is a column of ``df``; else one clear error."""
-    cands = list(candidates)
-    for c in cands:
-        if c in df.columns:
-            return c
-    raise StylisticBiasError(
-        f"{where}: none of the columns {cands} found; it has {list(df.columns)}"
-    )
-
-
-def maybe(df: pd.DataFrame, candidates: Iterable[str]) -> str | None:
-    """The first of ``candidates`` that is a column of ``df``, or None."""
-    return next((c for c in candidates if c in df.columns), None)
 
 
 def per_model(df: pd.DataFrame) -> pd.DataFrame:
@@ -74,103 +54,84 @@ def models_in(*frames: pd.DataFrame | None) -> list[str]:
     return list(out)
 
 
-def scenario_labels(df: pd.DataFrame, scenarios: pd.DataFrame | None) -> pd.Series:
-    """``"Stylish vs. Unstylish"`` per row, from the table's pole columns or the benchmark."""
-    if {"positive", "negative"} <= set(df.columns):
-        return df["positive"].astype(str) + " vs. " + df["negative"].astype(str)
-    if "scenario" in df.columns:
-        return df["scenario"].astype(str)
-    if scenarios is not None and "scenario_id" in df.columns:
-        lab = scenarios.set_index("scenario_id")
-        names = lab["positive"] + " vs. " + lab["negative"]
-        return df["scenario_id"].map(names).fillna(df["scenario_id"].astype(str))
-    raise StylisticBiasError("sbs_by_scenario.csv: no scenario_id/scenario/positive columns")
+def scenario_labels(df: pd.DataFrame) -> pd.Series:
+    """``"Stylish vs. Unstylish"`` per row, from the table's ``positive``/``negative`` poles."""
+    return df["positive"].astype(str) + " vs. " + df["negative"].astype(str)
 
 
-def scenario_frame(sbs_by_scenario: pd.DataFrame, scenarios: pd.DataFrame | None) -> pd.DataFrame:
-    """Per scenario (pooled over models): label, category, sbs, abs_sbs, ci_low/ci_high."""
-    where = "reports/tables/sbs_by_scenario.csv"
-    eff = pick(sbs_by_scenario, where, EFFECT_COLUMNS)
-    keys = [
-        c
-        for c in ("scenario_id", "scenario", "positive", "negative", "scenario_category")
-        if c in sbs_by_scenario.columns
-    ]
-    df = pooled(sbs_by_scenario, keys, where)
-    out = pd.DataFrame({"label": scenario_labels(df, scenarios).to_numpy()})
-    out["scenario_id"] = (
-        df["scenario_id"].to_numpy() if "scenario_id" in df else np.arange(len(df)) + 1
-    )
-    cat = maybe(df, ("scenario_category", "category"))
-    if cat:
-        out["category"] = df[cat].to_numpy()
-    elif scenarios is not None:
-        out["category"] = out["scenario_id"].map(scenarios.set_index("scenario_id")["category"])
-    else:
-        out["category"] = "all"
-    out["sbs"] = df[eff].to_numpy(dtype=float)
-    absc = maybe(df, ABS_COLUMNS)
-    out["abs_sbs"] = df[absc].to_numpy(dtype=float) if absc else np.abs(out["sbs"])
+def scenario_frame(
+    sbs_by_scenario: pd.DataFrame, scenarios: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per scenario (pooled over models): label, category, sbs, abs_sbs, ci_low/ci_high,
+    pval, pval_corr. ``abs_sbs`` is the mean over models of each model's |SBS| where the
+    table has per-model rows. (``scenarios`` is accepted for compatibility; the table carries
+    the scenario's poles and category.)"""
+    keys = ["scenario_id", "positive", "negative", "scenario_category"]
+    df = pooled(sbs_by_scenario, keys, "reports/tables/sbs_by_scenario.csv")
+    out = pd.DataFrame({"label": scenario_labels(df).to_numpy()})
+    out["scenario_id"] = df["scenario_id"].to_numpy()
+    out["category"] = df["scenario_category"].to_numpy()
+    out["sbs"] = df["sbs"].to_numpy(dtype=float)
+    out["abs_sbs"] = df["abs_sbs"].to_numpy(dtype=float)
     models = per_model(sbs_by_scenario)
-    if absc and "scenario_id" in models and not models.empty:  # mean over models of |SBS_m|
-        per = models.groupby("scenario_id")[absc].mean()
+    if not models.empty:  # mean over models of |SBS_m|
+        per = models.groupby("scenario_id")["abs_sbs"].mean()
         out["abs_sbs"] = out["scenario_id"].map(per).fillna(out["abs_sbs"]).to_numpy(dtype=float)
     for c in ("ci_low", "ci_high", "pval_corr", "pval"):
-        if c in df.columns:
-            out[c] = df[c].to_numpy(dtype=float)
+        out[c] = df[c].to_numpy(dtype=float)
     return out.sort_values("sbs").reset_index(drop=True)
 
 
 def scenario_by_model(
-    sbs_by_scenario: pd.DataFrame, scenarios: pd.DataFrame | None
+    sbs_by_scenario: pd.DataFrame, scenarios: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """Wide per-scenario mean Delta: index = scenario label, columns = models (+ ``category``)."""
-    where = "reports/tables/sbs_by_scenario.csv"
-    eff = pick(sbs_by_scenario, where, EFFECT_COLUMNS)
     df = per_model(sbs_by_scenario).copy()
     if df.empty:
         return pd.DataFrame()
-    df["label"] = scenario_labels(df, scenarios).to_numpy()
-    wide = df.pivot_table(index="label", columns="model", values=eff, aggfunc="mean", sort=False)
-    frame = scenario_frame(sbs_by_scenario, scenarios).set_index("label")
+    df["label"] = scenario_labels(df).to_numpy()
+    wide = df.pivot_table(index="label", columns="model", values="sbs", aggfunc="mean", sort=False)
+    frame = scenario_frame(sbs_by_scenario).set_index("label")
     wide["category"] = frame["category"].reindex(wide.index)
     return wide
 
 
-def pareto_frame(pareto: pd.DataFrame, share: float = 0.8) -> tuple[pd.DataFrame, int]:
+def pareto_frame(pareto: pd.DataFrame, share: float) -> tuple[pd.DataFrame, int]:
     """Variations sorted by |SBS| (pooled over models) with the cumulative share of the total,
-    and the number of variations needed to reach ``share`` of it."""
-    where = "reports/tables/pareto.csv"
-    lab = pick(pareto, where, ("variation", "value", "label", "attribute"))
-    absc = maybe(pareto, ABS_COLUMNS)
-    if absc is None:
-        eff = pick(pareto, where, EFFECT_COLUMNS)
-        pareto = pareto.assign(abs_sbs=pareto[eff].abs())
-        absc = "abs_sbs"
-    keys = [c for c in ("category", "attribute", lab) if c in pareto.columns]
-    keys = list(dict.fromkeys(keys))
-    df = pooled(pareto, keys, where)
-    df = df.groupby(keys, as_index=False, sort=False)[absc].mean()
-    df = df.sort_values(absc, ascending=False).reset_index(drop=True)
-    total = float(df[absc].sum())
-    out = pd.DataFrame({"label": df[lab].astype(str), "abs_sbs": df[absc].astype(float)})
-    if "category" in df.columns:
-        out["category"] = df["category"].astype(str)
+    and the number of variations needed to reach ``share`` (``analysis.pareto_share``) of it."""
+    keys = ["category", "variation"]
+    df = pooled(pareto, keys, "reports/tables/pareto.csv")
+    df = df.groupby(keys, as_index=False, sort=False)["abs_sbs"].mean()
+    df = df.sort_values("abs_sbs", ascending=False).reset_index(drop=True)
+    total = float(df["abs_sbs"].sum())
+    out = pd.DataFrame({"label": df["variation"].astype(str), "abs_sbs": df["abs_sbs"]})
+    out["category"] = df["category"].astype(str)
     out["cum_share"] = out["abs_sbs"].cumsum() / total if total > 0 else 0.0
     n = int(np.searchsorted(out["cum_share"].to_numpy(), share - 1e-12) + 1) if total > 0 else 0
     return out, min(n, len(out))
 
 
-def category_by_model(df: pd.DataFrame, where: str, absolute: bool = False) -> pd.DataFrame:
-    """Wide table: index = category (scenario or attribute), columns = models."""
-    cat = pick(df, where, ("scenario_category", "category"))
-    if absolute:
-        val = maybe(df, ABS_COLUMNS)
-        if val is None:
-            val = pick(df, where, EFFECT_COLUMNS)
-            df = df.assign(**{val: df[val].abs()})
-    else:
-        val = pick(df, where, EFFECT_COLUMNS)
+#: The row key of each SBS profile table that :func:`category_by_model` spreads over models.
+PROFILE_KEYS: dict[str, str] = {
+    "sbs_by_scenario_category_model": "scenario_category",
+    "sbs_by_category_model": "category",
+}
+
+
+def category_by_model(df: pd.DataFrame, name: str, absolute: bool = False) -> pd.DataFrame:
+    """Wide table: index = category (scenario or attribute), columns = models.
+
+    ``name`` is the registry name of the table (``sbs_by_scenario_category_model`` or
+    ``sbs_by_category_model``); ``absolute`` plots ``abs_sbs`` instead of ``sbs``.
+    """
+    key = name.rsplit("/", 1)[-1].removesuffix(".csv")
+    if key not in PROFILE_KEYS:
+        raise StylisticBiasError(
+            f"category_by_model: {name!r} is not an SBS profile table; valid: "
+            + ", ".join(PROFILE_KEYS)
+        )
+    cat = PROFILE_KEYS[key]
+    val = "abs_sbs" if absolute else "sbs"
     rows = per_model(df)
     if rows.empty:  # a table without per-model rows: one pooled column
         rows = df.assign(model="all")
@@ -178,25 +139,13 @@ def category_by_model(df: pd.DataFrame, where: str, absolute: bool = False) -> p
     return wide.loc[wide.mean(axis=1).sort_values(ascending=False).index]
 
 
-def variance_frame(cross: pd.DataFrame, scenarios: pd.DataFrame | None) -> pd.DataFrame:
-    """Per scenario cross-model variance, sorted descending, with the top-quartile flag."""
-    where = "reports/tables/cross_model_variance.csv"
-    var = pick(cross, where, ("variance", "var", "cross_model_variance", "sbs_variance"))
-    out = pd.DataFrame({"label": scenario_labels(cross, scenarios).to_numpy()})
-    cat = maybe(cross, ("scenario_category", "category"))
-    if cat:
-        out["category"] = cross[cat].to_numpy()
-    elif scenarios is not None and "scenario_id" in cross:
-        out["category"] = (
-            cross["scenario_id"].map(scenarios.set_index("scenario_id")["category"]).to_numpy()
-        )
-    else:
-        out["category"] = "all"
-    out["variance"] = cross[var].to_numpy(dtype=float)
-    if "top_quartile" in cross.columns:
-        out["top_quartile"] = cross["top_quartile"].astype(str).str.lower().eq("true").to_numpy()
-    else:
-        out["top_quartile"] = out["variance"] >= out["variance"].quantile(0.75)
+def variance_frame(cross: pd.DataFrame, scenarios: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per scenario cross-model variance, sorted descending, with the analysis's top-quartile
+    flag (``analysis.disagreement_quantile``)."""
+    out = pd.DataFrame({"label": scenario_labels(cross).to_numpy()})
+    out["category"] = cross["scenario_category"].to_numpy()
+    out["variance"] = cross["variance"].to_numpy(dtype=float)
+    out["top_quartile"] = cross["top_quartile"].astype(bool).to_numpy()
     return out.sort_values("variance", ascending=False).reset_index(drop=True)
 
 
@@ -230,7 +179,7 @@ def chosen_pair(models: list[str]) -> tuple[str, str] | None:
 
 def pair_stats(regs: pd.DataFrame | None, wide: pd.DataFrame, mx: str, my: str) -> dict[str, float]:
     """Regression of ``my`` on ``mx``: the analysis's row when present, else fitted here."""
-    if regs is not None and {"model_x", "model_y"} <= set(regs.columns):
+    if regs is not None:
         row = regs[(regs["model_x"].astype(str) == mx) & (regs["model_y"].astype(str) == my)]
         if not row.empty:
             r = row.iloc[0]

@@ -19,7 +19,6 @@ from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.plots_data import (
     category_by_model,
     chosen_pair,
-    maybe,
     pair_stats,
     pareto_frame,
     scenario_by_model,
@@ -29,24 +28,25 @@ from stylisticbias.report.plots_data import (
 
 log = logging.getLogger(__name__)
 
-#: Value columns tried, in order, for the diagnostic tables (the first present is plotted).
-DIAGNOSTICS: dict[str, tuple[tuple[str, ...], str, float | None, str]] = {
+#: The diagnostic tables: the registry column plotted, its axis label, the no-bias reference
+#: line and the caption.
+DIAGNOSTICS: dict[str, tuple[str, str, float | None, str]] = {
     "position_bias": (
-        ("first_share", "share_first", "p_first", "position_bias", "share"),
+        "share",
         "Share of valid answers naming the first-listed option",
         0.5,
         "Position bias per model: share of answers that pick the option written "
         "first, over all orderings (0.5 = no position preference).",
     ),
     "letter_bias": (
-        ("a_share", "share_a", "p_a", "letter_bias", "share"),
+        "share",
         "Share of valid answers that are (a)",
         0.5,
         "Letter bias per model: share of answers that are (a), over all orderings "
         "(0.5 = no letter preference).",
     ),
     "invalid_rates": (
-        ("invalid_rate", "p_invalid", "rate", "share"),
+        "invalid_rate",
         "Share of responses that are invalid",
         None,
         "Invalid (unparseable) response rate per model; invalid answers are excluded from φ.",
@@ -86,9 +86,10 @@ def render_figures(
     sc = scenario_frame(t["sbs_by_scenario"], scen)
     add(
         "fig3_sbs_by_scenario",
-        F.fig_scenarios(sc, sim),
+        F.fig_scenarios(sc, sim, inputs.analysis.ci),
         f"Fig. 3. SBS across all {len(sc)} scenarios (pooled over models), sorted ascending, "
-        "coloured by scenario category; whiskers are 95% bootstrap CIs where available.",
+        f"coloured by scenario category; whiskers are {inputs.analysis.ci:.0%} bootstrap CIs "
+        "where available.",
         "pooled",
     )
     add(
@@ -99,9 +100,7 @@ def render_figures(
         "pooled",
     )
     w5 = category_by_model(
-        t["sbs_by_scenario_category_model"],
-        "reports/tables/sbs_by_scenario_category_model.csv",
-        absolute=True,
+        t["sbs_by_scenario_category_model"], "sbs_by_scenario_category_model", absolute=True
     )
     add(
         "fig5_abs_sbs_by_scenario_category_model",
@@ -114,7 +113,7 @@ def render_figures(
         "Fig. 5. Absolute SBS aggregated by scenario category and model.",
         "comparison",
     )
-    w6 = category_by_model(t["sbs_by_category_model"], "reports/tables/sbs_by_category_model.csv")
+    w6 = category_by_model(t["sbs_by_category_model"], "sbs_by_category_model")
     add(
         "fig6_attribute_profiles",
         F.fig_heatmap(w6, "Fig. 6 - Attribute-category SBS profiles across models", sim),
@@ -150,10 +149,9 @@ def render_figures(
                 "Fig. 8 (all pairs). Per-scenario mean Δ for every pair of models.",
                 "comparison",
             )
-    for name, (cands, ylabel, ref, caption) in DIAGNOSTICS.items():
+    for name, (col, ylabel, ref, caption) in DIAGNOSTICS.items():
         df = inputs.table(name)
-        col = maybe(df, cands) if df is not None and "model" in df.columns else None
-        if col is None:
+        if df is None:
             continue
         if "scenario_id" in df.columns and (df["scenario_id"] == 0).any():
             df = df[df["scenario_id"] == 0]  # scenario_id 0 = all scenarios together
@@ -187,13 +185,20 @@ def build_report(params: dict[str, Any], root: Path | None = None) -> None:
     """
     root = root or project_root()
     inputs = load_inputs(params, root)
-    share = float(params.get("analysis", {}).get("pareto_share", 0.8))
-    alpha = float(params.get("analysis", {}).get("alpha", 0.05))
+    share = inputs.analysis.pareto_share
+    alpha = inputs.analysis.alpha
     scen = scenarios_frame(params)
     reports = root / str(get(params, "paths.reports"))
     figs = render_figures(inputs, scen, reports / "figures", share)
     cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
-    found = [md_escape(f) for f in findings(inputs.tables, scen, share)]
+    headline = root / REFERENCE_DIR / "headline_numbers.csv"
+    reference = pd.read_csv(headline) if headline.exists() else None
+    found = [
+        md_escape(f)
+        for f in findings(
+            inputs.tables, scen, share, reference=reference, large_shift=inputs.analysis.large_shift
+        )
+    ]
     md = build_markdown(inputs, figs, found, cmp, alpha, reports)
     readme = reports / "README.md"
     atomic_write_text(readme, md)

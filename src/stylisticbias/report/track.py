@@ -65,7 +65,7 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
         with bounded(spec):  # fail in seconds, before any work, if the store is not there
             preflight(spec)
         inputs = load_inputs(params, root)
-        share = float(params.get("analysis", {}).get("pareto_share", 0.8))
+        share = inputs.analysis.pareto_share
         scen = scenarios_frame(params)
         figs = written_figures(reports / "figures")
         cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
