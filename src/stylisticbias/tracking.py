@@ -46,14 +46,17 @@ DEFAULT_EXPERIMENT = "stylisticbias"
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_TIMEOUT_S = 5
 PARENT_ENV = "STYLISTICBIAS_PARENT_RUN_ID"
-#: The experiment tag MLflow 3's UI reads to pick an experiment's home tab: with
-#: ``custom_model_development`` the experiment opens on its Runs tab (``?workflowType=
-#: machine_learning``); without it the UI's default workflow (GenAI) opens an empty Traces tab.
+#: The experiment tag MLflow 3's UI reads for the experiment's kind: ``custom_model_development``
+#: opens it on its Runs tab (no "choose the experiment type" prompt) where the UI goes by the
+#: tag; MLflow 3.17's UI goes by its sidebar switch "GenAI | Model training" (default GenAI, an
+#: empty Traces/Overview page) unless the address says so: :func:`runs_url` links there.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 #: values of :data:`EXPERIMENT_KIND_TAG` that are no one's choice (unset, or guessed by the UI)
 _KIND_UNCHOSEN = ("", "no_inferred_type", "genai_development_inferred",
                   "custom_model_development_inferred")  # fmt: skip
+#: where ``mlflow ui`` serves by default
+UI_URL = "http://127.0.0.1:5000"
 #: MLflow's limit on a param value (``mlflow.utils.validation.MAX_PARAM_VAL_LENGTH``)
 MAX_PARAM_LENGTH = 6000
 #: artifacts of a SQLite store: ``<store dir>/mlruns/<experiment id>/<run id>/artifacts``
@@ -332,6 +335,19 @@ def ensure_experiment(spec: TrackingSpec) -> str:
             relativize_artifacts(spec.sqlite_path, eid, spec.timeout_s)
     mlflow.set_experiment(experiment_id=exp_id)
     return str(exp_id)
+
+
+def runs_url(spec: TrackingSpec, experiment_id: str, ui: str = UI_URL) -> str:
+    """The MLflow UI's address of the experiment's Runs tab.
+
+    MLflow 3's UI (3.17 checked) opens every experiment in its GenAI view (Overview / Traces)
+    unless the address says ``workflowType=machine_learning`` or the browser remembers the
+    sidebar's "Model training" switch: there, the experiment tag alone does not decide.
+    ``ui`` is the server for a SQLite store (``mlflow ui``'s default address); an ``http(s)``
+    tracking URI is its own UI.
+    """
+    base = spec.tracking_uri if spec.tracking_uri.startswith(("http://", "https://")) else ui
+    return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
 
 
 def relativize_artifacts(db: Path, experiment_id: str, timeout_s: float = 5.0) -> None:

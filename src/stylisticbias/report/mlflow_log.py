@@ -56,6 +56,7 @@ from stylisticbias.tracking import (
     log_metrics,
     log_params,
     preflight,
+    runs_url,
     start_run,
     tracking_cfg,
     tracking_spec,
@@ -270,11 +271,11 @@ def _model_tables(inputs: ReportInputs, label: str) -> None:
 
 
 def _model_metrics(inputs: ReportInputs, m: ModelInfo) -> dict[str, float]:
-    """``metrics.json``'s entry, then every interval of the tables (point + ``.ci_low`` /
-    ``.ci_high``; the tables' point replaces ``metrics.json``'s rounded copy)."""
+    """Every interval of the tables (point + ``.ci_low`` / ``.ci_high``) and ``metrics.json``'s
+    entry (whose points, written with more digits than the tables, win)."""
     entry = inputs.metrics.get(m.label, inputs.metrics.get(m.name))
-    out = flatten_metrics(entry) if isinstance(entry, Mapping) else {}
-    return out | interval_metrics(inputs.tables, m.label)
+    points = flatten_metrics(entry) if isinstance(entry, Mapping) else {}
+    return interval_metrics(inputs.tables, m.label) | points
 
 
 def log_report(
@@ -369,10 +370,11 @@ def _log_report(
         ids["comparison"] = run.info.run_id
     _replace_older(exp_id, key, ids["comparison"])
     log.info(
-        "logged %d model run(s) + comparison to %s (experiment %s%s)",
+        "logged %d model run(s) + comparison to %s (experiment %s%s); runs at %s",
         len(s.models),
         cfg["tracking_uri"],
         cfg["experiment_name"],
         f", sweep {sweep}" if sweep else "",
+        runs_url(tracking_spec(params), exp_id),
     )
     return ids
