@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from stylisticbias.tracking import PARENT_ENV, log_judge_run, start_run, tracking_enabled
+from stylisticbias.tracking import (
+    EXPERIMENT_KIND_TAG,
+    PARENT_ENV,
+    ensure_experiment,
+    flatten_params,
+    log_judge_run,
+    log_params,
+    param_value,
+    runs_url,
+    start_run,
+    tracking_enabled,
+    tracking_spec,
+)
 
 mlflow = pytest.importorskip("mlflow")
 
@@ -52,3 +65,49 @@ def test_disabled_tracking_logs_nothing(tmp_path: Path) -> None:
     with start_run(params, "x") as run:
         assert run is None
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_experiment_opens_on_its_runs(tmp_path: Path) -> None:
+    """The experiment kind tag MLflow's UI reads: set on a new experiment and on an older one
+    without it; a kind chosen in the UI is kept."""
+    params = _params(tmp_path)
+    spec = tracking_spec(params)
+    exp_id = ensure_experiment(spec)
+    client = mlflow.MlflowClient(spec.tracking_uri)
+    assert client.get_experiment(exp_id).tags[EXPERIMENT_KIND_TAG] == "custom_model_development"
+    old = client.create_experiment("made-before")  # as earlier versions created it: no tag
+    assert EXPERIMENT_KIND_TAG not in client.get_experiment(old).tags
+    ensure_experiment(tracking_spec({"tracking": {**params["tracking"], "experiment_name":
+                                                  "made-before"}}))  # fmt: skip
+    assert client.get_experiment(old).tags[EXPERIMENT_KIND_TAG] == "custom_model_development"
+    chosen = client.create_experiment("chosen", tags={EXPERIMENT_KIND_TAG: "genai_development"})
+    ensure_experiment(tracking_spec({"tracking": {**params["tracking"], "experiment_name":
+                                                  "chosen"}}))  # fmt: skip
+    assert client.get_experiment(chosen).tags[EXPERIMENT_KIND_TAG] == "genai_development"
+    # the UI address of the Runs tab (MLflow 3.17's UI needs workflowType in the address)
+    url = runs_url(spec, exp_id)
+    assert url == f"http://127.0.0.1:5000/#/experiments/{exp_id}/runs?workflowType=machine_learning"
+    remote = tracking_spec({"tracking": {"enabled": True, "tracking_uri": "https://ml.example/"}})
+    assert runs_url(remote, "7").startswith("https://ml.example/#/experiments/7/runs?")
+
+
+def test_params_are_flat_and_typed(tmp_path: Path) -> None:
+    params = _params(tmp_path)
+    nested = {
+        "n": 100, "np_n": np.int64(7), "x": 0.05, "whole": 2.0, "flag": True, "np_flag":
+        np.bool_(False), "none": None, "seeds": [1, 2, 3], "mixed": [1, 0.5, True],
+        "name": "procedural", "analysis": {"bootstrap": {"n_resamples": 1000, "ci": 0.95}},
+        "empty": {},
+    }  # fmt: skip
+    with start_run(params, "p"):
+        log_params(nested)
+        run_id = mlflow.active_run().info.run_id
+    got = mlflow.MlflowClient(params["tracking"]["tracking_uri"]).get_run(run_id).data.params
+    assert got == {
+        "n": "100", "np_n": "7", "x": "0.05", "whole": "2.0", "flag": "true",
+        "np_flag": "false", "none": "null", "seeds": "1,2,3", "mixed": "1,0.5,true",
+        "name": "procedural", "analysis.bootstrap.n_resamples": "1000",
+        "analysis.bootstrap.ci": "0.95",
+    }  # fmt: skip
+    assert param_value(100.0) == "100.0" and param_value(1e-09) == "1e-09"
+    assert flatten_params({"a": {"b": {"c": [1, 2]}}}) == {"a.b.c": "1,2"}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import numbers
 import os
 import sqlite3
 import subprocess
@@ -45,6 +46,19 @@ DEFAULT_EXPERIMENT = "stylisticbias"
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_TIMEOUT_S = 5
 PARENT_ENV = "STYLISTICBIAS_PARENT_RUN_ID"
+#: The experiment tag MLflow 3's UI reads for the experiment's kind: ``custom_model_development``
+#: opens it on its Runs tab (no "choose the experiment type" prompt) where the UI goes by the
+#: tag; MLflow 3.17's UI goes by its sidebar switch "GenAI | Model training" (default GenAI, an
+#: empty Traces/Overview page) unless the address says so: :func:`runs_url` links there.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+#: values of :data:`EXPERIMENT_KIND_TAG` that are no one's choice (unset, or guessed by the UI)
+_KIND_UNCHOSEN = ("", "no_inferred_type", "genai_development_inferred",
+                  "custom_model_development_inferred")  # fmt: skip
+#: where ``mlflow ui`` serves by default
+UI_URL = "http://127.0.0.1:5000"
+#: MLflow's limit on a param value (``mlflow.utils.validation.MAX_PARAM_VAL_LENGTH``)
+MAX_PARAM_LENGTH = 6000
 #: artifacts of a SQLite store: ``<store dir>/mlruns/<experiment id>/<run id>/artifacts``
 ARTIFACT_DIR = "mlruns"
 #: loggers whose per-retry warnings would turn one failure into many lines
@@ -288,6 +302,8 @@ def _check_sqlite(spec: TrackingSpec, path: Path) -> None:
 def ensure_experiment(spec: TrackingSpec) -> str:
     """Point MLflow at the store and the experiment (created if missing); returns its id.
 
+    The experiment is tagged ``mlflow.experimentKind=custom_model_development`` (unless a kind
+    was chosen already), so MLflow's UI opens it on its Runs tab rather than on Traces.
     For a SQLite store, the experiment's artifact location is recorded relative to the store's
     directory (``mlruns/<id>``), and runs logged by older versions under that directory with an
     absolute path are rewritten to relative ones (see the module docstring).
@@ -300,7 +316,9 @@ def ensure_experiment(spec: TrackingSpec) -> str:
     exp = client.get_experiment_by_name(spec.experiment_name)
     if exp is None:
         try:
-            exp_id = client.create_experiment(spec.experiment_name)
+            exp_id = client.create_experiment(
+                spec.experiment_name, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
+            )
         except MlflowException:  # created meanwhile by another process
             exp = client.get_experiment_by_name(spec.experiment_name)
             if exp is None:
@@ -308,11 +326,28 @@ def ensure_experiment(spec: TrackingSpec) -> str:
             exp_id = exp.experiment_id
     else:
         exp_id = exp.experiment_id
+    if exp is not None and exp.tags.get(EXPERIMENT_KIND_TAG, "") in _KIND_UNCHOSEN:
+        # an experiment made before (or by someone else) opens on its runs too; a kind a user
+        # chose in the UI's selector is left alone
+        client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
     if spec.sqlite_path is not None:
         for eid in dict.fromkeys(("0", str(exp_id))):  # MLflow's "Default" experiment too
             relativize_artifacts(spec.sqlite_path, eid, spec.timeout_s)
     mlflow.set_experiment(experiment_id=exp_id)
     return str(exp_id)
+
+
+def runs_url(spec: TrackingSpec, experiment_id: str, ui: str = UI_URL) -> str:
+    """The MLflow UI's address of the experiment's Runs tab.
+
+    MLflow 3's UI (3.17 checked) opens every experiment in its GenAI view (Overview / Traces)
+    unless the address says ``workflowType=machine_learning`` or the browser remembers the
+    sidebar's "Model training" switch: there, the experiment tag alone does not decide.
+    ``ui`` is the server for a SQLite store (``mlflow ui``'s default address); an ``http(s)``
+    tracking URI is its own UI.
+    """
+    base = spec.tracking_uri if spec.tracking_uri.startswith(("http://", "https://")) else ui
+    return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
 
 
 def relativize_artifacts(db: Path, experiment_id: str, timeout_s: float = 5.0) -> None:
@@ -373,6 +408,36 @@ def git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
+
+
+def param_value(value: Any) -> str:
+    """One param value as the MLflow UI shows it: ``100`` (never ``100.0``), ``0.05``,
+    ``true``/``false``, ``null``, lists as ``1,2,3``; the text of anything else."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))  # numpy ints too
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    if isinstance(value, list | tuple):
+        return ",".join(param_value(v) for v in value)
+    return str(value)
+
+
+def flatten_params(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"analysis": {"bootstrap": {"n_resamples": 1000}}}`` -> ``{"analysis.bootstrap.
+    n_resamples": "1000"}``: nested mappings become dotted keys (no dict blobs), every value
+    goes through :func:`param_value`; an empty mapping is left out."""
+    out: dict[str, str] = {}
+    for k, v in params.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten_params(v, key + "."))
+        else:
+            out[key] = param_value(v)
+    return out
 
 
 def _flatten(value: Any) -> str:
@@ -449,10 +514,17 @@ def delete_other_runs(experiment_id: str, tag: str, value: str, keep: str) -> li
 
 
 def log_params(params: Mapping[str, Any]) -> None:
-    """``mlflow.log_params`` with lists flattened to comma-separated strings."""
+    """``mlflow.log_params`` of :func:`flatten_params` (dotted keys, ints as ints, ``true``/
+    ``false``/``null``, lists comma-separated); a value longer than MLflow's limit is cut with
+    a warning naming the key."""
     import mlflow
 
-    mlflow.log_params({k: _flatten(v) for k, v in params.items() if v is not None})
+    flat = flatten_params(params)
+    for k, v in flat.items():
+        if len(v) > MAX_PARAM_LENGTH:
+            log.warning("MLflow param %s: %d characters, cut to %d", k, len(v), MAX_PARAM_LENGTH)
+            flat[k] = v[: MAX_PARAM_LENGTH - 3] + "..."
+    mlflow.log_params(flat)
 
 
 def log_metrics(metrics: Mapping[str, Any]) -> None:

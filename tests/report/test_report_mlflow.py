@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import mlflow
+import numpy as np
+import pandas as pd
 import pytest
 
-from stylisticbias.config import project_root
+from stylisticbias.analysis.calibration import synthetic_dataset
+from stylisticbias.analysis.run import run_analysis
+from stylisticbias.benchmark import benchmark_from_params, slug
+from stylisticbias.config import compose, load_group_option, load_params, project_root
+from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
 from stylisticbias.report.mlflow_log import (
     SWEEP_ENV,
     flatten_metrics,
+    generator_option,
     resolve_tracking_uri,
     sweep_id,
 )
 from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
+from stylisticbias.score_store import write_model_scores
+from stylisticbias.scores import compute_scores
+
+DEMO_MODELS = ("simulated-strong", "simulated-weak")
 
 
 def test_flatten_metrics_gives_stable_dotted_names():
@@ -141,3 +154,207 @@ def test_tracking_disabled_logs_nothing(tmp_path, analysis_output):
     track_report(params, tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
     assert json.loads((tmp_path / RUNS_FILE).read_text())["enabled"] is False
+
+
+# ---- navigation: CIs beside the points, typed params, the generator's name (issue 11, part 7)
+# The real analysis on small data: 12 demo faces judged by the two demo simulated models.
+
+N_FACES = 12
+
+
+@pytest.fixture(scope="module")
+def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict]:
+    """A project root whose analysis ran for real and whose report was logged to MLflow."""
+    root = tmp_path_factory.mktemp("tracked")
+    params = copy.deepcopy(load_params())
+    bench = benchmark_from_params(params)
+    faces, var = synthetic_dataset(bench, N_FACES, seed=5)
+    img = image_attrs(faces, var)
+    attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
+    attrs = attrs.where(attrs.notna(), None).to_dict("records")
+    for name in DEMO_MODELS:
+        cfg = load_group_option("model", name)
+        eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], bench)
+        j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
+        jp = root / "data" / "judgments" / name / "judgments.parquet"
+        jp.parent.mkdir(parents=True)
+        j.to_parquet(jp, index=False)
+        write_model_scores(compute_scores(j, faces, var, bench), root / "data" / "scores", name)
+    params["models"] = {m: load_group_option("model", m) for m in DEMO_MODELS}
+    params["analysis"]["bootstrap"]["n_resamples"] = 200
+    params["analysis"]["n_permutations"] = 200
+    params["paths"]["analysis_cache"] = None
+    params["tracking"] = {
+        **params["tracking"],
+        "enabled": True,
+        "tracking_uri": f"sqlite:///{root / 'mlflow.db'}",
+        "experiment_name": "nav",
+    }
+    shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
+    with contextlib.chdir(root):
+        run_analysis(params)
+    track_report(params, root)
+    tables = {p.stem: pd.read_csv(p) for p in (root / "reports" / "tables").glob("*.csv")}
+    metrics = json.loads((root / "reports" / "metrics.json").read_text())
+    return root, params, tables, metrics
+
+
+def _runs(params: dict) -> pd.DataFrame:
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
+    return mlflow.search_runs([exp.experiment_id])
+
+
+def _logged(params: dict, run_id: str) -> tuple[dict[str, float], dict[str, str]]:
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    data = mlflow.MlflowClient().get_run(run_id).data
+    return data.metrics, data.params
+
+
+#: (table, metric prefix, label columns, point, low, high, row filter): written out here by hand,
+#: independently of report/run_metrics.py
+EXPECTED_INTERVALS = [
+    ("sbs_overall", "sbs.overall", [], "sbs", "ci_low", "ci_high", None),
+    ("sbs_by_category_model", "sbs.category", ["category"], "sbs", "ci_low", "ci_high", None),
+    ("sbs_by_scenario", "sbs.scenario", ["positive"], "sbs", "ci_low", "ci_high", None),
+    ("sbs_by_scenario_category_model", "sbs.scenario_category", ["scenario_category"], "sbs",
+     "ci_low", "ci_high", None),
+    ("sbs_by_variation_model", "sbs.variation", ["category", "variation"], "sbs", "ci_low",
+     "ci_high", None),
+    ("vs_by_model", "vs", ["dimension"], "vs", "ci_low", "ci_high", None),
+    ("vs_by_model", "vs_debiased", ["dimension"], "vs_debiased", "debiased_ci_low",
+     "debiased_ci_high", None),
+    ("per_model_effects", "cohens_d", [], "cohens_d", "d_ci_low", "d_ci_high", None),
+    ("position_bias", "position_bias", [], "share", "ci_low", "ci_high", None),
+    ("letter_bias", "letter_bias", [], "share", "ci_low", "ci_high", None),
+    ("invalid_rates", "invalid_rate", [], "invalid_rate", "ci_low", "ci_high", ("scenario_id", 0)),
+]  # fmt: skip
+DIM_NAMES = {"age": "age", "gender": "gender", "ethnicity": "ethnicity", "body": "body_type"}
+
+
+def _expected(tables: dict[str, pd.DataFrame], model: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for table, prefix, labels, point, low, high, where in EXPECTED_INTERVALS:
+        df = tables[table]
+        df = df[df["model"] == model]
+        if where:
+            df = df[df[where[0]] == where[1]]
+        for _, row in df.iterrows():
+            parts = [prefix] + [
+                DIM_NAMES[row[c]] if c == "dimension" else slug(str(row[c])) for c in labels
+            ]
+            name = ".".join(parts)
+            for key, col in ((name, point), (f"{name}.ci_low", low), (f"{name}.ci_high", high)):
+                if np.isfinite(row[col]):
+                    out[key] = float(row[col])
+    return out
+
+
+def test_every_interval_is_logged_beside_its_point(tracked) -> None:
+    _, params, tables, metrics = tracked
+    bench = benchmark_from_params(params)
+    runs = _runs(params)
+    kind = runs["tags.stylisticbias.run_kind"]
+    for model in DEMO_MODELS:
+        (run_id,) = runs.loc[(kind == "model") & (runs["tags.model"] == model), "run_id"]
+        logged, _ = _logged(params, run_id)
+        expected = _expected(tables, model)
+        n_ci = sum(k.endswith(".ci_low") for k in expected)
+        # overall + categories + scenarios + 4 scenario categories + variations + 4 VS + 4
+        # de-biased VS + Cohen's d, position, letter bias, invalid rate: all with an interval
+        n_var = len({(v.category, v.label) for v in bench.variations if v.evaluated})
+        n_cat = len({v.category for v in bench.variations if v.evaluated})
+        assert n_ci == 1 + n_cat + len(bench.scenarios) + 4 + n_var + 4 + 4 + 4, n_ci
+        for key, value in expected.items():  # bounds as in the table, points to its digits
+            rel = 1e-12 if key.endswith((".ci_low", ".ci_high")) else 5e-6
+            assert logged.get(key) == pytest.approx(value, rel=rel, abs=0), key
+        # nothing logged as an interval that the tables do not hold
+        assert {k for k in logged if k.endswith((".ci_low", ".ci_high"))} == {
+            k for k in expected if k.endswith((".ci_low", ".ci_high"))
+        }
+        assert logged["sbs.category.fashion.ci_low"] < logged["sbs.category.fashion.ci_high"]
+        row = tables["sbs_by_category_model"]
+        row = row[(row.model == model) & (row.category == "Fashion")].iloc[0]
+        assert logged["sbs.category.fashion.ci_low"] == row["ci_low"]
+        assert logged["vs_debiased.body_type.ci_high"] == pytest.approx(
+            tables["vs_by_model"]
+            .query("model == @model and dimension == 'body'")["debiased_ci_high"]
+            .iloc[0]
+        )
+        # every point of metrics.json that has an interval sits beside it, with the same value
+        flat = flatten_metrics(metrics[model])
+        with_ci = [k for k in flat if f"{k}.ci_low" in expected]
+        assert len(with_ci) >= 1 + 10 + 25 + 4 + 4 + 3, sorted(flat)
+        for k in with_ci:
+            assert f"{k}.ci_low" in logged and f"{k}.ci_high" in logged, k
+            assert logged[k] == pytest.approx(flat[k], rel=1e-5), k
+    # the comparison run: the tables' rows pooled over the models ("All")
+    (comp_id,) = runs.loc[kind == "comparison", "run_id"]
+    logged, _ = _logged(params, comp_id)
+    pooled = _expected(tables, "All")
+    assert any(k.startswith("sbs.category.") and k.endswith(".ci_low") for k in pooled)
+    for key, value in pooled.items():
+        assert logged.get(key) == pytest.approx(value, rel=1e-12, abs=0), key
+    assert logged["sbs.category.fashion.ci_low"] == pooled["sbs.category.fashion.ci_low"]
+
+
+def _yaml_text(v: object) -> str:
+    """How a YAML scalar reads, for the check below (independent of tracking.param_value)."""
+    if v is None:
+        return "null"
+    if v is True or v is False:
+        return str(v).lower()
+    return str(v)
+
+
+def test_params_keep_their_types_and_read_as_the_config(tracked) -> None:
+    _, params, _, _ = tracked
+    runs = _runs(params)
+    for run_id in runs.loc[runs["tags.stylisticbias.run_kind"] != "sweep", "run_id"]:
+        _, logged = _logged(params, run_id)
+        assert logged["generator"] == "procedural"
+        assert logged["seed"] == str(params["seed"]) and logged["faces.n"] == str(
+            params["faces"]["n"]
+        )
+        assert logged["models"] == ",".join(DEMO_MODELS)
+        assert logged["judge.orderings"] == "1,2,3,4"  # `all` resolved against the protocol
+        assert logged["analysis.bootstrap.n_resamples"] == "200"  # not 200.0
+        assert logged["analysis.n_permutations"] == "200"
+        assert logged["analysis.wilcoxon_correction"] == "false"  # not 0.0
+        assert logged["analysis.alpha"] == "0.05"
+        assert logged["analysis.tables.fashion_category"] == "Fashion"
+        assert logged["n_faces"] == str(N_FACES)
+        # every analysis setting, flattened, reads as in params.yaml (ints as ints)
+        stack = [("analysis", params["analysis"])]
+        n = 0
+        while stack:
+            key, node = stack.pop()
+            for k, v in node.items():
+                if key == "analysis" and k in ("group_abbrev", "workers"):
+                    continue
+                if isinstance(v, dict):
+                    stack.append((f"{key}.{k}", v))
+                else:
+                    assert logged[f"{key}.{k}"] == _yaml_text(v), f"{key}.{k}"
+                    n += 1
+        assert n >= 15
+        # readable: no dict blobs, no float-typed integers
+        assert not any(v.startswith(("{", "[")) for v in logged.values()), logged
+        assert not any(k.startswith("analysis.group_abbrev") for k in logged)
+        for k in ("seed", "faces.n", "n_faces", "n_images", "n_scenarios"):
+            assert logged[k].lstrip("-").isdigit(), (k, logged[k])
+
+
+def test_generator_param_is_the_config_option_name() -> None:
+    for name in ("procedural", "diffusers", "diffusers-sdxl", "diffusers-qwen", "import"):
+        section = load_group_option("generator", name)
+        section.pop("name")
+        assert generator_option(section) == name
+    sdxl = load_group_option("generator", "diffusers-sdxl")
+    sdxl.pop("name")
+    sdxl["base"] = {**sdxl["base"], "num_inference_steps": 7}  # an override keeps the option
+    assert generator_option(sdxl) == "diffusers-sdxl"
+    assert generator_option({**sdxl, "name": "mine"}) == "mine"
+    assert generator_option({"_target_": "pkg.mod.OtherGenerator"}) == "OtherGenerator"
+    composed = compose(["generator=diffusers-sdxl"])["generator"]
+    assert generator_option(composed) == "diffusers-sdxl"

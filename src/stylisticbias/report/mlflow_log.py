@@ -40,12 +40,14 @@ from typing import Any
 
 import pandas as pd
 
+from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report import figures as F
 from stylisticbias.report.inputs import ModelInfo, ReportInputs
 from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.plots_data import category_by_model, scenario_frame
 from stylisticbias.report.provenance import combined_digest
+from stylisticbias.report.run_metrics import interval_metrics
 from stylisticbias.score_store import partition_dir, read_model_scores
 from stylisticbias.tracking import (
     bounded,
@@ -54,6 +56,7 @@ from stylisticbias.tracking import (
     log_metrics,
     log_params,
     preflight,
+    runs_url,
     start_run,
     tracking_cfg,
     tracking_spec,
@@ -70,6 +73,8 @@ TAG_KIND = "stylisticbias.run_kind"
 TAG_REPORT = "stylisticbias.report_id"
 TAG_DIGEST = "stylisticbias.report_digest"
 TAG_KEY = "stylisticbias.run_key"
+#: the model label of the analysis tables' rows pooled over all models
+POOLED = "All"
 _KEY_BAD = re.compile(r"[^0-9A-Za-z_\-. /]+")
 
 
@@ -135,30 +140,82 @@ def _replace_older(experiment_id: str, key: str, keep: str) -> None:
         log.info("replaced %d earlier run(s) of the same report: %s", len(gone), ", ".join(gone))
 
 
+#: ``analysis`` settings that do not change a number (display labels, parallelism): not logged
+ANALYSIS_NOT_LOGGED = ("group_abbrev", "workers")
+
+
+def _differences(option: Mapping[str, Any], section: Mapping[str, Any]) -> int:
+    """How many leaves of ``option`` ``section`` overrides (or lacks)."""
+    n = 0
+    for k, v in option.items():
+        if isinstance(v, Mapping):
+            sub = section.get(k)
+            n += _differences(v, sub if isinstance(sub, Mapping) else {})
+        elif k not in section or section[k] != v:
+            n += 1
+    return n
+
+
+def generator_option(section: Mapping[str, Any]) -> str:
+    """The ``conf/generator/<name>.yaml`` option the ``generator`` section was composed from.
+
+    ``params.yaml`` keeps the option's content, not its name: the name is the section's
+    ``name`` key if it has one, else the option with the same ``_target_`` whose settings the
+    section overrides least (ties: the first name in sort order). A section that matches no
+    option (a generator outside ``conf/``) is named by its class.
+    """
+    from omegaconf.errors import OmegaConfBaseException
+
+    from stylisticbias.config import available, load_group_option
+
+    if section.get("name"):
+        return str(section["name"])
+    target = section.get("_target_")
+    best: tuple[int, str] | None = None
+    for name in available("generator"):
+        try:
+            option = load_group_option("generator", name)
+        except (StylisticBiasError, OmegaConfBaseException, OSError):
+            continue
+        option.pop("name", None)  # added by load_group_option
+        if option.get("_target_") != target:
+            continue
+        diff = _differences(option, section)
+        if best is None or diff < best[0]:
+            best = (diff, name)
+    if best is None:
+        log.warning("generator %s matches no conf/generator option; logged by class", target)
+        return str(target or "?").rsplit(".", 1)[-1]
+    return best[1]
+
+
 def run_params(params: Mapping[str, Any], inputs: ReportInputs) -> dict[str, Any]:
-    """The params every report run logs (what differs between sweep members)."""
+    """The params every report run logs (what differs between sweep members).
+
+    Nested settings (``analysis``) are given as mappings: :func:`stylisticbias.tracking.
+    log_params` flattens them to dotted keys with their YAML types (``analysis.bootstrap.
+    n_resamples`` = ``1000``, ``analysis.wilcoxon_correction`` = ``false``).
+    """
     s = inputs.settings
     judge = params.get("judge") or {}
-    out: dict[str, Any] = {
+    analysis = {
+        k: v for k, v in (params.get("analysis") or {}).items() if k not in ANALYSIS_NOT_LOGGED
+    }
+    return {
         "seed": params.get("seed"),
         "faces.n": (params.get("faces") or {}).get("n"),
-        "models": list(params.get("models") or {}),
+        "models": [m.name for m in s.models],
         "judge.orderings": list(s.orderings),
         "judge.seeds": judge.get("seeds"),
         "judge.temperature": judge.get("temperature"),
         "engine": s.engine,
         "decoding": s.decoding,
-        "generator": s.generator,
+        "generator": generator_option(params.get("generator") or {}),
         "n_faces": s.n_faces,
         "n_images": s.n_images,
         "n_scenarios": s.n_scenarios,
+        "analysis": analysis,
     }
-    for k, v in flatten_metrics(params.get("analysis") or {}, "analysis.").items():
-        out[k] = v
-    for k, v in (params.get("analysis") or {}).items():
-        if isinstance(v, str):
-            out[f"analysis.{k}"] = v
-    return out
 
 
 def run_key(**parts: Any) -> str:
@@ -213,9 +270,12 @@ def _model_tables(inputs: ReportInputs, label: str) -> None:
                 mlflow.log_table(rows.reset_index(drop=True), f"tables/{name}.json")
 
 
-def _model_metrics(metrics: Mapping[str, Any], m: ModelInfo) -> dict[str, float]:
-    entry = metrics.get(m.label, metrics.get(m.name))
-    return flatten_metrics(entry) if isinstance(entry, Mapping) else {}
+def _model_metrics(inputs: ReportInputs, m: ModelInfo) -> dict[str, float]:
+    """Every interval of the tables (point + ``.ci_low`` / ``.ci_high``) and ``metrics.json``'s
+    entry (whose points, written with more digits than the tables, win)."""
+    entry = inputs.metrics.get(m.label, inputs.metrics.get(m.name))
+    points = flatten_metrics(entry) if isinstance(entry, Mapping) else {}
+    return interval_metrics(inputs.tables, m.label) | points
 
 
 def log_report(
@@ -277,7 +337,7 @@ def _log_report(
             log_params(
                 {**common, "model": m.label, "model.config": m.name, "model.hub_id": m.hub_id}
             )
-            log_metrics(_model_metrics(inputs.metrics, m))
+            log_metrics(_model_metrics(inputs, m))
             _model_dataset(inputs, m, scores_dir)
             _model_tables(inputs, m.label)
             _model_figures(inputs, m.label, scen, m.simulated)
@@ -289,6 +349,7 @@ def _log_report(
         log_params(common)
         pooled = {k: v for k, v in inputs.metrics.items() if s.model(k) is None}
         summary = {"n_models": float(len(s.models)), **flatten_metrics(pooled)}
+        summary |= interval_metrics(inputs.tables, POOLED)  # the tables' all-models rows
         if cmp is not None:
             for r in cmp.summary.to_dict("records"):
                 summary |= flatten_metrics(
@@ -309,10 +370,11 @@ def _log_report(
         ids["comparison"] = run.info.run_id
     _replace_older(exp_id, key, ids["comparison"])
     log.info(
-        "logged %d model run(s) + comparison to %s (experiment %s%s)",
+        "logged %d model run(s) + comparison to %s (experiment %s%s); runs at %s",
         len(s.models),
         cfg["tracking_uri"],
         cfg["experiment_name"],
         f", sweep {sweep}" if sweep else "",
+        runs_url(tracking_spec(params), exp_id),
     )
     return ids

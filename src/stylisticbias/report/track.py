@@ -8,7 +8,8 @@ runs, and ``dvc repro`` logs them because this stage's output is missing there.
 Two files: the stage's output ``data/tracking/report_runs.json`` says *what* was logged (the
 report's digest, the models, the configured tracking URI and experiment) and is the same on every
 machine, so ``dvc.lock`` stays clean; the run ids, the resolved URI and the time go to the
-run log beside it, ``data/tracking/report_runs.log.json`` (not a DVC output).
+run log beside it, ``data/tracking/report_runs.log.json`` (not a DVC output), with ``runs_url``:
+the experiment's Runs tab in the MLflow UI.
 
 Faults: the store is checked first (:func:`stylisticbias.tracking.preflight`), every MLflow call
 is bounded by ``tracking.max_retries`` / ``tracking.timeout_s``, and a failure is one line naming
@@ -24,12 +25,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from stylisticbias.config import get, judged_models, project_root
 from stylisticbias.judge.writer import atomic_write_json
-from stylisticbias.report.inputs import load_inputs
+from stylisticbias.report.inputs import load_inputs, read_csv
 from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.run import scenarios_frame
+from stylisticbias.report.run_metrics import FAMILIES
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +69,7 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
         with bounded(spec):  # fail in seconds, before any work, if the store is not there
             preflight(spec)
         inputs = load_inputs(params, root)
+        _add_interval_tables(inputs.tables, reports / "tables")
         share = inputs.analysis.pareto_share
         scen = scenarios_frame(params)
         figs = written_figures(reports / "figures")
@@ -73,12 +78,33 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
             params, inputs, figs, cmp, scen, root, report_digest=record["report_digest"]
         )
         run_log["tracking_uri"] = spec.tracking_uri
+        run_log["runs_url"] = _runs_url(spec)
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
     run_log["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     atomic_write_json(run_log_path(out), {**record, **run_log})
     atomic_write_json(out, record)
     return out
+
+
+def _add_interval_tables(tables: dict[str, pd.DataFrame], tables_dir: Path) -> None:
+    """Load the tables whose intervals are logged (``run_metrics.FAMILIES``) that the report
+    does not read itself (``sbs_overall``, ``sbs_by_variation_model``), where written."""
+    for name in dict.fromkeys(f.table for f in FAMILIES):
+        path = tables_dir / f"{name}.csv"
+        if name not in tables and path.is_file():
+            tables[name] = read_csv(path)
+
+
+def _runs_url(spec: Any) -> str | None:
+    """The experiment's Runs tab in the MLflow UI (see :func:`stylisticbias.tracking.runs_url`)."""
+    import mlflow
+
+    from stylisticbias.tracking import bounded, runs_url
+
+    with bounded(spec):
+        exp = mlflow.MlflowClient(spec.tracking_uri).get_experiment_by_name(spec.experiment_name)
+    return runs_url(spec, exp.experiment_id) if exp is not None else None
 
 
 def run_log_path(out: Path) -> Path:
