@@ -35,7 +35,9 @@ def test_model_name_must_be_a_params_path(params: dict) -> None:
 
 def test_openai_endpoint_checked_at_compose_time() -> None:
     with pytest.raises(StylisticBiasError, match=r"endpoint"):
-        compose(["model=[openai-gpt-4o-mini]", "+models.openai-gpt-4o-mini.endpoint.bogus=1"])
+        validate_params(
+            compose(["model=[openai-gpt-4o-mini]", "+models.openai-gpt-4o-mini.endpoint.bogus=1"])
+        )
 
 
 def test_unknown_scenario(params: dict) -> None:
