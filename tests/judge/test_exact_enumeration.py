@@ -26,9 +26,9 @@ import pytest
 import torch
 from PIL import Image
 
-from stylisticbias.judge import tiny
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.parsing import parse_response
+from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = ROOT / "tests" / ".tiny_models"

@@ -19,7 +19,6 @@ import pytest
 import torch
 from PIL import Image
 
-from stylisticbias.judge import tiny
 from stylisticbias.judge.base import ImageItem
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.hf_exact import (
@@ -37,6 +36,7 @@ from stylisticbias.judge.shared_prefix import (
     unsupported_reason,
 )
 from stylisticbias.schemas import JUDGMENTS, validate
+from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = ROOT / "tests" / ".tiny_models"

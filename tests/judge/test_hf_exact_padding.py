@@ -18,7 +18,6 @@ import pytest
 import torch
 from PIL import Image
 
-from stylisticbias.judge import tiny
 from stylisticbias.judge.batch_sizing import choose
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.hf_exact import (
@@ -32,6 +31,7 @@ from stylisticbias.judge.hf_exact import (
     suffix_logits,
 )
 from stylisticbias.judge.shared_prefix import SharedPrefixCache, unsupported_reason
+from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = ROOT / "tests" / ".tiny_models"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stylisticbias.judge.tiny import _finish, _text_cfg, _tokenizer
+from stylisticbias_dev.tiny import _finish, _text_cfg, _tokenizer
 
 _GEMMA4_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}<start_of_turn>"
@@ -32,7 +32,7 @@ def build(
     from transformers import Gemma4Config, Gemma4ForConditionalGeneration
     from transformers.models.gemma4.image_processing_pil_gemma4 import Gemma4ImageProcessorPil
 
-    from stylisticbias.judge.tiny_archs.processors import TinyGemma4Processor
+    from stylisticbias.judge.hf_processors import TinyGemma4Processor
 
     mm = {"image_token": "<|image|>", "boi_token": "<|image>", "eoi_token": "<image|>",
           "audio_token": "<|audio|>", "boa_token": "<|audio>", "eoa_token": "<audio|>"}  # fmt: skip

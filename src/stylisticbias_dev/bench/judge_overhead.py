@@ -1,13 +1,13 @@
 """Judge engine overhead: measured seconds per image / seconds of the bare forward passes.
 
-``python -m stylisticbias.bench.judge_overhead`` (options: ``--models``, ``--images``,
+``python -m stylisticbias_dev.bench.judge_overhead`` (options: ``--models``, ``--images``,
 ``--baseline-commit``, ``--profile``) writes ``reports/bench/judge_overhead.json``.
 
 For each architecture (Qwen3-VL, LLaVA-NeXT) a random-weight model of the real architecture is
-built at the **shrunk** shape of :mod:`stylisticbias.judge.full_size` (decoder hidden 1024,
+built at the **shrunk** shape of :mod:`stylisticbias_dev.full_size` (decoder hidden 1024,
 8 layers, GQA 16/4 heads; the real vocabulary, image processing and image-token count -- 1,024
 tokens for Qwen3-VL at 1,024 px, 2,928 for LLaVA-NeXT; a small vision tower), with the **real
-tokenizer** (:mod:`stylisticbias.bench.real_tokenizers`), so the 100 prompt suffixes have the
+tokenizer** (:mod:`stylisticbias_dev.bench.real_tokenizers`), so the 100 prompt suffixes have the
 token counts the real model sees. The planted answer grammar is kept readable through the depth
 by ``damp_residual`` (undecided mass reported). Then, on the same procedural faces:
 
@@ -54,16 +54,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.bench.judge import _images
-from stylisticbias.bench.judge_gpu import _engine
-from stylisticbias.bench.machine import machine_info, peak_rss_gb
-from stylisticbias.bench.results import merge_model_result
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem
-from stylisticbias.judge.full_size import SPECS, build
 from stylisticbias.judge.prompts import common_prefix_len, tokenize_text
+from stylisticbias_dev.bench.judge import _images
+from stylisticbias_dev.bench.judge_gpu import _engine
+from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
+from stylisticbias_dev.bench.results import merge_model_result
+from stylisticbias_dev.full_size import SPECS, build
 
 log = logging.getLogger(__name__)
 
@@ -219,8 +219,8 @@ import json, sys, time, statistics
 sys.path.insert(0, sys.argv[1])
 import torch
 torch.set_num_threads(int(sys.argv[5]))
-from stylisticbias.bench.judge import _images
-from stylisticbias.bench.judge_gpu import _engine
+from stylisticbias_dev.bench.judge import _images
+from stylisticbias_dev.bench.judge_gpu import _engine
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params
 from stylisticbias.judge.base import ImageItem
@@ -299,7 +299,7 @@ def run_model(
     """All measurements of one architecture (see module doc)."""
     import torch
 
-    from stylisticbias.bench.real_tokenizers import source
+    from stylisticbias_dev.bench.real_tokenizers import source
 
     sync = _sync(device)
     params = load_params()
@@ -362,7 +362,7 @@ def run_model(
     res: dict[str, Any] = {
         "architecture": type(model).__name__,
         "shape": {
-            "scale": f"{scale} (stylisticbias.judge.full_size)",
+            "scale": f"{scale} (stylisticbias_dev.full_size)",
             "text": {k: getattr(model.config.text_config, k) for k in _SHAPE_KEYS},
             "parameters_million": round(sum(p.numel() for p in model.parameters()) / 1e6, 1),
             "dtype": dtype,
@@ -438,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     argv_list = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(
-        prog="python -m stylisticbias.bench.judge_overhead", description=__doc__,
+        prog="python -m stylisticbias_dev.bench.judge_overhead", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     ap.add_argument("--models", default="qwen3-vl-8b,llava-v1.6-mistral-7b")
@@ -474,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         base = baseline_src(args.baseline_commit,
                             Path(args.baseline_dir) if args.baseline_dir else None)  # fmt: skip
     out = Path(args.out)
-    command = shlex.join(["python", "-m", "stylisticbias.bench.judge_overhead", *argv_list])
+    command = shlex.join(["python", "-m", "stylisticbias_dev.bench.judge_overhead", *argv_list])
     for name in names:
         try:
             res = run_model(name, n_images=args.images, size=args.size, device=args.device,

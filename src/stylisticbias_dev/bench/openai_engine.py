@@ -1,6 +1,6 @@
 """OpenAI-engine benchmark: the same images judged in-process and through local servers (CPU).
 
-``python -m stylisticbias.bench.openai_engine [--images 2] [--scenarios 3] [--repeats 3]``
+``python -m stylisticbias_dev.bench.openai_engine [--images 2] [--scenarios 3] [--repeats 3]``
 
 Arms, on the same procedural face images and prompts (temperature 0.2, 16 new tokens,
 4 orderings, seeds 1-3, the tiny random-weight LLaVA-NeXT, float32, one torch thread each):
@@ -39,11 +39,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.bench.judge import _images
-from stylisticbias.bench.machine import machine_info, peak_rss_gb
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.judge.base import ImageItem
+from stylisticbias_dev.bench.judge import _images
+from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
 
 log = logging.getLogger(__name__)
 KEYS = ["image_id", "scenario_id", "ordering", "seed"]
@@ -90,9 +90,9 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
     """Run the arms and return the measurements."""
     import torch
 
-    from stylisticbias.judge import tiny
     from stylisticbias.judge.hf_engine import HFJudgeEngine
     from stylisticbias.judge.openai_engine.engine import OpenAIJudgeEngine
+    from stylisticbias_dev import tiny
 
     torch.set_num_threads(1)
     params = load_params()
@@ -234,7 +234,7 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     argv_list = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.bench.openai_engine",
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.openai_engine",
                                  description=__doc__.splitlines()[0])  # fmt: skip
     ap.add_argument("--images", type=int, default=2)
     ap.add_argument("--scenarios", type=int, default=3)
@@ -245,7 +245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv_list)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     res = run(args.images, args.scenarios, args.repeats, args.size)
-    res["command"] = shlex.join(["python", "-m", "stylisticbias.bench.openai_engine", *argv_list])
+    res["command"] = shlex.join(
+        ["python", "-m", "stylisticbias_dev.bench.openai_engine", *argv_list]
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")

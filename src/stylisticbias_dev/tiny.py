@@ -3,7 +3,10 @@
 Each builder writes a complete Hugging Face checkpoint directory (model weights, config,
 generation config, tokenizer, image processor, processor with a chat template) that loads
 through exactly the same ``AutoModelForImageTextToText`` / ``AutoProcessor.from_pretrained``
-path as the real models. Used by the tests, the smoke experiment and the CPU benchmark.
+path as the real models. Used by the tests, the smoke experiment and the CPU benchmark. The
+judge never builds them: ``make tiny`` (``python -m stylisticbias_dev.tiny --all``) builds the
+checkpoint of every ``conf/model/*.yaml`` with a ``local_build`` key into its ``hub_id``; the tests
+build theirs through fixtures (:func:`ensure_model`).
 
 Tokenizer: a word-level vocabulary of a few dozen pieces (letters, brackets, punctuation, a few
 hedge words, spaces as tokens) plus the architecture's special and image tokens; prompt words
@@ -18,10 +21,10 @@ the grammar's logits; the random transformer layers add image- and prompt-depend
 the a/b split varies across images and prompts. ``generation_config.suppress_tokens`` forbids
 the image/pad/unk tokens (generate applies it, and so must the exact engine).
 
-Builders: one module per architecture in :mod:`stylisticbias.judge.tiny_archs` (LLaVA-NeXT,
+Builders: one module per architecture in :mod:`stylisticbias_dev.tiny_archs` (LLaVA-NeXT,
 Pixtral, Gemma-3, Qwen3-VL, InternVL, Gemma-4), using the shared helpers here; :data:`BUILDERS`
-imports them lazily. CLI: ``python -m stylisticbias.judge.tiny <arch> <out_dir>`` (arch: see
-:data:`ARCHITECTURES`).
+imports them lazily. CLI: ``python -m stylisticbias_dev.tiny <arch> <out_dir>`` (arch: see
+:data:`ARCHITECTURES`), ``python -m stylisticbias_dev.tiny --model tiny-llava-next`` or ``--all``.
 """
 
 from __future__ import annotations
@@ -214,7 +217,7 @@ def prepare(
     """Plant the answer grammar and set a generation config that suppresses the special tokens.
 
     In place; shared by the saved tiny checkpoints and the in-memory full-size models of
-    :mod:`stylisticbias.judge.full_size`.
+    :mod:`stylisticbias_dev.full_size`.
     """
     from transformers import GenerationConfig
 
@@ -248,12 +251,12 @@ def _finish(
 
 
 def _module_builder(module: str) -> Callable[..., Path]:
-    """The ``build`` function of ``stylisticbias.judge.tiny_archs.<module>`` (imported lazily)."""
+    """The ``build`` function of ``stylisticbias_dev.tiny_archs.<module>`` (imported lazily)."""
 
     def build(out: str | Path, seed: int = 0, **kwargs: Any) -> Path:
         import importlib
 
-        mod = importlib.import_module(f"stylisticbias.judge.tiny_archs.{module}")
+        mod = importlib.import_module(f"stylisticbias_dev.tiny_archs.{module}")
         return mod.build(Path(out), seed, **kwargs)
 
     build.__name__ = f"build_{module}"
@@ -308,16 +311,70 @@ def ensure_built(arch: str, out: str | Path, seed: int = 0) -> Path:
     return build(arch, p, seed)
 
 
+def tiny_models() -> list[str]:
+    """The ``conf/model/*.yaml`` options with a ``local_build`` key (tiny test checkpoints)."""
+    from omegaconf import OmegaConf
+
+    from stylisticbias.config import conf_dir
+
+    return sorted(
+        p.stem
+        for p in (conf_dir() / "model").glob("*.yaml")
+        if OmegaConf.load(p).get("local_build")
+    )
+
+
+def ensure_model(name: str) -> Path:
+    """Build the checkpoint of ``conf/model/<name>.yaml`` at its ``hub_id`` unless it exists.
+
+    ``local_build`` names the architecture, ``seed`` (default 0) the weights; a relative
+    ``hub_id`` is under the project root. Returns the checkpoint directory.
+    """
+    from stylisticbias.config import load_group_option, project_root
+
+    cfg = load_group_option("model", name)
+    arch = cfg.get("local_build")
+    if not arch:
+        raise StylisticBiasError(
+            f"conf/model/{name}.yaml: no key 'local_build'; tiny models: {', '.join(tiny_models())}"
+        )
+    path = Path(str(cfg["hub_id"]))
+    if not path.is_absolute():
+        path = project_root() / path
+    return ensure_built(str(arch), path, seed=int(cfg.get("seed", 0) or 0))
+
+
+def load_model_arch(name: str) -> str:
+    """The ``local_build`` architecture of ``conf/model/<name>.yaml`` (empty if none)."""
+    from stylisticbias.config import load_group_option
+
+    return str(load_group_option("model", name).get("local_build") or "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.judge.tiny", description=__doc__)
-    ap.add_argument("arch", help=f"one of {', '.join(ARCHITECTURES)}")
-    ap.add_argument("out_dir")
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.tiny", description=__doc__)
+    ap.add_argument("arch", nargs="?", help=f"one of {', '.join(ARCHITECTURES)}")
+    ap.add_argument("out_dir", nargs="?")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", action="append", default=[], help="conf/model/<MODEL>.yaml to build")
+    ap.add_argument("--all", action="store_true", help="every conf/model/*.yaml with local_build")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        build(args.arch, args.out_dir, args.seed)
+        if args.arch or args.out_dir:
+            if not (args.arch and args.out_dir):
+                ap.error("give both ARCH and OUT_DIR, or --model/--all")
+            build(args.arch, args.out_dir, args.seed)
+        names = tiny_models() if args.all else args.model
+        if not names and not args.arch:
+            ap.error("give ARCH OUT_DIR, --model NAME or --all")
+        for name in names:
+            arch = load_model_arch(name)
+            if (missing := missing_requirement(arch)) is not None:
+                log.warning("skipped %s: its processor needs %s (not installed)", name, missing)
+                continue
+            log.info("%s: %s", name, ensure_model(name))
     except StylisticBiasError as exc:
         log.error("error: %s", exc)
         return 2

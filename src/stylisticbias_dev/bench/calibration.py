@@ -26,7 +26,7 @@ false-discovery proportion over replicates (``fdr``: null discoveries / discover
 table's BH correction) with the share of replicates with any null discovery. For VS also
 ``paper_vs_ci_contains_estimate`` (the paper VS interval holds its own estimate).
 
-``python -m stylisticbias.bench.calibration --replicates 20 --faces 100`` (the ``make
+``python -m stylisticbias_dev.bench.calibration --replicates 20 --faces 100`` (the ``make
 bench-calibration`` target). The demo's cheap version is ``python pipelines/calibrate.py``.
 """
 
@@ -52,9 +52,9 @@ from stylisticbias.analysis.metrics import sbs
 from stylisticbias.analysis.paper_tables import DIMENSIONS, shift_cells, table3
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.vs import variation_strength
-from stylisticbias.bench.machine import machine_info
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import compose, conf_dir, load_group_option
+from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +261,7 @@ def run(replicates: int, n_faces: int, population: int, models: list[str]) -> di
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: write reports/bench/calibration.json."""
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.bench.calibration")
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.calibration")
     ap.add_argument("--replicates", type=int, default=20)
     ap.add_argument("--faces", type=int, default=100, help="faces per replicate")
     ap.add_argument("--population", type=int, default=2000, help="faces of the truth population")
@@ -286,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
                      "population_faces": args.population, "models": models, "ci": 0.95,
                      "targets": {"coverage": [0.93, 0.97], "fdr": "<= nominal (alpha)",
                                  "paper_vs_ci_contains_estimate": 1.0}},
-        "command": "python -m stylisticbias.bench.calibration " + " ".join(argv or sys.argv[1:]),
+        "command": "python -m stylisticbias_dev.bench.calibration "
+        + " ".join(argv or sys.argv[1:]),
         "machine": machine_info(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - t0, 1),

@@ -1,6 +1,6 @@
 """Analysis benchmark at paper scale: N simulated models x 500 faces x the full whitelist.
 
-``python -m stylisticbias.bench.analysis [--faces 500] [--models 6,20,100] [--add-one]
+``python -m stylisticbias_dev.bench.analysis [--faces 500] [--models 6,20,100] [--add-one]
 [--cores 2] [--workdir DIR]``
 
 1. *Setup (not timed)*: 500 identities with the paper marginals
@@ -47,9 +47,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stylisticbias.analysis.calibration import synthetic_dataset
-from stylisticbias.bench.machine import machine_info
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import compose, project_root
+from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ SCORE_INPUTS = [
 
 
 def _subprocess(args: list[str], cores: int) -> tuple[dict[str, Any], float]:
-    cmd = [sys.executable, "-m", "stylisticbias.bench.analysis", *args, "--cores", str(cores)]
+    cmd = [sys.executable, "-m", "stylisticbias_dev.bench.analysis", *args, "--cores", str(cores)]
     threads = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
     env = {**os.environ, **{k: str(cores) for k in threads}}
     t0 = time.perf_counter()
@@ -260,7 +260,7 @@ def _run_worker(root: Path, run: Path, n: int, cores: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Build the paper-scale input once, time the analysis at each size, write the JSON."""
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.bench.analysis")
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.analysis")
     ap.add_argument("--faces", type=int, default=500)
     ap.add_argument(
         "--models", default="6", help="comma-separated numbers of models, e.g. 6,20,100"
@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds_100_models": 600,
             },
             "command": " ".join(
-                ["python -m stylisticbias.bench.analysis", *(argv or sys.argv[1:])]
+                ["python -m stylisticbias_dev.bench.analysis", *(argv or sys.argv[1:])]
             ),
             "machine": machine_info(),
             "date": datetime.now(UTC).isoformat(timespec="seconds"),

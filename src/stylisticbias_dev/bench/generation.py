@@ -1,6 +1,6 @@
 """Generation benchmark: render the paper-size procedural dataset and time it.
 
-``python -m stylisticbias.bench.generation [--faces 500] [--workers 2] [--size 256]`` samples
+``python -m stylisticbias_dev.bench.generation [--faces 500] [--workers 2] [--size 256]`` samples
 the identities with the paper marginals, renders every base face and every plausible
 variation (``benchmark.variations_for(gender)``), PNG-encodes and writes each image to a
 temporary directory the way the dataset builder does (encode + write are timed), and writes
@@ -25,13 +25,13 @@ from pathlib import Path
 
 from PIL import Image
 
-from stylisticbias.bench.machine import machine_info, peak_rss_gb
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import load_params, project_root
 from stylisticbias.dataset.render_cache import encode_image
 from stylisticbias.generators.base import EditSpec, FaceSpec
 from stylisticbias.generators.procedural import ProceduralGenerator
 from stylisticbias.sampling import sample_identities
+from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def run(n_faces: int = 500, workers: int = 2, size: int = 256, seed: int = 0) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; writes reports/bench/generation.json."""
-    p = argparse.ArgumentParser(prog="python -m stylisticbias.bench.generation")
+    p = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.generation")
     p.add_argument("--faces", type=int, default=500)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--size", type=int, default=256)
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = run(args.faces, args.workers, args.size)
     argv_list = list(sys.argv[1:] if argv is None else argv)
     result = {
-        "command": shlex.join(["python", "-m", "stylisticbias.bench.generation", *argv_list]),
+        "command": shlex.join(["python", "-m", "stylisticbias_dev.bench.generation", *argv_list]),
         **result,
     }
     out = args.out or project_root() / "reports" / "bench" / "generation.json"

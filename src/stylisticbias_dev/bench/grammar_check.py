@@ -1,13 +1,13 @@
 """Does the planted answer grammar survive a full-size random-weight model? (CPU, text only.)
 
-``python -m stylisticbias.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3``
+``python -m stylisticbias_dev.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3``
 
-The GPU benchmark (:mod:`stylisticbias.bench.judge_gpu`) times exact decoding on full-size
+The GPU benchmark (:mod:`stylisticbias_dev.bench.judge_gpu`) times exact decoding on full-size
 random-weight models with a planted answer grammar; the number of branches it expands is only
 realistic if the model actually follows that grammar through all its decoder layers. This
 check builds the model at its real shape in bfloat16 on the CPU (~17.5 GB of RAM for the 8B
 model; minutes), damps the residual branches by each ``--scales`` value
-(:func:`stylisticbias.judge.full_size.damp_residual`), and records the most likely next tokens
+(:func:`stylisticbias_dev.full_size.damp_residual`), and records the most likely next tokens
 (at the benchmark's temperature, 0.2) after the chat prompt and after ``(``, ``(a`` and
 ``(a)``. A working grammar reads ``(`` -> ``a``/``b`` -> ``)`` -> end of turn.
 Results merge into ``reports/bench/grammar_check.json`` under ``models.<name>``.
@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.bench.machine import machine_info, peak_rss_gb
-from stylisticbias.bench.results import merge_model_result
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.full_size import SCALES, SPECS, build, damp_residual
+from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
+from stylisticbias_dev.bench.results import merge_model_result
+from stylisticbias_dev.full_size import SCALES, SPECS, build, damp_residual
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     argv_list = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(
-        prog="python -m stylisticbias.bench.grammar_check", description=__doc__
+        prog="python -m stylisticbias_dev.bench.grammar_check", description=__doc__
     )
     ap.add_argument("--model", required=True, choices=sorted(SPECS))
     ap.add_argument("--scales", default="1,1e-3", help="comma-separated residual scales")
@@ -116,7 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (StylisticBiasError, ValueError) as exc:
         log.error("error: %s", exc)
         return 2
-    res["command"] = shlex.join(["python", "-m", "stylisticbias.bench.grammar_check", *argv_list])
+    res["command"] = shlex.join(
+        ["python", "-m", "stylisticbias_dev.bench.grammar_check", *argv_list]
+    )
     out = Path(args.out)
     merge_model_result(out, args.model, res)
     log.info("-> %s", out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.judge.tiny import _finish, _text_cfg, _tokenizer
+from stylisticbias_dev.tiny import _finish, _text_cfg, _tokenizer
 
 _MISTRAL_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}[INST] "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stylisticbias.judge.tiny import _finish, _text_cfg, _tokenizer
+from stylisticbias_dev.tiny import _finish, _text_cfg, _tokenizer
 
 _GEMMA_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}<start_of_turn>"

@@ -1,8 +1,8 @@
 """GPU judge benchmark: full-size random-weight models of the real architectures.
 
-``python -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b`` (and ``llava-v1.6-mistral-7b``)
+``python -m stylisticbias_dev.bench.judge_gpu --model qwen3-vl-8b`` (and ``llava-v1.6-mistral-7b``)
 
-Builds the model in memory at its real shape (:mod:`stylisticbias.judge.full_size`: every layer,
+Builds the model in memory at its real shape (:mod:`stylisticbias_dev.full_size`: every layer,
 width, vocabulary and vision-tower setting of the hub checkpoint; random weights, since none can
 be downloaded) in bfloat16 on the GPU, with the real image processing (Qwen3-VL: 32 px per token,
 at most 1,024 tokens; LLaVA-NeXT: anyres 336-px tiles, 2,928 tokens for a square image), and
@@ -36,16 +36,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.bench.judge import _images
-from stylisticbias.bench.machine import machine_info, peak_rss_gb
-from stylisticbias.bench.results import merge_model_result
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem
-from stylisticbias.judge.full_size import FULL_RESIDUAL_SCALE, SCALES, SPECS, build
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.prompts import render_all
+from stylisticbias_dev.bench.judge import _images
+from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
+from stylisticbias_dev.bench.results import merge_model_result
+from stylisticbias_dev.full_size import FULL_RESIDUAL_SCALE, SCALES, SPECS, build
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     argv_list = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(
-        prog="python -m stylisticbias.bench.judge_gpu", description=__doc__
+        prog="python -m stylisticbias_dev.bench.judge_gpu", description=__doc__
     )
     ap.add_argument("--model", required=True, choices=sorted(SPECS))
     ap.add_argument("--images", type=int, default=8, help="images timed with exact decoding")
@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=float,
         default=None,
         help=f"damping of the random residual branches (default {FULL_RESIDUAL_SCALE} at full "
-        "scale, 1 at tiny; see stylisticbias.judge.full_size.damp_residual)",
+        "scale, 1 at tiny; see stylisticbias_dev.full_size.damp_residual)",
     )
     ap.add_argument("--profile", default=None, help="write a profile of one more image here")
     ap.add_argument("--out", default=str(project_root() / "reports" / "bench" / "judge_gpu.json"))
@@ -312,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StylisticBiasError as exc:
         log.error("error: %s", exc)
         return 2
-    res["command"] = shlex.join(["python", "-m", "stylisticbias.bench.judge_gpu", *argv_list])
+    res["command"] = shlex.join(["python", "-m", "stylisticbias_dev.bench.judge_gpu", *argv_list])
     out = Path(args.out)
     merge_model_result(out, args.model, res)
     log.info(

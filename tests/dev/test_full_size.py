@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.full_size import (
+from stylisticbias_dev.full_size import (
     SPECS,
     build,
     count_parameters,

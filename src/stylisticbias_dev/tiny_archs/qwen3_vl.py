@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.judge.tiny import _finish, _text_cfg, _tokenizer
+from stylisticbias_dev.tiny import _finish, _text_cfg, _tokenizer
 
 _QWEN_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
@@ -31,7 +31,7 @@ def image_processor_and(
     """Processor: ``patch * merge`` px per image token, ``min_tokens..max_tokens`` per image."""
     from transformers import Qwen2VLImageProcessorPil
 
-    from stylisticbias.judge.tiny_archs.processors import TinyQwen3VLProcessor
+    from stylisticbias.judge.hf_processors import TinyQwen3VLProcessor
 
     px = patch * merge
     improc = Qwen2VLImageProcessorPil(

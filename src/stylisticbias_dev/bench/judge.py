@@ -1,6 +1,6 @@
 """Judge-engine benchmark: judgments per second of ``exact`` vs ``generate`` (CPU, tiny model).
 
-``python -m stylisticbias.bench.judge [--images 2] [--repeats 3] [--generate-scenarios 3]``
+``python -m stylisticbias_dev.bench.judge [--images 2] [--repeats 3] [--generate-scenarios 3]``
 
 Both decodings run the tiny random-weight LLaVA-NeXT checkpoint (``conf/model/tiny-llava-next``:
 336 image tokens per image vs ~40 suffix tokens; ``--tile``/``--text-hidden`` rebuild the same
@@ -40,11 +40,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.bench.machine import machine_info, peak_rss_gb
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.judge.base import ImageItem
 from stylisticbias.judge.hf_engine import HFJudgeEngine
+from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +82,11 @@ def run(
     judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": [1, 2, 3, 4]})
     judge["seeds"] = [1, 2, 3]
     model_cfg = load_group_option("model", "tiny-llava-next")
+    from stylisticbias_dev.tiny import ensure_model
+
+    ensure_model("tiny-llava-next")  # the judge loads checkpoints, it does not build them
     if tile != 32 or text_hidden != 64:  # same architecture, other tile size / decoder width
-        from stylisticbias.judge.tiny import build_llava_next
+        from stylisticbias_dev.tiny import build_llava_next
 
         path = project_root() / ".cache" / "tiny" / f"llava-next-{tile}px-h{text_hidden}"
         if not (path / "config.json").exists():
@@ -214,7 +217,9 @@ def _suffix_lengths(engine: HFJudgeEngine, image: Any) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     argv_list = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.bench.judge", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m stylisticbias_dev.bench.judge", description=__doc__
+    )
     ap.add_argument("--images", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--generate-scenarios", type=int, default=3)
@@ -234,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.tile,
         args.text_hidden,
     )
-    res["command"] = shlex.join(["python", "-m", "stylisticbias.bench.judge", *argv_list])
+    res["command"] = shlex.join(["python", "-m", "stylisticbias_dev.bench.judge", *argv_list])
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")

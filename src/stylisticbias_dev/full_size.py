@@ -1,13 +1,13 @@
 """Full-size random-weight models of two paper architectures, built in memory (GPU benchmark).
 
 No weights can be downloaded where this project is developed, so the GPU throughput benchmark
-(:mod:`stylisticbias.bench.judge_gpu`) runs models of the *real* shapes with random weights:
+(:mod:`stylisticbias_dev.bench.judge_gpu`) runs models of the *real* shapes with random weights:
 every layer count, width, head layout, vocabulary size, vision tower and image-token count is
 transcribed from the hub checkpoint's ``config.json`` / ``preprocessor_config.json`` below, so
 the FLOPs, the KV-cache size and the memory traffic per judgment are those of the real model.
 What is not real is the tokenizer (the tiny checkpoints' word-level one: prompt suffixes are
 ~1 token per word, close to a BPE tokenizer on plain English) and the answers (random weights
-with the planted answer grammar of :func:`stylisticbias.judge.tiny.plant_grammar`, kept
+with the planted answer grammar of :func:`stylisticbias_dev.tiny.plant_grammar`, kept
 readable through the full depth by :func:`damp_residual`, so exact decoding expands a handful
 of branches per prompt, as on a real chat model).
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.tiny import _text_cfg
+from stylisticbias_dev.tiny import _text_cfg
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ _TINY_TEXT = {
 
 #: ``shrunk`` scale: the real tokenizer, image processing and vocabulary, widths and depth cut
 #: to a CPU-sized but compute-dominated decoder (the overhead benchmark,
-#: :mod:`stylisticbias.bench.judge_overhead`); the vision tower shrinks further (its FLOPs
+#: :mod:`stylisticbias_dev.bench.judge_overhead`); the vision tower shrinks further (its FLOPs
 #: are not what that benchmark measures, its image-token count is kept).
 _SHRUNK_TEXT = {
     "hidden_size": 1024,
@@ -139,11 +139,11 @@ class Spec:
 def _qwen3_vl(scale: str, vocab_pad: bool) -> _Parts:
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
-    from stylisticbias.judge.tiny_archs import qwen3_vl
+    from stylisticbias_dev.tiny_archs import qwen3_vl
 
     start, aliases = "\n", {}
     if scale == "shrunk":
-        from stylisticbias.bench.real_tokenizers import qwen_tokenizer
+        from stylisticbias_dev.bench.real_tokenizers import qwen_tokenizer
 
         tok = qwen_tokenizer(qwen3_vl._QWEN_TEMPLATE)
         start, aliases = "Ċ", {" ": "Ġ"}  # byte-level BPE spellings of "\n" and " "
@@ -183,11 +183,11 @@ def _qwen3_vl(scale: str, vocab_pad: bool) -> _Parts:
 def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
     from transformers import LlavaNextConfig, LlavaNextForConditionalGeneration
 
-    from stylisticbias.judge.tiny_archs import llava_next
+    from stylisticbias_dev.tiny_archs import llava_next
 
     start, aliases = "[/INST]", {}
     if scale == "shrunk":
-        from stylisticbias.bench.real_tokenizers import mistral_tokenizer
+        from stylisticbias_dev.bench.real_tokenizers import mistral_tokenizer
 
         tok = mistral_tokenizer(llava_next._MISTRAL_TEMPLATE)
         start, aliases = "]", {" ": "▁"}  # "[/INST]" ends in the piece "]"
@@ -307,7 +307,7 @@ def build(
     import torch
 
     from stylisticbias.judge.hf_loading import torch_dtype
-    from stylisticbias.judge.tiny import prepare
+    from stylisticbias_dev.tiny import prepare
 
     cls, cfg, processor, start, sharpness, aliases = _spec(name, scale).build(
         scale, scale != "tiny"

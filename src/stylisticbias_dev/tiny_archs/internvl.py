@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stylisticbias.judge.tiny import _finish, _text_cfg, _tokenizer
+from stylisticbias_dev.tiny import _finish, _text_cfg, _tokenizer
 
 _INTERNVL_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
@@ -30,7 +30,7 @@ def build(
         InternVLForConditionalGeneration,
     )
 
-    from stylisticbias.judge.tiny_archs.processors import TinyInternVLProcessor
+    from stylisticbias.judge.hf_processors import TinyInternVLProcessor
 
     img_tokens = {"start_image_token": "<img>", "end_image_token": "</img>",
                   "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"}  # fmt: skip

@@ -1,8 +1,8 @@
 """Which columnar engine reads the score partitions and judgments for the streaming analysis?
 
-``python -m stylisticbias.bench.scan_engines --workdir DIR [--models 20] [--repeats 3]``
+``python -m stylisticbias_dev.bench.scan_engines --workdir DIR [--models 20] [--repeats 3]``
 
-``DIR`` is a kept workdir of :mod:`stylisticbias.bench.analysis` (``judgments/sim-*/``,
+``DIR`` is a kept workdir of :mod:`stylisticbias_dev.bench.analysis` (``judgments/sim-*/``,
 ``scores/model=sim-*/``). Each engine x task runs in a fresh subprocess (its own peak RSS);
 the median of ``--repeats`` runs is reported:
 
@@ -32,8 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.bench.machine import machine_info
 from stylisticbias.config import project_root
+from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ def _installed(engine: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure every installed engine on every task; write the JSON."""
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.bench.scan_engines")
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.scan_engines")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--models", type=int, default=20, help="partitions in the dataset scanned")
     ap.add_argument("--repeats", type=int, default=3)
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         for engine in ENGINES:
             if not _installed(engine) or (engine, task) in SAME_CODE:
                 continue
-            cmd = [sys.executable, "-m", "stylisticbias.bench.scan_engines", "--workdir",
+            cmd = [sys.executable, "-m", "stylisticbias_dev.bench.scan_engines", "--workdir",
                    str(root), "--repeats", str(args.repeats), "--worker", engine, task]  # fmt: skip
             load = os.getloadavg()[0]
             res = subprocess.run(cmd, env=env, cwd=project_root(), capture_output=True, text=True)
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": args.repeats,
         "results": results,
         "command": " ".join(
-            ["python -m stylisticbias.bench.scan_engines", *(argv or sys.argv[1:])]
+            ["python -m stylisticbias_dev.bench.scan_engines", *(argv or sys.argv[1:])]
         ),
         "machine": machine_info(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stylisticbias.bench import calibration
+from stylisticbias_dev.bench import calibration
 
 
 def test_plants_are_what_their_names_say() -> None:
@@ -25,7 +25,7 @@ def test_calibration_bench_writes_every_table(tmp_path: Path) -> None:
                            "--models", "simulated-weak", "--out", str(out)])  # fmt: skip
     assert rc == 0
     doc = json.loads(out.read_text())
-    assert doc["command"].startswith("python -m stylisticbias.bench.calibration")
+    assert doc["command"].startswith("python -m stylisticbias_dev.bench.calibration")
     assert "machine" in doc and doc["settings"]["replicates"] == 2
     for plant in ("default", "mixed", "null"):
         t = doc["plants"][plant]

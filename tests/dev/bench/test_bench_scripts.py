@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stylisticbias.bench import analysis, generation, grammar_check, judge, judge_gpu
+from stylisticbias_dev.bench import analysis, generation, grammar_check, judge, judge_gpu
 
 
 def _machine_ok(machine: dict) -> None:
@@ -28,7 +28,7 @@ def test_generation_bench(tmp_path: Path) -> None:
     assert got["faces"] == 2
     assert got["images"] == 2 + 48 + 51
     assert got["images_per_s"] > 0 and got["peak_rss_gb"] > 0
-    assert got["command"].startswith("python -m stylisticbias.bench.generation")
+    assert got["command"].startswith("python -m stylisticbias_dev.bench.generation")
     _machine_ok(got["machine"])
 
 
@@ -49,7 +49,7 @@ def test_analysis_bench(tmp_path: Path) -> None:
     assert add["models"] == 3 and add["scores_seconds"] > 0
     assert add["models_analysed"] == 1 and add["models_from_cache"] == 2
     assert got["peak_rss_ratio_largest_vs_smallest"] > 0
-    assert got["command"] == "python -m stylisticbias.bench.analysis " + " ".join(argv)
+    assert got["command"] == "python -m stylisticbias_dev.bench.analysis " + " ".join(argv)
     _machine_ok(got["machine"])
 
 
@@ -75,7 +75,8 @@ def test_judge_gpu_bench_runs_at_tiny_scale_on_cpu(tmp_path: Path) -> None:
     assert got["image_tokens_per_image"] == [64]  # 256 px / 32 px per token, squared
     assert got["images_per_s_exact"] > 0 and got["gpu_hours_exact"] > 0
     assert got["speedup_exact_vs_generate"] > 1
-    assert got["command"].startswith("python -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b")
+    cmd = "python -m stylisticbias_dev.bench.judge_gpu --model qwen3-vl-8b"
+    assert got["command"].startswith(cmd)
     _machine_ok(got["machine"])
     # a second model merges into the same file
     argv[1] = "llava-v1.6-mistral-7b"
@@ -146,7 +147,7 @@ def test_judge_gpu_bench_full_size(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.slow
 def test_openai_engine_bench(tmp_path: Path) -> None:
-    from stylisticbias.bench import openai_engine
+    from stylisticbias_dev.bench import openai_engine
 
     out = tmp_path / "openai_engine.json"
     args = ["--images", "1", "--scenarios", "1", "--repeats", "1", "--size", "64"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stylisticbias.judge.tiny import _finish, _text_cfg, _tokenizer
-from stylisticbias.judge.tiny_archs.llava_next import _MISTRAL_TEMPLATE
+from stylisticbias_dev.tiny import _finish, _text_cfg, _tokenizer
+from stylisticbias_dev.tiny_archs.llava_next import _MISTRAL_TEMPLATE
 
 
 def build(out: Path, seed: int = 0, *, image_size: int = 64, patch: int = 4) -> Path:
