@@ -143,7 +143,7 @@ def _qwen3_vl(scale: str, vocab_pad: bool) -> _Parts:
 
     start, aliases = "\n", {}
     if scale == "shrunk":
-        from stylisticbias_dev.bench.real_tokenizers import qwen_tokenizer
+        from stylisticbias_dev.real_tokenizers import qwen_tokenizer
 
         tok = qwen_tokenizer(qwen3_vl._QWEN_TEMPLATE)
         start, aliases = "Ċ", {" ": "Ġ"}  # byte-level BPE spellings of "\n" and " "
@@ -187,7 +187,7 @@ def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
 
     start, aliases = "[/INST]", {}
     if scale == "shrunk":
-        from stylisticbias_dev.bench.real_tokenizers import mistral_tokenizer
+        from stylisticbias_dev.real_tokenizers import mistral_tokenizer
 
         tok = mistral_tokenizer(llava_next._MISTRAL_TEMPLATE)
         start, aliases = "]", {" ": "▁"}  # "[/INST]" ends in the piece "]"

@@ -257,7 +257,7 @@ def draws_for_power(p: float) -> int:
 def _exact_cell(eng: HFJudgeEngine, img: Image.Image, k: int) -> dict[str, float]:
     with torch.inference_mode():
         dists, _ = eng.distributions(img)
-    return dists[k]["p"]
+    return dists[k].p
 
 
 def _generate_counts(eng: HFJudgeEngine, img, k: int, n: int, chunk: int = 2000) -> Counter:

@@ -163,7 +163,7 @@ def test_engine_rows_do_not_depend_on_padding_or_batch_sizes(benchmark) -> None:
     got, _ = other.distributions(img)
     for a, b in zip(ref, got):
         for k in ("positive", "negative", "invalid", "undecided"):
-            assert a["p"][k] == pytest.approx(b["p"][k], abs=1e-5)
+            assert a.p[k] == pytest.approx(b.p[k], abs=1e-5)
 
 
 def test_auto_batch_sizes_follow_free_memory(benchmark) -> None:

@@ -89,7 +89,7 @@ def test_shared_distributions_equal_copy(arch, benchmark) -> None:
         assert eng._shared_ok is True and copy_eng._shared_ok is None
         for s, c in zip(shared, copied):
             for key in ("positive", "negative", "invalid", "undecided"):
-                assert s["p"][key] == pytest.approx(c["p"][key], abs=1e-5)
+                assert s.p[key] == pytest.approx(c.p[key], abs=1e-5)
 
 
 @torch.inference_mode()
@@ -133,7 +133,7 @@ def test_kv_sharing_falls_back(benchmark) -> None:
     assert eng._shared_ok is False
     for s, c in zip(shared, copied):
         for key in ("positive", "negative", "invalid", "undecided"):
-            assert s["p"][key] == pytest.approx(c["p"][key], abs=1e-9)
+            assert s.p[key] == pytest.approx(c.p[key], abs=1e-9)
 
 
 @torch.inference_mode()

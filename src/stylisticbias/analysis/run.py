@@ -51,7 +51,7 @@ from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import get, load_group_option
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import atomic_write_json, round_floats
+from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
 from stylisticbias.score_store import file_digest, read_model_scores, scores_digest, scores_file
 
 log = logging.getLogger(__name__)
@@ -215,9 +215,8 @@ def _label(
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:
     """Atomic CSV write (temp file + rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.to_csv(tmp, index=False, float_format="%.6g")
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6g")
 
 
 def run_analysis(params: dict[str, Any]) -> StreamStats:

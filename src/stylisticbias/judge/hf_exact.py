@@ -26,7 +26,6 @@ engine's layout: no padding at all, forward calls = groups x depth.)
 
 from __future__ import annotations
 
-import copy
 import logging
 import time
 from collections import defaultdict
@@ -35,10 +34,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge import hf_compat
 from stylisticbias.judge.distribution import Distribution
 from stylisticbias.judge.parsing import decide_prefix
+from stylisticbias.judge.prefix_cache import (
+    cache_cat,
+    cache_repeat,
+    cache_select,
+    forward_context,
+    mrope_deltas,
+)
 from stylisticbias.judge.prompts import common_prefix_len, encode, tokenize_text
-from stylisticbias.judge.shared_prefix import SharedPrefixCache
 
 log = logging.getLogger(__name__)
 
@@ -125,63 +131,8 @@ def split_prompts(
 
 
 # ---------------------------------------------------------------------------------------------
-# cache helpers
+# forward passes on a prefix cache (the cache itself: :mod:`~stylisticbias.judge.prefix_cache`)
 # ---------------------------------------------------------------------------------------------
-
-
-def cache_select(cache: Any, rows: Any) -> Any:
-    """A new cache holding batch rows ``rows`` of ``cache`` (copies; ``cache`` is untouched)."""
-    if isinstance(cache, SharedPrefixCache):
-        return cache.select(rows)
-    new = copy.copy(cache)
-    new.layers = []
-    for layer in cache.layers:
-        nl = copy.copy(layer)
-        keys = getattr(layer, "keys", None)
-        if getattr(layer, "is_initialized", False) and keys is not None and keys.numel() > 0:
-            nl.keys = keys.index_select(0, rows.to(keys.device))
-            nl.values = layer.values.index_select(0, rows.to(keys.device))
-        new.layers.append(nl)
-    return new
-
-
-def cache_repeat(cache: Any, n: int) -> Any:
-    """``n`` rows of a batch-1 cache as stride-0 views (no copy until the model appends).
-
-    For a :class:`SharedPrefixCache` template: ``n`` rows with empty suffixes (never a copy).
-    """
-    if isinstance(cache, SharedPrefixCache):
-        return cache.repeat(n)
-    new = copy.copy(cache)
-    new.layers = []
-    for layer in cache.layers:
-        nl = copy.copy(layer)
-        keys = getattr(layer, "keys", None)
-        if getattr(layer, "is_initialized", False) and keys is not None and keys.numel() > 0:
-            nl.keys = keys.expand(n, *keys.shape[1:])
-            nl.values = layer.values.expand(n, *layer.values.shape[1:])
-        new.layers.append(nl)
-    return new
-
-
-def cache_cat(caches: Sequence[Any]) -> Any:
-    """Concatenate caches of equal sequence length along the batch dimension."""
-    import torch
-
-    if len(caches) == 1:
-        return caches[0]
-    if isinstance(caches[0], SharedPrefixCache):
-        return SharedPrefixCache.cat(list(caches))
-    new = copy.copy(caches[0])
-    new.layers = []
-    for layers in zip(*(c.layers for c in caches)):
-        nl = copy.copy(layers[0])
-        keys = getattr(layers[0], "keys", None)
-        if getattr(layers[0], "is_initialized", False) and keys is not None and keys.numel() > 0:
-            nl.keys = torch.cat([la.keys for la in layers], 0)
-            nl.values = torch.cat([la.values for la in layers], 0)
-        new.layers.append(nl)
-    return new
 
 
 def _restore_rope_deltas(model: Any, cache: Any) -> None:
@@ -191,9 +142,9 @@ def _restore_rope_deltas(model: Any, cache: Any) -> None:
     state, overwritten by every forward that starts at position 0 (another image's prefill, a
     ``generate`` call); suffix positions on top of a prefix cache must use that prefix's offsets.
     """
-    deltas = getattr(getattr(cache, "prefix_cache", cache), "mrope_deltas", None)
+    deltas = mrope_deltas(cache)
     if deltas is not None:
-        model.model.rope_deltas = deltas
+        hf_compat.set_rope_deltas(model, deltas)
 
 
 def _forward(
@@ -211,16 +162,13 @@ def _forward(
     if attention_mask is not None:
         kw["attention_mask"] = attention_mask
     if positions is not None:
-        deltas = getattr(getattr(cache, "prefix_cache", cache), "mrope_deltas", None)
+        deltas = mrope_deltas(cache)
         if deltas is not None:
             pos = positions + deltas.to(positions.device)
             kw["position_ids"] = pos[None].expand(3, *pos.shape)
         else:
             kw["position_ids"] = positions
-    if isinstance(cache, SharedPrefixCache):
-        with cache.active(model):
-            out = model(input_ids=ids, **kw)
-    else:
+    with forward_context(cache, model):
         out = model(input_ids=ids, **kw)
     return out.logits[:, -1].float()
 
@@ -232,7 +180,7 @@ def prefill(model: Any, prefix_inputs: Mapping[str, Any]) -> Any:
         inputs["pixel_values"] = inputs["pixel_values"].to(model.dtype)
     out = model(**inputs, use_cache=True, logits_to_keep=1)
     cache = out.past_key_values
-    deltas = getattr(getattr(model, "model", None), "rope_deltas", None)
+    deltas = hf_compat.rope_deltas(model)
     if deltas is not None:  # M-RoPE models: this image's offsets, see _restore_rope_deltas
         cache.mrope_deltas = deltas
     return cache
@@ -279,26 +227,16 @@ class Decoding:
 
 def generation_setup(model: Any, decoding: Decoding) -> tuple[Any, set[int]]:
     """(merged GenerationConfig with special-token tensors, EOS ids) as ``generate`` prepares."""
-    gen_cfg, _ = model._prepare_generation_config(None, **decoding.generate_kwargs())
+    gen_cfg = hf_compat.generation_config(model, decoding.generate_kwargs())
     if getattr(gen_cfg, "stop_strings", None):
         raise StylisticBiasError("exact decoding does not support generation_config.stop_strings")
-    model._prepare_special_tokens(gen_cfg, True, device=model.device, batch_size=1)
-    eos = gen_cfg._eos_token_tensor
-    eos_ids = set() if eos is None else {int(x) for x in eos.reshape(-1).tolist()}
-    return gen_cfg, eos_ids
+    hf_compat.prepare_special_tokens(model, gen_cfg)
+    return gen_cfg, hf_compat.eos_token_ids(gen_cfg)
 
 
 def logits_processors(model: Any, gen_cfg: Any, prompt_ids: Any) -> Any:
     """``generate``'s ``LogitsProcessorList`` for a prompt of this length."""
-    return model._get_logits_processor(
-        generation_config=gen_cfg,
-        input_ids_seq_length=prompt_ids.shape[-1],
-        encoder_input_ids=prompt_ids,
-        prefix_allowed_tokens_fn=None,
-        logits_processor=None,
-        device=prompt_ids.device,
-        model_kwargs={},
-    )
+    return hf_compat.logits_processor_list(model, gen_cfg, prompt_ids)
 
 
 def decode_response(tokenizer: Any, ids: Sequence[int]) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stylisticbias.config import get, project_root
-from stylisticbias.judge.writer import atomic_write_json
+from stylisticbias.outputs import atomic_write_json
 from stylisticbias.report.inputs import load_inputs
 from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare

@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 from stylisticbias.config import compose, project_root
+from stylisticbias.outputs import atomic_path, atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
@@ -93,16 +94,16 @@ def write_judgments(
             continue
         writer = None
         t0 = time.perf_counter()
-        tmp = path.with_name(f".{path.name}.tmp")
-        for i in range(0, len(ids), chunk):
-            df = eng.judge_records(ids[i : i + chunk], fids[i : i + chunk], attrs[i : i + chunk])
-            table = pa.Table.from_pandas(df, preserve_index=False)
-            writer = writer or pq.ParquetWriter(tmp, table.schema)
-            writer.write_table(table)
-            total += len(df)
-        assert writer is not None
-        writer.close()
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            for i in range(0, len(ids), chunk):
+                sl = slice(i, i + chunk)
+                df = eng.judge_records(ids[sl], fids[sl], attrs[sl])
+                table = pa.Table.from_pandas(df, preserve_index=False)
+                writer = writer or pq.ParquetWriter(tmp, table.schema)
+                writer.write_table(table)
+                total += len(df)
+            assert writer is not None
+            writer.close()
         log.info("judged %s: %d images in %.0fs", name, len(ids), time.perf_counter() - t0)
     return total
 
@@ -169,9 +170,7 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
             fcntl.flock(lock, fcntl.LOCK_EX)
             timing = _timing(root)
             timing[m] = entry
-            tmp = timing_file.with_name(f".{timing_file.name}.tmp")
-            tmp.write_text(json.dumps(timing, indent=1) + "\n")
-            tmp.replace(timing_file)
+            atomic_write_text(timing_file, json.dumps(timing, indent=1) + "\n")
         (claims / m).unlink()
         done += 1
         log.info("scores %s: %s", m, entry)

@@ -7,7 +7,7 @@ For each architecture (Qwen3-VL, LLaVA-NeXT) a random-weight model of the real a
 built at the **shrunk** shape of :mod:`stylisticbias_dev.full_size` (decoder hidden 1024,
 8 layers, GQA 16/4 heads; the real vocabulary, image processing and image-token count -- 1,024
 tokens for Qwen3-VL at 1,024 px, 2,928 for LLaVA-NeXT; a small vision tower), with the **real
-tokenizer** (:mod:`stylisticbias_dev.bench.real_tokenizers`), so the 100 prompt suffixes have the
+tokenizer** (:mod:`stylisticbias_dev.real_tokenizers`), so the 100 prompt suffixes have the
 token counts the real model sees. The planted answer grammar is kept readable through the depth
 by ``damp_residual`` (undecided mass reported). Then, on the same procedural faces:
 
@@ -299,7 +299,7 @@ def run_model(
     """All measurements of one architecture (see module doc)."""
     import torch
 
-    from stylisticbias_dev.bench.real_tokenizers import source
+    from stylisticbias_dev.real_tokenizers import source
 
     sync = _sync(device)
     params = load_params()

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from stylisticbias.outputs import atomic_write_text
+
 
 def merge_model_result(out: Path, name: str, result: dict[str, Any]) -> None:
     """Set ``models.<name>`` of the JSON file ``out`` to ``result`` (others kept), atomically."""
-    out.parent.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
     doc.setdefault("models", {})[name] = result
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    atomic_write_text(out, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

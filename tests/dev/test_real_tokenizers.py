@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from stylisticbias_dev.bench import real_tokenizers as rt
+from stylisticbias_dev import real_tokenizers as rt
 
 
 def test_mistral_tokenizer_reproduces_published_ids() -> None:

@@ -10,7 +10,7 @@ vocabularies (their own tokenizers use them offline):
   real ids (``<|endoftext|>`` 151643, ``<|im_start|>`` 151644, ... ``<|image_pad|>`` 151655).
 * **Mistral-7B** (v0.1/v0.2 and so LLaVA-v1.6-Mistral-7B: SentencePiece, 32,000 pieces):
   ``data/tokenizer.model.v1`` of the ``mistral_common`` 1.12.0 wheel (Mistral AI's, Apache-2.0),
-  copied byte for byte to ``bench/vocab/`` (sha256 :data:`MISTRAL_SHA256`; see the README
+  copied byte for byte to ``vocab/`` (sha256 :data:`MISTRAL_SHA256`; see the README
   there): installing ``mistral_common`` itself would downgrade numpy, and an installed
   ``mistral_common`` without its dependencies breaks transformers' processor checks. Loaded by
   transformers' ``LlamaTokenizer`` (``legacy=False``, as llava-hf ships it; needs
