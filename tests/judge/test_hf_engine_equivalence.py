@@ -25,9 +25,9 @@ from stylisticbias.judge.hf_exact import (
     ExpandStats,
     expand,
     prefill,
-    split_prompts,
     suffix_logits,
 )
+from stylisticbias.judge.hf_prompts import split_prompts
 from stylisticbias.judge.parsing import classify
 from stylisticbias.judge.prompts import encode, render
 from stylisticbias.judge.shared_prefix import (

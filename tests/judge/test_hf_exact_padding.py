@@ -27,9 +27,9 @@ from stylisticbias.judge.hf_exact import (
     expand,
     expand_all,
     prefill,
-    split_prompts,
     suffix_logits,
 )
+from stylisticbias.judge.hf_prompts import split_prompts
 from stylisticbias.judge.shared_prefix import SharedPrefixCache, unsupported_reason
 from stylisticbias_dev import tiny
 

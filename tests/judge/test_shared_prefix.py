@@ -13,8 +13,9 @@ import torch
 from test_hf_engine_equivalence import ARCHS, _images, cached_engine
 
 from stylisticbias.judge.hf_engine import HFJudgeEngine
-from stylisticbias.judge.hf_exact import _forward, cache_repeat, prefill, split_prompts
+from stylisticbias.judge.hf_exact import _forward, cache_repeat, prefill
 from stylisticbias.judge.hf_exact import suffix_logits as logits_of
+from stylisticbias.judge.hf_prompts import split_prompts
 from stylisticbias.judge.prompts import encode
 from stylisticbias.judge.shared_prefix import (
     ATTN_NAME,

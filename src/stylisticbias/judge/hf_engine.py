@@ -39,16 +39,10 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.batch_sizing import AUTO, BatchSizes
 from stylisticbias.judge.batch_sizing import choose as choose_batch_sizes
-from stylisticbias.judge.hf_exact import (
-    Decoding,
-    ExpandStats,
-    decode_response,
-    expand_all,
-    prefill,
-    split_prompts,
-    suffix_logits,
-)
+from stylisticbias.judge.hf_exact import ExpandStats, expand_all, prefill, suffix_logits
+from stylisticbias.judge.hf_generation import Decoding, decode_response
 from stylisticbias.judge.hf_loading import load_model_and_processor, resolve_device
+from stylisticbias.judge.hf_prompts import image_token_id, split_prompts
 from stylisticbias.judge.outcomes import (
     COLUMNS,
     Outcome,
@@ -261,8 +255,6 @@ class HFJudgeEngine(JudgeEngine):
         for spec in self.specs:
             enc = self.encode_prompt(spec.text, img)
             if not n_img:
-                from stylisticbias.judge.hf_exact import image_token_id
-
                 tid = image_token_id(self.model, self.processor)
                 n_img = int((enc["input_ids"][0] == tid).sum()) if tid is not None else 0
             cell = []

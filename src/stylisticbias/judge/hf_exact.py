@@ -33,9 +33,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge import hf_compat
 from stylisticbias.judge.distribution import Distribution
+from stylisticbias.judge.hf_generation import (
+    Decoding,
+    decode_response,
+    generation_setup,
+    logits_processors,
+    padding_allowed,
+)
+from stylisticbias.judge.hf_prompts import ImagePrompts
 from stylisticbias.judge.parsing import decide_prefix
 from stylisticbias.judge.prefix_cache import (
     cache_cat,
@@ -44,90 +51,10 @@ from stylisticbias.judge.prefix_cache import (
     forward_context,
     mrope_deltas,
 )
-from stylisticbias.judge.prompts import common_prefix_len, encode, tokenize_text
 
 log = logging.getLogger(__name__)
 
 Verdict = str  # "a" | "b" | "invalid"
-
-
-# ---------------------------------------------------------------------------------------------
-# prompt splitting
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class ImagePrompts:
-    """The prompts of one image as one shared prefix and per-prompt suffix tokens."""
-
-    prefix_inputs: dict[str, Any]  # batch-1 model inputs of the prefix (ids, mask, pixels, ...)
-    prefix_ids: list[int]
-    suffixes: list[list[int]]
-    image_tokens: int
-
-    def full_ids(self, k: int) -> list[int]:
-        """Token ids of prompt ``k`` (prefix + suffix), identical to the processor's encoding."""
-        return self.prefix_ids + self.suffixes[k]
-
-
-def image_token_id(model: Any, processor: Any) -> int | None:
-    """The id of the image placeholder token (after expansion) for this model."""
-    for obj, attr in (
-        (model.config, "image_token_id"),
-        (model.config, "image_token_index"),
-        (processor, "image_token_id"),
-    ):
-        v = getattr(obj, attr, None)
-        if isinstance(v, int):
-            return v
-    return None
-
-
-def split_prompts(
-    model: Any,
-    processor: Any,
-    image: Any,
-    texts: Sequence[str],
-    rendered: Sequence[str],
-    chat_template_kwargs: Mapping[str, Any] | None = None,
-    text_tokens: Sequence[list[int]] | None = None,
-) -> ImagePrompts:
-    """Encode prompt 0 with the image once; express every prompt as shared prefix + suffix.
-
-    The split point is the longest common prefix of the *un-expanded* token sequences of all
-    rendered prompts (capped so every prompt keeps >= 1 suffix token). The image placeholder
-    lies before it, so the expanded prefix is taken from the processor's encoding of prompt 0
-    and each suffix is that prompt's own tokens after the split point. ``text_tokens``: the
-    tokenizer's tokens of ``rendered`` if already known (they do not depend on the image).
-    """
-    toks = (
-        [list(t) for t in text_tokens]
-        if text_tokens is not None
-        else [tokenize_text(processor, r) for r in rendered]
-    )
-    cut = min(common_prefix_len(toks), min(len(t) for t in toks) - 1)
-    enc = encode(processor, texts[0], image, chat_template_kwargs)
-    ids = enc["input_ids"][0].tolist()
-    tail = len(toks[0]) - cut
-    if ids[len(ids) - tail :] != toks[0][cut:]:
-        raise StylisticBiasError(
-            "prompt split: the processor's encoding does not end with the tokenizer's tokens of "
-            "the prompt text (the image placeholder must come before the scenario text)"
-        )
-    p = len(ids) - tail
-    seq = enc["input_ids"].shape[1]
-    prefix_inputs: dict[str, Any] = {}
-    for key, val in enc.items():
-        if hasattr(val, "shape") and val.ndim >= 2 and val.shape[0] == 1 and val.shape[1] == seq:
-            prefix_inputs[key] = val[:, :p]
-        else:
-            prefix_inputs[key] = val
-    img_id = image_token_id(model, processor)
-    suffixes = [t[cut:] for t in toks]
-    if img_id is not None and any(img_id in s for s in suffixes):
-        raise StylisticBiasError("prompt split: an image token falls in a prompt suffix")
-    n_img = ids[:p].count(img_id) if img_id is not None else 0
-    return ImagePrompts(prefix_inputs, ids[:p], suffixes, n_img)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,51 +127,6 @@ def suffix_logits(model: Any, prefix_cache: Any, suffixes: Sequence[Sequence[int
 
 
 # ---------------------------------------------------------------------------------------------
-# logits processing exactly as generate() builds it
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Decoding:
-    """Sampling settings shared by ``generate`` and the exact expansion."""
-
-    temperature: float
-    max_new_tokens: int
-    prune_threshold: float = 1e-4
-    branch_batch_size: int = 256
-    # live branches kept per suffix (its most probable ones); the overflow counts as undecided.
-    # Per suffix, so a suffix's distribution never depends on which suffixes share its batch.
-    max_branches_per_suffix: int = 64
-
-    def generate_kwargs(self) -> dict[str, Any]:
-        """The kwargs of the literal ``model.generate`` call."""
-        return {
-            "do_sample": True,
-            "temperature": self.temperature,
-            "max_new_tokens": self.max_new_tokens,
-        }
-
-
-def generation_setup(model: Any, decoding: Decoding) -> tuple[Any, set[int]]:
-    """(merged GenerationConfig with special-token tensors, EOS ids) as ``generate`` prepares."""
-    gen_cfg = hf_compat.generation_config(model, decoding.generate_kwargs())
-    if getattr(gen_cfg, "stop_strings", None):
-        raise StylisticBiasError("exact decoding does not support generation_config.stop_strings")
-    hf_compat.prepare_special_tokens(model, gen_cfg)
-    return gen_cfg, hf_compat.eos_token_ids(gen_cfg)
-
-
-def logits_processors(model: Any, gen_cfg: Any, prompt_ids: Any) -> Any:
-    """``generate``'s ``LogitsProcessorList`` for a prompt of this length."""
-    return hf_compat.logits_processor_list(model, gen_cfg, prompt_ids)
-
-
-def decode_response(tokenizer: Any, ids: Sequence[int]) -> str:
-    """Decode generated token ids exactly as the generate path does."""
-    return tokenizer.decode(list(ids), skip_special_tokens=True)
-
-
-# ---------------------------------------------------------------------------------------------
 # exact expansion
 # ---------------------------------------------------------------------------------------------
 
@@ -287,29 +169,6 @@ def _clean_prefix(text: str) -> str:
     """Drop an undecodable tail (a partial UTF-8 sequence decodes to U+FFFD)."""
     i = text.find("\ufffd")
     return text if i < 0 else text[:i]
-
-
-#: Logits processors that read the *order* of the prompt tokens (n-grams): with one of them
-#: configured, suffixes are grouped by length instead of left-padded (see :func:`expand`).
-ORDER_SENSITIVE_PROCESSORS = frozenset(
-    {"NoRepeatNGramLogitsProcessor", "EncoderNoRepeatNGramLogitsProcessor"}
-)
-
-
-def padding_allowed(model: Any, decoding: Decoding, gen_setup: Any = None) -> bool:
-    """Whether suffixes of different lengths may share a left-padded batch.
-
-    The padded prompt that ``generate``'s logits processors see holds the row's first suffix
-    token in place of each pad: every processor that only reads the prompt's token *set*
-    (repetition penalty) or its length (min-new-tokens, begin suppression: equal for all rows)
-    sees what it sees unpadded; n-gram processors would not, so they switch padding off.
-    """
-    import torch
-
-    gen_cfg, _ = gen_setup or generation_setup(model, decoding)
-    dummy = torch.zeros((1, 2), dtype=torch.long, device=model.device)
-    names = {type(p).__name__ for p in logits_processors(model, gen_cfg, dummy)}
-    return not (names & ORDER_SENSITIVE_PROCESSORS)
 
 
 def expand(

@@ -202,7 +202,7 @@ def run(
 
 
 def _suffix_lengths(engine: HFJudgeEngine, image: Any) -> dict[str, Any]:
-    from stylisticbias.judge.hf_exact import split_prompts
+    from stylisticbias.judge.hf_prompts import split_prompts
 
     p = split_prompts(
         engine.model,

@@ -124,7 +124,7 @@ def bare_forwards(eng: Any, img: Any, calls: Sequence[tuple[str, int, int]], syn
     """
     import torch
 
-    from stylisticbias.judge.hf_exact import split_prompts
+    from stylisticbias.judge.hf_prompts import split_prompts
     from stylisticbias.judge.shared_prefix import SharedPrefixCache
 
     model = eng.model
