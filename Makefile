@@ -5,8 +5,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
+# src/ on the path: `stylisticbias_dev` (tiny test checkpoints, benchmarks) is not in the wheel,
+# so the dev targets (test, bench*, tiny) import it from this checkout.
+export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro test test-all lint params check-params bench bench-gpu bench-grammar bench-calibration bench-overhead clean-data
+.PHONY: help setup lock repro test test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-overhead clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -32,45 +35,53 @@ lock:  ## re-resolve pyproject.toml's dependencies (+dev) in a fresh venv -> req
 repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
 	$(BIN)/dvc repro
 
-test: $(STAMP)  ## run the default test suite (slow and GPU tests skipped)
+test: $(STAMP)  ## ruff, the layer contracts (lint-imports) and the default test suite
 	$(BIN)/ruff check src tests pipelines
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 test-all: $(STAMP)  ## include slow tests
 	$(BIN)/python -m pytest -q -m "not gpu"
 
-lint: $(STAMP)  ## ruff
+lint: $(STAMP)  ## ruff + the layer contracts
 	$(BIN)/ruff check src tests pipelines
+	$(BIN)/lint-imports
 	$(BIN)/ruff format --check src tests pipelines
+
+tiny: $(STAMP)  ## build the tiny random-weight checkpoints of conf/model/tiny-*.yaml (.cache/tiny/)
+	$(BIN)/python -m stylisticbias_dev.tiny --all
 
 params: $(STAMP)  ## re-compose params.yaml from conf/
 	$(BIN)/python -m stylisticbias.config compose
 
-check-params: $(STAMP)  ## fail if params.yaml drifted from conf/
+check-tiny: $(STAMP)  ## build the tiny random-weight checkpoints of conf/model/tiny-*.yaml (.cache/tiny/)
+	$(BIN)/python -m stylisticbias_dev.tiny --all
+
+params: $(STAMP)  ## fail if params.yaml drifted from conf/
 	$(BIN)/python -m stylisticbias.config check
 
 bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
-	$(BIN)/python -m stylisticbias.bench.generation --faces 500
-	$(BIN)/python -m stylisticbias.bench.judge --images 2 --repeats 5 --generate-scenarios 2
-	$(BIN)/python -m stylisticbias.bench.analysis --models 6,20,100 --add-one --workdir .cache/bench-analysis
-	$(BIN)/python -m stylisticbias.bench.scan_engines --workdir .cache/bench-analysis --models 20
-	$(BIN)/python -m stylisticbias.bench.openai_engine --images 2 --scenarios 3 --repeats 3
+	$(BIN)/python -m stylisticbias_dev.bench.generation --faces 500
+	$(BIN)/python -m stylisticbias_dev.bench.judge --images 2 --repeats 5 --generate-scenarios 2
+	$(BIN)/python -m stylisticbias_dev.bench.analysis --models 6,20,100 --add-one --workdir .cache/bench-analysis
+	$(BIN)/python -m stylisticbias_dev.bench.scan_engines --workdir .cache/bench-analysis --models 20
+	$(BIN)/python -m stylisticbias_dev.bench.openai_engine --images 2 --scenarios 3 --repeats 3
 
 # Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)
-	$(PYTHON) -m stylisticbias.bench.judge_gpu --model qwen3-vl-8b
-	$(PYTHON) -m stylisticbias.bench.judge_gpu --model llava-v1-6-mistral-7b
+	$(PYTHON) -m stylisticbias_dev.bench.judge_gpu --model qwen3-vl-8b
+	$(PYTHON) -m stylisticbias_dev.bench.judge_gpu --model llava-v1-6-mistral-7b
 
 bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 20 replicates x 3 plants (CPU, ~10-20 min)
-	$(BIN)/python -m stylisticbias.bench.calibration --replicates 20 --faces 100
+	$(BIN)/python -m stylisticbias_dev.bench.calibration --replicates 20 --faces 100
 
 bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare forwards vs b0e6d99 (CPU, ~30 min)
 	$(BIN)/pip install --quiet -e '.[bench]'
-	$(BIN)/python -m stylisticbias.bench.judge_overhead --images 3 --profile
+	$(BIN)/python -m stylisticbias_dev.bench.judge_overhead --images 3 --profile
 
 bench-grammar: $(STAMP)  ## reports/bench/grammar_check.json: full-size models on CPU (~18 GB RAM)
-	$(BIN)/python -m stylisticbias.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3
-	$(BIN)/python -m stylisticbias.bench.grammar_check --model llava-v1-6-mistral-7b --scales 1,1e-3
+	$(BIN)/python -m stylisticbias_dev.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3
+	$(BIN)/python -m stylisticbias_dev.bench.grammar_check --model llava-v1-6-mistral-7b --scales 1,1e-3
 
 clean-data:  ## remove generated data (not the render cache)
 	rm -rf data/faces data/variations data/judgments data/scores

@@ -21,6 +21,8 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import (
     OutputLock,
     atomic_dir,
+    atomic_link,
+    atomic_path,
     atomic_write_bytes,
     check_all_outputs,
     data_root,
@@ -129,6 +131,42 @@ def test_atomic_write_never_leaves_a_half_file(tmp_path: Path) -> None:
     atomic_write_bytes(p, b"1")
     atomic_write_bytes(p, b"22")
     assert p.read_bytes() == b"22" and sorted(q.name for q in tmp_path.iterdir()) == ["x.json"]
+
+
+def test_atomic_path_replaces_only_when_the_block_succeeds(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("old")
+    with pytest.raises(RuntimeError), atomic_path(p) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+    assert p.read_text() == "old"  # the temp file is left for remove_temp_files
+    with atomic_path(p) as tmp:
+        tmp.write_text("new")
+    assert p.read_text() == "new" and sorted(q.name for q in tmp_path.iterdir()) == ["t.csv"]
+
+
+def test_atomic_link_and_non_durable_write(tmp_path: Path) -> None:
+    src = tmp_path / "src.png"
+    atomic_write_bytes(src, b"png", durable=False)
+    dest = tmp_path / "out" / "a.png"
+    atomic_link(src, dest)
+    atomic_link(src, dest)  # replacing is fine
+    assert dest.read_bytes() == b"png"
+    assert sorted(q.name for q in dest.parent.iterdir()) == ["a.png"]
+
+
+def test_no_other_module_writes_its_own_temp_files() -> None:
+    """One implementation of atomic writes: nobody else builds ``.<name>.tmp`` names."""
+    import re
+
+    pat = re.compile(r"with_name\(f?[\"']\.")
+    src = ROOT / "src"
+    offenders = [
+        str(p.relative_to(src))
+        for p in sorted(src.rglob("*.py"))
+        if p.name != "outputs.py" and pat.search(p.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
 
 
 def test_second_process_on_one_output_is_refused(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stylisticbias.config import ROOT
+from stylisticbias.config import ROOT, load_group_option
 from stylisticbias.score_store import read_model_scores
+from stylisticbias_dev import tiny
 
 
 def _copy_project(dest: Path) -> Path:
@@ -64,6 +65,8 @@ def _repro_again(project: Path) -> str:
 
 def test_smoke_experiment_runs_hf_engine_end_to_end(tmp_path: Path) -> None:
     project = _copy_project(tmp_path / "proj")
+    cfg = load_group_option("model", "tiny-llava-next")  # the judge never builds checkpoints
+    tiny.ensure_built(cfg["local_build"], project / cfg["hub_id"])
     _repro(project, "experiment=smoke")
     j = pd.read_parquet(project / "data/judgments/tiny-llava-next/judgments.parquet")
     assert set(j["engine"]) == {"hf"} and set(j["decoding"]) == {"exact"}

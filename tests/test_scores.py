@@ -253,8 +253,8 @@ def test_estimator_comparison_shows_where_they_differ(benchmark: Benchmark) -> N
     from stylisticbias.analysis.calibration import synthetic_dataset
     from stylisticbias.analysis.estimators import estimator_comparison
     from stylisticbias.analysis.settings import AnalysisSettings
-    from stylisticbias.bench.calibration import _judge
     from stylisticbias.config import compose, load_group_option
+    from stylisticbias_dev.bench.calibration import _judge
 
     params = compose()
     faces, var = synthetic_dataset(benchmark, 12, seed=3)

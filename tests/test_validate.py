@@ -33,13 +33,6 @@ def test_model_name_must_be_a_params_path(params: dict) -> None:
         validate_params(p)
 
 
-def test_openai_endpoint_checked_at_compose_time() -> None:
-    with pytest.raises(StylisticBiasError, match=r"endpoint"):
-        validate_params(
-            compose(["model=[openai-gpt-4o-mini]", "+models.openai-gpt-4o-mini.endpoint.bogus=1"])
-        )
-
-
 def test_unknown_scenario(params: dict) -> None:
     p = copy.deepcopy(params)
     p["judge"]["scenarios"] = [1, 99]

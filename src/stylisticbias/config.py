@@ -68,7 +68,7 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[
             cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
         container = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
-        raise StylisticBiasError(explain(exc, overrides)) from None
+        raise StylisticBiasError(explain(exc, overrides, conf_dir())) from None
     except yaml.YAMLError as exc:  # a file under conf/ that is not valid YAML
         first = " ".join(str(exc).split())
         raise StylisticBiasError(f"conf/: not valid YAML: {first}") from None

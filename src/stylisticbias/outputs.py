@@ -237,16 +237,44 @@ def temp_sibling(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``path`` via its temp sibling + fsync + ``os.replace`` (never half-written)."""
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield ``path``'s temp sibling to write; ``os.replace`` it onto ``path`` when the block ends.
+
+    For writers that need a file name (streamed Parquet, ``DataFrame.to_csv``). On an exception
+    the temp file is left for :func:`remove_temp_files` and ``path`` is untouched.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_sibling(path)
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    yield tmp
     os.replace(tmp, path)
+
+
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write ``path`` via its temp sibling + fsync + ``os.replace`` (never half-written).
+
+    ``durable=False`` skips the fsync (many small cache entries that a crash may lose but never
+    leaves half-written: the rename is still atomic).
+    """
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def atomic_link(src: Path, dest: Path) -> None:
+    """Place ``src`` at ``dest`` (hard link, else copy) via ``dest``'s temp sibling, atomically."""
+    with atomic_path(dest) as tmp:
+        if tmp.exists():
+            tmp.unlink()
+        try:
+            os.link(src, tmp)
+        except OSError:
+            shutil.copyfile(src, tmp)
+    # rename() of two links to one file does nothing (POSIX): ``dest`` already was ``src``
+    temp_sibling(Path(dest)).unlink(missing_ok=True)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -266,12 +294,10 @@ def atomic_write_parquet(df: Any, path: Path) -> Path:
     ``requirements.lock``, which is what keeps these files byte-identical across machines.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_sibling(path)
-    df.to_parquet(tmp, index=False)
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
     return path
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_dir
 from stylisticbias.schemas import SCORES, validate
 
 PARTITION_KEY = "model"
@@ -62,18 +62,9 @@ def write_model_scores(df: pd.DataFrame, score_dir: str | Path, model: str) -> P
     if others:
         raise StylisticBiasError(f"scores of {model!r}: hold rows of other model(s) {others}")
     final = partition_dir(score_dir, model)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
     table = pa.Table.from_pandas(out.drop(columns=[PARTITION_KEY]), preserve_index=False)
-    pq.write_table(table, tmp / FILE_NAME)
-    old = final.with_name(f".{final.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        final.rename(old)
-    tmp.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    with atomic_dir(final) as tmp:
+        pq.write_table(table, tmp / FILE_NAME)
     return final / FILE_NAME
 
 

@@ -39,7 +39,7 @@ orderings) -- and ``phi_exact`` its expectation (the ``exact`` formula). A drawn
 ``phi_paper`` from its draws and ``phi_exact`` from the rows' ``p_*``; an ``exact`` run has
 ``phi_exact`` and ``phi_paper`` from K responses per ordering drawn from the exact distribution
 with the paper's seeds 1..K (the ``sampled`` decoding's draw,
-:func:`~stylisticbias.judge.hf_engine.draw_outcomes`; undecided mass counts as invalid).
+:func:`~stylisticbias.judge.outcomes.draw_outcomes`; undecided mass counts as invalid).
 ``delta_paper``/``delta_exact`` likewise. The ``analyze`` stage compares the paper's
 granularity-sensitive numbers under both (``estimator_comparison.csv``).
 
@@ -152,7 +152,7 @@ def _phi_expectation_of_drawn(rows: pd.DataFrame) -> pd.Series:
 
 def _phi_paper_from_exact(rows: pd.DataFrame, k: int) -> pd.Series:
     """The paper's 12-draw estimator from exact rows: K seeded draws per ordering."""
-    from stylisticbias.judge.hf_engine import draw_outcomes
+    from stylisticbias.judge.outcomes import draw_outcomes
 
     seeds = list(range(1, k + 1))
     pos = np.zeros(len(rows))

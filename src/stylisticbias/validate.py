@@ -65,10 +65,6 @@ def _check_model(name: str, model: dict[str, Any]) -> None:
             f"models.{name}.name={model.get('name')!r}: must equal the key {name!r} "
             f"(conf/model/{name}.yaml)"
         )
-    if (model.get("engine") or {}).get("name") == "openai":
-        from stylisticbias.judge.openai_engine.spec import endpoint_spec, transport_spec
-
-        transport_spec(model["engine"], endpoint_spec(model))
 
 
 def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:

@@ -26,9 +26,9 @@ import pytest
 import torch
 from PIL import Image
 
-from stylisticbias.judge import tiny
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.parsing import parse_response
+from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = ROOT / "tests" / ".tiny_models"
@@ -153,7 +153,7 @@ def _check(arch: str, benchmark, images: list[int], prompts: list[int]) -> None:
             ref, unexplored = reference(eng, img, k)
             assert unexplored < 1e-7
             want = _poles(ref, eng, k)
-            got = dists[k]["p"]
+            got = dists[k].p
             for v in ("positive", "negative", "invalid"):
                 assert abs(got[v] - want[v]) <= TOL, (arch, i, k, v, got, want)
 
@@ -177,7 +177,7 @@ def test_enumeration_rejects_the_wrong_temperature(benchmark) -> None:
     img = _image(0)
     ref, _ = reference(eng, img, 0)
     with torch.inference_mode():
-        got = wrong.distributions(img)[0][0]["p"]
+        got = wrong.distributions(img)[0][0].p
     want = _poles(ref, eng, 0)
     assert max(abs(got[v] - want[v]) for v in want) > 100 * TOL
 

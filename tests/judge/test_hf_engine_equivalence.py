@@ -19,16 +19,15 @@ import pytest
 import torch
 from PIL import Image
 
-from stylisticbias.judge import tiny
 from stylisticbias.judge.base import ImageItem
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.hf_exact import (
     ExpandStats,
     expand,
     prefill,
-    split_prompts,
     suffix_logits,
 )
+from stylisticbias.judge.hf_prompts import split_prompts
 from stylisticbias.judge.parsing import classify
 from stylisticbias.judge.prompts import encode, render
 from stylisticbias.judge.shared_prefix import (
@@ -37,6 +36,7 @@ from stylisticbias.judge.shared_prefix import (
     unsupported_reason,
 )
 from stylisticbias.schemas import JUDGMENTS, validate
+from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = ROOT / "tests" / ".tiny_models"
@@ -257,7 +257,7 @@ def draws_for_power(p: float) -> int:
 def _exact_cell(eng: HFJudgeEngine, img: Image.Image, k: int) -> dict[str, float]:
     with torch.inference_mode():
         dists, _ = eng.distributions(img)
-    return dists[k]["p"]
+    return dists[k].p
 
 
 def _generate_counts(eng: HFJudgeEngine, img, k: int, n: int, chunk: int = 2000) -> Counter:

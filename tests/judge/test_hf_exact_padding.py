@@ -18,7 +18,6 @@ import pytest
 import torch
 from PIL import Image
 
-from stylisticbias.judge import tiny
 from stylisticbias.judge.batch_sizing import choose
 from stylisticbias.judge.hf_engine import HFJudgeEngine
 from stylisticbias.judge.hf_exact import (
@@ -28,10 +27,11 @@ from stylisticbias.judge.hf_exact import (
     expand,
     expand_all,
     prefill,
-    split_prompts,
     suffix_logits,
 )
+from stylisticbias.judge.hf_prompts import split_prompts
 from stylisticbias.judge.shared_prefix import SharedPrefixCache, unsupported_reason
+from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = ROOT / "tests" / ".tiny_models"
@@ -163,7 +163,7 @@ def test_engine_rows_do_not_depend_on_padding_or_batch_sizes(benchmark) -> None:
     got, _ = other.distributions(img)
     for a, b in zip(ref, got):
         for k in ("positive", "negative", "invalid", "undecided"):
-            assert a["p"][k] == pytest.approx(b["p"][k], abs=1e-5)
+            assert a.p[k] == pytest.approx(b.p[k], abs=1e-5)
 
 
 def test_auto_batch_sizes_follow_free_memory(benchmark) -> None:

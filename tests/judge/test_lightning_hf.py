@@ -15,8 +15,8 @@ from judge_tables import judge_with, make_tables
 
 from stylisticbias.config import load_group_option, project_root
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
-from stylisticbias.judge.tiny import ensure_built
 from stylisticbias.schemas import JUDGMENTS, read_table
+from stylisticbias_dev.tiny import ensure_built
 
 MODEL = "tiny-llava-next"
 KEY = ["image_id", "scenario_id", "ordering", "seed"]

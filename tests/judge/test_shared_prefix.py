@@ -13,8 +13,9 @@ import torch
 from test_hf_engine_equivalence import ARCHS, _images, cached_engine
 
 from stylisticbias.judge.hf_engine import HFJudgeEngine
-from stylisticbias.judge.hf_exact import _forward, cache_repeat, prefill, split_prompts
+from stylisticbias.judge.hf_exact import _forward, cache_repeat, prefill
 from stylisticbias.judge.hf_exact import suffix_logits as logits_of
+from stylisticbias.judge.hf_prompts import split_prompts
 from stylisticbias.judge.prompts import encode
 from stylisticbias.judge.shared_prefix import (
     ATTN_NAME,
@@ -89,7 +90,7 @@ def test_shared_distributions_equal_copy(arch, benchmark) -> None:
         assert eng._shared_ok is True and copy_eng._shared_ok is None
         for s, c in zip(shared, copied):
             for key in ("positive", "negative", "invalid", "undecided"):
-                assert s["p"][key] == pytest.approx(c["p"][key], abs=1e-5)
+                assert s.p[key] == pytest.approx(c.p[key], abs=1e-5)
 
 
 @torch.inference_mode()
@@ -133,7 +134,7 @@ def test_kv_sharing_falls_back(benchmark) -> None:
     assert eng._shared_ok is False
     for s, c in zip(shared, copied):
         for key in ("positive", "negative", "invalid", "undecided"):
-            assert s["p"][key] == pytest.approx(c["p"][key], abs=1e-9)
+            assert s.p[key] == pytest.approx(c.p[key], abs=1e-9)
 
 
 @torch.inference_mode()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from stylisticbias.analysis.paper_tables import DIMENSIONS
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark
+from stylisticbias.outputs import atomic_dir
 
 log = logging.getLogger(__name__)
 
@@ -182,9 +182,11 @@ def summarize_model(
 
 def save_summary(sm: ModelSummary, path: Path, key: dict[str, object]) -> None:
     """Write ``sm`` to the directory ``path`` (replaced atomically), tagged with its cache key."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    with atomic_dir(path) as tmp:
+        _write_summary(sm, tmp, key)
+
+
+def _write_summary(sm: ModelSummary, tmp: Path, key: dict[str, object]) -> None:
     for name, df in sm.tables.items():
         df.to_parquet(tmp / f"table.{name}.parquet", index=False)
     for name, cs in sm.sums.items():
@@ -201,12 +203,6 @@ def save_summary(sm: ModelSummary, path: Path, key: dict[str, object]) -> None:
     }
     (tmp / "faces.txt").write_text("\n".join(sm.faces) + "\n", encoding="utf-8")
     (tmp / "summary.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-    old = path.with_name(f".{path.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if path.exists():
-        path.rename(old)
-    tmp.rename(path)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def summary_key(path: Path) -> dict[str, object] | None:

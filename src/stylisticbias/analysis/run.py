@@ -52,7 +52,7 @@ from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import get, judged_models
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import atomic_write_json, round_floats
+from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
 from stylisticbias.score_store import file_digest, read_model_scores, scores_digest, scores_file
 
 log = logging.getLogger(__name__)
@@ -207,6 +207,12 @@ def _label(
                     flag = raw.map(lambda m: simulated.get(m, any_sim)).to_numpy(dtype=bool)
                 df[c] = raw.map(lambda m: names.get(m, m))
         df["simulated"] = flag
+
+
+def write_csv(df: pd.DataFrame, path: Path) -> None:
+    """Atomic CSV write (temp file + rename)."""
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6g")
 
 
 def run_analysis(params: dict[str, Any]) -> StreamStats:

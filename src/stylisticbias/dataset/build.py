@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from PIL import Image, UnidentifiedImageError
 
 from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_params
 from stylisticbias.config import get, project_root
+from stylisticbias.dataset.base_faces import load_base_faces
 from stylisticbias.dataset.importer import import_faces, import_variations, is_import
-from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key, sha256_file
+from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key
 from stylisticbias.dataset.rendering import (
     execute,
     generator_code_version,
@@ -38,7 +38,7 @@ from stylisticbias.dataset.rendering import (
 )
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.generators.base import EditSpec, FaceSpec
-from stylisticbias.outputs import OutputLock, atomic_dir, data_root, safe_member, stage_output
+from stylisticbias.outputs import OutputLock, atomic_dir, data_root, stage_output
 from stylisticbias.sampling import face_seed, sample_identities
 from stylisticbias.spec.parse import typed
 from stylisticbias.spec.sections import FacesSpec
@@ -213,40 +213,6 @@ def _build_faces(params: dict[str, Any], settings: FacesSpec, out_dir: Path) -> 
 
 
 # --------------------------------------------------------------------------- variations stage
-def load_base_faces(
-    faces_dir: Path, benchmark: Benchmark | None = None, data: Path | None = None
-) -> pd.DataFrame:
-    """Read ``faces.parquet`` and check every ok image exists, matches its sha256 and decodes.
-
-    With ``benchmark``, also that every demographic value is one of the benchmark's.
-    """
-    faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
-    data = faces_dir.resolve().parent if data is None else data
-    if benchmark is not None:
-        schemas.check_demographics(faces, benchmark.demographics, faces_dir / "faces.parquet")
-    for row in faces.itertuples():
-        if row.status != "ok":
-            continue
-        path = safe_member(faces_dir, str(row.path), f"faces.parquet row {row.Index}", data)
-        if not path.exists():
-            raise StylisticBiasError(
-                f"{path}: missing image of face {row.face_id} (faces.parquet row {row.Index})"
-            )
-        if sha256_file(path) != row.sha256:
-            raise StylisticBiasError(
-                f"{path}: corrupt image of face {row.face_id}: sha256 differs from faces.parquet; "
-                "re-run the faces stage (dvc repro faces)"
-            )
-        try:
-            with Image.open(path) as im:
-                im.verify()
-        except (UnidentifiedImageError, OSError) as exc:
-            raise StylisticBiasError(
-                f"{path}: image of face {row.face_id} does not decode ({exc})"
-            ) from None
-    return faces
-
-
 def variation_grid(
     benchmark: Benchmark, faces: pd.DataFrame, scope: str = "full"
 ) -> list[tuple[Any, VariationValue]]:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
+
+from stylisticbias.outputs import atomic_link, atomic_write_bytes
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,11 @@ def encode_image(image: Image.Image, ext: str) -> bytes:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    # A fixed temp name per entry (no pid): a render killed mid-write leaves at most this file,
-    # and the next run, which must render the same unfinished key, overwrites and renames it --
-    # no orphan survives. Distinct keys never share a temp name; one key is rendered by one
-    # process at a time (each stage holds the lock of its output).
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    # A fixed temp name per entry (outputs.temp_sibling, no pid): a render killed mid-write
+    # leaves at most this file, and the next run, which must render the same unfinished key,
+    # overwrites and renames it -- no orphan survives. Distinct keys never share a temp name; one
+    # key is rendered by one process at a time (each stage holds the lock of its output).
+    atomic_write_bytes(path, data, durable=False)
 
 
 class RenderCache:
@@ -119,13 +117,4 @@ class RenderCache:
 
     def materialize(self, rec: CacheRecord, dest: Path) -> None:
         """Place the cached image at ``dest`` (hard link, else copy), replacing what is there."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        src = self.image_path(rec)
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        if tmp.exists():
-            tmp.unlink()
-        try:
-            os.link(src, tmp)
-        except OSError:
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
+        atomic_link(self.image_path(rec), dest)

@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,16 +39,17 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.batch_sizing import AUTO, BatchSizes
 from stylisticbias.judge.batch_sizing import choose as choose_batch_sizes
-from stylisticbias.judge.hf_exact import (
-    Decoding,
-    ExpandStats,
-    decode_response,
-    expand_all,
-    prefill,
-    split_prompts,
-    suffix_logits,
-)
+from stylisticbias.judge.hf_exact import ExpandStats, expand_all, prefill, suffix_logits
+from stylisticbias.judge.hf_generation import Decoding, decode_response
 from stylisticbias.judge.hf_loading import load_model_and_processor, resolve_device
+from stylisticbias.judge.hf_prompts import image_token_id, split_prompts
+from stylisticbias.judge.outcomes import (
+    COLUMNS,
+    Outcome,
+    PromptDistribution,
+    exact_outcomes,
+    stable_seed,
+)
 from stylisticbias.judge.parsing import letter_outcome, parse_response
 from stylisticbias.judge.prompts import (
     PromptSpec,
@@ -69,47 +69,6 @@ log = logging.getLogger(__name__)
 
 DECODINGS = ("generate", "sampled", "exact")
 SEED_MODES = ("literal", "hashed")
-COLUMNS = [
-    "image_id",
-    "face_id",
-    "model",
-    "engine",
-    "decoding",
-    "scenario_id",
-    "ordering",
-    "seed",
-    "response",
-    "choice",
-    "p_pos",
-    "p_neg",
-    "p_invalid",
-    "p_undecided",
-    "simulated",
-]
-
-
-def stable_seed(*parts: Any) -> int:
-    """A 63-bit seed from sha256 of ``parts`` joined with '|' (stable across runs/platforms)."""
-    h = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(h[:8], "big") >> 1
-
-
-def draw_outcomes(
-    p: Mapping[str, float], seeds: Sequence[int], image_id: str, scenario_id: int, ordering: int
-) -> list[str]:
-    """K seeded draws of positive/negative/invalid; undecided mass counts as invalid."""
-    cats = ["positive", "negative", "invalid"]
-    w = np.array(
-        [p["positive"], p["negative"], p["invalid"] + p.get("undecided", 0.0)], dtype=np.float64
-    )
-    w = np.clip(w, 0.0, None)
-    w = w / w.sum()
-    cdf = np.cumsum(w)
-    out = []
-    for s in seeds:
-        u = np.random.default_rng(stable_seed(s, image_id, scenario_id, ordering)).random()
-        out.append(cats[min(int(np.searchsorted(cdf, u, side="right")), 2)])
-    return out
 
 
 class HFJudgeEngine(JudgeEngine):
@@ -228,11 +187,12 @@ class HFJudgeEngine(JudgeEngine):
                     raise StylisticBiasError(f"image {item.image_id}: no pixels given to hf engine")
                 img = img.convert("RGB")
                 if self.decoding == "generate":
-                    new, n_img = self._judge_generate(item, img)
+                    outcomes, n_img = self.decode_generate(item, img)
                 else:
-                    new, n_img = self._judge_exact(item, img, stats)
-                    undecided.extend(r["p_undecided"] for r in new if r["seed"] <= 1)
-                rows.extend(new)
+                    outcomes, n_img = self.decode_exact(item, img, stats)
+                    undecided.extend(o.p_undecided for os_ in outcomes for o in os_ if o.seed <= 1)
+                for spec, os_ in zip(self.specs, outcomes):
+                    rows.extend(self._row(item, spec, o) for o in os_)
                 image_tokens.append(n_img)
         self.last_stats = {
             "images": len(items),
@@ -250,9 +210,8 @@ class HFJudgeEngine(JudgeEngine):
         }
         return pd.DataFrame(rows, columns=COLUMNS)
 
-    def _row(
-        self, item: ImageItem, spec: PromptSpec, seed: int, response: str | None, choice: str | None
-    ) -> dict[str, Any]:
+    def _row(self, item: ImageItem, spec: PromptSpec, outcome: Outcome) -> dict[str, Any]:
+        """The JUDGMENTS row of one decoded cell."""
         return {
             "image_id": item.image_id,
             "face_id": item.face_id,
@@ -261,9 +220,7 @@ class HFJudgeEngine(JudgeEngine):
             "decoding": self.decoding,
             "scenario_id": spec.scenario.id,
             "ordering": spec.ordering.id,
-            "seed": seed,
-            "response": response,
-            "choice": choice,
+            **outcome.columns(),
             "simulated": False,
         }
 
@@ -290,35 +247,34 @@ class HFJudgeEngine(JudgeEngine):
             enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
         return enc
 
-    def _judge_generate(
+    def decode_generate(
         self, item: ImageItem, img: Image.Image
-    ) -> tuple[list[dict[str, Any]], int]:
-        rows = []
+    ) -> tuple[list[list[Outcome]], int]:
+        """``generate`` decoding: per prompt (``self.specs`` order) one outcome per seed."""
+        rows: list[list[Outcome]] = []
         n_img = 0
         for spec in self.specs:
             enc = self.encode_prompt(spec.text, img)
             if not n_img:
-                from stylisticbias.judge.hf_exact import image_token_id
-
                 tid = image_token_id(self.model, self.processor)
                 n_img = int((enc["input_ids"][0] == tid).sum()) if tid is not None else 0
+            cell = []
             for seed in self.seeds:
                 text = self.generate_one(
                     enc, self.torch_seed(seed, item.image_id, spec.scenario.id, spec.ordering.id)
                 )
                 choice = letter_outcome(parse_response(text, self.benchmark.parser), spec.ordering)
-                row = self._row(item, spec, seed, text, choice)
-                row.update(_one_hot(choice))
-                rows.append(row)
+                cell.append(Outcome.sampled_text(seed, text, choice))
+            rows.append(cell)
         return rows, n_img
 
     def distributions(
         self, img: Image.Image, stats: ExpandStats | None = None
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[PromptDistribution], int]:
         """Exact outcome distributions of every prompt of one image (in ``self.specs`` order).
 
-        Each entry: ``p`` (positive/negative/invalid/undecided) and ``best`` (outcome ->
-        representative response text).
+        Each: ``p`` (positive/negative/invalid/undecided) and ``best`` (outcome ->
+        representative response text); and the image's token count.
         """
         assert self._rendered is not None
         if self._text_tokens is None:  # image-independent: tokenised once per engine
@@ -363,33 +319,19 @@ class HFJudgeEngine(JudgeEngine):
                 spec.ordering.pole_of(v) if v in spec.ordering.letters else "invalid": t
                 for v, (_, t) in sorted(d.best.items(), key=lambda kv: kv[1][0])
             }
-            out.append({"p": p, "best": best})
+            out.append(PromptDistribution(p, best))
         return out, prompts.image_tokens
 
-    def _judge_exact(
+    def decode_exact(
         self, item: ImageItem, img: Image.Image, stats: ExpandStats
-    ) -> tuple[list[dict[str, Any]], int]:
+    ) -> tuple[list[list[Outcome]], int]:
+        """``exact`` / ``sampled`` decoding: per prompt the seed-0 outcome or one draw per seed."""
         dists, n_img = self.distributions(img, stats)
-        rows = []
-        for spec, d in zip(self.specs, dists):
-            p = d["p"]
-            probs = {
-                "p_pos": p["positive"],
-                "p_neg": p["negative"],
-                "p_invalid": p["invalid"],
-                "p_undecided": p["undecided"],
-            }
-            if self.decoding == "exact":
-                row = self._row(item, spec, 0, None, None)
-                row.update(probs)
-                rows.append(row)
-                continue
-            draws = draw_outcomes(p, self.seeds, item.image_id, spec.scenario.id, spec.ordering.id)
-            for seed, choice in zip(self.seeds, draws):
-                row = self._row(item, spec, seed, d["best"].get(choice), choice)
-                row.update(probs)
-                rows.append(row)
-        return rows, n_img
+        iid = item.image_id
+        return [
+            exact_outcomes(d, self.decoding, self.seeds, iid, s.scenario.id, s.ordering.id)
+            for s, d in zip(self.specs, dists)
+        ], n_img
 
     def _choose_batch_sizes(self, width: int) -> None:
         """Resolve ``auto`` batch sizes from free memory (:mod:`~.batch_sizing`), once."""
@@ -456,15 +398,6 @@ def _batch_size(cfg: Mapping[str, Any], key: str, default: int, minimum: int) ->
     if n < minimum or isinstance(v, bool):
         raise StylisticBiasError(f"engine.{key}: {v!r}; valid: a positive integer or {AUTO!r}")
     return n
-
-
-def _one_hot(choice: str) -> dict[str, float]:
-    return {
-        "p_pos": float(choice == "positive"),
-        "p_neg": float(choice == "negative"),
-        "p_invalid": float(choice == "invalid"),
-        "p_undecided": 0.0,
-    }
 
 
 def _poles(mass: Mapping[str, float], ordering: Ordering) -> dict[str, float]:

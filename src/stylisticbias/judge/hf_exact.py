@@ -26,7 +26,6 @@ engine's layout: no padding at all, forward calls = groups x depth.)
 
 from __future__ import annotations
 
-import copy
 import logging
 import time
 from collections import defaultdict
@@ -34,12 +33,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stylisticbias.benchmark import ParserRules, default_parser_rules
-from stylisticbias.errors import StylisticBiasError
+from stylisticbias.benchmark import default_parser_rules
+from stylisticbias.judge import hf_compat
 from stylisticbias.judge.distribution import Distribution
+from stylisticbias.judge.hf_generation import (
+    Decoding,
+    decode_response,
+    generation_setup,
+    logits_processors,
+    padding_allowed,
+)
+from stylisticbias.judge.hf_prompts import ImagePrompts
 from stylisticbias.judge.parsing import decide_prefix
-from stylisticbias.judge.prompts import common_prefix_len, encode, tokenize_text
-from stylisticbias.judge.shared_prefix import SharedPrefixCache
+from stylisticbias.judge.prefix_cache import (
+    cache_cat,
+    cache_repeat,
+    cache_select,
+    forward_context,
+    mrope_deltas,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,142 +59,8 @@ Verdict = str  # "a" | "b" | "invalid"
 
 
 # ---------------------------------------------------------------------------------------------
-# prompt splitting
+# forward passes on a prefix cache (the cache itself: :mod:`~stylisticbias.judge.prefix_cache`)
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class ImagePrompts:
-    """The prompts of one image as one shared prefix and per-prompt suffix tokens."""
-
-    prefix_inputs: dict[str, Any]  # batch-1 model inputs of the prefix (ids, mask, pixels, ...)
-    prefix_ids: list[int]
-    suffixes: list[list[int]]
-    image_tokens: int
-
-    def full_ids(self, k: int) -> list[int]:
-        """Token ids of prompt ``k`` (prefix + suffix), identical to the processor's encoding."""
-        return self.prefix_ids + self.suffixes[k]
-
-
-def image_token_id(model: Any, processor: Any) -> int | None:
-    """The id of the image placeholder token (after expansion) for this model."""
-    for obj, attr in (
-        (model.config, "image_token_id"),
-        (model.config, "image_token_index"),
-        (processor, "image_token_id"),
-    ):
-        v = getattr(obj, attr, None)
-        if isinstance(v, int):
-            return v
-    return None
-
-
-def split_prompts(
-    model: Any,
-    processor: Any,
-    image: Any,
-    texts: Sequence[str],
-    rendered: Sequence[str],
-    chat_template_kwargs: Mapping[str, Any] | None = None,
-    text_tokens: Sequence[list[int]] | None = None,
-) -> ImagePrompts:
-    """Encode prompt 0 with the image once; express every prompt as shared prefix + suffix.
-
-    The split point is the longest common prefix of the *un-expanded* token sequences of all
-    rendered prompts (capped so every prompt keeps >= 1 suffix token). The image placeholder
-    lies before it, so the expanded prefix is taken from the processor's encoding of prompt 0
-    and each suffix is that prompt's own tokens after the split point. ``text_tokens``: the
-    tokenizer's tokens of ``rendered`` if already known (they do not depend on the image).
-    """
-    toks = (
-        [list(t) for t in text_tokens]
-        if text_tokens is not None
-        else [tokenize_text(processor, r) for r in rendered]
-    )
-    cut = min(common_prefix_len(toks), min(len(t) for t in toks) - 1)
-    enc = encode(processor, texts[0], image, chat_template_kwargs)
-    ids = enc["input_ids"][0].tolist()
-    tail = len(toks[0]) - cut
-    if ids[len(ids) - tail :] != toks[0][cut:]:
-        raise StylisticBiasError(
-            "prompt split: the processor's encoding does not end with the tokenizer's tokens of "
-            "the prompt text (the image placeholder must come before the scenario text)"
-        )
-    p = len(ids) - tail
-    seq = enc["input_ids"].shape[1]
-    prefix_inputs: dict[str, Any] = {}
-    for key, val in enc.items():
-        if hasattr(val, "shape") and val.ndim >= 2 and val.shape[0] == 1 and val.shape[1] == seq:
-            prefix_inputs[key] = val[:, :p]
-        else:
-            prefix_inputs[key] = val
-    img_id = image_token_id(model, processor)
-    suffixes = [t[cut:] for t in toks]
-    if img_id is not None and any(img_id in s for s in suffixes):
-        raise StylisticBiasError("prompt split: an image token falls in a prompt suffix")
-    n_img = ids[:p].count(img_id) if img_id is not None else 0
-    return ImagePrompts(prefix_inputs, ids[:p], suffixes, n_img)
-
-
-# ---------------------------------------------------------------------------------------------
-# cache helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def cache_select(cache: Any, rows: Any) -> Any:
-    """A new cache holding batch rows ``rows`` of ``cache`` (copies; ``cache`` is untouched)."""
-    if isinstance(cache, SharedPrefixCache):
-        return cache.select(rows)
-    new = copy.copy(cache)
-    new.layers = []
-    for layer in cache.layers:
-        nl = copy.copy(layer)
-        keys = getattr(layer, "keys", None)
-        if getattr(layer, "is_initialized", False) and keys is not None and keys.numel() > 0:
-            nl.keys = keys.index_select(0, rows.to(keys.device))
-            nl.values = layer.values.index_select(0, rows.to(keys.device))
-        new.layers.append(nl)
-    return new
-
-
-def cache_repeat(cache: Any, n: int) -> Any:
-    """``n`` rows of a batch-1 cache as stride-0 views (no copy until the model appends).
-
-    For a :class:`SharedPrefixCache` template: ``n`` rows with empty suffixes (never a copy).
-    """
-    if isinstance(cache, SharedPrefixCache):
-        return cache.repeat(n)
-    new = copy.copy(cache)
-    new.layers = []
-    for layer in cache.layers:
-        nl = copy.copy(layer)
-        keys = getattr(layer, "keys", None)
-        if getattr(layer, "is_initialized", False) and keys is not None and keys.numel() > 0:
-            nl.keys = keys.expand(n, *keys.shape[1:])
-            nl.values = layer.values.expand(n, *layer.values.shape[1:])
-        new.layers.append(nl)
-    return new
-
-
-def cache_cat(caches: Sequence[Any]) -> Any:
-    """Concatenate caches of equal sequence length along the batch dimension."""
-    import torch
-
-    if len(caches) == 1:
-        return caches[0]
-    if isinstance(caches[0], SharedPrefixCache):
-        return SharedPrefixCache.cat(list(caches))
-    new = copy.copy(caches[0])
-    new.layers = []
-    for layers in zip(*(c.layers for c in caches)):
-        nl = copy.copy(layers[0])
-        keys = getattr(layers[0], "keys", None)
-        if getattr(layers[0], "is_initialized", False) and keys is not None and keys.numel() > 0:
-            nl.keys = torch.cat([la.keys for la in layers], 0)
-            nl.values = torch.cat([la.values for la in layers], 0)
-        new.layers.append(nl)
-    return new
 
 
 def _restore_rope_deltas(model: Any, cache: Any) -> None:
@@ -192,9 +70,9 @@ def _restore_rope_deltas(model: Any, cache: Any) -> None:
     state, overwritten by every forward that starts at position 0 (another image's prefill, a
     ``generate`` call); suffix positions on top of a prefix cache must use that prefix's offsets.
     """
-    deltas = getattr(getattr(cache, "prefix_cache", cache), "mrope_deltas", None)
+    deltas = mrope_deltas(cache)
     if deltas is not None:
-        model.model.rope_deltas = deltas
+        hf_compat.set_rope_deltas(model, deltas)
 
 
 def _forward(
@@ -212,16 +90,13 @@ def _forward(
     if attention_mask is not None:
         kw["attention_mask"] = attention_mask
     if positions is not None:
-        deltas = getattr(getattr(cache, "prefix_cache", cache), "mrope_deltas", None)
+        deltas = mrope_deltas(cache)
         if deltas is not None:
             pos = positions + deltas.to(positions.device)
             kw["position_ids"] = pos[None].expand(3, *pos.shape)
         else:
             kw["position_ids"] = positions
-    if isinstance(cache, SharedPrefixCache):
-        with cache.active(model):
-            out = model(input_ids=ids, **kw)
-    else:
+    with forward_context(cache, model):
         out = model(input_ids=ids, **kw)
     return out.logits[:, -1].float()
 
@@ -233,7 +108,7 @@ def prefill(model: Any, prefix_inputs: Mapping[str, Any]) -> Any:
         inputs["pixel_values"] = inputs["pixel_values"].to(model.dtype)
     out = model(**inputs, use_cache=True, logits_to_keep=1)
     cache = out.past_key_values
-    deltas = getattr(getattr(model, "model", None), "rope_deltas", None)
+    deltas = hf_compat.rope_deltas(model)
     if deltas is not None:  # M-RoPE models: this image's offsets, see _restore_rope_deltas
         cache.mrope_deltas = deltas
     return cache
@@ -250,63 +125,6 @@ def suffix_logits(model: Any, prefix_cache: Any, suffixes: Sequence[Sequence[int
         )
     ids = torch.tensor([list(s) for s in suffixes], device=model.device)
     return _forward(model, ids, cache_repeat(prefix_cache, len(suffixes)))
-
-
-# ---------------------------------------------------------------------------------------------
-# logits processing exactly as generate() builds it
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Decoding:
-    """Sampling settings shared by ``generate`` and the exact expansion."""
-
-    temperature: float
-    max_new_tokens: int
-    prune_threshold: float = 1e-4
-    branch_batch_size: int = 256
-    # live branches kept per suffix (its most probable ones); the overflow counts as undecided.
-    # Per suffix, so a suffix's distribution never depends on which suffixes share its batch.
-    max_branches_per_suffix: int = 64
-    # the protocol's parser rules (Benchmark.parser); None: the paper protocol's
-    parser: ParserRules | None = None
-
-    def generate_kwargs(self) -> dict[str, Any]:
-        """The kwargs of the literal ``model.generate`` call."""
-        return {
-            "do_sample": True,
-            "temperature": self.temperature,
-            "max_new_tokens": self.max_new_tokens,
-        }
-
-
-def generation_setup(model: Any, decoding: Decoding) -> tuple[Any, set[int]]:
-    """(merged GenerationConfig with special-token tensors, EOS ids) as ``generate`` prepares."""
-    gen_cfg, _ = model._prepare_generation_config(None, **decoding.generate_kwargs())
-    if getattr(gen_cfg, "stop_strings", None):
-        raise StylisticBiasError("exact decoding does not support generation_config.stop_strings")
-    model._prepare_special_tokens(gen_cfg, True, device=model.device, batch_size=1)
-    eos = gen_cfg._eos_token_tensor
-    eos_ids = set() if eos is None else {int(x) for x in eos.reshape(-1).tolist()}
-    return gen_cfg, eos_ids
-
-
-def logits_processors(model: Any, gen_cfg: Any, prompt_ids: Any) -> Any:
-    """``generate``'s ``LogitsProcessorList`` for a prompt of this length."""
-    return model._get_logits_processor(
-        generation_config=gen_cfg,
-        input_ids_seq_length=prompt_ids.shape[-1],
-        encoder_input_ids=prompt_ids,
-        prefix_allowed_tokens_fn=None,
-        logits_processor=None,
-        device=prompt_ids.device,
-        model_kwargs={},
-    )
-
-
-def decode_response(tokenizer: Any, ids: Sequence[int]) -> str:
-    """Decode generated token ids exactly as the generate path does."""
-    return tokenizer.decode(list(ids), skip_special_tokens=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,29 +170,6 @@ def _clean_prefix(text: str) -> str:
     """Drop an undecodable tail (a partial UTF-8 sequence decodes to U+FFFD)."""
     i = text.find("\ufffd")
     return text if i < 0 else text[:i]
-
-
-#: Logits processors that read the *order* of the prompt tokens (n-grams): with one of them
-#: configured, suffixes are grouped by length instead of left-padded (see :func:`expand`).
-ORDER_SENSITIVE_PROCESSORS = frozenset(
-    {"NoRepeatNGramLogitsProcessor", "EncoderNoRepeatNGramLogitsProcessor"}
-)
-
-
-def padding_allowed(model: Any, decoding: Decoding, gen_setup: Any = None) -> bool:
-    """Whether suffixes of different lengths may share a left-padded batch.
-
-    The padded prompt that ``generate``'s logits processors see holds the row's first suffix
-    token in place of each pad: every processor that only reads the prompt's token *set*
-    (repetition penalty) or its length (min-new-tokens, begin suppression: equal for all rows)
-    sees what it sees unpadded; n-gram processors would not, so they switch padding off.
-    """
-    import torch
-
-    gen_cfg, _ = gen_setup or generation_setup(model, decoding)
-    dummy = torch.zeros((1, 2), dtype=torch.long, device=model.device)
-    names = {type(p).__name__ for p in logits_processors(model, gen_cfg, dummy)}
-    return not (names & ORDER_SENSITIVE_PROCESSORS)
 
 
 def expand(

@@ -7,8 +7,9 @@ Keys read from the model config:
 ``dtype``             ``bfloat16`` | ``float16`` | ``float32`` | ``auto``
 ``attn_implementation``  optional (``sdpa``, ``eager``, ``flash_attention_2``)
 ``processor_kwargs``  passed to ``AutoProcessor.from_pretrained`` (image-size settings)
-``local_build``       tiny architecture name: build a random-weight checkpoint at ``hub_id`` first
-                      if that directory does not exist (``stylisticbias.judge.tiny``)
+``local_build``       tiny architecture name (test models): ``hub_id`` is a local directory built by
+                      ``python -m stylisticbias_dev.tiny --model <name>`` (``make tiny``); the
+                      judge never builds it -- a missing one is a one-line error naming the command
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def resolve_device(device: str | None) -> str:
 
 
 def resolve_source(model_cfg: Mapping[str, Any], root: Path | None = None) -> tuple[str, bool]:
-    """(hub id or absolute local path, is_local); builds tiny checkpoints on demand."""
+    """(hub id or absolute local path, is_local); a missing tiny checkpoint is an error."""
     hub_id = str(model_cfg.get("hub_id") or "")
     if not hub_id:
         raise StylisticBiasError(f"conf/model/{model_cfg.get('name')}.yaml: missing key 'hub_id'")
@@ -48,9 +49,12 @@ def resolve_source(model_cfg: Mapping[str, Any], root: Path | None = None) -> tu
             root = project_root()
         path = root / path
     if arch:
-        from stylisticbias.judge.tiny import ensure_built
-
-        ensure_built(str(arch), path, seed=int(model_cfg.get("seed", 0) or 0))
+        if not (path / "config.json").exists():
+            name = model_cfg.get("name")
+            raise StylisticBiasError(
+                f"conf/model/{name}.yaml: tiny checkpoint {hub_id!r} is not built; build it with "
+                f"`PYTHONPATH=src python -m stylisticbias_dev.tiny --model {name}` (or `make tiny`)"
+            )
         return str(path), True
     if path.exists():
         return str(path), True
@@ -80,9 +84,9 @@ def load_model_and_processor(
     kwargs: dict[str, Any] = {"dtype": torch_dtype(model_cfg.get("dtype"))}
     if model_cfg.get("attn_implementation"):
         kwargs["attn_implementation"] = str(model_cfg["attn_implementation"])
-    if local and (Path(src) / "TINY_MODEL.json").exists():
-        # tiny checkpoints may save an image-only processor subclass (no torchvision needed)
-        from stylisticbias.judge.tiny_archs.processors import register
+    if local:
+        # a local checkpoint may save an image-only processor subclass (no torchvision needed)
+        from stylisticbias.judge.hf_processors import register
 
         register()
     try:

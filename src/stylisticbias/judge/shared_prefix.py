@@ -29,6 +29,8 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from stylisticbias.judge import hf_compat
+
 log = logging.getLogger(__name__)
 
 ATTN_NAME = "stylisticbias_shared_prefix"
@@ -120,7 +122,7 @@ class SharedPrefixCache:
         if reason:
             raise SharedPrefixUnsupported(reason)
         layers = []
-        for la in prefix_cache.layers:
+        for la in hf_compat.cache_layers(prefix_cache):
             k, v = la.keys, la.values
             empty_k = k.new_empty((0, *k.shape[1:-2], 0, k.shape[-1]))
             empty_v = v.new_empty((0, *v.shape[1:-2], 0, v.shape[-1]))
@@ -230,9 +232,9 @@ class SharedPrefixCache:
 
 def cache_unsupported_reason(prefix_cache: Any, total_len: int | None = None) -> str | None:
     """Why a prefix cache cannot be shared (``None`` when it can)."""
-    from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+    DynamicLayer, DynamicSlidingWindowLayer = hf_compat.dynamic_layer_types()
 
-    for i, la in enumerate(getattr(prefix_cache, "layers", None) or []):
+    for i, la in enumerate(hf_compat.cache_layers(prefix_cache)):
         if type(la) not in (DynamicLayer, DynamicSlidingWindowLayer):
             return f"cache layer {i} is a {type(la).__name__} (only dynamic attention layers)"
         if not getattr(la, "is_initialized", False) or la.keys is None or la.keys.ndim != 4:
@@ -244,7 +246,7 @@ def cache_unsupported_reason(prefix_cache: Any, total_len: int | None = None) ->
             need = la.cumulative_length if total_len is None else total_len
             if need >= window - 1 or la.keys.shape[-2] != la.cumulative_length:
                 return f"layer {i}: sliding window {window} shorter than the prompt ({need})"
-    if not getattr(prefix_cache, "layers", None):
+    if not hf_compat.cache_layers(prefix_cache):
         return "empty prefix cache"
     return None
 
@@ -268,7 +270,7 @@ def _attend_lse(q: Any, k: Any, v: Any, mask: Any, scale: float, softcap: float 
         if mask is not None:
             add = torch.zeros(mask.shape, dtype=q.dtype, device=q.device)
             add = add.masked_fill(~mask, float("-inf"))
-        op = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+        op = hf_compat.cpu_flash_attention_with_lse()
         out, lse = op(q, k, v, 0.0, False, attn_mask=add, scale=scale)
         return out.float(), lse.float()
     f32 = torch.float32
@@ -343,13 +345,12 @@ def shared_prefix_attention(
     scaling: float | None = None,
     **kwargs: Any,
 ) -> tuple[Any, None]:
-    """transformers attention function (``AttentionInterface``); see module doc."""
+    """The attention function registered by ``hf_compat.register_attention``; see module doc."""
     import torch
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     cache = _ACTIVE.get()
     if cache is None:
-        return sdpa_attention_forward(
+        return hf_compat.sdpa_attention_forward()(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
         )
     idx = getattr(module, "layer_idx", None)
@@ -375,17 +376,12 @@ def shared_prefix_attention(
 # ---------------------------------------------------------------------------------------------
 
 
-def _text_config(model: Any) -> Any:
-    cfg = model.config
-    return getattr(cfg, "text_config", None) if "text_config" in cfg.sub_configs else cfg
-
-
 def unsupported_reason(model: Any) -> str | None:
     """Why the model's decoder cannot use the shared-prefix attention (``None`` when it can)."""
-    tc = _text_config(model)
+    tc = hf_compat.text_config(model)
     if tc is None:
         return "no text config"
-    impl = getattr(tc, "_attn_implementation", None)
+    impl = hf_compat.attn_implementation(tc)
     if impl not in ("sdpa", ATTN_NAME):
         return f"text attention implementation {impl!r} (shared prefix wraps 'sdpa')"
     if int(getattr(tc, "num_kv_shared_layers", 0) or 0) > 0:
@@ -403,19 +399,15 @@ def install(model: Any) -> bool:
     if reason:
         log.info("shared-prefix attention unavailable (%s): using the per-row prefix copy", reason)
         return False
-    tc = _text_config(model)
-    if tc._attn_implementation == ATTN_NAME:
+    tc = hf_compat.text_config(model)
+    if hf_compat.attn_implementation(tc) == ATTN_NAME:
         return True
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
-
-    AttentionInterface.register(ATTN_NAME, shared_prefix_attention)
-    AttentionMaskInterface.register(ATTN_NAME, sdpa_mask)
+    hf_compat.register_attention(ATTN_NAME, shared_prefix_attention)
     if tc is model.config:
         model.set_attn_implementation(ATTN_NAME)
     else:
         model.set_attn_implementation({"text_config": ATTN_NAME})
-    if tc._attn_implementation != ATTN_NAME:
+    if hf_compat.attn_implementation(tc) != ATTN_NAME:
         log.info("shared-prefix attention could not be set on %s", type(model).__name__)
         return False
     return True

@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.config import get, judged_models, project_root
-from stylisticbias.judge.writer import atomic_write_json
+from stylisticbias.outputs import atomic_write_json
 from stylisticbias.report.inputs import load_inputs, read_csv
 from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from stylisticbias.spec.engines import ENGINE_SPECS, LightningSpec, TransportSpec
 from stylisticbias.spec.generators import (
@@ -44,11 +45,11 @@ def valid_keys(class_name: str) -> list[str]:
     return [f.name for f in dataclasses.fields(cls)] if cls else []
 
 
-def options(group: str) -> list[str]:
-    """Option names of ``conf/<group>/`` of the project being run."""
-    from stylisticbias.config import conf_dir
-
-    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
+def options(group: str, conf_dir: Path | None) -> list[str]:
+    """Option names of ``conf/<group>/`` (none when the conf directory is not known)."""
+    if conf_dir is None:
+        return []
+    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml"))
 
 
 def _chain(exc: BaseException) -> str:
@@ -61,7 +62,9 @@ def _chain(exc: BaseException) -> str:
     return "\n".join(parts)
 
 
-def explain(exc: BaseException, overrides: Sequence[str] = ()) -> str:
+def explain(
+    exc: BaseException, overrides: Sequence[str] = (), conf_dir: Path | None = None
+) -> str:
     """One line saying which key is wrong, where it came from, and what is valid."""
     text = _chain(exc)
     where = ""
@@ -77,7 +80,7 @@ def explain(exc: BaseException, overrides: Sequence[str] = ()) -> str:
     if missing:
         avail = re.search(r"Available options in '([^']+)':\s*\n((?:\s+\S.*\n?)+)", text)
         group = missing.group(1).rsplit("/", 1)[0]
-        lines = avail.group(2).splitlines() if avail else options(group)
+        lines = avail.group(2).splitlines() if avail else options(group, conf_dir)
         opts = ", ".join(a.strip() for a in lines if a.strip())
         return (
             f"{where or 'conf/'}: no config {missing.group(1)!r}"

@@ -103,7 +103,7 @@ def test_each_bad_case_stops_with_one_line_naming_the_file(
     assert summary, msg  # that check only (and the variations of a face it left out)
     assert {c.split()[1] for c in summary.group(1).split(", ")} <= {check, "base_skipped"}, msg
     assert (project / "data" / stage / "earlier.txt").read_text() == "earlier output"
-    assert not any(p.name.endswith("import-tmp") for p in (project / "data").iterdir())
+    assert not any(p.name.endswith((".tmp", ".old")) for p in (project / "data").iterdir())
 
 
 def test_skip_policy_lists_every_bad_row_with_its_reason(project: Path, bench: Benchmark) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 
-from stylisticbias.judge import tiny
+from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY = ROOT / "tests" / ".tiny_models" / "llava_next"

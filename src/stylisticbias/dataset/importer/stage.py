@@ -8,8 +8,9 @@ the written faces (sha256 of every base image), decodes the variation images and
 ``data/variations`` (``variations.parquet``, ``images/``, ``skipped.parquet``,
 ``coverage.json``, ``gallery.html`` with the coverage report).
 
-Each output directory is built in a temporary sibling (``data/.<name>.import-tmp``) and swapped
-in by rename, so a failed or killed import leaves the previous output whole.
+Each output directory is built in a temporary sibling (``data/.<name>.tmp``,
+:func:`stylisticbias.outputs.atomic_dir`) and swapped in by rename, so a failed or killed import
+leaves the previous output whole.
 
 **What DVC tracks.** ``copy``/``hardlink``: the images are files of the stage's output
 directory, hashed and cached by DVC. ``reference``: the manifests hold each image's path
@@ -44,6 +45,7 @@ from stylisticbias.dataset.importer.plan import ImportPlan, Planned, plan_import
 from stylisticbias.dataset.importer.settings import ImportSettings
 from stylisticbias.dataset.importer.sources import Problem
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_dir, temp_sibling
 
 log = logging.getLogger(__name__)
 
@@ -183,22 +185,14 @@ def _skipped_frame(ctx: _Context, bad: Sequence[tuple[str, Planned]]) -> pd.Data
 
 @contextmanager
 def _staging(final: Path) -> Iterator[Path]:
-    """A fresh temporary sibling of ``final``; swapped in by rename when the block succeeds."""
-    tmp = final.with_name(f".{final.name}.import-tmp")
-    old = final.with_name(f".{final.name}.import-old")
-    for p in (tmp, old):
-        if p.exists():
-            shutil.rmtree(p)
-    tmp.mkdir(parents=True)
+    """A fresh temporary sibling of ``final`` (:func:`~stylisticbias.outputs.atomic_dir`), swapped
+    in when the block succeeds; removed at once when it fails."""
     try:
-        yield tmp
+        with atomic_dir(final) as tmp:
+            yield tmp
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(temp_sibling(final), ignore_errors=True)
         raise
-    if final.exists():
-        os.replace(final, old)
-    os.replace(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _image_columns(
@@ -308,7 +302,7 @@ def import_faces(params: dict[str, Any]) -> Path:
 # --------------------------------------------------------------------------- variations stage
 def import_variations(params: dict[str, Any]) -> Path:
     """Import the variations into ``paths.variations`` (+ coverage, gallery)."""
-    from stylisticbias.dataset.build import load_base_faces
+    from stylisticbias.dataset.base_faces import load_base_faces
     from stylisticbias.gallery import write_gallery
 
     ctx = _Context(params)

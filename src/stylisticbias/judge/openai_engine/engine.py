@@ -34,12 +34,12 @@ from stylisticbias.benchmark import Benchmark, Ordering
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
-from stylisticbias.judge.hf_engine import COLUMNS, draw_outcomes
 from stylisticbias.judge.openai_engine.cache import ResponseCache
 from stylisticbias.judge.openai_engine.exact import ExactSettings, TextDistribution, expand_texts
 from stylisticbias.judge.openai_engine.requests import EncodedImage, RequestBuilder, encode_image
 from stylisticbias.judge.openai_engine.spec import EndpointSpec, endpoint_spec, transport_spec
 from stylisticbias.judge.openai_engine.transport import Transport, TransportStats
+from stylisticbias.judge.outcomes import COLUMNS, draw_outcomes
 from stylisticbias.judge.parsing import letter_outcome, parse_response
 from stylisticbias.judge.prompts import PromptSpec, prompt_specs
 

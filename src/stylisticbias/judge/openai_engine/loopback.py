@@ -2,7 +2,7 @@
 
 For tests and the benchmark only (no internet, no GPU): it answers ``/v1/chat/completions`` from
 the *true* next-token distribution of a transformers image-text-to-text checkpoint (the tiny
-random-weight ones of :mod:`stylisticbias.judge.tiny`), in the shape vLLM documents:
+random-weight ones of :mod:`stylisticbias_dev.tiny`), in the shape vLLM documents:
 
 * ``logprobs: true, top_logprobs: k`` -> ``choices[0].logprobs.content[0].top_logprobs`` with
   raw (untempered) log-probabilities, vLLM's default ``--logprobs-mode raw_logprobs``;

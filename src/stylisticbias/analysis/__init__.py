@@ -1,0 +1,1 @@
+"""The analysis stage: scores -> the paper's tables, tests, bootstrap CIs and metrics."""

@@ -1,0 +1,306 @@
+"""Calibration over many replicates and three plants (``reports/bench/calibration.json``).
+
+One run of the pipeline is a weak check of its intervals and tests: all SBS of a run share the
+base faces' noise, so single-run coverage swings widely. This benchmark repeats the whole
+estimation ``--replicates`` times per plant -- each replicate with **new faces** (synthetic
+identities with the paper marginals, seed ``r``) and **new judge seeds** (the simulated judge's
+seed + ``r``) -- for three plants:
+
+* ``default``: ``conf/planted/default.yaml`` (the paper-shaped effects);
+* ``mixed``: the default with three attributes planted exactly 0 (Hair color, Makeup, Eyewear),
+  every Fashion style effect sign-flipped (negative effects), and its demographic interactions
+  (fashion x age / body type, tattoo x age / gender / body) kept plus one more (eyewear x gender,
+  itself on a null main effect);
+* ``null``: every demographic, variation and interaction effect 0 (format biases kept).
+
+**Truth** is the *population* value of each estimand: the same estimator applied to the exact
+expected deltas/phis (:func:`~stylisticbias.judge.simulated.planted_truth`) of a large synthetic
+population (``--population`` faces, seed 10_000; sampling error of the truth is far below the
+CI widths), since the face bootstrap is an interval for the population quantity. Cells planted
+exactly 0 (``delta_planted`` 0 on every row) are *null* cells with truth 0.
+
+Per plant and table (Table 12 variation x group cells, Table 3 category x dimension cells,
+model x category x scenario-category SBS, de-biased VS per model x dimension): ``coverage`` of the
+95% CIs with its Clopper-Pearson interval, ``bias`` and ``rmse`` of the estimate, and the mean
+false-discovery proportion over replicates (``fdr``: null discoveries / discoveries after the
+table's BH correction) with the share of replicates with any null discovery. For VS also
+``paper_vs_ci_contains_estimate`` (the paper VS interval holds its own estimate).
+
+``python -m stylisticbias_dev.bench.calibration --replicates 20 --faces 100`` (the ``make
+bench-calibration`` target). The demo's cheap version is ``python pipelines/calibrate.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import logging
+import sys
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.proportion import proportion_confint
+
+from stylisticbias.analysis.calibration import CELLS, synthetic_dataset
+from stylisticbias.analysis.metrics import sbs
+from stylisticbias.analysis.paper_tables import DIMENSIONS, shift_cells, table3
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.vs import variation_strength
+from stylisticbias.benchmark import Benchmark, benchmark_from_params
+from stylisticbias.config import compose, conf_dir, load_group_option
+from stylisticbias_dev.bench.machine import machine_info
+
+log = logging.getLogger(__name__)
+
+TABLES = ("table12", "table3", "model_category_scenario_category", "vs_debiased")
+KEY12 = ["attribute", "value", "dimension", "group"]
+KEY3 = ["category", "dimension"]
+
+
+def plants() -> dict[str, dict[str, Any]]:
+    """The three planted configurations (mappings accepted by ``load_planted``)."""
+    import yaml
+
+    default = yaml.safe_load((conf_dir() / "planted" / "default.yaml").read_text("utf-8"))
+    mixed = copy.deepcopy(default)
+    for attr in ("Hair color", "Makeup", "Eyewear"):
+        mixed["variations"][attr] = {v: {"default": 0.0} for v in mixed["variations"][attr]}
+    mixed["variations"]["Fashion style"] = {
+        v: {k: -x for k, x in eff.items()}
+        for v, eff in mixed["variations"]["Fashion style"].items()
+    }
+    mixed["interactions"].append(
+        {"attribute": "Eyewear", "values": ["Thick-rimmed"], "axis": "gender",
+         "groups": {"female": {"default": 0.2}, "male": {"default": -0.2}}}
+    )  # fmt: skip
+    null = copy.deepcopy(default)
+    for axis, groups in null["demographics"].items():
+        null["demographics"][axis] = {g: {"default": 0.0} for g in groups}
+    null["categories"] = {c: {"default": 0.0} for c in null.get("categories", {})}
+    null["variations"] = {
+        a: {v: {"default": 0.0} for v in vals} for a, vals in null["variations"].items()
+    }
+    null["interactions"] = []
+    return {"default": default, "mixed": mixed, "null": null}
+
+
+def _judge(params: dict[str, Any], benchmark: Benchmark, cfg: dict[str, Any], faces, var):
+    """Scores of one simulated judge on a dataset (as the judge + scores stages would)."""
+    from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+    from stylisticbias.scores import compute_scores
+
+    img = image_attrs(faces, var)
+    attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
+    attrs = attrs.where(attrs.notna(), None).to_dict("records")
+    eng = SimulatedJudgeEngine(
+        cfg, load_group_option("engine", "simulated"), params["judge"], benchmark
+    )
+    j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
+    return compute_scores(j, faces, var, benchmark)
+
+
+def _truth_rows(params, benchmark, cfgs, faces, var) -> pd.DataFrame:
+    """planted_truth rows of every model, shaped like score rows (phi/delta = the truth)."""
+    from stylisticbias.judge.simulated import planted_truth
+
+    out = []
+    for cfg in cfgs:
+        orderings = benchmark.selected_orderings(params["judge"].get("orderings"))
+        tr = planted_truth(benchmark, faces, var, cfg, orderings=orderings)
+        out.append(tr)
+    tr = pd.concat(out, ignore_index=True)
+    tr["phi"] = tr["phi_true"]
+    tr["delta"] = tr["delta_true"]
+    return tr
+
+
+def _estimates(df: pd.DataFrame, faces: pd.Index, benchmark: Benchmark, s: AnalysisSettings):
+    """The four tables' estimates (with CIs and corrected p where the table has them)."""
+    delta = df[~df["is_base"].astype(bool) & df["delta"].notna()]
+    sh = shift_cells(delta, faces, s)
+    t12 = sh.frame.rename(columns={"effect": "est"})
+    t3 = table3(delta, faces, sh, benchmark, s).rename(columns={"sbs": "est"})
+    t3 = t3[t3["category"] != "Average"]
+    mc = sbs(delta, CELLS, **s.sbs_kwargs(), faces=faces).rename(columns={"effect": "est"})
+    vs = variation_strength(df, DIMENSIONS, ddof=s.vs_ddof, n_resamples=s.n_resamples, ci=s.ci,
+                            seed=s.seed, n_permutations=0)  # fmt: skip
+    return {"table12": t12, "table3": t3, "model_category_scenario_category": mc, "vs": vs}
+
+
+def population_truth(params, benchmark, cfgs, n_faces: int, s: AnalysisSettings):
+    """Population values of every cell (the estimators on exact expected deltas of many faces)."""
+    faces, var = synthetic_dataset(benchmark, n_faces, seed=10_000)
+    tr = _truth_rows(params, benchmark, cfgs, faces, var)
+    fidx = pd.Index(np.sort(tr["face_id"].unique()))
+    quick = replace(s, n_resamples=1)
+    est = _estimates(tr, fidx, benchmark, quick)
+    null_rows = tr.assign(delta=tr["delta_planted"].abs())
+    nul = _estimates(null_rows, fidx, benchmark, quick)
+    out = {}
+    for name, keys in (("table12", KEY12), ("table3", KEY3),
+                       ("model_category_scenario_category", CELLS)):  # fmt: skip
+        t = est[name][[*keys, "est"]].rename(columns={"est": "truth"})
+        n = nul[name][[*keys, "est"]].rename(columns={"est": "planted_abs"})
+        t = t.merge(n, on=keys, how="left")
+        t["null"] = t["planted_abs"].fillna(0.0) <= 0.0
+        t.loc[t["null"], "truth"] = 0.0
+        out[name] = t.drop(columns="planted_abs")
+    out["vs_debiased"] = _population_vs(tr, s.vs_ddof)
+    return out
+
+
+def _population_vs(tr: pd.DataFrame, ddof: int) -> pd.DataFrame:
+    """True de-biased-VS estimand: RMS over scenarios of the SD of population group means."""
+    base = tr[tr["is_base"].astype(bool)]
+    rows = []
+    for model, g in base.groupby("model"):
+        for dim, col in DIMENSIONS.items():
+            means = g.groupby(["scenario_id", col])["phi_true"].mean().unstack(col)
+            k = means.shape[1]
+            theta2 = ((means.sub(means.mean(axis=1), axis=0)) ** 2).sum(axis=1) / (k - ddof)
+            planted = g.groupby(["scenario_id", col])["phi_planted"].mean().unstack(col)
+            is_null = bool((planted.max(axis=1) - planted.min(axis=1)).max() < 1e-12)
+            truth = 0.0 if is_null else float(np.sqrt(theta2.mean()))
+            rows.append((model, dim, truth, is_null))
+    return pd.DataFrame(rows, columns=["model", "dimension", "truth", "null"])
+
+
+def replicate(params, benchmark, cfgs, r: int, n_faces: int, s: AnalysisSettings):
+    """One replicate: new faces (seed r), new judge seeds; estimates of the four tables."""
+    faces, var = synthetic_dataset(benchmark, n_faces, seed=r)
+    scored = []
+    for cfg in cfgs:
+        c = {**cfg, "seed": int(cfg.get("seed", 0)) + 1000 * (r + 1)}
+        scored.append(_judge(params, benchmark, c, faces, var))
+    df = pd.concat(scored, ignore_index=True)
+    fidx = pd.Index(np.sort(df["face_id"].astype(str).unique()))
+    return _estimates(df, fidx, benchmark, s)
+
+
+def _summary(cells: pd.DataFrame, alpha: float, significance: bool) -> dict[str, Any]:
+    cov = cells["covered"].to_numpy()
+    lo, hi = proportion_confint(int(cov.sum()), len(cov), alpha=0.05, method="beta")
+    err = (cells["est"] - cells["truth"]).to_numpy(dtype=float)
+    out: dict[str, Any] = {
+        "coverage": round(float(cov.mean()), 4),
+        "coverage_ci95": [round(float(lo), 4), round(float(hi), 4)],
+        "n_cells": len(cov),
+        "n_null_cells": int(cells["null"].sum()),
+        "bias": float(np.nanmean(err)),
+        "rmse": float(np.sqrt(np.nanmean(err**2))),
+        "coverage_null_cells": (
+            round(float(cells.loc[cells["null"], "covered"].mean()), 4)
+            if cells["null"].any()
+            else None
+        ),
+    }
+    if significance:
+        fdp, anyfalse = [], []
+        for _, g in cells.groupby("replicate"):
+            sig = g["pval_corr"] < alpha
+            disc = int(sig.sum())
+            false = int((sig & g["null"]).sum())
+            fdp.append(false / disc if disc else 0.0)
+            anyfalse.append(false > 0)
+        out["fdr"] = round(float(np.mean(fdp)), 4)
+        out["fdr_nominal"] = alpha
+        out["share_replicates_with_null_discovery"] = round(float(np.mean(anyfalse)), 4)
+        nonnull = cells[~cells["null"]]
+        out["power_non_null"] = (
+            round(float((nonnull["pval_corr"] < alpha).mean()), 4) if len(nonnull) else None
+        )
+    return out
+
+
+def run(replicates: int, n_faces: int, population: int, models: list[str]) -> dict[str, Any]:
+    """Every plant x replicate; the calibration.json content (without command/machine)."""
+    params = compose()
+    benchmark = benchmark_from_params(params)
+    s = AnalysisSettings.from_config(params.get("analysis"))
+    result: dict[str, Any] = {}
+    for plant, planted in plants().items():
+        t0 = time.perf_counter()
+        cfgs = [{**load_group_option("model", m), "planted": planted} for m in models]
+        truth = population_truth(params, benchmark, cfgs, population, s)
+        collected: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
+        vs_own = []
+        for r in range(replicates):
+            est = replicate(params, benchmark, cfgs, r, n_faces, s)
+            for name, keys in (("table12", KEY12), ("table3", KEY3),
+                               ("model_category_scenario_category", CELLS)):  # fmt: skip
+                e = est[name][[*keys, "est", "ci_low", "ci_high", "pval_corr"]]
+                collected[name].append(e.merge(truth[name], on=keys, how="inner")
+                                       .assign(replicate=r))  # fmt: skip
+            v = est["vs"]
+            vs_own.append(((v["ci_low"] <= v["vs"]) & (v["vs"] <= v["ci_high"])).to_numpy())
+            e = v.drop(columns=["ci_low", "ci_high"]).rename(
+                columns={"vs_debiased": "est", "debiased_ci_low": "ci_low",
+                         "debiased_ci_high": "ci_high"}
+            )  # fmt: skip
+            e = e[["model", "dimension", "est", "ci_low", "ci_high"]].assign(pval_corr=np.nan)
+            collected["vs_debiased"].append(
+                e.merge(truth["vs_debiased"], on=["model", "dimension"]).assign(replicate=r)
+            )
+            log.info("plant %s: replicate %d/%d (%.0fs)", plant, r + 1, replicates,
+                     time.perf_counter() - t0)  # fmt: skip
+        summary = {}
+        for name in TABLES:
+            cells = pd.concat(collected[name], ignore_index=True)
+            cells["covered"] = (cells["ci_low"] <= cells["truth"]) & (
+                cells["truth"] <= cells["ci_high"]
+            )
+            summary[name] = _summary(cells, s.alpha, significance=name != "vs_debiased")
+        own = np.concatenate(vs_own)
+        summary["vs_debiased"]["paper_vs_ci_contains_estimate"] = float(own.mean())
+        result[plant] = summary
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: write reports/bench/calibration.json."""
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.calibration")
+    ap.add_argument("--replicates", type=int, default=20)
+    ap.add_argument("--faces", type=int, default=100, help="faces per replicate")
+    ap.add_argument("--population", type=int, default=2000, help="faces of the truth population")
+    ap.add_argument("--models", default="simulated-strong,simulated-weak")
+    ap.add_argument("--out", default="reports/bench/calibration.json")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    noisy = [logging.getLogger(n) for n in ("stylisticbias.analysis", "stylisticbias.scores")]
+    levels = [lg.level for lg in noisy]
+    t0 = time.perf_counter()
+    models = [m for m in args.models.split(",") if m]
+    try:
+        for lg in noisy:
+            lg.setLevel(logging.ERROR)  # per-replicate warnings
+        res = run(args.replicates, args.faces, args.population, models)
+    finally:
+        for lg, level in zip(noisy, levels):
+            lg.setLevel(level)
+    doc = {
+        "plants": res,
+        "settings": {"replicates": args.replicates, "faces_per_replicate": args.faces,
+                     "population_faces": args.population, "models": models, "ci": 0.95,
+                     "targets": {"coverage": [0.93, 0.97], "fdr": "<= nominal (alpha)",
+                                 "paper_vs_ci_contains_estimate": 1.0}},
+        "command": "python -m stylisticbias_dev.bench.calibration "
+        + " ".join(argv or sys.argv[1:]),
+        "machine": machine_info(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }  # fmt: skip
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    log.info("wrote %s in %.0fs", out, doc["seconds"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
