@@ -147,7 +147,9 @@ def test_faces_n_sweep_datasets_are_nested(tmp_path: Path) -> None:
     sampler = plan_sweep(["faces.n=1,2"]).sampler
     builds = []
     for n in (1, 2):
-        params = job_params(compose([f"faces.n={n}", "variations.scope=evaluated"], "sweep"), sampler)
+        params = job_params(
+            compose([f"faces.n={n}", "variations.scope=evaluated"], "sweep"), sampler
+        )
         builds.append(
             ensure_dataset(
                 params,
