@@ -255,12 +255,27 @@ def preflight(argv: Sequence[str]) -> int:
     jobs = [list(job) for batch in batches for job in batch]
     scratch = Path("multirun") / ".preflight"
     for job in jobs:
-        params = compose(job, config_name=CONFIG_NAME)
         try:
+            params = compose(job, config_name=CONFIG_NAME)
             resolve_job(params, " ".join(job), scratch.resolve(), plan.sampler)
         except StylisticBiasError as exc:
-            raise StylisticBiasError(f"job {' '.join(job) or '(defaults)'}: {exc}") from None
+            raise StylisticBiasError(
+                f"job {' '.join(job) or '(defaults)'}: {with_choices(str(exc))}"
+            ) from None
     return len(jobs)
+
+
+def with_choices(message: str) -> str:
+    """Hydra's "Could not find 'model/x'" plus the group's valid options (Hydra lists them on
+    further lines, which a one-line error drops)."""
+    import re
+
+    from stylisticbias.config import available
+
+    found = re.search(r"Could not find '([\w-]+)/([^']+)'", message)
+    if not found or "valid:" in message:
+        return message
+    return f"{message}; valid: {', '.join(available(found.group(1)))}"
 
 
 def cli(argv: Sequence[str] | None = None) -> None:
