@@ -125,7 +125,7 @@ def test_basic_launcher_sweep_nests_runs_and_resumes(tmp_path: Path) -> None:
     assert len(logs) == 4
     # the same command again: every finished job is reused (no stage runs), same runs
     out = sweep(tmp_path)
-    assert out.stderr.count("finished before: reusing its outputs") == 4
+    assert (out.stdout + out.stderr).count("finished before: reusing its outputs") == 4
     assert {p: p.stat().st_size for p in logs} == logs
     again = check_tree(tmp_path)
     assert again["parent"] == first["parent"] and again["jobs"] == first["jobs"]

@@ -182,8 +182,9 @@ class SweepPlan:
 
     @property
     def name(self) -> str:
-        """The parent run's name: the sweep's overrides."""
-        return " ".join(self.overrides) or "defaults"
+        """The parent run's name: the sweep's overrides (not where it is tracked)."""
+        shown = [o for o in self.overrides if not override_key(o).startswith("tracking")]
+        return " ".join(shown) or "defaults"
 
 
 def plan_sweep(overrides: Sequence[str]) -> SweepPlan:
