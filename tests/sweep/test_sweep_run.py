@@ -24,15 +24,21 @@ from stylisticbias.sweep.state import SWEEP_FILE
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = ("simulated-strong", "simulated-weak")
-JOBS = {f"model={m} judge.seeds=[{s}]" for m in MODELS for s in (1, 2)}
+SIMULATED = ("simulated-strong", "simulated-weak")
+#: a simulated judge and a tiny random-weight Qwen3-VL on the hf engine (the simulated model
+#: pins its own engine); the checkpoint is built locally on first use
+MIXED = ("simulated-strong", "tiny-qwen3-vl")
 SMALL = ["faces.n=2", "variations.scope=evaluated", "judge.scenarios=[1,12,23,25]"]
 
 
-def sweep(tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def jobs(models: tuple[str, ...]) -> set[str]:
+    return {f"model={m} judge.seeds=[{s}]" for m in models for s in (1, 2)}
+
+
+def sweep(tmp: Path, models: tuple[str, ...], *extra: str) -> subprocess.CompletedProcess[str]:
     args = [
         "-m",
-        f"model={','.join(MODELS)}",
+        f"model={','.join(models)}",
         "judge.seeds=[1],[2]",
         *SMALL,
         f"tracking.tracking_uri=sqlite:///{tmp}/mlflow.db",
@@ -75,15 +81,16 @@ def metrics_of(db: Path, run_id: str) -> dict[str, float]:
     return dict(rows)
 
 
-def check_tree(tmp: Path) -> dict[str, Any]:
+def check_tree(tmp: Path, models: tuple[str, ...]) -> dict[str, Any]:
     """Every run nested under one parent; 4 job runs each holding its stages' runs; the
     comparison run lists the 4 jobs (artifact table and per-job metrics)."""
+    expected = jobs(models)
     db = tmp / "mlflow.db"
     runs = live_runs(db)
     roots = [i for i, r in runs.items() if not r["parent"]]
     assert len(roots) == 1, [runs[i]["name"] for i in roots]
     parent = roots[0]
-    assert runs[parent]["name"].startswith("sweep model=simulated-strong,simulated-weak")
+    assert runs[parent]["name"].startswith(f"sweep model={','.join(models)} judge.seeds=[1],[2]")
     assert runs[parent]["kind"] == "sweep" and runs[parent]["status"] == "FINISHED"
 
     def top(i: str) -> str:
@@ -93,8 +100,8 @@ def check_tree(tmp: Path) -> dict[str, Any]:
 
     assert {top(i) for i in runs} == {parent}
     children = {r["name"]: i for i, r in runs.items() if r["parent"] == parent}
-    assert set(children) == {*JOBS, "comparison"}
-    for name in JOBS:
+    assert set(children) == {*expected, "comparison"}
+    for name in expected:
         job = children[name]
         assert runs[job]["status"] == "FINISHED"
         model = name.split()[0].split("=")[1]
@@ -109,25 +116,26 @@ def check_tree(tmp: Path) -> dict[str, Any]:
     art = next((tmp / "mlruns").glob(f"*/{comparison}/artifacts"))
     with (art / "jobs.csv").open() as fh:
         table = list(csv.DictReader(fh))
-    assert {r["name"] for r in table} == JOBS and {r["status"] for r in table} == {"done"}
-    assert {r["run_id"] for r in table} == {children[n] for n in JOBS}
+    assert {r["name"] for r in table} == expected and {r["status"] for r in table} == {"done"}
+    assert {r["run_id"] for r in table} == {children[n] for n in expected}
     jobs_json = json.loads((art / "jobs.json").read_text())
     assert len(pd.DataFrame(jobs_json["data"], columns=jobs_json["columns"])) == 4
     # one dataset build for the four jobs
     assert len([p for p in (tmp / "sw" / "datasets").iterdir() if not p.name.startswith(".")]) == 1
-    return {"parent": parent, "comparison": comparison, "jobs": {n: children[n] for n in JOBS}}
+    return {"parent": parent, "comparison": comparison, "jobs": {n: children[n] for n in expected}}
 
 
 def test_basic_launcher_sweep_nests_runs_and_resumes(tmp_path: Path) -> None:
-    sweep(tmp_path)
-    first = check_tree(tmp_path)
+    """A simulated judge and a tiny hf model x 2 seeds, one job after another; then again."""
+    sweep(tmp_path, MIXED, "engine=hf")
+    first = check_tree(tmp_path, MIXED)
     logs = {p: p.stat().st_size for p in (tmp_path / "sw").glob("*/stages.log")}
     assert len(logs) == 4
     # the same command again: every finished job is reused (no stage runs), same runs
-    out = sweep(tmp_path)
+    out = sweep(tmp_path, MIXED, "engine=hf")
     assert (out.stdout + out.stderr).count("finished before: reusing its outputs") == 4
     assert {p: p.stat().st_size for p in logs} == logs
-    again = check_tree(tmp_path)
+    again = check_tree(tmp_path, MIXED)
     assert again["parent"] == first["parent"] and again["jobs"] == first["jobs"]
     assert again["comparison"] != first["comparison"]  # replaced, the old one deleted
     state = json.loads((tmp_path / "sw" / SWEEP_FILE).read_text())
@@ -135,8 +143,8 @@ def test_basic_launcher_sweep_nests_runs_and_resumes(tmp_path: Path) -> None:
 
 
 def test_joblib_launcher_sweep_nests_runs(tmp_path: Path) -> None:
-    sweep(tmp_path, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-    check_tree(tmp_path)
+    sweep(tmp_path, SIMULATED, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    check_tree(tmp_path, SIMULATED)
 
 
 def test_faces_n_sweep_datasets_are_nested(tmp_path: Path) -> None:

@@ -146,10 +146,13 @@ def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[
 
 
 def job_name(task_overrides: Sequence[str], swept: Sequence[str]) -> str:
-    """The job's run name: its overrides of swept keys (all its overrides when none is known)."""
+    """The job's run name: its overrides of swept keys (when none is known: all its overrides
+    but ``tracking.*``)."""
     keys = set(swept)
     chosen = [o for o in task_overrides if override_key(o) in keys] if keys else []
-    return " ".join(chosen or list(task_overrides)) or "defaults"
+    if not chosen:
+        chosen = [o for o in task_overrides if not override_key(o).startswith("tracking")]
+    return " ".join(chosen) or "defaults"
 
 
 def override_key(override: str) -> str:
