@@ -172,3 +172,37 @@ def test_faces_n_sweep_datasets_are_nested(tmp_path: Path) -> None:
     a = (builds[0] / "faces" / small["path"].iloc[0]).read_bytes()
     b = (builds[1] / "faces" / large["path"].iloc[0]).read_bytes()
     assert a == b
+
+
+def test_failed_job_is_reported_and_the_sweep_exits_1(tmp_path: Path) -> None:
+    """A judge whose weights cannot be loaded (offline): one error line, job.json and its MLflow
+    run marked failed, the comparison counts it, exit status 1."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stylisticbias.sweep",
+            "-m",
+            "engine=hf",
+            "model=qwen3-vl-8b",
+            *SMALL,
+            f"tracking.tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+            f"hydra.sweep.dir={tmp_path}/sw",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert out.returncode == 1, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "stage judge qwen3-vl-8b failed" in text
+    record = json.loads((tmp_path / "sw" / "0" / "job.json").read_text())
+    assert record["status"] == "failed" and "judge qwen3-vl-8b" in record["error"]
+    runs = live_runs(tmp_path / "mlflow.db")
+    job = next(r for r in runs.values() if r["kind"] == "sweep-job")
+    assert job["status"] == "FAILED"
+    comparison = next(i for i, r in runs.items() if r["kind"] == "sweep-comparison")
+    assert metrics_of(tmp_path / "mlflow.db", comparison)["n_failed"] == 1
