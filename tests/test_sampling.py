@@ -61,3 +61,24 @@ def test_bad_sampler_and_n(benchmark: Benchmark) -> None:
         sample_identities(benchmark, 10, sampler="stratified")
     with pytest.raises(StylisticBiasError, match=r"faces\.n"):
         sample_identities(benchmark, -1)
+
+
+def test_paper_nested_prefixes_extend_each_other(benchmark: Benchmark) -> None:
+    """paper_nested: N = 20 is the first 20 rows of N = 60, which is the first 60 of the paper's
+    500 (same ids, demographics and render seeds); paper_marginals at a small N is not nested."""
+    full = sample_identities(benchmark, 500, seed=7)
+    small = sample_identities(benchmark, 20, seed=7, sampler="paper_nested")
+    large = sample_identities(benchmark, 60, seed=7, sampler="paper_nested")
+    pd.testing.assert_frame_equal(large, full.iloc[:60].reset_index(drop=True))
+    pd.testing.assert_frame_equal(small, large.iloc[:20])
+    at_500 = sample_identities(benchmark, 500, seed=7, sampler="paper_nested")
+    for axis, counts in PAPER.items():
+        assert at_500[axis].value_counts().to_dict() == counts, axis
+    marg20 = sample_identities(benchmark, 20, seed=7)
+    marg60 = sample_identities(benchmark, 60, seed=7)
+    assert not marg20.equals(marg60.iloc[:20])  # why the sweep needs paper_nested
+
+
+def test_paper_nested_refuses_more_than_the_population(benchmark: Benchmark) -> None:
+    with pytest.raises(StylisticBiasError, match=r"faces\.n=501.*paper_nested.*500"):
+        sample_identities(benchmark, 501, sampler="paper_nested")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -78,10 +79,23 @@ def stage_arguments(doc: str, *, model: bool = False) -> argparse.Namespace:
     return args
 
 
-def stage_lock_name(argv: list[str] | None = None) -> str:
-    """``analyze``, ``judge-simulated-weak``, ...: the script's name and its arguments."""
+def stage_lock_name(argv: list[str] | None = None, params_file: str | None = None) -> str:
+    """``analyze``, ``judge-simulated-weak``, ...: the script's name and its arguments.
+
+    A stage reading another params file than ``params.yaml`` (``$STYLISTICBIAS_PARAMS``, set by
+    :mod:`stylisticbias.sweep` per job) gets that file's path hash appended
+    (``analyze-3f2a9c1d``), so parallel sweep jobs do not refuse each other.
+    """
+    import hashlib
+
+    from stylisticbias.config import PARAMS_ENV
+
     argv = sys.argv if argv is None else argv
     parts = [Path(argv[0]).stem, *(a for a in argv[1:] if not a.startswith("-"))]
+    params_file = os.environ.get(PARAMS_ENV) if params_file is None else params_file
+    if params_file:
+        resolved = str(Path(params_file).resolve())
+        parts.append(hashlib.sha256(resolved.encode()).hexdigest()[:8])
     return "-".join(p.replace("/", "_") for p in parts if p)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os  # issue-11-sweep
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,10 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = ROOT / "conf"
 PARAMS_FILE = ROOT / "params.yaml"
+# --- issue-11-sweep: a sweep job points its stage scripts at its own params file ---
+#: environment variable naming the params file stages read instead of ``params.yaml``
+PARAMS_ENV = "STYLISTICBIAS_PARAMS"
+# --- end issue-11-sweep ---
 
 
 def project_root() -> Path:
@@ -75,9 +80,10 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[
     finally:
         GlobalHydra.instance().clear()
     assert isinstance(container, dict)
-    if config_name == "config":
-        where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
-        config_from_params(container, where=where)  # ranges, keys added with `+`
+    if container.get("sweep", "") is None:  # set by conf/sweep.yaml only
+        del container["sweep"]
+    where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
+    config_from_params(container, where=where)  # ranges, keys added with `+`
     return container  # type: ignore[return-value]
 
 
@@ -107,8 +113,15 @@ def write_params(
 
 
 def load_params(path: str | Path | None = None) -> dict[str, Any]:
-    """Load ``params.yaml`` (the composed configuration) as a plain dict."""
-    p = Path(path) if path else project_root() / "params.yaml"
+    """Load ``params.yaml`` (the composed configuration) as a plain dict.
+
+    Without ``path``: the file named by ``$STYLISTICBIAS_PARAMS`` (a sweep job's own params),
+    else ``params.yaml`` at the project root.
+    """
+    # --- issue-11-sweep: $STYLISTICBIAS_PARAMS ---
+    env_path = os.environ.get(PARAMS_ENV)
+    p = Path(path) if path else Path(env_path) if env_path else project_root() / "params.yaml"
+    # --- end issue-11-sweep ---
     if not p.exists():
         raise StylisticBiasError(
             f"{p}: not found; run `python -m stylisticbias.config compose` to create it"
@@ -126,7 +139,8 @@ def load_config(path: str | Path | None = None) -> Config:
     """``params.yaml`` parsed once into typed, frozen specs (one error line on a bad key)."""
     from stylisticbias.spec.parse import config_from_params
 
-    p = Path(path) if path else project_root() / "params.yaml"
+    env_path = os.environ.get(PARAMS_ENV)
+    p = Path(path) if path else Path(env_path) if env_path else project_root() / "params.yaml"
     return config_from_params(load_params(p), where=str(p.name))
 
 

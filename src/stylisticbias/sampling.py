@@ -1,6 +1,6 @@
 """Identity sampling: N base identities from the 90-cell demographic grid, deterministic by seed.
 
-Two samplers:
+Three samplers:
 
 ``paper_marginals`` (default)
     Target counts per axis are the paper's observed marginals (App. B.2) scaled to N by the
@@ -12,6 +12,11 @@ Two samplers:
 ``uniform``
     Balanced over the 90 cells: floor(N / 90) full sweeps of the grid plus a seeded random
     subset of distinct cells for the remainder.
+``paper_nested``
+    The first N identities of the paper's population: ``paper_marginals`` at N = 500 (same
+    seed), cut after N rows. A larger N extends a smaller one (the first 100 faces of N = 200
+    are the N = 100 faces, with the same ids, demographics and render seeds), which is what a
+    sweep over ``faces.n`` needs; marginals are exact only at N = 500. N <= 500.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ import pandas as pd
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.sections import SAMPLERS
+
+#: identities in the paper's population (App. B.2); ``paper_nested`` draws its prefixes
+PAPER_POPULATION = 500
 
 __all__ = ["SAMPLERS", "face_seed", "largest_remainder", "sample_identities", "target_marginals"]
 
@@ -86,6 +94,15 @@ def sample_identities(
         raise StylisticBiasError(f"unknown faces.sampler {sampler!r}; valid: {', '.join(SAMPLERS)}")
     if n < 0:
         raise StylisticBiasError(f"faces.n must be >= 0, got {n}")
+    if sampler == "paper_nested":
+        if n > PAPER_POPULATION:
+            raise StylisticBiasError(
+                f"faces.n={n}: faces.sampler=paper_nested draws from the paper's "
+                f"{PAPER_POPULATION} identities; use faces.n <= {PAPER_POPULATION} or "
+                "faces.sampler=paper_marginals"
+            )
+        population = sample_identities(benchmark, PAPER_POPULATION, seed=seed)
+        return population.iloc[:n].reset_index(drop=True)
     rng = np.random.default_rng(seed)
     columns: dict[str, Sequence[str]]
     if sampler == "paper_marginals":

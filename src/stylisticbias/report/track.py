@@ -37,8 +37,15 @@ from stylisticbias.report.run_metrics import FAMILIES
 
 log = logging.getLogger(__name__)
 
-#: The stage's output, relative to the project root.
+#: The stage's output, relative to the project root (with the default ``paths.data=data``).
 RUNS_FILE = Path("data") / "tracking" / "report_runs.json"
+
+
+def runs_file(params: dict[str, Any], root: Path) -> Path:
+    """The stage's output: ``<paths.data>/tracking/report_runs.json`` (``root / RUNS_FILE``
+    by default; a sweep job's own data root otherwise)."""
+    data = str((params.get("paths") or {}).get("data") or "data")
+    return root / data / RUNS_FILE.relative_to("data")
 
 
 def written_figures(figures_dir: Path) -> list[FigureRecord]:
@@ -50,7 +57,7 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
     """Log ``reports/`` to MLflow when ``tracking.enabled``; write RUNS_FILE and its run log."""
     root = (root or project_root()).resolve()
     tracking = params.get("tracking") or {}
-    out = root / RUNS_FILE
+    out = runs_file(params, root)
     out.parent.mkdir(parents=True, exist_ok=True)
     reports = root / str(get(params, "paths.reports"))
     record: dict[str, Any] = {

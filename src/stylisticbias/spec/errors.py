@@ -24,6 +24,7 @@ from stylisticbias.spec.sections import (
     GenerationSpec,
     JudgeSpec,
     PathsSpec,
+    SweepSpec,
     TrackingSpec,
     VariationsSpec,
 )
@@ -32,7 +33,7 @@ _CLASSES: dict[str, type] = {
     c.__name__: c
     for c in (
         Config, PathsSpec, FacesSpec, GenerationSpec, GallerySpec, VariationsSpec, JudgeSpec,
-        TrackingSpec, AnalysisSpec, BootstrapSpec, AnalysisTablesSpec, LightningSpec,
+        TrackingSpec, SweepSpec, AnalysisSpec, BootstrapSpec, AnalysisTablesSpec, LightningSpec,
         TransportSpec, DiffusersPipelineSpec, FullBodySpec,
         *ENGINE_SPECS.values(), *MODEL_SPECS.values(), *GENERATOR_SPECS.values(),
     )

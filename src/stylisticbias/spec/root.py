@@ -21,6 +21,7 @@ from stylisticbias.spec.sections import (
     GenerationSpec,
     JudgeSpec,
     PathsSpec,
+    SweepSpec,
     TrackingSpec,
     VariationsSpec,
 )
@@ -52,6 +53,7 @@ class Config:
     generator: Any = MISSING
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     tracking: TrackingSpec = field(default_factory=TrackingSpec)
+    sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
 
     @property
     def model_names(self) -> list[str]:

@@ -17,7 +17,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.checks import at_least, choice, finite_in, unique_ints
 
 #: identity samplers (stylisticbias.sampling)
-SAMPLERS = ("paper_marginals", "uniform")
+SAMPLERS = ("paper_marginals", "uniform", "paper_nested")
 #: judge.images
 IMAGE_SETS = ("evaluated", "all")
 #: judge.parser
@@ -193,3 +193,13 @@ class AnalysisSpec:
     workers: int = MISSING
     tables: AnalysisTablesSpec = field(default_factory=AnalysisTablesSpec)
     group_abbrev: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """Settings of a ``python -m stylisticbias.sweep`` multirun (conf/sweep.yaml; docs/sweeps.md).
+
+    Absent (null) from a plain composition: ``conf/config.yaml`` sets nothing here.
+    """
+
+    datasets: str | None = None  # shared dataset builds; null: <sweep dir>/datasets
