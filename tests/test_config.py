@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from stylisticbias import config
+from stylisticbias import config, configure
 from stylisticbias.config import compose, load_group_option
 from stylisticbias.errors import StylisticBiasError
 
@@ -12,7 +12,7 @@ from stylisticbias.errors import StylisticBiasError
 def test_params_yaml_in_sync_with_conf() -> None:
     committed = yaml.safe_load((config.project_root() / "params.yaml").read_text())
     assert committed == compose(), (
-        "params.yaml drifted from conf/: run `python -m stylisticbias.config compose`"
+        "params.yaml drifted from conf/: run `python -m stylisticbias.configure compose`"
     )
 
 
@@ -21,12 +21,12 @@ def test_check_cli_detects_drift(tmp_path, monkeypatch) -> None:
 
     shutil.copytree(config.project_root() / "conf", tmp_path / "conf")
     monkeypatch.chdir(tmp_path)
-    config.write_params()
-    assert config.main(["check"]) == 0
+    configure.write_params()
+    assert configure.main(["check"]) == 0
     (tmp_path / "params.yaml").write_text(
         (tmp_path / "params.yaml").read_text().replace("n: 100", "n: 101", 1)
     )
-    assert config.main(["check"]) == 1
+    assert configure.main(["check"]) == 1
 
 
 def test_experiments_compose() -> None:

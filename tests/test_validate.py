@@ -7,7 +7,8 @@ import copy
 import pytest
 from protocols import edited_protocol
 
-from stylisticbias.config import compose, main
+from stylisticbias.config import compose
+from stylisticbias.configure import main
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.validate import validate_params
 

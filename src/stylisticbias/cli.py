@@ -61,7 +61,7 @@ def setup_logging(level: int = logging.INFO) -> None:
 #: why a stage script refuses Hydra overrides (it reads params.yaml, the DVC contract)
 _NO_OVERRIDES = (
     "stage scripts read params.yaml and take no Hydra overrides: compose first "
-    "(python -m stylisticbias.config compose faces.n=8 'model=[simulated-weak]'), then run the "
+    "(python -m stylisticbias.configure compose faces.n=8 'model=[simulated-weak]'), then run the "
     "stage or `dvc repro`; sweep with `python -m stylisticbias.sweep -m ...` or "
     "`dvc exp run --queue -S ...`"
 )

@@ -11,16 +11,14 @@ override, and the valid keys. ``params.yaml`` is ``conf/config.yaml`` composed a
 
 Command line::
 
-    python -m stylisticbias.config compose [overrides...]   # rewrite params.yaml
-    python -m stylisticbias.config check                    # exit 1 if params.yaml drifted
+    python -m stylisticbias.configure compose [overrides...]   # rewrite params.yaml
+    python -m stylisticbias.configure check                    # exit 1 if params.yaml drifted
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os  # issue-11-sweep
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -90,26 +88,10 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[
 def dump_params(params: dict[str, Any]) -> str:
     """Serialize composed params the way ``params.yaml`` is written (stable key order)."""
     header = (
-        "# GENERATED from conf/ (python -m stylisticbias.config compose, or dvc exp run).\n"
+        "# GENERATED from conf/ (python -m stylisticbias.configure compose, or dvc exp run).\n"
         "# Do not edit by hand: change conf/ and re-compose (tests/test_config.py checks).\n"
     )
     return header + yaml.safe_dump(params, sort_keys=False, allow_unicode=True, width=100)
-
-
-def write_params(
-    overrides: Sequence[str] = (), path: Path | None = None, *, validate: bool = True
-) -> Path:
-    """Compose ``conf/``, check it (:func:`stylisticbias.validate.validate_params`), write
-    ``params.yaml`` (left untouched when a check fails)."""
-    path = path or project_root() / "params.yaml"
-    params = compose(overrides)
-    if validate:
-        from stylisticbias.validate import validate_params
-
-        validate_params(params)
-    path.write_text(dump_params(params), encoding="utf-8")
-    log.info("wrote %s", path)
-    return path
 
 
 def load_params(path: str | Path | None = None) -> dict[str, Any]:
@@ -124,7 +106,7 @@ def load_params(path: str | Path | None = None) -> dict[str, Any]:
     # --- end issue-11-sweep ---
     if not p.exists():
         raise StylisticBiasError(
-            f"{p}: not found; run `python -m stylisticbias.config compose` to create it"
+            f"{p}: not found; run `python -m stylisticbias.configure compose` to create it"
         )
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
@@ -189,36 +171,3 @@ def get(params: dict[str, Any], dotted: str) -> Any:
             raise StylisticBiasError(f"params.yaml: missing key {dotted!r} (under {where}: {keys})")
         node = node[part]
     return node
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``compose`` rewrites params.yaml; ``check`` fails when it drifted from conf/."""
-    parser = argparse.ArgumentParser(prog="python -m stylisticbias.config")
-    parser.add_argument("command", choices=["compose", "check"])
-    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. faces.n=8")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        if args.command == "compose":
-            write_params(args.overrides)
-            return 0
-        params = compose(args.overrides)
-        from stylisticbias.validate import validate_params
-
-        validate_params(params)
-        want = dump_params(params)
-        have = (project_root() / "params.yaml").read_text(encoding="utf-8")
-        if yaml.safe_load(want) != yaml.safe_load(have):
-            log.error(
-                "params.yaml differs from conf/: run `python -m stylisticbias.config compose`"
-            )
-            return 1
-        log.info("params.yaml is in sync with conf/")
-        return 0
-    except StylisticBiasError as exc:
-        log.error("error: %s", exc)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

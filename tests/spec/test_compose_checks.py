@@ -1,6 +1,6 @@
 """Composition fails in one line on a misspelt key, a wrong type or an out-of-range value.
 
-Each case composes a copy of ``conf/`` (``python -m stylisticbias.config compose``) and checks
+Each case composes a copy of ``conf/`` (``python -m stylisticbias.configure compose``) and checks
 the message names the key, where it came from (file or override) and the valid keys; that the
 exit status is 2; and that neither ``params.yaml`` nor anything under ``data/`` was touched.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stylisticbias import config
+from stylisticbias import config, configure
 from stylisticbias.config import compose
 from stylisticbias.errors import StylisticBiasError
 
@@ -38,7 +38,7 @@ def _snapshot(root: Path) -> dict[str, str]:
 def _fails(root: Path, overrides: list[str], caplog: pytest.LogCaptureFixture) -> str:
     before = _snapshot(root)
     caplog.clear()
-    assert config.main(["compose", *overrides]) == 2
+    assert configure.main(["compose", *overrides]) == 2
     assert _snapshot(root) == before, "a failed composition touched params.yaml or data/"
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and "\n" not in errors[0], errors
@@ -123,7 +123,7 @@ def test_bad_value_fails(
 
 
 def test_good_composition_writes_params(project: Path) -> None:
-    assert config.main(["compose", "faces.n=7", "model=[simulated-weak,qwen3-vl-8b]"]) == 0
+    assert configure.main(["compose", "faces.n=7", "model=[simulated-weak,qwen3-vl-8b]"]) == 0
     cfg = config.load_config(project / "params.yaml")
     assert cfg.faces.n == 7
     assert cfg.model_names == ["simulated-weak", "qwen3-vl-8b"]

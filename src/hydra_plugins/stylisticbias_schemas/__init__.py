@@ -2,7 +2,7 @@
 
 Hydra imports every module under the ``hydra_plugins`` namespace when it discovers plugins, so
 ``conf/`` is checked against the same typed specs whoever composes it: our
-``python -m stylisticbias.config compose``, a ``python -m stylisticbias.sweep`` job, or DVC's
+``python -m stylisticbias.configure compose``, a ``python -m stylisticbias.sweep`` job, or DVC's
 ``dvc exp run`` (which composes ``conf/`` itself).
 """
 
