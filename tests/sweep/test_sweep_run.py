@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMULATED = ("simulated-strong", "simulated-weak")
-#: a simulated judge and a tiny random-weight Qwen3-VL on the hf engine (the simulated model
-#: pins its own engine); the checkpoint is built locally on first use
+#: a simulated judge and a tiny random-weight Qwen3-VL on the hf engine (each model file carries
+#: its engine); the tiny checkpoint is built by the test (stylisticbias_dev.tiny)
 MIXED = ("simulated-strong", "tiny-qwen3-vl")
 SMALL = ["faces.n=2", "variations.scope=evaluated", "judge.scenarios=[1,12,23,25]"]
 
@@ -127,12 +127,15 @@ def check_tree(tmp: Path, models: tuple[str, ...]) -> dict[str, Any]:
 
 def test_basic_launcher_sweep_nests_runs_and_resumes(tmp_path: Path) -> None:
     """A simulated judge and a tiny hf model x 2 seeds, one job after another; then again."""
-    sweep(tmp_path, MIXED, "engine=hf")
+    from stylisticbias_dev.tiny import ensure_model
+
+    ensure_model("tiny-qwen3-vl")
+    sweep(tmp_path, MIXED)
     first = check_tree(tmp_path, MIXED)
     logs = {p: p.stat().st_size for p in (tmp_path / "sw").glob("*/stages.log")}
     assert len(logs) == 4
     # the same command again: every finished job is reused (no stage runs), same runs
-    out = sweep(tmp_path, MIXED, "engine=hf")
+    out = sweep(tmp_path, MIXED)
     assert (out.stdout + out.stderr).count("finished before: reusing its outputs") == 4
     assert {p: p.stat().st_size for p in logs} == logs
     again = check_tree(tmp_path, MIXED)

@@ -27,9 +27,10 @@ from typing import Any
 
 import pandas as pd
 
+from stylisticbias.analysis import table_registry as registry
 from stylisticbias.config import get, judged_models, project_root
 from stylisticbias.outputs import atomic_write_json
-from stylisticbias.report.inputs import load_inputs, read_csv
+from stylisticbias.report.inputs import load_inputs
 from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.run import scenarios_frame
@@ -98,9 +99,8 @@ def _add_interval_tables(tables: dict[str, pd.DataFrame], tables_dir: Path) -> N
     """Load the tables whose intervals are logged (``run_metrics.FAMILIES``) that the report
     does not read itself (``sbs_overall``, ``sbs_by_variation_model``), where written."""
     for name in dict.fromkeys(f.table for f in FAMILIES):
-        path = tables_dir / f"{name}.csv"
-        if name not in tables and path.is_file():
-            tables[name] = read_csv(path)
+        if name not in tables and (tables_dir / registry.spec(name).file).is_file():
+            tables[name] = registry.read_table(name, tables_dir)
 
 
 def _runs_url(spec: Any) -> str | None:
