@@ -187,7 +187,6 @@ def test_failed_job_is_reported_and_the_sweep_exits_1(tmp_path: Path) -> None:
             "-m",
             "stylisticbias.sweep",
             "-m",
-            "engine=hf",
             "model=qwen3-vl-8b",
             *SMALL,
             f"tracking.tracking_uri=sqlite:///{tmp_path}/mlflow.db",
