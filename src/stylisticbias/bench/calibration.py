@@ -21,12 +21,16 @@ exactly 0 (``delta_planted`` 0 on every row) are *null* cells with truth 0.
 
 Per plant and table (Table 12 variation x group cells, Table 3 category x dimension cells,
 model x category x scenario-category SBS, de-biased VS per model x dimension): ``coverage`` of the
-95% CIs with its Clopper-Pearson interval, ``bias`` and ``rmse`` of the estimate, and the mean
-false-discovery proportion over replicates (``fdr``: null discoveries / discoveries after the
-table's BH correction) with the share of replicates with any null discovery. For VS also
-``paper_vs_ci_contains_estimate`` (the paper VS interval holds its own estimate).
+95% CIs with its Clopper-Pearson interval (as if the intervals were independent) and its interval
+by replicate (``coverage_ci95_by_replicate``: the cells of one replicate share its faces, so their
+misses come together -- the errors of a replicate's 40 Table 3 cells correlate ~0.6 -- and the
+replicate is the independent unit), ``bias`` and ``rmse`` of the estimate, ``ci_contains_estimate``,
+and the mean false-discovery proportion over replicates (``fdr``: null discoveries / discoveries
+after the table's BH correction) with the share of replicates with any null discovery. For VS
+also ``paper_vs_ci_contains_estimate`` (the paper VS interval holds its own estimate) and the
+coverage per dimension (``by_dimension``).
 
-``python -m stylisticbias.bench.calibration --replicates 20 --faces 100`` (the ``make
+``python -m stylisticbias.bench.calibration --replicates 30 --faces 100`` (the ``make
 bench-calibration`` target). The demo's cheap version is ``python pipelines/calibrate.py``.
 """
 
