@@ -30,7 +30,9 @@ smaller than none) the family is continued by a shift of the null distribution,
 ``T*(tau) = A + tau``, so the interval is never empty and, like the estimate, may lie below 0:
 it then says the groups differ *less* than chance would make them, an event of probability
 ``(1-ci)/2`` at the null. At ``tau = 0`` the test is the bootstrap's null distribution of
-``T``, so the coverage at the null is the nominal one up to the bootstrap's accuracy.
+``T``, whose spread the resample overstates (the sample covariance across many scenarios carries
+spurious correlations): it is rescaled to an unbiased ``tr(Sigma^2)`` (:func:`null_trace`). The
+cross term is rescaled for the unknown direction of the true group differences (:func:`tib_terms`).
 """
 
 from __future__ import annotations
