@@ -14,25 +14,24 @@ groups do not differ. On the VS scale it is reported as the signed root ``sign(T
 
 Interval: **test-inversion bootstrap** (Carpenter 1999, JRSS B 61:159). A basic (pivot) bootstrap
 interval is wrong here: in the bootstrap world the truth is the *plug-in* spread ``T + floor^2``,
-whose cross term with the resampling error inflates the spread of ``T*`` (about 3x the variance
-for two groups at the null), so it over-covers at a true spread of 0 and, the statistic being
-skewed the other way near the floor, under-covers there. Instead the data are moved to a world
-whose truth is known: each group's phi are shifted by ``a * d_g - (m_g - mbar)`` (``d_g = m_g -
-mbar`` the observed deviations), which keeps every within-group variance and sets the group-mean
-spread to ``tau = a^2 P`` (``P = mean_s sum_g d_g^2 / (K - ddof)``). For one face resample ``b``
-the de-biased statistic of that world is exactly quadratic in ``a``,
-``T*_b(a) = A_b + 2 a B_b + a^2 C_b`` (``A_b`` from the resampling errors ``e = m*_g - m_g`` with
-the resample's own ``c*``, ``B_b`` their cross term with ``d``, ``C_b = P`` when no group is
+whose cross term with the resampling error inflates the spread of ``T*``, so it over-covers at a
+true spread of 0 and, the statistic being skewed the other way near the floor, under-covers there.
+Instead the data are moved to a world whose truth is known: each group's phi are shifted by ``a *
+d_g - (m_g - mbar)`` (``d_g = m_g - mbar`` the observed deviations), which keeps every within-group
+variance and sets the group-mean spread to ``tau = a^2 P`` (``P = mean_s sum_g d_g^2 / (K -
+ddof)``). For one face resample ``b`` the de-biased statistic of that world is exactly quadratic in
+``a``, ``T*_b(a) = A_b + 2 a B_b + a^2 C_b`` (``A_b`` from the resampling errors ``e = m*_g - m_g``
+with the resample's own ``c*``, ``B_b`` their cross term with ``d``, ``C_b = P`` when no group is
 missing from the resample), so the sampling distribution of ``T`` at any ``tau`` costs one
-quantile. ``tau`` is accepted when ``T`` lies between the ``(1-ci)/2`` and ``(1+ci)/2``
-quantiles of ``T*(a)``; the interval is the hull of the accepted values. Below 0 (no spread can be
-smaller than none) the family is continued by a shift of the null distribution,
-``T*(tau) = A + tau``, so the interval is never empty and, like the estimate, may lie below 0:
-it then says the groups differ *less* than chance would make them, an event of probability
-``(1-ci)/2`` at the null. At ``tau = 0`` the test is the bootstrap's null distribution of
-``T``, whose spread the resample overstates (the sample covariance across many scenarios carries
-spurious correlations): it is rescaled to an unbiased ``tr(Sigma^2)`` (:func:`null_trace`). The
-cross term is rescaled for the unknown direction of the true group differences (:func:`tib_terms`).
+quantile. ``tau`` is accepted when ``T`` lies between the ``(1-ci)/2`` and ``(1+ci)/2`` quantiles
+of ``T*(a)``; the interval is the hull of the accepted values. Below 0 (no spread can be smaller
+than none) the family is continued by a shift of the null distribution, ``T*(tau) = A + tau``, so
+the interval is never empty and, like the estimate, may lie below 0: it then says the groups differ
+*less* than chance would make them, an event of probability ``(1-ci)/2`` at the null. At ``tau =
+0`` the test is the bootstrap's null distribution of ``T``, whose spread the resample overstates
+(the sample covariance across many scenarios carries spurious correlations): it is rescaled to an
+unbiased ``tr(Sigma^2)`` (:func:`null_trace`). The cross term is rescaled for the unknown direction
+of the true group differences (:func:`tib_terms`).
 """
 
 from __future__ import annotations
