@@ -131,3 +131,14 @@ def test_debiased_interval_covers_a_zero_spread_at_the_nominal_rate() -> None:
     cov, own = _coverage(0.0, 150, n_faces=20, n_scen=25, k=2, face_sd=0.0)
     assert own == 1.0
     assert 0.91 <= cov <= 0.985, cov
+
+
+def test_no_usable_scenario_gives_a_nan_interval_not_an_error() -> None:
+    """One face per group: no within-group variance, no de-biased VS and no interval (the pipeline
+    on a tiny imported release hit this)."""
+    phi = np.array([[0.2, 0.4, 0.5], [0.7, 0.6, 0.1]])
+    o = variation_strength(
+        _frame(phi, np.array([0, 1])), {"d": "grp"}, n_resamples=50, n_permutations=0
+    ).iloc[0]
+    assert np.isnan(o.vs_debiased) and np.isnan(o.debiased_ci_low) and np.isnan(o.debiased_ci_high)
+    assert np.isfinite(o.vs)

@@ -205,7 +205,7 @@ def tib_terms(
     c = (dd * dd).sum(axis=(-2, -1))
     keep = (nb > 0) & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
     a, b, c = a[keep], b[keep], c[keep]
-    ez = e[keep].reshape(int(keep.sum()), -1)
+    ez = e[keep].reshape(int(keep.sum()), int(np.prod(e.shape[1:])))
     if ez.shape[0] > 2:
         t = float(debiased_spread(*obs, ddof)[0])
         nu = np.linalg.eigvalsh(np.cov(ez, rowvar=False)).clip(min=0.0)
