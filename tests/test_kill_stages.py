@@ -74,7 +74,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proj = _copy_project(tmp_path_factory.mktemp("kill") / "proj")
     env = _env()
     subprocess.run(
-        [sys.executable, "-m", "stylisticbias.config", "compose", "faces.n=10",
+        [sys.executable, "-m", "stylisticbias.configure", "compose", "faces.n=10",
          f"model=[{MODEL}]", "analysis.n_permutations=200",
          "analysis.bootstrap.n_resamples=200"],
         cwd=proj, check=True, env=env,

@@ -48,7 +48,7 @@ def _env() -> dict[str, str]:
 def _repro(project: Path, *experiment: str) -> str:
     env = _env()
     subprocess.run(
-        [sys.executable, "-m", "stylisticbias.config", "compose", *experiment],
+        [sys.executable, "-m", "stylisticbias.configure", "compose", *experiment],
         cwd=project,
         check=True,
         env=env,

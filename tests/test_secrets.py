@@ -39,7 +39,7 @@ def test_canary_key_appears_nowhere_the_pipeline_writes(tmp_path: Path) -> None:
     project = _copy_project(tmp_path / "proj")
     env = {**_env(), **dict.fromkeys(KEY_VARS, CANARY)}
     py = sys.executable
-    compose = [py, "-m", "stylisticbias.config", "compose"]
+    compose = [py, "-m", "stylisticbias.configure", "compose"]
     outputs: list[str] = []
     small = ["faces.n=3", "judge.seeds=[1]", "model=[simulated-strong]"]
     proc = _run(project, *compose, *small, env=env)

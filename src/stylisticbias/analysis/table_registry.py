@@ -23,6 +23,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_path
 from stylisticbias.schemas import validate
 
 #: Dimensions of the demographic tables (the paper's names; ``body`` is the body type).
@@ -594,9 +595,8 @@ def write_table(name: str, df: pd.DataFrame, out_dir: Path) -> Path:
     """Validate ``df`` as table ``name`` and write ``out_dir/<name>.csv`` atomically."""
     path = out_dir / spec(name).file
     df = validate_table(name, df, path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.to_csv(tmp, index=False, float_format="%.6g")
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6g")
     return path
 
 

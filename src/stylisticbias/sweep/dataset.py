@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stylisticbias.config import dump_params
+from stylisticbias.outputs import atomic_dir, atomic_write_text
 from stylisticbias.sweep.spec import dataset_key, dataset_params
 
 log = logging.getLogger(__name__)
@@ -68,17 +69,12 @@ def ensure_dataset(
         log.info("dataset %s: building (faces.n=%s)", key, (params.get("faces") or {}).get("n"))
         build(params_file, key)
         record = {"key": key, "faces": params.get("faces"), "parts": list(PARTS)}
-        tmp = done.with_name(f".{DONE}.tmp")
-        tmp.write_text(json.dumps(record, indent=1, sort_keys=True, default=str), "utf-8")
-        os.replace(tmp, done)
+        atomic_write_text(done, json.dumps(record, indent=1, sort_keys=True, default=str))
     return where
 
 
 def link_tree(src: Path, dst: Path) -> None:
     """Recreate ``src`` at ``dst`` with hard links (copies across file systems)."""
-    tmp = dst.with_name(f".{dst.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
 
     def link(s: str, d: str) -> None:
         try:
@@ -86,10 +82,8 @@ def link_tree(src: Path, dst: Path) -> None:
         except OSError:
             shutil.copy2(s, d)
 
-    shutil.copytree(src, tmp, copy_function=link)
-    if dst.exists():
-        shutil.rmtree(dst)
-    os.replace(tmp, dst)
+    with atomic_dir(dst) as tmp:  # the previous dst stays until the new tree is complete
+        shutil.copytree(src, tmp, copy_function=link, dirs_exist_ok=True)
 
 
 def link_dataset(build_dir: Path, job_params: dict[str, Any]) -> None:

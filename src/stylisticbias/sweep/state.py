@@ -5,11 +5,11 @@ the end-of-sweep comparison read every job, whichever launcher (and machine) ran
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_write_text
 
 SWEEP_FILE = "sweep.json"
 JOB_FILE = "job.json"
@@ -20,9 +20,7 @@ COMPARISON_FILE = "comparison.csv"
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` atomically (temp sibling + rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n", "utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -50,7 +50,7 @@ def _run(project: Path, *cmd: str) -> str:
 
 
 def _compose(project: Path, *overrides: str) -> None:
-    _run(project, sys.executable, "-m", "stylisticbias.config", "compose", *overrides)
+    _run(project, sys.executable, "-m", "stylisticbias.configure", "compose", *overrides)
 
 
 def test_changed_source_image_reimports_and_changes_the_hash(
