@@ -54,10 +54,7 @@ tiny: $(STAMP)  ## build the tiny random-weight checkpoints of conf/model/tiny-*
 params: $(STAMP)  ## re-compose params.yaml from conf/
 	$(BIN)/python -m stylisticbias.configure compose
 
-check-tiny: $(STAMP)  ## build the tiny random-weight checkpoints of conf/model/tiny-*.yaml (.cache/tiny/)
-	$(BIN)/python -m stylisticbias_dev.tiny --all
-
-params: $(STAMP)  ## fail if params.yaml drifted from conf/
+check-params: $(STAMP)  ## fail if params.yaml drifted from conf/
 	$(BIN)/python -m stylisticbias.configure check
 
 bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
