@@ -12,6 +12,7 @@ from stylisticbias.analysis.metrics import face_effects
 from stylisticbias.analysis.paper_tables import AVERAGE, DIMENSIONS, with_significance
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import demographic_tests, p_adjust
+from stylisticbias.analysis.table_registry import spec
 from stylisticbias.analysis.vs import variation_strength
 
 
@@ -99,23 +100,7 @@ def table7_finish(fe: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
     avg = fe[["sbs", "cohens_d", "zero_rate", "large_shift_rate"]].mean().to_frame().T
     avg.insert(0, "model", AVERAGE)
     out = pd.concat([fe, avg], ignore_index=True)
-    return out[
-        [
-            "model",
-            "sbs",
-            "cohens_d",
-            "zero_rate",
-            "large_shift_rate",
-            "ci_low",
-            "ci_high",
-            "d_ci_low",
-            "d_ci_high",
-            "pval",
-            "pval_corr",
-            "n",
-            "n_faces",
-        ]
-    ]
+    return out[spec("per_model_effects").built_columns]
 
 
 def table11(scores: pd.DataFrame, s: AnalysisSettings) -> tuple[pd.DataFrame, pd.DataFrame]:

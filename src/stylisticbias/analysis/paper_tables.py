@@ -19,6 +19,7 @@ from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
 from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs_frame
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import contrast_ttest, marks, p_adjust
+from stylisticbias.analysis.table_registry import spec
 from stylisticbias.benchmark import Benchmark
 
 log = logging.getLogger(__name__)
@@ -122,27 +123,7 @@ def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataF
     df.insert(1, "variation", [lut[(a, v)].label for a, v in zip(df.attribute, df.value)])
     df.insert(4, "group_abbrev", df["group"].map(s.group_abbrev).fillna(df["group"]))
     df = df.rename(columns={"effect": "delta", "abs_effect": "abs_delta"})
-    cols = [
-        "category",
-        "variation",
-        "dimension",
-        "group",
-        "group_abbrev",
-        "delta",
-        "significance",
-        "applicable",
-        "ci_low",
-        "ci_high",
-        "pval",
-        "pval_corr",
-        "n",
-        "n_faces",
-        "abs_delta",
-        "mean_abs_delta",
-        "attribute",
-        "value",
-    ]
-    return df[cols]
+    return df[spec("shift_by_variation_demographic").built_columns]
 
 
 def _subset(shift: Shift, mask: np.ndarray) -> tuple[pd.DataFrame, np.ndarray | None]:

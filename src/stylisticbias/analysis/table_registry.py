@@ -228,6 +228,12 @@ class TableSpec:
         """The file name under reports/tables/."""
         return f"{self.name}.csv"
 
+    @property
+    def built_columns(self) -> list[str]:
+        """The columns a table builder returns, in order: all but ``simulated`` (added when the
+        tables are labelled for writing)."""
+        return [c for c in self.columns if c != "simulated"]
+
 
 def _long(
     name: str, description: str, keys: Iterable[str], stats: Iterable[str], **kw: object

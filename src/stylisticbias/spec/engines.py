@@ -12,6 +12,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
+from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.checks import at_least, choice
 
 
@@ -73,18 +74,11 @@ class HFEngineSpec:
         for key in ("suffix_batch_size", "branch_batch_size"):
             v = getattr(self, key)
             if v != MISSING and v != "auto" and not (isinstance(v, int) and v >= 1):
-                raise_batch(key, v)
+                raise StylisticBiasError(f"engine.{key}={v!r}: must be 'auto' or an integer >= 1")
         for key in ("max_branches_per_suffix", "image_batch_size"):
             v = getattr(self, key)
             if isinstance(v, int):
                 at_least(f"engine.{key}", v, 1)
-
-
-def raise_batch(key: str, value: Any) -> None:
-    """A batch size must be ``auto`` or a positive integer."""
-    from stylisticbias.errors import StylisticBiasError
-
-    raise StylisticBiasError(f"engine.{key}={value!r}: must be 'auto' or an integer >= 1")
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def explain(
     text = _chain(exc)
     where = ""
     m = re.search(r"In '([^']+)'", text)
-    if (m and m.group(1) not in ("config", "sweep")) or m:
+    if m:
         where = f"conf/{m.group(1)}.yaml"
     ov = re.search(r"(?:Could not override '([^']+)'|Error merging override (\S+))", text)
     if ov:
