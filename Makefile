@@ -69,8 +69,8 @@ bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B model
 	$(PYTHON) -m stylisticbias_dev.bench.judge_gpu --model qwen3-vl-8b
 	$(PYTHON) -m stylisticbias_dev.bench.judge_gpu --model llava-v1-6-mistral-7b
 
-bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 3 plants (CPU, ~20-40 min)
-	$(BIN)/python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100
+bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 3 plants + 500-replicate null FDR study (CPU, ~40 min)
+	$(BIN)/python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000 --fdr-replicates 500 --jobs 2
 
 bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare forwards vs b0e6d99 (CPU, ~30 min)
 	$(BIN)/pip install --quiet -e '.[bench]'

@@ -15,8 +15,9 @@ seed + ``r``) -- for three plants:
 
 **Truth** is the *population* value of each estimand: the same estimator applied to the exact
 expected deltas/phis (:func:`~stylisticbias.judge.simulated.planted_truth`) of a large synthetic
-population (``--population`` faces, seed 10_000; sampling error of the truth is far below the
-CI widths), since the face bootstrap is an interval for the population quantity. Cells planted
+population (``--population`` faces, seed 10_000, default 10,000: at 2000 faces the truth's own
+sampling error was 0.25 of the estimate's SD for the age VS), since the face bootstrap is an
+interval for the population quantity. Cells planted
 exactly 0 (``delta_planted`` 0 on every row) are *null* cells with truth 0.
 
 Per plant and table (Table 12 variation x group cells, Table 3 category x dimension cells,
@@ -26,12 +27,15 @@ by replicate (``coverage_ci95_by_replicate``: the cells of one replicate share i
 misses come together -- the errors of a replicate's 40 Table 3 cells correlate ~0.6 -- and the
 replicate is the independent unit), ``bias`` and ``rmse`` of the estimate, ``ci_contains_estimate``,
 and the mean false-discovery proportion over replicates (``fdr``: null discoveries / discoveries
-after the table's BH correction) with the share of replicates with any null discovery. For VS
+after the table's BH correction) with the share of replicates with any null discovery; the null
+plant's tested tables also get ``fdr_study`` (:func:`null_fdr_study`: ``--fdr-replicates``
+replicates of the tests alone, the FDR with its binomial interval). For VS
 also ``paper_vs_ci_contains_estimate`` (the paper VS interval holds its own estimate) and the
 coverage per dimension (``by_dimension``).
 
-``python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100`` (the ``make
-bench-calibration`` target). The demo's cheap version is ``python pipelines/calibrate.py``.
+``python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000
+--fdr-replicates 500 --jobs 2`` (the ``make bench-calibration`` target). The demo's cheap
+version is ``python pipelines/calibrate.py``.
 """
 
 from __future__ import annotations
@@ -124,17 +128,103 @@ def _truth_rows(params, benchmark, cfgs, faces, var) -> pd.DataFrame:
     return tr
 
 
-def _estimates(df: pd.DataFrame, faces: pd.Index, benchmark: Benchmark, s: AnalysisSettings):
-    """The four tables' estimates (with CIs and corrected p where the table has them)."""
+def _estimates(
+    df: pd.DataFrame, faces: pd.Index, benchmark: Benchmark, s: AnalysisSettings, vs: bool = True
+):
+    """The four tables' estimates (with CIs and corrected p where the table has them).
+
+    ``vs=False`` leaves VS out (the null-FDR study needs only the tested tables).
+    """
     delta = df[~df["is_base"].astype(bool) & df["delta"].notna()]
     sh = shift_cells(delta, faces, s)
     t12 = sh.frame.rename(columns={"effect": "est"})
     t3 = table3(delta, faces, sh, benchmark, s).rename(columns={"sbs": "est"})
     t3 = t3[t3["category"] != "Average"]
     mc = sbs(delta, CELLS, **s.sbs_kwargs(), faces=faces).rename(columns={"effect": "est"})
-    vs = variation_strength(df, DIMENSIONS, ddof=s.vs_ddof, n_resamples=s.n_resamples, ci=s.ci,
+    if not vs:
+        return {"table12": t12, "table3": t3, "model_category_scenario_category": mc}
+    vst = variation_strength(df, DIMENSIONS, ddof=s.vs_ddof, n_resamples=s.n_resamples, ci=s.ci,
                             seed=s.seed, n_permutations=0)  # fmt: skip
-    return {"table12": t12, "table3": t3, "model_category_scenario_category": mc, "vs": vs}
+    return {"table12": t12, "table3": t3, "model_category_scenario_category": mc, "vs": vst}
+
+
+TESTED = ("table12", "table3", "model_category_scenario_category")
+
+
+def _null_chunk(args: tuple[list[int], int, list[str]]) -> list[dict[str, Any]]:
+    """Null-plant replicates ``rs`` (p-values only): per replicate and tested table, the number of
+    tests, of BH discoveries and of raw p below alpha (a worker of :func:`null_fdr_study`)."""
+    rs, n_faces, models = args
+    logging.getLogger("stylisticbias").setLevel(logging.ERROR)
+    params = compose()
+    benchmark = benchmark_from_params(params)
+    s = replace(AnalysisSettings.from_config(params.get("analysis")), n_resamples=1)
+    cfgs = [{**load_group_option("model", m), "planted": plants()["null"]} for m in models]
+    rows = []
+    for r in rs:
+        est = replicate(params, benchmark, cfgs, r, n_faces, s, vs=False)
+        for name in TESTED:
+            t = est[name]
+            rows.append({"replicate": r, "table": name, "tests": int(t["pval"].notna().sum()),
+                         "discoveries": int((t["pval_corr"] < s.alpha).sum()),
+                         "raw_below_alpha": int((t["pval"] < s.alpha).sum())})  # fmt: skip
+    return rows
+
+
+def null_fdr_study(
+    replicates: int, n_faces: int, models: list[str], alpha: float, jobs: int = 1
+) -> dict[str, dict[str, Any]]:
+    """False-discovery rate of each tested table under the all-null plant, over many replicates.
+
+    Under the all-null plant every discovery is false, so a replicate's false-discovery proportion
+    is 1 if the table's BH correction rejects anything and 0 otherwise: the FDR is a binomial
+    proportion, and a few dozen replicates cannot tell 0.05 from 0.07 (30 replicates: Clopper-
+    Pearson half-width ~0.09). The tests and their correction do not use the bootstrap, so this
+    study runs the judge and the tests alone (one bootstrap resample), ~1-2 s per replicate, on the
+    same seeds as the main replicates (replicate ``r``: faces seed ``r``, judge seed + 1000
+    (r + 1)), and reports per table the FDR with its Clopper-Pearson interval, the one-sided
+    binomial p-value against ``FDR <= alpha`` (small = evidence of an FDR above nominal), and the
+    size of the raw per-cell tests (share of raw p below alpha: the tests' own calibration).
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    from scipy import stats
+
+    step = 25
+    chunks = [list(range(i, min(i + step, replicates))) for i in range(0, replicates, step)]
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+
+    def progress(done: int) -> None:
+        log.info("null FDR study: %d/%d replicates (%.0fs)", done, replicates,
+                 time.perf_counter() - t0)  # fmt: skip
+
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for part in pool.map(_null_chunk, [(c, n_faces, models) for c in chunks]):
+                rows.extend(part)
+                progress(len({r["replicate"] for r in rows}))
+    else:
+        for c in chunks:
+            rows.extend(_null_chunk((c, n_faces, models)))
+            progress(c[-1] + 1)
+    df = pd.DataFrame(rows)
+    out = {}
+    for name, g in df.groupby("table"):
+        hit, n = int((g["discoveries"] > 0).sum()), len(g)
+        lo, hi = proportion_confint(hit, n, alpha=0.05, method="beta")
+        out[str(name)] = {
+            "replicates": n,
+            "fdr": round(hit / n, 4),
+            "fdr_ci95": [round(float(lo), 4), round(float(hi), 4)],
+            "p_fdr_above_nominal": round(
+                float(stats.binomtest(hit, n, alpha, alternative="greater").pvalue), 4
+            ),
+            "fdr_nominal": alpha,
+            "tests_per_replicate": int(g["tests"].median()),
+            "raw_test_size": round(float(g["raw_below_alpha"].sum() / g["tests"].sum()), 4),
+        }
+    return out
 
 
 def population_truth(params, benchmark, cfgs, n_faces: int, s: AnalysisSettings):
@@ -175,7 +265,7 @@ def _population_vs(tr: pd.DataFrame, ddof: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", "dimension", "truth", "null"])
 
 
-def replicate(params, benchmark, cfgs, r: int, n_faces: int, s: AnalysisSettings):
+def replicate(params, benchmark, cfgs, r: int, n_faces: int, s: AnalysisSettings, vs: bool = True):
     """One replicate: new faces (seed r), new judge seeds; estimates of the four tables."""
     faces, var = synthetic_dataset(benchmark, n_faces, seed=r)
     scored = []
@@ -184,7 +274,7 @@ def replicate(params, benchmark, cfgs, r: int, n_faces: int, s: AnalysisSettings
         scored.append(_judge(params, benchmark, c, faces, var))
     df = pd.concat(scored, ignore_index=True)
     fidx = pd.Index(np.sort(df["face_id"].astype(str).unique()))
-    return _estimates(df, fidx, benchmark, s)
+    return _estimates(df, fidx, benchmark, s, vs=vs)
 
 
 def coverage_by_replicate(cells: pd.DataFrame) -> list[float]:
@@ -245,8 +335,19 @@ def _summary(cells: pd.DataFrame, alpha: float, significance: bool) -> dict[str,
     return out
 
 
-def run(replicates: int, n_faces: int, population: int, models: list[str]) -> dict[str, Any]:
-    """Every plant x replicate; the calibration.json content (without command/machine)."""
+def run(
+    replicates: int,
+    n_faces: int,
+    population: int,
+    models: list[str],
+    fdr_replicates: int = 0,
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Every plant x replicate; the calibration.json content (without command/machine).
+
+    ``fdr_replicates`` > 0 adds :func:`null_fdr_study` to the null plant's tested tables
+    (``fdr_study``), with ``jobs`` worker processes.
+    """
     params = compose()
     benchmark = benchmark_from_params(params)
     s = AnalysisSettings.from_config(params.get("analysis"))
@@ -290,6 +391,10 @@ def run(replicates: int, n_faces: int, population: int, models: list[str]) -> di
                 "mean_truth": round(float(g["truth"].mean()), 5)}
             for d, g in frames["vs_debiased"].groupby("dimension")
         }  # fmt: skip
+        if plant == "null" and fdr_replicates > 0:
+            study = null_fdr_study(fdr_replicates, n_faces, models, s.alpha, jobs)
+            for name in TESTED:
+                summary[name]["fdr_study"] = study[name]
         result[plant] = summary
     return result
 
@@ -299,7 +404,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.calibration")
     ap.add_argument("--replicates", type=int, default=20)
     ap.add_argument("--faces", type=int, default=100, help="faces per replicate")
-    ap.add_argument("--population", type=int, default=2000, help="faces of the truth population")
+    ap.add_argument("--population", type=int, default=10_000, help="faces of the truth population")
+    ap.add_argument(
+        "--fdr-replicates",
+        type=int,
+        default=500,
+        help="null-plant replicates of the FDR study (0 = none)",
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes of the FDR study")
     ap.add_argument("--models", default="simulated-strong,simulated-weak")
     ap.add_argument("--out", default="reports/bench/calibration.json")
     args = ap.parse_args(argv)
@@ -311,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for lg in noisy:
             lg.setLevel(logging.ERROR)  # per-replicate warnings
-        res = run(args.replicates, args.faces, args.population, models)
+        res = run(args.replicates, args.faces, args.population, models,
+                  fdr_replicates=args.fdr_replicates, jobs=args.jobs)  # fmt: skip
     finally:
         for lg, level in zip(noisy, levels):
             lg.setLevel(level)
@@ -319,7 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         "plants": res,
         "settings": {"replicates": args.replicates, "faces_per_replicate": args.faces,
                      "population_faces": args.population, "models": models, "ci": 0.95,
-                     "targets": {"coverage": [0.93, 0.97], "fdr": "<= nominal (alpha)",
+                     "fdr_study_replicates": args.fdr_replicates,
+                     "targets": {"coverage": [0.93, 0.97],
+                                 "fdr": "<= nominal (alpha); null plant: fdr_study",
                                  "paper_vs_ci_contains_estimate": 1.0}},
         "command": "python -m stylisticbias_dev.bench.calibration "
         + " ".join(argv or sys.argv[1:]),

@@ -22,7 +22,8 @@ def test_plants_are_what_their_names_say() -> None:
 def test_calibration_bench_writes_every_table(tmp_path: Path) -> None:
     out = tmp_path / "calibration.json"
     rc = calibration.main(["--replicates", "2", "--faces", "24", "--population", "60",
-                           "--models", "simulated-weak", "--out", str(out)])  # fmt: skip
+                           "--fdr-replicates", "3", "--models", "simulated-weak",
+                           "--out", str(out)])  # fmt: skip
     assert rc == 0
     doc = json.loads(out.read_text())
     assert doc["command"].startswith("python -m stylisticbias_dev.bench.calibration")
@@ -46,6 +47,34 @@ def test_calibration_bench_writes_every_table(tmp_path: Path) -> None:
         == doc["plants"]["null"]["table12"]["n_cells"]
     )
     assert doc["plants"]["null"]["vs_debiased"]["n_null_cells"] == 8
+    # the null plant's tested tables carry the many-replicate FDR study
+    for name in calibration.TESTED:
+        study = doc["plants"]["null"][name]["fdr_study"]
+        assert study["replicates"] == 3 and study["fdr_nominal"] == 0.05
+        assert study["fdr_ci95"][0] <= study["fdr"] <= study["fdr_ci95"][1]
+        assert 0.0 <= study["raw_test_size"] <= 1.0 and study["tests_per_replicate"] > 0
+        assert "fdr_study" not in doc["plants"]["default"][name]
+
+
+def test_null_fdr_study_counts_replicates_with_any_discovery(monkeypatch) -> None:
+    """Under the all-null plant the FDR is the share of replicates with any BH discovery: two of
+    five replicates with discoveries (3 and 1) -> 0.4, whatever their number; the one-sided
+    binomial p-value is SciPy's."""
+    from scipy import stats
+
+    def chunk(args):
+        rs, _, _ = args
+        disc = {1: 3, 4: 1}
+        return [{"replicate": r, "table": t, "tests": 80, "discoveries": disc.get(r, 0),
+                 "raw_below_alpha": 4} for r in rs for t in calibration.TESTED]  # fmt: skip
+
+    monkeypatch.setattr(calibration, "_null_chunk", chunk)
+    out = calibration.null_fdr_study(5, 24, ["simulated-weak"], 0.05)
+    for name in calibration.TESTED:
+        assert out[name]["fdr"] == 0.4 and out[name]["replicates"] == 5
+        p = stats.binomtest(2, 5, 0.05, alternative="greater").pvalue
+        assert out[name]["p_fdr_above_nominal"] == round(p, 4)
+        assert out[name]["raw_test_size"] == 0.05
 
 
 def test_coverage_interval_by_replicate_is_the_t_interval_of_replicate_coverages() -> None:
