@@ -155,7 +155,16 @@ def _null_chunk(args: tuple[list[int], int, list[str]]) -> list[dict[str, Any]]:
     """Null-plant replicates ``rs`` (p-values only): per replicate and tested table, the number of
     tests, of BH discoveries and of raw p below alpha (a worker of :func:`null_fdr_study`)."""
     rs, n_faces, models = args
-    logging.getLogger("stylisticbias").setLevel(logging.ERROR)
+    quiet = logging.getLogger("stylisticbias")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # per-replicate warnings
+    try:
+        return _null_rows(rs, n_faces, models)
+    finally:
+        quiet.setLevel(level)
+
+
+def _null_rows(rs: list[int], n_faces: int, models: list[str]) -> list[dict[str, Any]]:
     params = compose()
     benchmark = benchmark_from_params(params)
     s = replace(AnalysisSettings.from_config(params.get("analysis")), n_resamples=1)
