@@ -1,8 +1,9 @@
 """MLflow tracking: one run per judge run (and, later, per analysis), all in one experiment.
 
-Settings come from the ``tracking`` section of ``params.yaml`` (``conf/tracking/*.yaml``):
-``enabled``, ``tracking_uri`` (default ``sqlite:///mlflow.db``: MLflow >= 3.13 refuses ``./mlruns``
-file stores), ``experiment_name``, ``max_retries`` and ``timeout_s``. If the environment variable
+Settings come from the ``tracking`` section of ``params.yaml`` (``conf/tracking/*.yaml``), typed as
+:class:`stylisticbias.spec.sections.TrackingSpec`: ``enabled``, ``tracking_uri`` (``conf/tracking/
+mlflow.yaml``: ``sqlite:///mlflow.db``, since MLflow >= 3.13 refuses ``./mlruns`` file stores),
+``experiment_name``, ``max_retries`` and ``timeout_s``. If the environment variable
 ``STYLISTICBIAS_PARENT_RUN_ID`` is set (e.g. by a sweep driver), every run is created as a child
 of that run.
 
@@ -33,18 +34,18 @@ import os
 import sqlite3
 import subprocess
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from stylisticbias.config import load_group_option
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.parse import typed
+from stylisticbias.spec.sections import TrackingSpec
 
 log = logging.getLogger(__name__)
 
-DEFAULT_URI = "sqlite:///mlflow.db"
-DEFAULT_EXPERIMENT = "stylisticbias"
-DEFAULT_MAX_RETRIES = 2
-DEFAULT_TIMEOUT_S = 5
 PARENT_ENV = "STYLISTICBIAS_PARENT_RUN_ID"
 #: The experiment tag MLflow 3's UI reads for the experiment's kind: ``custom_model_development``
 #: opens it on its Runs tab (no "choose the experiment type" prompt) where the UI goes by the
@@ -82,29 +83,19 @@ class TrackingError(StylisticBiasError):
     """The MLflow store cannot be reached, answers too slowly or is unreadable (one line)."""
 
 
-@dataclass(frozen=True)
-class TrackingSpec:
-    """The validated ``tracking`` section (URI resolved)."""
+def sqlite_path(spec: TrackingSpec) -> Path | None:
+    """The store's file for a ``sqlite:///`` URI, else None."""
+    prefix = "sqlite:///"
+    uri = spec.tracking_uri or ""
+    if not uri.startswith(prefix):
+        return None
+    return Path(uri[len(prefix) :].split("?", 1)[0])
 
-    enabled: bool
-    tracking_uri: str
-    experiment_name: str
-    max_retries: int
-    timeout_s: int
 
-    @property
-    def sqlite_path(self) -> Path | None:
-        """The store's file for a ``sqlite:///`` URI, else None."""
-        prefix = "sqlite:///"
-        if not self.tracking_uri.startswith(prefix):
-            return None
-        return Path(self.tracking_uri[len(prefix) :].split("?", 1)[0])
-
-    @property
-    def bound_s(self) -> int:
-        """Upper bound of one bounded request with its retries (timeouts + backoff sleeps)."""
-        n = self.max_retries + 1
-        return n * self.timeout_s + sum(2 ** (i - 1) for i in range(2, n))
+def bound_s(spec: TrackingSpec) -> int:
+    """Upper bound of one bounded request with its retries (timeouts + backoff sleeps)."""
+    n = spec.max_retries + 1
+    return n * spec.timeout_s + sum(2 ** (i - 1) for i in range(2, n))
 
 
 def resolve_tracking_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
@@ -123,27 +114,25 @@ def resolve_tracking_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
     return prefix + str((base / rel).resolve())
 
 
-def _int_key(cfg: Mapping[str, Any], key: str, default: int, low: int) -> int:
-    value = cfg.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise StylisticBiasError(
-            f"params.yaml: tracking.{key}={value!r} is invalid; expected an integer >= {low}"
-        )
-    return value
+@lru_cache(maxsize=1)
+def _defaults() -> tuple[tuple[str, Any], ...]:
+    """``conf/tracking/mlflow.yaml``: the one source of the keys a partial section leaves out."""
+    cfg = load_group_option("tracking", "mlflow")
+    cfg.pop("name", None)
+    return tuple(cfg.items())
 
 
 def tracking_spec(params: Mapping[str, Any]) -> TrackingSpec:
-    """The ``tracking`` section validated, defaults filled in, a relative SQLite URI anchored."""
-    cfg = dict(params.get("tracking") or {})
-    return TrackingSpec(
-        enabled=bool(cfg.get("enabled", False)),
-        tracking_uri=resolve_tracking_uri(str(cfg.get("tracking_uri") or DEFAULT_URI)),
-        experiment_name=str(cfg.get("experiment_name") or DEFAULT_EXPERIMENT),
-        max_retries=_int_key(cfg, "max_retries", DEFAULT_MAX_RETRIES, 0),
-        timeout_s=_int_key(cfg, "timeout_s", DEFAULT_TIMEOUT_S, 1),
-    )
+    """The ``tracking`` section as its typed spec, a relative SQLite URI anchored.
+
+    Keys the section leaves out (a hand-written or partial ``params``) come from
+    ``conf/tracking/mlflow.yaml``, except ``enabled`` (off unless said); a bad value is one
+    :class:`StylisticBiasError` line naming the key (the schema's checks).
+    """
+    defaults = dict(_defaults())
+    given = {k: v for k, v in dict(params.get("tracking") or {}).items() if v is not None}
+    spec = typed(TrackingSpec, {**defaults, "enabled": False, **given}, "params.yaml tracking")
+    return replace(spec, tracking_uri=resolve_tracking_uri(str(spec.tracking_uri)))
 
 
 def tracking_cfg(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,8 +238,8 @@ def preflight(spec: TrackingSpec) -> None:
     uri = spec.tracking_uri
     if uri.startswith(("http://", "https://")):
         _probe_http(spec)
-    elif spec.sqlite_path is not None:
-        _check_sqlite(spec, spec.sqlite_path)
+    elif sqlite_path(spec) is not None:
+        _check_sqlite(spec, sqlite_path(spec))
 
 
 def _probe_http(spec: TrackingSpec) -> None:
@@ -330,9 +319,9 @@ def ensure_experiment(spec: TrackingSpec) -> str:
         # an experiment made before (or by someone else) opens on its runs too; a kind a user
         # chose in the UI's selector is left alone
         client.set_experiment_tag(exp_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
-    if spec.sqlite_path is not None:
+    if sqlite_path(spec) is not None:
         for eid in dict.fromkeys(("0", str(exp_id))):  # MLflow's "Default" experiment too
-            relativize_artifacts(spec.sqlite_path, eid, spec.timeout_s)
+            relativize_artifacts(sqlite_path(spec), eid, spec.timeout_s)
     mlflow.set_experiment(experiment_id=exp_id)
     return str(exp_id)
 
@@ -392,10 +381,10 @@ def relativize_artifacts(db: Path, experiment_id: str, timeout_s: float = 5.0) -
 @contextlib.contextmanager
 def in_store_dir(spec: TrackingSpec) -> Iterator[None]:
     """Work from the SQLite store's directory (relative artifact paths resolve there)."""
-    if spec.sqlite_path is None:
+    if sqlite_path(spec) is None:
         yield
         return
-    with contextlib.chdir(spec.sqlite_path.resolve().parent):
+    with contextlib.chdir(sqlite_path(spec).resolve().parent):
         yield
 
 

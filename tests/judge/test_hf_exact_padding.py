@@ -53,7 +53,8 @@ def _engine(arch: str, benchmark) -> HFJudgeEngine:
         path = tiny.ensure_built(arch, TINY_DIR / arch)
         eng = HFJudgeEngine(
             {"name": f"tiny-{arch}", "hub_id": str(path), "dtype": "float32"},
-            {"name": "hf", "decoding": "exact", "prune_threshold": 1e-6, "device": "cpu"},
+            {"name": "hf", "decoding": "exact", "prune_threshold": 1e-6, "device": "cpu",
+             "suffix_batch_size": 100, "branch_batch_size": 256},
             {"orderings": [1, 2, 3, 4], "seeds": [1], "temperature": 1.0,
              "max_new_tokens": 16, "scenarios": [1, 5, 21, 23]},
             benchmark,
@@ -186,3 +187,24 @@ def test_auto_batch_sizes_follow_free_memory(benchmark) -> None:
 
     with pytest.raises(StylisticBiasError, match="branch_batch_size"):
         HFJudgeEngine({"name": "x"}, {"name": "hf", "branch_batch_size": "big"}, {}, benchmark)
+
+
+def test_auto_batch_sizes_read_a_heterogeneous_config_per_layer(benchmark) -> None:
+    """Gemma 4's sliding and global layers differ in head size: transformers 5 refuses the
+    global ``head_dim``, so the row estimate sums the KV cache layer by layer (it used to raise
+    on the first image with ``suffix_batch_size: auto``, the engine's default)."""
+    from stylisticbias.judge.batch_sizing import row_bytes
+
+    model = _engine("gemma4", benchmark).model
+    tc = getattr(model.config, "text_config", None) or model.config
+    assert tc.is_heterogeneous
+    layers = [tc.per_layer_config[i] for i in range(tc.num_hidden_layers)]
+    assert len({lc.head_dim for lc in layers}) > 1  # the case this test is about
+    elem = next(model.parameters()).element_size()
+    kv = sum(2 * lc.num_key_value_heads * lc.head_dim * elem for lc in layers)
+    act = max((4 * lc.hidden_size + 3 * lc.intermediate_size
+               + 2 * lc.num_attention_heads * lc.head_dim) * elem for lc in layers)  # fmt: skip
+    suffix, branch = row_bytes(model, 30, 16)
+    assert suffix == 30 * (act + kv) + tc.vocab_size * 4
+    assert branch == 16 * tc.vocab_size + (30 + 16) * kv + act
+    assert choose(model, 30, 16, available=80 * 2**30).suffix_batch_size == 100

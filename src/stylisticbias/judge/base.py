@@ -11,6 +11,7 @@ import pandas as pd
 from PIL import Image
 
 from stylisticbias.benchmark import Benchmark
+from stylisticbias.judge.settings import JudgeSettings
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,11 @@ class JudgeEngine(ABC):
     ) -> None:
         self.model_cfg = dict(model_cfg)
         self.engine_cfg = dict(engine_cfg)
+        #: the judge section typed and checked (keys it leaves out: ``conf/config.yaml``)
+        self.settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
         self.judge_cfg = dict(judge_cfg)
         # `all` (or absent) -> every ordering of the protocol; a list is checked against it
-        self.judge_cfg["orderings"] = benchmark.selected_orderings(judge_cfg.get("orderings"))
+        self.judge_cfg["orderings"] = list(self.settings.orderings)
         self.benchmark = benchmark
         self.model_name = str(model_cfg["name"])
 
@@ -64,7 +67,7 @@ class JudgeEngine(ABC):
             "model": self.model_name,
             "engine": self.engine_cfg.get("name"),
             "decoding": self.engine_cfg.get("decoding"),
-            "temperature": self.judge_cfg.get("temperature"),
-            "orderings": list(self.judge_cfg.get("orderings", [])),
-            "seeds": list(self.judge_cfg.get("seeds", [])),
+            "temperature": self.settings.temperature,
+            "orderings": list(self.settings.orderings),
+            "seeds": list(self.settings.seeds),
         }

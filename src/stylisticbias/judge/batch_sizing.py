@@ -54,19 +54,34 @@ def _text_config(model: Any) -> Any:
     return getattr(cfg, "text_config", None) or cfg
 
 
+def _layer_configs(tc: Any) -> list[Any]:
+    """One config per decoder layer. A heterogeneous config (transformers >= 5, e.g. Gemma 4,
+    whose sliding and global layers differ in ``head_dim``) refuses the global value of a
+    per-layer attribute: read it from ``per_layer_config[i]``; others repeat the one config."""
+    n = int(tc.num_hidden_layers)
+    if getattr(tc, "is_heterogeneous", False):
+        return [tc.per_layer_config[i] for i in range(n)]
+    return [tc] * n
+
+
 def row_bytes(model: Any, width: int, max_new_tokens: int) -> tuple[int, int]:
-    """(bytes per suffix row of ``width`` tokens, bytes per branch row) of ``model``."""
+    """(bytes per suffix row of ``width`` tokens, bytes per branch row) of ``model``.
+
+    The KV cache sums over layers (each with its own heads and head size where they differ);
+    activations take the largest layer.
+    """
     tc = _text_config(model)
-    hidden = int(tc.hidden_size)
-    inter = int(getattr(tc, "intermediate_size", 4 * hidden) or 4 * hidden)
-    layers = int(tc.num_hidden_layers)
-    heads = int(tc.num_attention_heads)
-    kv_heads = int(getattr(tc, "num_key_value_heads", heads) or heads)
-    head_dim = int(getattr(tc, "head_dim", None) or hidden // heads)
     vocab = int(tc.vocab_size)
     elem = next(model.parameters()).element_size()
-    kv_per_token = 2 * layers * kv_heads * head_dim * elem
-    act_per_token = (4 * hidden + 3 * inter + 2 * heads * head_dim) * elem
+    kv_per_token = act_per_token = 0
+    for lc in _layer_configs(tc):
+        hidden = int(lc.hidden_size)
+        inter = int(getattr(lc, "intermediate_size", 4 * hidden) or 4 * hidden)
+        heads = int(lc.num_attention_heads)
+        kv_heads = int(getattr(lc, "num_key_value_heads", heads) or heads)
+        head_dim = int(getattr(lc, "head_dim", None) or hidden // heads)
+        kv_per_token += 2 * kv_heads * head_dim * elem
+        act_per_token = max(act_per_token, (4 * hidden + 3 * inter + 2 * heads * head_dim) * elem)
     suffix = width * (act_per_token + kv_per_token) + vocab * 4
     branch = 4 * vocab * 4 + (width + max_new_tokens) * kv_per_token + act_per_token
     return suffix, branch

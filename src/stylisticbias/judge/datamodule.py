@@ -15,10 +15,9 @@ from torch.utils.data import DataLoader, Dataset
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem
+from stylisticbias.spec.sections import IMAGE_SETS
 
 log = logging.getLogger(__name__)
-
-IMAGE_SETS = ("evaluated", "all")
 
 
 def build_items(

@@ -58,7 +58,7 @@ from stylisticbias.judge.prompts import (
     render_all,
     tokenize_text,
 )
-from stylisticbias.judge.shared_prefix import MODES as SHARING_MODES
+from stylisticbias.judge.settings import engine_settings
 from stylisticbias.judge.shared_prefix import (
     SharedPrefixCache,
     SharedPrefixUnsupported,
@@ -66,9 +66,6 @@ from stylisticbias.judge.shared_prefix import (
 from stylisticbias.judge.shared_prefix import install as install_shared_prefix
 
 log = logging.getLogger(__name__)
-
-DECODINGS = ("generate", "sampled", "exact")
-SEED_MODES = ("literal", "hashed")
 
 
 class HFJudgeEngine(JudgeEngine):
@@ -81,50 +78,38 @@ class HFJudgeEngine(JudgeEngine):
         judge_cfg: Mapping[str, Any],
         benchmark: Benchmark,
     ) -> None:
+        if "max_branches" in engine_cfg:
+            raise StylisticBiasError(
+                "engine.max_branches was replaced by engine.max_branches_per_suffix (the live "
+                "branches per suffix; the frontier is at most suffix_batch_size x that)"
+            )
         super().__init__(model_cfg, engine_cfg, judge_cfg, benchmark)
-        self.decoding = str(self.engine_cfg.get("decoding", "exact"))
-        if self.decoding not in DECODINGS:
-            raise StylisticBiasError(
-                f"engine.decoding {self.decoding!r}; valid: {', '.join(DECODINGS)}"
-            )
-        self.seed_mode = str(self.engine_cfg.get("seed_mode", "literal"))
-        if self.seed_mode not in SEED_MODES:
-            raise StylisticBiasError(
-                f"engine.seed_mode {self.seed_mode!r}; valid: {', '.join(SEED_MODES)}"
-            )
-        self.seeds = [int(s) for s in self.judge_cfg.get("seeds", [1, 2, 3])]
-        if any(s < 1 for s in self.seeds):
-            raise StylisticBiasError(f"judge.seeds must be >= 1 (0 marks exact rows): {self.seeds}")
+        #: the engine section typed and checked (keys it leaves out: ``conf/engine/hf.yaml``)
+        self.spec = spec = engine_settings(engine_cfg, "hf")
+        self.decoding = spec.decoding
+        self.seed_mode = spec.seed_mode
+        self.seeds = list(self.settings.seeds)  # >= 1 (0 marks exact rows): the judge spec
         self.specs: list[PromptSpec] = prompt_specs(
             benchmark,
             self.judge_cfg["orderings"],
             self.judge_cfg.get("scenarios"),
         )
         self.decoding_params = Decoding(
-            temperature=float(self.judge_cfg.get("temperature", 0.2)),
-            max_new_tokens=int(self.judge_cfg.get("max_new_tokens", 16)),
-            prune_threshold=float(self.engine_cfg.get("prune_threshold", 1e-4)),
-            branch_batch_size=_batch_size(self.engine_cfg, "branch_batch_size", 256, 1),
-            max_branches_per_suffix=int(self.engine_cfg.get("max_branches_per_suffix", 64)),
+            temperature=self.settings.temperature,
+            max_new_tokens=self.settings.max_new_tokens,
+            prune_threshold=spec.prune_threshold,
+            branch_batch_size=_size(spec.branch_batch_size),
+            max_branches_per_suffix=spec.max_branches_per_suffix,
             parser=benchmark.parser,
         )
-        self.suffix_batch_size = _batch_size(self.engine_cfg, "suffix_batch_size", 100, 1)
+        self.suffix_batch_size = _size(spec.suffix_batch_size)
         # "auto" sizes (0 above) are chosen from free memory at the first image
         self._auto_sizes = {
-            k for k in ("suffix_batch_size", "branch_batch_size") if self.engine_cfg.get(k) == AUTO
+            k for k in ("suffix_batch_size", "branch_batch_size") if getattr(spec, k) == AUTO
         }
         self.batch_sizes: BatchSizes | None = None
-        self.suffix_padding = bool(self.engine_cfg.get("suffix_padding", True))
-        if "max_branches" in self.engine_cfg:
-            raise StylisticBiasError(
-                "engine.max_branches was replaced by engine.max_branches_per_suffix (the live "
-                "branches per suffix; the frontier is at most suffix_batch_size x that)"
-            )
-        self.prefix_sharing = str(self.engine_cfg.get("prefix_sharing", "shared"))
-        if self.prefix_sharing not in SHARING_MODES:
-            raise StylisticBiasError(
-                f"engine.prefix_sharing {self.prefix_sharing!r}; valid: {', '.join(SHARING_MODES)}"
-            )
+        self.suffix_padding = spec.suffix_padding
+        self.prefix_sharing = spec.prefix_sharing
         self._shared_ok: bool | None = None  # None: not yet verified on this model
         # called before each phase-clock read (profiling: torch.cuda.synchronize); None: async
         self.profile_sync: Callable[[], None] | None = None
@@ -141,9 +126,9 @@ class HFJudgeEngine(JudgeEngine):
         """Load model and processor (``engine.device`` overrides ``device`` unless ``auto``)."""
         if self.model is not None:
             return
-        want = self.engine_cfg.get("device", "auto")
+        want = self.spec.device
         self.device = resolve_device(device if want in (None, "auto") else want)
-        root = self.engine_cfg.get("root")
+        root = self.spec.root
         self.model, self.processor = load_model_and_processor(
             self.model_cfg, self.device, Path(root) if root else None
         )
@@ -247,9 +232,7 @@ class HFJudgeEngine(JudgeEngine):
             enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
         return enc
 
-    def decode_generate(
-        self, item: ImageItem, img: Image.Image
-    ) -> tuple[list[list[Outcome]], int]:
+    def decode_generate(self, item: ImageItem, img: Image.Image) -> tuple[list[list[Outcome]], int]:
         """``generate`` decoding: per prompt (``self.specs`` order) one outcome per seed."""
         rows: list[list[Outcome]] = []
         n_img = 0
@@ -386,18 +369,10 @@ class HFJudgeEngine(JudgeEngine):
             self._shared_ok = False
 
 
-def _batch_size(cfg: Mapping[str, Any], key: str, default: int, minimum: int) -> int:
-    """``cfg[key]`` as a positive int; ``auto`` -> 0 (chosen later from free memory)."""
-    v = cfg.get(key, default)
-    if v == AUTO:
-        return 0
-    try:
-        n = int(v)
-    except (TypeError, ValueError):
-        n = 0
-    if n < minimum or isinstance(v, bool):
-        raise StylisticBiasError(f"engine.{key}: {v!r}; valid: a positive integer or {AUTO!r}")
-    return n
+def _size(value: int | str) -> int:
+    """A batch size of the engine spec (an integer >= 1 or ``auto``); ``auto`` -> 0 (chosen
+    later from free memory)."""
+    return 0 if value == AUTO else int(value)
 
 
 def _poles(mass: Mapping[str, float], ordering: Ordering) -> dict[str, float]:

@@ -60,7 +60,7 @@ from stylisticbias.judge.records import (
     stash_dir,
     switch_configuration,
 )
-from stylisticbias.judge.settings import JudgeSettings
+from stylisticbias.judge.settings import JudgeSettings, judge_spec
 from stylisticbias.judge.writer import (
     RANK_SUMMARY_GLOB,
     concat_shards,
@@ -135,7 +135,7 @@ def judge_items(params: Mapping[str, Any], *, verify: bool = False) -> list[Imag
     also checked against the manifest's sha256 (:func:`verify_images`).
     """
     faces, variations, faces_dir, var_dir = load_tables(params)
-    images = str(dict(params).get("judge", {}).get("images", "evaluated"))
+    images = judge_spec(dict(params).get("judge") or {}).images
     items = build_items(faces, variations, faces_dir, var_dir, images=images)
     shas: dict[str, str] = {}
     data = data_root(project_root(), get(dict(params), "paths.data"))

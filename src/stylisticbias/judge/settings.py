@@ -1,44 +1,41 @@
-"""The ``judge`` section as a typed spec, checked before a judge run touches its output."""
+"""The ``judge`` section as the settings every engine shares, checked before a judge run."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cache, lru_cache
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from stylisticbias.benchmark import select_ids
+from stylisticbias.config import conf_dir, load_group_option
 from stylisticbias.errors import StylisticBiasError
-
-IMAGE_SETS = ("evaluated", "all")
-
-
-def _int_list(value: Any, key: str) -> list[int]:
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise StylisticBiasError(f"{key}={value!r}: must be a list of integers, e.g. [1, 2, 3]")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, int | str):
-            raise StylisticBiasError(f"{key}: {v!r} is not an integer")
-        try:
-            out.append(int(v))
-        except ValueError:
-            raise StylisticBiasError(f"{key}: {v!r} is not an integer") from None
-    if not out:
-        raise StylisticBiasError(f"{key}=[]: must list at least one value")
-    dup = sorted({v for v in out if out.count(v) > 1})
-    if dup:
-        raise StylisticBiasError(f"{key}={out}: repeated value(s) {dup}; each may appear once")
-    return out
+from stylisticbias.spec.engines import ENGINE_SPECS
+from stylisticbias.spec.parse import typed, with_defaults
+from stylisticbias.spec.sections import JudgeSpec
 
 
-def selected_orderings(judge_cfg: Mapping[str, Any], ordering_ids: Sequence[int]) -> list[int]:
-    """``judge.orderings`` resolved against the protocol (:func:`~stylisticbias.benchmark.
-    select_ids`): ``all`` (or absent) is every ordering of the protocol."""
-    raw = judge_cfg.get("orderings", "all")
-    if raw is not None and raw != "all":
-        _int_list(raw, "judge.orderings")  # type errors, empty list, repeats
-    return select_ids("orderings", raw, ordering_ids)
+@lru_cache(maxsize=1)
+def _defaults() -> tuple[tuple[str, Any], ...]:
+    """The ``judge`` section of ``conf/config.yaml``: the one source of the keys a partial
+    section (a hand-written ``params``, a test) leaves out."""
+    cfg = OmegaConf.to_container(OmegaConf.load(conf_dir() / "config.yaml").judge, resolve=True)
+    assert isinstance(cfg, dict)
+    return tuple(cfg.items())
+
+
+def judge_spec(judge_cfg: Mapping[str, Any]) -> JudgeSpec:
+    """``judge_cfg`` as the typed :class:`~stylisticbias.spec.sections.JudgeSpec` (its checks).
+
+    Keys it leaves out come from ``conf/config.yaml``; keys that are not judge settings are
+    ignored (a composed section has none: composition rejects them). A bad value is one
+    :class:`~stylisticbias.errors.StylisticBiasError` line naming the key.
+    """
+    known = {f.name for f in fields(JudgeSpec)}
+    given = {k: v for k, v in dict(judge_cfg).items() if k in known}
+    return typed(JudgeSpec, {**dict(_defaults()), **given}, "params.yaml judge")
 
 
 @dataclass(frozen=True)
@@ -55,31 +52,31 @@ class JudgeSettings:
     def from_config(
         cls, judge_cfg: Mapping[str, Any], ordering_ids: Sequence[int]
     ) -> JudgeSettings:
-        """Parse and check ``judge_cfg``; one :class:`StylisticBiasError` line per bad key.
+        """Parse and check ``judge_cfg`` (:func:`judge_spec`), its orderings resolved against
+        the protocol's (``ordering_ids``, ``Benchmark.ordering_ids``; ``all`` = every one)."""
+        spec = judge_spec(judge_cfg)
+        orderings = select_ids("orderings", spec.orderings, ordering_ids)
+        return cls(spec.images, tuple(orderings), tuple(spec.seeds), spec.temperature,
+                   spec.max_new_tokens)  # fmt: skip
 
-        ``ordering_ids``: the protocol's orderings (``Benchmark.ordering_ids``).
-        """
-        images = str(judge_cfg.get("images", "evaluated"))
-        if images not in IMAGE_SETS:
-            raise StylisticBiasError(f"judge.images={images!r}; valid: {', '.join(IMAGE_SETS)}")
-        orderings = selected_orderings(judge_cfg, ordering_ids)
-        seeds = _int_list(judge_cfg.get("seeds", [1, 2, 3]), "judge.seeds")
-        if min(seeds) < 1:
-            raise StylisticBiasError(
-                f"judge.seeds={seeds}: seeds must be >= 1 (seed 0 marks exact-distribution rows)"
-            )
-        raw_t = judge_cfg.get("temperature", 0.2)
-        try:
-            temperature = float(raw_t)
-        except (TypeError, ValueError):
-            raise StylisticBiasError(f"judge.temperature={raw_t!r}: must be a number") from None
-        if not math.isfinite(temperature) or not 0 < temperature <= 5:
-            raise StylisticBiasError(
-                f"judge.temperature={raw_t!r}: must be a number in (0, 5] (the paper uses 0.2)"
-            )
-        raw_m = judge_cfg.get("max_new_tokens", 16)
-        if isinstance(raw_m, bool) or not isinstance(raw_m, int) or raw_m < 1:
-            raise StylisticBiasError(
-                f"judge.max_new_tokens={raw_m!r}: must be an integer >= 1 (the paper uses 16)"
-            )
-        return cls(images, tuple(orderings), tuple(seeds), temperature, int(raw_m))
+
+@cache
+def _engine_defaults(name: str) -> tuple[tuple[str, Any], ...]:
+    return tuple(load_group_option("engine", name).items())
+
+
+def engine_settings(engine_cfg: Mapping[str, Any], kind: str) -> Any:
+    """An engine section as its typed spec (``stylisticbias.spec.engines``), the keys it leaves
+    out taken from ``conf/engine/<name>.yaml`` -- the one source of every engine default.
+
+    ``kind`` names the engine when the section does not (``engine.name``); a section of another
+    engine, an unknown key or a bad value is one :class:`StylisticBiasError` line.
+    """
+    name = str(engine_cfg.get("name") or kind)
+    if name != kind:
+        raise StylisticBiasError(f"engine.name={name!r}: this engine is {kind!r}")
+    if name not in ENGINE_SPECS:  # pragma: no cover - every engine class has a spec
+        raise StylisticBiasError(f"engine.name={name!r}; valid: {', '.join(ENGINE_SPECS)}")
+    return with_defaults(
+        ENGINE_SPECS[name], dict(_engine_defaults(name)), engine_cfg, f"engine {name}"
+    )

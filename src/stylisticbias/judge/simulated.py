@@ -30,7 +30,6 @@ from PIL import Image
 from scipy.special import expit
 
 from stylisticbias.benchmark import Benchmark
-from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.ground_truth import image_attrs, planted_truth
 from stylisticbias.judge.planted import (
@@ -104,12 +103,8 @@ class SimulatedJudgeEngine(JudgeEngine):
         super().__init__(model_cfg, engine_cfg, judge_cfg, benchmark)
         self.planted = load_planted(planted_source(model_cfg, engine_cfg), benchmark)
         self.knobs = model_knobs(model_cfg, self.planted)
-        self.orderings = [int(j) for j in self.judge_cfg["orderings"]]
-        self.seeds = [int(k) for k in judge_cfg.get("seeds", [1, 2, 3])]
-        if not self.seeds or min(self.seeds) < 1:
-            raise StylisticBiasError(
-                f"judge.seeds: the simulated engine draws seeds >= 1; got {self.seeds}"
-            )
+        self.orderings = list(self.settings.orderings)
+        self.seeds = list(self.settings.seeds)  # >= 1: checked by the judge spec
         self.scenario_ids = selected_scenarios(benchmark, judge_cfg)
         all_ids = [s.id for s in benchmark.scenarios]
         self._scen_cols = np.array([all_ids.index(i) for i in self.scenario_ids], dtype=np.int64)

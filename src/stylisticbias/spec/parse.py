@@ -29,6 +29,17 @@ def typed(cls: type, data: Any, where: str) -> Any:
     return out
 
 
+def with_defaults(
+    cls: type, defaults: Mapping[str, Any], given: Mapping[str, Any], where: str
+) -> Any:
+    """``given`` over ``defaults`` (nested sections merged key by key) as a frozen ``cls``."""
+    try:
+        data = OmegaConf.merge(OmegaConf.create(dict(defaults)), OmegaConf.create(dict(given)))
+    except OmegaConfBaseException as exc:
+        raise StylisticBiasError(f"{where}: {explain(exc).removeprefix('conf/: ')}") from None
+    return typed(cls, data, where)
+
+
 def model_spec(name: str, data: Mapping[str, Any]) -> Any:
     """A model section as the spec of its engine's kind."""
     engine = (data.get("engine") or {}) if isinstance(data, Mapping) else {}

@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from stylisticbias.spec.sections import TrackingSpec
 from stylisticbias.tracking import (
-    TrackingSpec,
     bounded,
     ensure_experiment,
     git_commit,

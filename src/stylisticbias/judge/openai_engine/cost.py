@@ -72,7 +72,7 @@ def estimate(engine: OpenAIJudgeEngine, items: Sequence[ImageItem]) -> Estimate:
     """The :class:`Estimate` of judging ``items`` with ``engine``; logs its summary."""
     b = engine.builder
     cache = engine.cache
-    per_prompt = float(engine.engine_cfg.get("exact_requests_per_prompt", 6))
+    per_prompt = float(engine.spec.exact_requests_per_prompt)
     total = cached = 0
     prompt_tok = compl_tok = 0.0
     for it in items:

@@ -42,11 +42,10 @@ from stylisticbias.judge.openai_engine.transport import Transport, TransportStat
 from stylisticbias.judge.outcomes import COLUMNS, draw_outcomes
 from stylisticbias.judge.parsing import letter_outcome, parse_response
 from stylisticbias.judge.prompts import PromptSpec, prompt_specs
+from stylisticbias.judge.settings import engine_settings
 
 log = logging.getLogger(__name__)
 
-DECODINGS = ("generate", "sampled", "exact")
-FALLBACKS = ("none", "generate")
 DEFAULT_CACHE = ".cache/api-responses.sqlite"
 
 
@@ -74,18 +73,12 @@ class OpenAIJudgeEngine(JudgeEngine):
         benchmark: Benchmark,
     ) -> None:
         super().__init__(model_cfg, engine_cfg, judge_cfg, benchmark)
+        #: the engine section typed and checked (keys it leaves out: ``conf/engine/openai.yaml``)
+        self.spec = spec = engine_settings(engine_cfg, "openai")
         self.endpoint = endpoint_spec(self.model_cfg)
         self.transport = transport_spec(self.engine_cfg, self.endpoint)
-        self.requested = str(self.engine_cfg.get("decoding", "generate"))
-        if self.requested not in DECODINGS:
-            raise StylisticBiasError(
-                f"engine.decoding {self.requested!r}; valid: {', '.join(DECODINGS)}"
-            )
-        fallback = str(self.engine_cfg.get("exact_fallback", "none"))
-        if fallback not in FALLBACKS:
-            raise StylisticBiasError(
-                f"engine.exact_fallback {fallback!r}; valid: {', '.join(FALLBACKS)}"
-            )
+        self.requested = spec.decoding
+        fallback = spec.exact_fallback
         why = exact_unavailable(self.endpoint)
         self.decoding = self.requested
         self.use_exact = self.requested in ("exact", "sampled") and why is None
@@ -102,23 +95,21 @@ class OpenAIJudgeEngine(JudgeEngine):
             self.decoding = "generate"
         elif self.requested == "sampled" and why:
             log.info("%s: %s; sampled draws come from the server", self.model_name, why)
-        self.seeds = [int(s) for s in self.judge_cfg.get("seeds", [1, 2, 3])]
-        if any(s < 1 for s in self.seeds):
-            raise StylisticBiasError(f"judge.seeds must be >= 1 (0 marks exact rows): {self.seeds}")
+        self.seeds = list(self.settings.seeds)  # >= 1 (0 marks exact rows): the judge spec
         self.specs: list[PromptSpec] = prompt_specs(
             benchmark,
             self.judge_cfg["orderings"],
             self.judge_cfg.get("scenarios"),
         )
         caps = self.endpoint.capabilities
-        temperature = float(self.judge_cfg.get("temperature", 0.2))
-        max_new = int(self.judge_cfg.get("max_new_tokens", 16))
-        top_k = min(int(self.engine_cfg.get("top_logprobs", 20)), caps.max_top_logprobs)
+        temperature = self.settings.temperature
+        max_new = self.settings.max_new_tokens
+        top_k = min(spec.top_logprobs, caps.max_top_logprobs)
         self.exact = ExactSettings(
             temperature=temperature,
             max_new_tokens=max_new,
-            prune_threshold=float(self.engine_cfg.get("prune_threshold", 1e-4)),
-            max_branches_per_suffix=int(self.engine_cfg.get("max_branches_per_suffix", 64)),
+            prune_threshold=spec.prune_threshold,
+            max_branches_per_suffix=spec.max_branches_per_suffix,
             top_logprobs=top_k,
             logprobs_mode=caps.logprobs_mode,
             eos_tokens=caps.eos_tokens,
@@ -126,14 +117,14 @@ class OpenAIJudgeEngine(JudgeEngine):
             parser=benchmark.parser,
         )
         self.builder = RequestBuilder(self.endpoint, temperature, max_new)
-        cache = Path(str(self.engine_cfg.get("cache") or DEFAULT_CACHE))
+        cache = Path(str(spec.cache or DEFAULT_CACHE))
         self.cache_path = cache if cache.is_absolute() else project_root() / cache
         self._cache: ResponseCache | None = None
         self.stats = TransportStats()
         self.last_stats: dict[str, Any] = {}
         self._bar: Any = None
         self._t_start = 0.0
-        self.progress = bool(self.engine_cfg.get("progress", True))
+        self.progress = spec.progress
 
     # ---- bookkeeping -------------------------------------------------------------------------
     def cells_per_image(self) -> int:
