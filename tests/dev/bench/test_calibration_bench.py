@@ -59,6 +59,10 @@ def test_calibration_bench_writes_every_table(tmp_path: Path) -> None:
         assert study["fdr_ci95"][0] <= study["fdr"] <= study["fdr_ci95"][1]
         assert 0.0 <= study["raw_test_size"] <= 1.0 and study["tests_per_replicate"] > 0
         assert "fdr_study" not in doc["plants"]["default"][name]
+        null = doc["plants"]["null"][name]  # the study gives the null plant's headline FDR
+        assert null["fdr"] == study["fdr"] and null["fdr_replicates"] == 3
+        assert null["fdr_ci95"] == study["fdr_ci95"] and 0.0 <= null["fdr_main_replicates"] <= 1
+        assert doc["plants"]["default"][name]["fdr_replicates"] == 2
 
 
 def test_null_fdr_study_counts_replicates_with_any_discovery(monkeypatch) -> None:
