@@ -311,9 +311,18 @@ def test_second_protocol_simulated_judge_and_parser_agree() -> None:
              "seed": 3, "letter_bias": 1.5}  # fmt: skip
     engine = SimulatedJudgeEngine(model, {"name": "simulated", "planted": {"position_bias": 0.0}},
                                   {"orderings": "all", "seeds": [1, 2, 3]}, mini)  # fmt: skip
-    attrs = [{"age": "elderly", "gender": g, "ethnicity": "Asian", "body_type": "thin",
-              "attribute": a, "value": v}
-             for g in ("male", "female") for a, v in ((None, None), ("Eyewear", "Sunglasses"))]
+    attrs = [
+        {
+            "age": "elderly",
+            "gender": g,
+            "ethnicity": "Asian",
+            "body_type": "thin",
+            "attribute": a,
+            "value": v,
+        }
+        for g in ("male", "female")
+        for a, v in ((None, None), ("Eyewear", "Sunglasses"))
+    ]
     ids = [f"img{i}" for i in range(len(attrs))] * 50
     df = engine.judge_records(ids, ids, attrs * 50)  # fmt: skip
     assert set(df["scenario_id"]) == {7, 9} and set(df["ordering"]) == {1, 2}

@@ -85,9 +85,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("stage", list(STAGES))
-def test_sigkill_at_a_random_moment_then_rerun_is_byte_identical(
-    project: Path, stage: str
-) -> None:
+def test_sigkill_at_a_random_moment_then_rerun_is_byte_identical(project: Path, stage: str) -> None:
     args, outs, clear = STAGES[stage]
     ref = _digest(project, outs)
     assert ref, f"{stage}: no outputs to compare"

@@ -346,8 +346,10 @@ def _parse_orderings(
         w = f"{where}: orderings[{i}]"
         o = _check_keys(o, w, _ORDERING_KEYS, _ORDERING_KEYS)
         raw = o["slots"]
-        if not isinstance(raw, list) or len(raw) != 2 or any(
-            not isinstance(s, list) or len(s) != 2 for s in raw
+        if (
+            not isinstance(raw, list)
+            or len(raw) != 2
+            or any(not isinstance(s, list) or len(s) != 2 for s in raw)
         ):
             raise StylisticBiasError(f"{w}.slots: expected [[letter, pole], [letter, pole]]")
         slots = tuple((str(letter), str(pole)) for letter, pole in raw)

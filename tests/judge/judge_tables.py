@@ -97,7 +97,10 @@ def make_tables(
         scores=str(root / "scores"),
     )
     params["tracking"] = {
-        **params["tracking"], "enabled": False, "tracking_uri": None, "experiment_name": "test"
+        **params["tracking"],
+        "enabled": False,
+        "tracking_uri": None,
+        "experiment_name": "test",
     }
     params["judge"]["scenarios"] = "all"
     return params

@@ -50,4 +50,3 @@ def test_version_outside_the_range_warns_once(monkeypatch, caplog) -> None:
         assert not hf_compat.check_version()
     msgs = [r.getMessage() for r in caplog.records if "outside the range" in r.getMessage()]
     assert len(msgs) == 1 and "9.0.0" in msgs[0]
-

@@ -29,7 +29,7 @@ def test_vs_ranking_uses_the_debiased_vs() -> None:
 
 
 def test_papers_pareto_claim_comes_from_its_headline_numbers() -> None:
-    """"about 15 of 34" is read from conf/reference/paper (not written in the code), and only
+    """ "about 15 of 34" is read from conf/reference/paper (not written in the code), and only
     quoted when our share is the paper's 80%."""
     from stylisticbias.config import project_root
     from stylisticbias.report.findings import paper_pareto

@@ -52,8 +52,10 @@ class Col:
 
 
 _NUMERIC = pa.Check(
-    lambda s: bool(s.isna().all())  # an empty table or an all-empty column has no type
-    or (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)),
+    lambda s: (
+        bool(s.isna().all())  # an empty table or an all-empty column has no type
+        or (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s))
+    ),
     element_wise=False,
     name="is_numeric",
 )
@@ -101,9 +103,7 @@ VOCABULARY: dict[str, Col] = {
         checks=_SIGNED,
     ),
     "abs_sbs": Col("float", "|SBS| of the group", checks=_UNIT),
-    "mean_abs_delta": Col(
-        "float", "mean |Delta| over the group's cells", checks=_UNIT
-    ),
+    "mean_abs_delta": Col("float", "mean |Delta| over the group's cells", checks=_UNIT),
     "cum_abs_sbs": Col("float", "cumulative |SBS| in rank order", checks=_COUNT),
     "cum_share": Col("float", "cumulative share of the total |SBS|", checks=_SHARE),
     "mean_sbs": Col("float", "mean over models of the per-model SBS"),

@@ -28,9 +28,7 @@ def undecided_table(scores: pd.DataFrame) -> pd.DataFrame:
     the streaming analysis, :mod:`stylisticbias.analysis.per_model`, builds).
     """
     models = scores["model"].astype(str)
-    return order_rows(
-        [_model_rows(g) for _, g in scores.groupby(models, sort=True, observed=True)]
-    )
+    return order_rows([_model_rows(g) for _, g in scores.groupby(models, sort=True, observed=True)])
 
 
 def order_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -158,8 +158,12 @@ def patterns(rules: ParserRules) -> _Patterns:
         unclosed=re.compile(r"\(\s*(" + cls + r")(?=[ \t]*(?:[^\sa-z0-9)]|\n))"),
         leading=re.compile(r"^" + _DECOR + "(" + cls + ")" + _AFTER),
         after_word=re.compile(
-            r"\b(?:" + _ANSWER_WORDS + r")(?:\s+is)?[\"'*_`]*\s*[:\-=]?\s*[*_`\"'\[]*\s*\(?("
-            + cls + ")" + _AFTER
+            r"\b(?:"
+            + _ANSWER_WORDS
+            + r")(?:\s+is)?[\"'*_`]*\s*[:\-=]?\s*[*_`\"'\[]*\s*\(?("
+            + cls
+            + ")"
+            + _AFTER
         ),
         mid=re.compile(_NOT_WORD_BEFORE + r"(?:" + mid + r")"),
         # The trailing class confirms the end of the word ("both" vs "bothersome"); a negated

@@ -77,4 +77,3 @@ def forward_context(cache: Any, model: Any) -> contextlib.AbstractContextManager
 def mrope_deltas(cache: Any) -> Any:
     """The M-RoPE offsets :func:`~.hf_exact.prefill` recorded with the prefix (or ``None``)."""
     return getattr(getattr(cache, "prefix_cache", cache), "mrope_deltas", None)
-

@@ -63,9 +63,7 @@ def _chain(exc: BaseException) -> str:
     return "\n".join(parts)
 
 
-def explain(
-    exc: BaseException, overrides: Sequence[str] = (), conf_dir: Path | None = None
-) -> str:
+def explain(exc: BaseException, overrides: Sequence[str] = (), conf_dir: Path | None = None) -> str:
     """One line saying which key is wrong, where it came from, and what is valid."""
     text = _chain(exc)
     where = ""
@@ -83,9 +81,8 @@ def explain(
         group = missing.group(1).rsplit("/", 1)[0]
         lines = avail.group(2).splitlines() if avail else options(group, conf_dir)
         opts = ", ".join(a.strip() for a in lines if a.strip())
-        return (
-            f"{where or 'conf/'}: no config {missing.group(1)!r}"
-            + (f"; valid {group} options: {opts}" if opts else "")
+        return f"{where or 'conf/'}: no config {missing.group(1)!r}" + (
+            f"; valid {group} options: {opts}" if opts else ""
         )
     key = re.search(r"Key '([^']+)' not in '(\w+)'", text)
     full_key = re.search(r"full_key: (\S+)", text)
@@ -93,10 +90,7 @@ def explain(
         fk = full_key.group(1) if full_key else key.group(1)
         parent = fk.rsplit(".", 1)[0] if "." in fk else "the top level"
         keys = valid_keys(key.group(2))
-        return (
-            f"{where or 'conf/'}: unknown key {fk!r}; valid keys of {parent}: "
-            + ", ".join(keys)
-        )
+        return f"{where or 'conf/'}: unknown key {fk!r}; valid keys of {parent}: " + ", ".join(keys)
     value = re.search(
         r"(Value '.*?' (?:of type '\w+' )?(?:could not be converted to|is not a valid) [^\n]*)",
         text,

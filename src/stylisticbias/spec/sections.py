@@ -125,8 +125,10 @@ class JudgeSpec:
             if isinstance(v, float) and not 0.0 <= v <= 1.0:
                 raise StylisticBiasError(f"judge.{key}={v!r}: must lie in [0, 1]")
         scen = self.scenarios
-        if scen != MISSING and scen not in (None, "all") and not (
-            isinstance(scen, list | tuple) and scen
+        if (
+            scen != MISSING
+            and scen not in (None, "all")
+            and not (isinstance(scen, list | tuple) and scen)
         ):
             raise StylisticBiasError(
                 f"judge.scenarios={scen!r}; valid: all or a non-empty list of scenario ids"

@@ -371,7 +371,8 @@ def run_model(
         },
         "image_tokens": int(eng.last_stats["image_tokens_per_image"][0]),
         "suffix_tokens": {
-            "source": source(_TOKENIZER_KIND[name]) if scale == "shrunk"
+            "source": source(_TOKENIZER_KIND[name])
+            if scale == "shrunk"
             else "word-level tokenizer of the tiny checkpoints (NOT the real counts)",
             "per_prompt_min": min(counts),
             "per_prompt_max": max(counts),
@@ -398,7 +399,8 @@ def run_model(
             "suffix": eng.suffix_batch_size,
             "branch": eng.decoding_params.branch_batch_size,
             "chosen_from_free_gb": round(eng.batch_sizes.free_bytes / 1e9, 1)
-            if eng.batch_sizes else None,
+            if eng.batch_sizes
+            else None,
         },
         "prefix_sharing": "shared" if eng._shared_ok else "copy",
         "peak_rss_gb": peak_rss_gb(),
@@ -424,9 +426,7 @@ def run_model(
             "peak_rss_gb": round(old["peak_rss_gb"], 3),
             "max_abs_probability_difference": diff,
         }
-        res["speedup_vs_previous_engine"] = round(
-            _median(old["seconds"]) / _median(per_image), 3
-        )
+        res["speedup_vs_previous_engine"] = round(_median(old["seconds"]) / _median(per_image), 3)
     return res
 
 
