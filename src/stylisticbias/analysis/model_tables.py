@@ -46,25 +46,7 @@ def table2_finish(vs: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
     avg.insert(0, "model", AVERAGE)
     avg["significance"] = ""
     out = pd.concat([vs, avg], ignore_index=True)
-    return out[
-        [
-            "model",
-            "dimension",
-            "vs",
-            "significance",
-            "ci_low",
-            "ci_high",
-            "pval",
-            "pval_corr",
-            "n",
-            "n_groups",
-            "n_scenarios",
-            "vs_debiased",
-            "debiased_ci_low",
-            "debiased_ci_high",
-            "noise_floor",
-        ]
-    ]
+    return out[spec("vs_by_model").built_columns]
 
 
 def table7(delta: pd.DataFrame, faces: pd.Index, s: AnalysisSettings) -> pd.DataFrame:
@@ -132,13 +114,4 @@ def table11_finish(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     avg.insert(0, "model", AVERAGE)
     out = pd.concat([agg, avg], ignore_index=True)
     out["n_scenarios_significant_derived"] = out["n_scenarios_significant_derived"].astype("Int64")
-    return out[
-        [
-            "model",
-            "dimension",
-            "pct_scenarios_significant",
-            "n_scenarios_significant_derived",
-            "n_scenarios",
-            "n_tested",
-        ]
-    ], tests
+    return out[spec("significance_rate_by_model").built_columns], tests

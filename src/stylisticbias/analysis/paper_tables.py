@@ -211,21 +211,7 @@ def table3(
             avg.loc[avg["dimension"] == dim, ["ci_low", "ci_high"]] = [l_[0], h_[0]]
     avg["significance"] = ""
     df = pd.concat([df, avg], ignore_index=True)
-    return df[
-        [
-            "category",
-            "dimension",
-            "sbs",
-            "significance",
-            "ci_low",
-            "ci_high",
-            "pval",
-            "pval_corr",
-            "n",
-            "n_faces",
-            "n_cells",
-        ]
-    ]
+    return df[spec("sbs_category_by_demographic").built_columns]
 
 
 def table4(
