@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pandera.pandas as pa
+import pyarrow.parquet as pq
 from pandera.errors import SchemaError, SchemaErrors
 
 from stylisticbias.errors import StylisticBiasError
@@ -101,6 +102,14 @@ JUDGMENTS = pa.DataFrameSchema(
     unique=["image_id", "model", "scenario_id", "ordering", "seed"],
     name="judgments",
 )
+
+#: The records as stored (``judgments.parquet``, shards, stash): the JUDGMENTS columns engines
+#: return plus ``image_sha256``, the sha256 of the image bytes that were judged (added by the
+#: runner), so a record is reused only for the very pixels it is about. An empty value marks
+#: records written before image hashes were kept: they match no image and stay in the stash.
+JUDGMENT_RECORDS = JUDGMENTS.add_columns(
+    {"image_sha256": pa.Column(str, pa.Check.str_matches(r"^([0-9a-f]{64})?$"))}
+).set_name("judgment_records")
 
 #: ``data/scores/model=<model>/part-0.parquet`` (Hive partition, ``score_store``) -- phi per
 #: image x scenario; delta for variations.
@@ -190,6 +199,17 @@ def read_table(path: str | Path, schema: pa.DataFrameSchema) -> pd.DataFrame:
             f"{p}: not a readable Parquet file ({type(exc).__name__})"
         ) from None
     return validate(df, schema, p)
+
+
+def read_judgments(path: str | Path) -> pd.DataFrame:
+    """A model's ``judgments.parquet`` validated as JUDGMENT_RECORDS (as JUDGMENTS if it was
+    written before image hashes were kept, i.e. without ``image_sha256``)."""
+    p = Path(path)
+    try:
+        names = set(pq.read_schema(p).names)
+    except Exception:  # missing or unreadable: read_table says so in one line
+        names = set()
+    return read_table(p, JUDGMENT_RECORDS if "image_sha256" in names or not names else JUDGMENTS)
 
 
 def write_table(df: pd.DataFrame, path: str | Path, schema: pa.DataFrameSchema) -> Path:

@@ -64,10 +64,10 @@ from stylisticbias.config import get, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.schemas import (
     FACES,
-    JUDGMENTS,
     SCORES,
     VARIATIONS,
     check_demographics,
+    read_judgments,
     read_table,
     validate,
 )
@@ -315,7 +315,7 @@ def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source =
         return p if p.is_absolute() else project_root() / p
 
     judgments_file = path("judgments") / model_name / "judgments.parquet"
-    judgments = read_table(judgments_file, JUDGMENTS)
+    judgments = read_judgments(judgments_file)
     faces = read_table(path("faces") / "faces.parquet", FACES)
     variations = read_table(path("variations") / "variations.parquet", VARIATIONS)
     benchmark = benchmark_from_params(params)

@@ -15,7 +15,7 @@ from judge_tables import judge_with, make_tables
 
 from stylisticbias.config import load_group_option, project_root
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
-from stylisticbias.schemas import JUDGMENTS, read_table
+from stylisticbias.schemas import JUDGMENT_RECORDS, read_table
 from stylisticbias_dev.tiny import ensure_built
 
 MODEL = "tiny-llava-next"
@@ -49,14 +49,14 @@ def test_two_cpu_ranks_judge_each_image_once_with_the_fast_engine(tmp_path: Path
     per_rank = json.loads(run_log_path(out).read_text())["images_per_rank"]
     assert len(per_rank) == 2 and min(per_rank) > 0, f"both ranks judged images: {per_rank}"
     assert sum(per_rank) == len(items), "each image exactly once"
-    df = read_table(out / "judgments.parquet", JUDGMENTS)
+    df = read_table(out / "judgments.parquet", JUDGMENT_RECORDS)
     assert sorted(df["image_id"].unique()) == sorted(it.image_id for it in items)
     assert set(df["engine"]) == {"hf"} and set(df["decoding"]) == {"exact"}
     assert len(df) == len(items) * 2 * 4 and not df.duplicated(KEY).any()
     # the same records as one process judging all images
     ref = read_table(
         run_judge(MODEL, _params(tmp_path / "one", 1), progress=False, out_dir=tmp_path / "one"
-                  / "out") / "judgments.parquet", JUDGMENTS,
+                  / "out") / "judgments.parquet", JUDGMENT_RECORDS,
     )  # fmt: skip
     cols = ["p_pos", "p_neg", "p_invalid", "p_undecided"]
     pd.testing.assert_frame_equal(df.drop(columns=cols), ref.drop(columns=cols))

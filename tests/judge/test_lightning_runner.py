@@ -11,7 +11,7 @@ from judge_tables import judge_with, make_tables
 
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.judge.simulated import SimulatedJudgeEngine
-from stylisticbias.schemas import JUDGMENTS, read_table
+from stylisticbias.schemas import JUDGMENT_RECORDS, read_table
 
 MODEL = "simulated-strong"
 KEY = ["image_id", "scenario_id", "ordering", "seed"]
@@ -19,7 +19,7 @@ KEY = ["image_id", "scenario_id", "ordering", "seed"]
 
 def _run(params: dict, **kw) -> tuple[Path, pd.DataFrame]:
     out = run_judge(MODEL, params, progress=False, **kw)
-    return out, read_table(out / "judgments.parquet", JUDGMENTS)
+    return out, read_table(out / "judgments.parquet", JUDGMENT_RECORDS)
 
 
 def _set_manifest_sha(root: Path, image_id: str, data: bytes) -> None:

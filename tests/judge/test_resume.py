@@ -16,7 +16,7 @@ import pytest
 from judge_tables import judge_with, make_tables
 
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
-from stylisticbias.schemas import JUDGMENTS, read_table
+from stylisticbias.schemas import JUDGMENT_RECORDS, read_table
 
 MODEL = "simulated-strong"
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ CHILD = textwrap.dedent(
 
 
 def _judgments(out: Path) -> pd.DataFrame:
-    return read_table(out / "judgments.parquet", JUDGMENTS)
+    return read_table(out / "judgments.parquet", JUDGMENT_RECORDS)
 
 
 def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
@@ -165,6 +165,69 @@ def test_records_of_images_left_out_are_kept(tmp_path: Path) -> None:
     run_judge(MODEL, params, progress=False)
     assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
     assert (out / "judgments.parquet").read_bytes() == ref
+
+
+def _rerender(params: dict, image_ids: list[str], seed: int) -> None:
+    """Give ``image_ids`` new bytes and record their sha256 in the manifests (as a re-render or
+    a re-import with the same ids does)."""
+    import hashlib
+
+    from PIL import Image
+
+    items = {it.image_id: it for it in judge_items(params)}
+    for table in (Path(params["paths"]["faces"]) / "faces.parquet",
+                  Path(params["paths"]["variations"]) / "variations.parquet"):  # fmt: skip
+        df = pd.read_parquet(table)
+        for iid in image_ids:
+            if iid in set(df["image_id"]):
+                path = Path(items[iid].path)
+                Image.new("RGB", (8, 8), (seed % 256, 7, 7)).save(path)
+                df.loc[df["image_id"] == iid, "sha256"] = hashlib.sha256(
+                    path.read_bytes()
+                ).hexdigest()
+        df.to_parquet(table, index=False)
+
+
+def test_image_whose_bytes_changed_is_judged_again_and_old_records_kept(tmp_path: Path) -> None:
+    """Records are about bytes: exactly the re-rendered images are judged again; the records
+    of their old bytes are kept and used again when those bytes come back."""
+    params = make_tables(tmp_path, 3)
+    items = judge_items(params)
+    out = run_judge(MODEL, params, progress=False)
+    ref = (out / "judgments.parquet").read_bytes()
+    first = _judgments(out)
+    assert dict(zip(first["image_id"], first["image_sha256"])) == {
+        it.image_id: it.sha256 for it in items
+    }
+    changed = [items[0].image_id, items[3].image_id]
+    _rerender(params, changed, seed=200)
+    run_judge(MODEL, params, progress=False)
+    run = json.loads(run_log_path(out).read_text())
+    assert run["images_judged"] == 2 and run["images_resumed"] == len(items) - 2
+    now = {it.image_id: it.sha256 for it in judge_items(params)}
+    df = _judgments(out)
+    assert dict(zip(df["image_id"], df["image_sha256"])) == now
+    assert df["image_id"].nunique() == len(items)
+    # the old bytes come back (the previous render, restored): nothing is judged, same bytes
+    make_tables(tmp_path, 3)
+    run_judge(MODEL, params, progress=False)
+    assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
+    assert (out / "judgments.parquet").read_bytes() == ref
+
+
+def test_records_written_before_image_hashes_are_kept_not_trusted(tmp_path: Path) -> None:
+    """A judgments table of an earlier version (no ``image_sha256``): its images are judged
+    again (nothing says which bytes it judged) and its records are kept in the stash."""
+    params = make_tables(tmp_path, 2)
+    out = run_judge(MODEL, params, progress=False)
+    legacy = pd.read_parquet(out / "judgments.parquet").drop(columns=["image_sha256"])
+    legacy.to_parquet(out / "judgments.parquet", index=False)
+    run_judge(MODEL, params, progress=False)
+    assert json.loads(run_log_path(out).read_text())["images_judged"] == len(judge_items(params))
+    assert set(_judgments(out)["image_sha256"]) == {it.sha256 for it in judge_items(params)}
+    kept = [pd.read_parquet(p) for p in (out.parent / f".{out.name}.stash").rglob("*.parquet")]
+    assert len(kept) == 1 and set(kept[0]["image_sha256"]) == {""}
+    pd.testing.assert_frame_equal(kept[0].drop(columns=["image_sha256"]), legacy)
 
 
 def _tree(path: Path) -> dict[str, bytes]:

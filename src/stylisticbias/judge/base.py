@@ -23,6 +23,9 @@ class ImageItem:
     path: str  # absolute path of the image file
     is_base: bool
     attrs: Mapping[str, Any] = field(default_factory=dict)  # age, gender, ..., attribute, value
+    #: sha256 of the image bytes (the manifest's, checked before judging); stored with every
+    #: record so a record is reused only for these bytes ("" where unknown)
+    sha256: str = ""
 
 
 class JudgeEngine(ABC):

@@ -33,7 +33,8 @@ def build_items(
     Base faces and variations with ``status == "ok"``; variations only where ``evaluated`` when
     ``images == "evaluated"`` (the paper's 34-value whitelist), all of them when ``"all"``. Paths
     in the tables are relative to the table's directory and become absolute here. ``attrs`` holds
-    the demographic columns and, for variations, ``category``/``attribute``/``value``/``framing``.
+    the demographic columns and, for variations, ``category``/``attribute``/``value``/``framing``;
+    ``sha256`` the manifest's hash of the image bytes.
     """
     if images not in IMAGE_SETS:
         raise StylisticBiasError(f"judge.images: {images!r}; valid: {', '.join(IMAGE_SETS)}")
@@ -44,20 +45,27 @@ def build_items(
     for r in f.itertuples(index=False):
         attrs: dict[str, Any] = {a: getattr(r, a) for a in demo}
         attrs.update(category=None, attribute=None, value=None, framing="face")
-        items.append(ImageItem(r.image_id, r.face_id, str(faces_dir / r.path), True, attrs))
+        path = str(faces_dir / r.path)
+        items.append(ImageItem(r.image_id, r.face_id, path, True, attrs, _sha(r.sha256)))
     v = variations[variations["status"] == "ok"]
     if images == "evaluated":
         v = v[v["evaluated"].astype(bool)]
     for r in v.itertuples(index=False):
         attrs = {a: getattr(r, a) for a in demo}
         attrs.update(category=r.category, attribute=r.attribute, value=r.value, framing=r.framing)
-        items.append(ImageItem(r.image_id, r.face_id, str(variations_dir / r.path), False, attrs))
+        path = str(variations_dir / r.path)
+        items.append(ImageItem(r.image_id, r.face_id, path, False, attrs, _sha(r.sha256)))
     items.sort(key=lambda it: it.image_id)
     ids = [it.image_id for it in items]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise StylisticBiasError(f"faces/variations tables share image_id(s) {dup}")
     return items
+
+
+def _sha(value: Any) -> str:
+    """A manifest's sha256 cell as a string ("" when missing)."""
+    return value if isinstance(value, str) else ""
 
 
 def decode_image(path: str) -> Image.Image:

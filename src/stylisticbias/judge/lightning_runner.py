@@ -55,7 +55,10 @@ class JudgeModule(L.LightningModule):
         return batch
 
     def predict_step(self, batch: Mapping[str, list[Any]], batch_idx: int) -> dict[str, Any]:
-        """Judge the decodable images of a batch; report the others as failures."""
+        """Judge the decodable images of a batch; report the others as failures.
+
+        Each record gets ``image_sha256``, the hash of the bytes of the image it judged.
+        """
         items: list[ImageItem] = []
         images: list[Any] = []
         failures: list[dict[str, str]] = []
@@ -66,6 +69,9 @@ class JudgeModule(L.LightningModule):
             items.append(item)
             images.append(image)
         records = self.engine.judge(items, images) if items else pd.DataFrame()
+        if not records.empty:  # every record names the bytes it is about
+            shas = {it.image_id: it.sha256 for it in items}
+            records = records.assign(image_sha256=records["image_id"].map(shas).fillna(""))
         return {"records": records, "failures": failures}
 
 

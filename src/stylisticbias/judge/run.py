@@ -2,7 +2,8 @@
 
 Output, ``data/judgments/<model>/``:
 
-- ``judgments.parquet`` -- every record, validated (JUDGMENTS), sorted by image_id,
+- ``judgments.parquet`` -- every record, validated (JUDGMENT_RECORDS: the engines' JUDGMENTS
+  columns plus ``image_sha256``, the hash of the judged bytes), sorted by image_id,
   scenario_id, ordering, seed;
 - ``failures.json`` -- images that could not be decoded (``[]`` when none);
 - ``_fingerprint.json`` -- the configuration that determines the records;
@@ -26,7 +27,10 @@ its bytes must match the manifest's sha256.
 Resuming: a run first lists the finished records (``judgments.parquet``, complete shards and
 the stash of the current configuration), skips their images and judges only the rest; a shard
 that is unreadable or fails the schema is logged, deleted and redone. Finished records are never
-discarded: when the configuration that determines them changed (model, engine settings,
+discarded. A record is about the bytes it judged: an image whose bytes changed (re-rendered,
+re-imported, another generator) is judged again, and its records about the old bytes are kept
+in the stash of the configuration, used again if those bytes come back. When the configuration
+that determines the records changed (model, engine settings,
 orderings, seeds, prompts, planted effects...), they are moved to the stash
 ``<out>/../.<model>.stash/<fingerprint>/`` and used again if that configuration returns; records
 of images that are not part of this run are kept there too.
@@ -65,6 +69,7 @@ from stylisticbias.judge.writer import (
     RANK_SUMMARY_GLOB,
     concat_shards,
     content_key,
+    record_keys,
 )
 from stylisticbias.outputs import (
     OutputLock,
@@ -76,7 +81,7 @@ from stylisticbias.outputs import (
 )
 from stylisticbias.schemas import (
     FACES,
-    JUDGMENTS,
+    JUDGMENT_RECORDS,
     VARIATIONS,
     check_demographics,
     read_table,
@@ -256,14 +261,24 @@ def _run_locked(
     if rank == 0:
         switch_configuration(out, fp)
     finished = finished_records(out, fp, model_name)
-    done: set[str] = set()
+    done: set[tuple[str, str]] = set()
     for recs in finished.values():
-        done.update(recs["image_id"].unique())
+        pairs = recs[["image_id", "image_sha256"]].drop_duplicates()
+        done.update(zip(pairs["image_id"], pairs["image_sha256"]))
     del finished
-    todo = [it for it in items if it.image_id not in done]
+    todo = [it for it in items if (it.image_id, it.sha256) not in done]
+    changed = {i for i, _ in done} & {it.image_id for it in todo}
     log.info(
         "%s: %d image(s) to judge, %d already judged", model_name, len(todo), len(items) - len(todo)
     )
+    if changed:
+        log.warning(
+            "%s: %d image(s) have records about other bytes (re-rendered or re-imported), "
+            "judged again; the old records are kept in %s",
+            model_name,
+            len(changed),
+            stash_dir(out),
+        )
     if rank == 0:
         for p in shard_dir.glob(RANK_SUMMARY_GLOB):
             p.unlink(missing_ok=True)
@@ -331,18 +346,19 @@ def consolidate(
         fp = json.loads((out / FINGERPRINT_FILE).read_text(encoding="utf-8"))
     sources = finished_records(out, fp, model)
     df = concat_shards(sources)
-    key_cols = ["image_id", "model", "scenario_id", "ordering", "seed"]
+    key_cols = ["image_id", "image_sha256", "model", "scenario_id", "ordering", "seed"]
     dup = df.duplicated(subset=key_cols)
     if dup.any():
         log.info("%d record(s) present twice (resumed after a kill) dropped", int(dup.sum()))
         df = df.loc[~dup]
-    wanted = {it.image_id for it in items}
-    extra = ~df["image_id"].isin(wanted)
+    wanted = {f"{it.image_id}@{it.sha256}" for it in items}
+    extra = ~(df["image_id"].astype(str) + "@" + df["image_sha256"].astype(str)).isin(wanted)
     stash = stash_dir(out) / str(fp["sha256"])[:16]
-    kept = stash / f"other-images-{content_key(df.loc[extra, 'image_id'].unique())}.parquet"
+    kept = stash / f"other-images-{content_key(record_keys(df.loc[extra]))}.parquet"
     if extra.any():
         log.info(
-            "%d image(s) with finished records are not part of this run; kept in %s",
+            "%d image(s) with finished records are not part of this run or were judged as other "
+            "bytes; kept in %s",
             df.loc[extra, "image_id"].nunique(),
             stash,
         )
@@ -350,7 +366,7 @@ def consolidate(
         atomic_write_parquet(rest, kept)
         df = df.loc[~extra]
     df = df.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
-    write_table(df, out / "judgments.parquet", JUDGMENTS)
+    write_table(df, out / "judgments.parquet", JUDGMENT_RECORDS)
     for p in sources:
         if p.parent == stash and p != kept:
             p.unlink(missing_ok=True)
@@ -370,7 +386,8 @@ def consolidate(
             " ..." if len(ids) > 20 else "",
             out / "failures.json",
         )
-    missing = wanted - set(df["image_id"].unique()) - {f["image_id"] for f in failures}
+    failed = {f["image_id"] for f in failures}
+    missing = {it.image_id for it in items} - set(df["image_id"]) - failed
     if missing:
         log.warning(
             "%d image(s) have no records: %s", len(missing), ", ".join(sorted(missing)[:20])
