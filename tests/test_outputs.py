@@ -51,6 +51,7 @@ def _params(**paths: str) -> dict:
         "variations": "data/variations",
         "judgments": "data/judgments",
         "scores": "data/scores",
+        "analysis_cache": "data/analysis",
         "reports": "reports",
     }
     return {"paths": {**base, **paths}}
@@ -66,6 +67,18 @@ def _params(**paths: str) -> dict:
         ("faces", "data/judgments/m", "overlaps paths.judgments"),
         ("variations", "data/.render-cache", "overlaps render cache"),
         ("scores", "data/faces/scores", "overlaps paths.faces"),
+        ("faces", "data/import", "overlaps input data/import"),
+        ("variations", "data/import/release", "overlaps input data/import"),
+        ("faces", "data/analysis", "overlaps paths.analysis_cache"),
+        ("judgments", "data/tracking", "overlaps tracking output"),
+        ("analysis_cache", "/tmp/elsewhere/analysis", "outside the data root"),
+        ("analysis_cache", "data/scores/cache", "overlaps paths.scores"),
+        ("analysis_cache", "data/import/x", "overlaps input data/import"),
+        ("reports", "/tmp/elsewhere/reports", "outside the reports root"),
+        ("reports", "data", "outside the reports root"),
+        ("reports", "..", "outside the reports root"),
+        ("reports", "data/faces", "overlaps paths.faces"),
+        ("reports", "data/import", "overlaps input data/import"),
     ],
 )
 def test_bad_output_paths_are_refused(tmp_path: Path, key: str, value: str, message: str) -> None:
@@ -87,6 +100,13 @@ def test_good_paths_resolve_inside_the_data_root(tmp_path: Path) -> None:
     scratch = tmp_path / "scratch" / "sb"
     p = _params(data=str(scratch), faces=str(scratch / "faces"))
     assert stage_output(p, "faces", tmp_path / "project") == scratch / "faces"
+    # reports in the project's reports/ (or below it) or inside the data root (a sweep job's)
+    for good in ("reports", "reports/run1", "data/run1/reports"):
+        check_all_outputs(_params(reports=good), tmp_path)
+    job = tmp_path / "sweep" / "job"
+    check_all_outputs(
+        {"paths": {k: str(job / v) for k, v in _params()["paths"].items()}}, tmp_path / "project"
+    )
 
 
 def test_safe_member_refuses_paths_that_leave_the_base(tmp_path: Path) -> None:
@@ -208,6 +228,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "data/judgments/m/judgments.parquet",
         "data/.render-cache/ab/abc.png",
         "data/scores/model=m/part-0.parquet",
+        "data/import/README.md",
+        "data/import/mine/user-file.txt",
+        "data/analysis/m/summary.json",
+        "data/tracking/report_runs.json",
+        "reports/README.md",
+        "reports/figures/fig.png",
     ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(rel.encode())
@@ -236,6 +262,11 @@ def _bad_params(kind: str, outside: Path) -> tuple[str, dict, tuple[str, ...]]:
     if kind == "variations=data":
         params["paths"]["variations"] = "data"
         return "variations", params, ()
+    if kind.startswith("paths."):  # paths.<key>=<value>@<stage>
+        setting, stage = kind.rsplit("@", 1)
+        key, value = setting.split("=", 1)
+        params["paths"][key.split(".", 1)[1]] = str(outside) if value == "outside" else value
+        return stage, params, ("simulated-strong",) if stage in ("judge", "scores") else ()
     if kind.startswith("faces.n="):
         params["faces"]["n"] = yaml.safe_load(kind.split("=", 1)[1])
         return "faces", params, ()
@@ -263,6 +294,13 @@ def _bad_params(kind: str, outside: Path) -> tuple[str, dict, tuple[str, ...]]:
         "seeds=[1,1]",
         "seeds=[]",
         "temperature=-1",
+        "paths.faces=data/import@faces",
+        "paths.faces=data/analysis@faces",
+        "paths.variations=data/tracking@variations",
+        "paths.analysis_cache=outside@analyze",
+        "paths.reports=outside@report",
+        "paths.reports=outside@faces",
+        "paths.scores=data/import@judge",
     ],
 )
 def test_bad_value_fails_in_one_line_and_touches_nothing(
@@ -271,15 +309,22 @@ def test_bad_value_fails_in_one_line_and_touches_nothing(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "precious.txt").write_text("keep me")
-    before, before_out = tree(project / "data"), tree(outside)
+    before, before_out, before_rep = (
+        tree(project / "data"),
+        tree(outside),
+        tree(project / "reports"),
+    )
     stage, params, args = _bad_params(kind, outside)
     t0 = time.monotonic()
     proc = _run_stage(project, stage, params, *args)
     assert proc.returncode == 2, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("ERROR"), proc.stderr
+    if kind.startswith("paths."):  # refused for the path, before the stage reads its inputs
+        assert kind.split("=", 1)[0] in lines[0], lines[0]
     assert tree(project / "data") == before
     assert tree(outside) == before_out
+    assert tree(project / "reports") == before_rep
     assert time.monotonic() - t0 < 120
 
 
@@ -320,3 +365,20 @@ def test_lock_dies_with_its_process_even_if_a_forked_worker_lives_on(tmp_path: P
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(worker, signal.SIGKILL)
+
+
+def test_every_path_is_a_parameter_of_some_stage() -> None:
+    """`dvc exp run -S paths.<key>=<bad>` must run a stage (which refuses the value in one line,
+    exit 2) instead of running nothing and exiting 0: every ``paths`` key is a DVC parameter of
+    at least one stage, and every stage script checks every path before it starts."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    declared: set[str] = set()
+    for stage in stages.values():
+        for p in (stage.get("do") or stage).get("params", []):
+            declared.update(p if isinstance(p, dict) else [p])
+    missing = [k for k in compose()["paths"] if f"paths.{k}" not in declared | {"paths"}]
+    assert not missing, f"paths keys no stage depends on: {missing}"
+    # paths.<key> entries name real keys
+    for name in declared:
+        if name.startswith("paths."):
+            assert name.split(".", 1)[1] in compose()["paths"], name

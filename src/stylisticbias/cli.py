@@ -104,17 +104,22 @@ def stage(fn: Callable[..., Any]) -> Callable[..., int]:
 
     The stage holds a lock named after the script and its arguments (:class:`OutputLock`), so a
     second process running the same stage is refused in one line instead of racing the first
-    on the same outputs. (Stages with configurable output paths lock those outputs too.)
+    on the same outputs. (Stages with configurable output paths lock those outputs too.) Before
+    the stage starts, every path any stage writes or deletes is checked
+    (:func:`stylisticbias.outputs.check_all_outputs`), so a bad ``paths.*`` value stops whichever
+    stage DVC runs first, before anything is touched.
     """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> int:
-        from stylisticbias.config import project_root
-        from stylisticbias.outputs import OutputLock
+        from stylisticbias.config import load_params, project_root
+        from stylisticbias.outputs import OutputLock, check_all_outputs
 
         setup_logging()
         try:
             with OutputLock(project_root(), Path(f"stage-{stage_lock_name()}")):
+                if not {"-h", "--help"} & set(sys.argv[1:]):
+                    check_all_outputs(load_params(), project_root())
                 fn(*args, **kwargs)
         except StylisticBiasError as exc:
             log.error("error: %s", exc)

@@ -3,9 +3,12 @@
 Every stage goes through this module before it touches anything it writes:
 
 - :func:`stage_output` refuses an output path that is not strictly inside the data root
-  (``paths.data``), or overlaps another stage's output or the render cache (``paths.faces=data``
-  would otherwise hold -- and replace -- the judgments and the render cache); the data root
-  itself may be neither the project, its sources, nor a system-wide directory;
+  (``paths.data``; ``paths.reports``: the project's ``reports/``), or overlaps another stage's
+  output, the render cache, the tracking output or an input such as ``data/import``
+  (``paths.faces=data`` would otherwise hold -- and replace -- the judgments and the render
+  cache); the data root itself may be neither the project, its sources, nor a system-wide
+  directory; :func:`check_all_outputs` checks every such path, at compose time and when any
+  stage script starts;
 - :class:`OutputLock` refuses a second process on the same output (an ``fcntl`` lock in
   ``.locks/`` at the project root; released by the kernel when a process dies, so a killed run
   never leaves a stale lock);
@@ -39,8 +42,10 @@ log = logging.getLogger(__name__)
 
 #: project paths no stage output may be, contain or sit inside
 PROTECTED = ("conf", "src", "pipelines", "tests", "docs", ".git", ".dvc", ".locks")
-#: ``params['paths']`` keys that are stage outputs (``data`` is their common parent, not one)
-OUTPUT_KEYS = ("faces", "variations", "judgments", "scores")
+#: ``params['paths']`` keys that are stage outputs (``data`` is their common parent, not one):
+#: every path a stage writes or deletes is one of them, inside one of them, the render cache
+#: or the tracking output (:func:`declared_outputs`)
+OUTPUT_KEYS = ("faces", "variations", "judgments", "scores", "analysis_cache", "reports")
 
 
 # --------------------------------------------------------------------------- paths
@@ -80,6 +85,12 @@ def data_root(root: Path, raw: str | os.PathLike[str], key: str = "paths.data") 
     return d
 
 
+def reports_roots(root: Path, data: Path) -> tuple[Path, ...]:
+    """Where ``paths.reports`` may point (the directory itself or inside it): the project's
+    ``reports/``, and ``reports/`` beside a data root of its own (a sweep job's directory)."""
+    return tuple(dict.fromkeys((Path(root).resolve() / "reports", data.parent / "reports")))
+
+
 def check_output_path(
     root: Path,
     raw: str | os.PathLike[str],
@@ -89,13 +100,24 @@ def check_output_path(
 ) -> Path:
     """The resolved output path of ``key``, refused when writing it could destroy other data.
 
-    The output must lie strictly inside the data root ``data`` (so ``paths.faces=data`` or an
-    absolute directory elsewhere is refused) and may neither be, hold nor sit inside any of
-    ``others`` (the other stages' outputs, the render cache, the judge stash).
+    One rule for every path a stage writes or deletes: a data output must lie strictly inside
+    the data root ``data`` (so ``paths.faces=data`` or an absolute directory elsewhere is
+    refused); ``paths.reports`` inside a reports root (:func:`reports_roots`) or strictly inside
+    the data root. No output may be, hold or sit inside any of ``others`` (the other stages'
+    outputs, the render cache, the tracking output, the inputs such as ``data/import``).
     """
     rootr = Path(root).resolve()
     out = _resolve(rootr, raw, key)
-    if out == data or not out.is_relative_to(data):
+    inside_data = out != data and out.is_relative_to(data)
+    if key == "paths.reports":
+        allowed = reports_roots(rootr, data)
+        if not inside_data and not any(out.is_relative_to(r) for r in allowed):
+            raise StylisticBiasError(
+                f"{key}={str(raw)!r}: resolves to {out}, outside the reports root "
+                f"{allowed[0]} and the data root {data}; reports must lie in one of them "
+                "(e.g. reports)"
+            )
+    elif not inside_data:
         raise StylisticBiasError(
             f"{key}={str(raw)!r}: resolves to {out}, which is "
             + ("the data root itself" if out == data else "outside the data root")
@@ -109,17 +131,30 @@ def check_output_path(
             raise StylisticBiasError(
                 f"{key}={str(raw)!r}: overlaps {other_key}={str(other_raw)!r} "
                 f"({other}); each stage needs an output of its own"
+                + (" and never writes into an input" if other_key in _INPUT_NAMES else "")
             )
     return out
 
 
+#: names of the inputs in :func:`declared_outputs` (refused as outputs, never written)
+_INPUT_NAMES = ("input data/import", "input generator.source", "input generator.watch_dir")
+
+
 def declared_outputs(params: Mapping[str, Any]) -> dict[str, str]:
-    """``{'paths.faces': 'data/faces', ...}`` plus the render cache, from composed params."""
+    """Every path a stage writes or deletes, and the inputs no stage may write, from composed
+    params: ``{'paths.faces': 'data/faces', ..., 'render cache': 'data/.render-cache',
+    'tracking output': 'data/tracking', 'input data/import': 'data/import', ...}``."""
     paths = dict(params.get("paths") or {})
     out = {f"paths.{k}": str(paths[k]) for k in OUTPUT_KEYS if paths.get(k) is not None}
     data = paths.get("data")
     if data is not None:
         out["render cache"] = str(Path(str(data)) / ".render-cache")
+        out["tracking output"] = str(Path(str(data)) / "tracking")
+    out["input data/import"] = "data/import"  # the import generator's watched folder (dvc.yaml)
+    generator = dict(params.get("generator") or {})
+    for k in ("source", "watch_dir"):
+        if generator.get(k):
+            out[f"input generator.{k}"] = str(generator[k])
     return out
 
 
@@ -134,9 +169,14 @@ def stage_output(params: Mapping[str, Any], key: str, root: Path) -> Path:
 
 
 def check_all_outputs(params: Mapping[str, Any], root: Path) -> None:
-    """Check every stage output path of ``params`` (at compose time and by each stage)."""
+    """Check every path a stage of ``params`` writes or deletes (at compose time and by every
+    stage script before it starts, :func:`stylisticbias.cli.stage`)."""
+    paths = dict(params.get("paths") or {})
+    if paths.get("data") is None:
+        raise StylisticBiasError(f"paths.data: missing; valid keys: {', '.join(sorted(paths))}")
+    data_root(root, paths["data"])
     for key in OUTPUT_KEYS:
-        if (params.get("paths") or {}).get(key) is not None:
+        if paths.get(key) is not None:
             stage_output(params, key, root)
 
 
