@@ -16,20 +16,11 @@ import pytest
 from protocols import edited_protocol
 
 from stylisticbias import schemas
-from stylisticbias.config import ROOT, compose, project_root
+from stylisticbias.config import ROOT, compose
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.errors import StylisticBiasError
 
 HERE = Path(__file__).parent
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A scratch project (conf/ copied) as the working directory."""
-    shutil.copytree(project_root() / "conf", tmp_path / "conf")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(HERE))
-    return tmp_path
 
 
 def fake_params(n: int = 4, **gen: Any) -> dict[str, Any]:

@@ -6,6 +6,12 @@ prompt, the seed and the spec. A finished request is stored as ``<key>.<ext>`` p
 rename), so a run killed at any point leaves only complete entries. Stage outputs are hard
 links into the cache, so a restarted run re-links what is done and renders only the rest.
 Refusals and blocks are cached as records without an image and retried only on request.
+
+Entries are verified: an ``ok`` record holds the sha256 of its image, and :meth:`RenderCache.get`
+checks the image's bytes against it (once per file version and process). A bad entry (bytes
+changed on disk, a truncated copy, an unreadable record) is set aside as
+``<key>.<ext>.corrupt`` -- kept for inspection, never linked -- and reported as missing, so the
+stage renders it again instead of linking it into an output whose manifest would contradict it.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +28,8 @@ from typing import Any
 from PIL import Image
 
 from stylisticbias.outputs import atomic_link, atomic_write_bytes
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,8 @@ class RenderCache:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        #: image files whose bytes matched their record: (key, inode, size, mtime_ns)
+        self._verified: set[tuple[str, int, int, int]] = set()
 
     def _shard(self, key: str) -> Path:
         d = self.root / key[:2]
@@ -84,17 +96,45 @@ class RenderCache:
         return d
 
     def get(self, key: str) -> CacheRecord | None:
-        """The finished record for ``key``, or None (also when its image went missing)."""
+        """The finished, verified record for ``key``, or None: also when its image went
+        missing, or when the entry is bad (its image set aside, see the module docstring)."""
         meta = self.root / key[:2] / f"{key}.json"
         if not meta.exists():
             return None
         try:
             rec = CacheRecord(**json.loads(meta.read_text()))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OSError):
+            log.warning("render cache: unreadable record %s; the request is made again", meta)
             return None
-        if rec.status == "ok" and not self.image_path(rec).exists():
+        if rec.status != "ok":
+            return rec
+        image = self.image_path(rec)
+        try:
+            st = image.stat()
+        except OSError:
             return None
+        stamp = (key, st.st_ino, st.st_size, st.st_mtime_ns)
+        if stamp in self._verified:
+            return rec
+        if rec.sha256 is None or sha256_file(image) != rec.sha256:
+            self._set_aside(rec, meta)
+            return None
+        self._verified.add(stamp)
         return rec
+
+    def _set_aside(self, rec: CacheRecord, meta: Path) -> None:
+        """A bad entry: its image becomes ``<image>.corrupt`` (kept), its record is removed."""
+        image = self.image_path(rec)
+        aside = image.with_name(image.name + ".corrupt")
+        os.replace(image, aside)
+        meta.unlink(missing_ok=True)
+        log.warning(
+            "render cache: %s does not match the sha256 of its record (%s); set aside as %s "
+            "and rendered again",
+            image,
+            rec.sha256,
+            aside.name,
+        )
 
     def image_path(self, rec: CacheRecord) -> Path:
         """Where the image of a finished ``ok`` record lies."""
