@@ -110,3 +110,38 @@ def test_user_strings_reach_the_report_inert() -> None:
     assert "<script" not in table and "&lt;script&gt;" in table
     assert "<script" not in md_escape(f"Largest |SBS|: {evil} (0.1)")
     assert md_escape("<u>-0.002</u>") == "<u>-0.002</u>"  # the analysis' own mark survives
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+def test_a_report_that_fails_midway_leaves_the_previous_one_whole(
+    tmp_path, analysis_output, monkeypatch
+):
+    """Figures and plot data are built beside ``reports/`` and swapped in only when complete:
+    a run that dies after a few figures deletes none and half-writes none."""
+    from stylisticbias.report import figures
+
+    params = analysis_output(["simulated-strong", "simulated-weak"], simulated=True)
+    _report(tmp_path, params)
+    before = _files(tmp_path / "reports")
+    save, calls = figures.save, []
+
+    def dies_on_the_fourth(fig, path):
+        calls.append(path)
+        if len(calls) == 4:
+            path.write_bytes(b"\x89PNG half")  # as a kill in the middle of savefig would
+            raise KeyboardInterrupt  # SIGINT-like: no cleanup code runs
+        return save(fig, path)
+
+    monkeypatch.setattr(figures, "save", dies_on_the_fourth)
+    with pytest.raises(KeyboardInterrupt):
+        build_report(params, tmp_path)
+    after = {k: v for k, v in _files(tmp_path / "reports").items() if not k.startswith(".")}
+    assert after == before
+    monkeypatch.setattr(figures, "save", save)
+    build_report(params, tmp_path)  # the next run removes the leftovers
+    assert _files(tmp_path / "reports") == before

@@ -1,7 +1,14 @@
-"""The ``report`` stage: analysis tables -> figures, ``reports/README.md``, MLflow runs."""
+"""The ``report`` stage: analysis tables -> figures, ``reports/README.md``, MLflow runs.
+
+Outputs are replaced atomically: ``reports/figures/`` and ``reports/plots/`` are built in hidden
+temp siblings (``reports/.figures.tmp``) and swapped in when complete
+(:func:`stylisticbias.outputs.atomic_dir`), ``README.md`` last via a temp file, so a failed or
+killed run leaves the previous report whole (never a deleted figure or a half-written PNG).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 from typing import Any
@@ -10,7 +17,7 @@ import pandas as pd
 
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import get, project_root
-from stylisticbias.outputs import atomic_write_text
+from stylisticbias.outputs import atomic_dir, atomic_write_text
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
@@ -63,9 +70,14 @@ def scenarios_frame(params: dict[str, Any]) -> pd.DataFrame:
 
 
 def render_figures(
-    inputs: ReportInputs, scen: pd.DataFrame, out: Path, share: float
+    inputs: ReportInputs,
+    scen: pd.DataFrame,
+    out: Path,
+    share: float,
+    plots: Path | None = None,
 ) -> list[FigureRecord]:
-    """Draw every figure the tables allow into ``out``; returns them with captions."""
+    """Draw every figure the tables allow into ``out`` and the plot-ready CSVs into ``plots``
+    (default ``out/../plots``); returns the figures with captions."""
     sim = inputs.settings.simulated
     t = inputs.tables
     for old in out.glob("*.png"):
@@ -158,14 +170,14 @@ def render_figures(
         per = df.groupby("model", sort=False)[col].mean()
         fig = F.fig_model_bars(per, caption.split(":")[0], ylabel, sim, ref)
         add(f"diag_{name}", fig, caption, "diagnostic")
-    plots = {
+    plot_frames = {
         "pareto": par.assign(rank=range(1, len(par) + 1)).rename(columns={"label": "variation"}),
         "sbs_by_scenario": sc.rename(columns={"label": "scenario"}),
     }
     if cross is not None and len(models) >= 2:
-        plots["cross_model_variance"] = vf.rename(columns={"label": "scenario"})
-    write_plot_data(plots, out.parent / "plots")
-    log.info("wrote %d figures to %s", len(recs), out)
+        plot_frames["cross_model_variance"] = vf.rename(columns={"label": "scenario"})
+    write_plot_data(plot_frames, plots or out.parent / "plots")
+    log.info("drew %d figures", len(recs))
     return recs
 
 
@@ -189,17 +201,25 @@ def build_report(params: dict[str, Any], root: Path | None = None) -> None:
     alpha = inputs.analysis.alpha
     scen = scenarios_frame(params)
     reports = root / str(get(params, "paths.reports"))
-    figs = render_figures(inputs, scen, reports / "figures", share)
-    cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
-    headline = root / REFERENCE_DIR / "headline_numbers.csv"
-    reference = pd.read_csv(headline) if headline.exists() else None
-    found = [
-        md_escape(f)
-        for f in findings(
-            inputs.tables, scen, share, reference=reference, large_shift=inputs.analysis.large_shift
-        )
-    ]
-    md = build_markdown(inputs, figs, found, cmp, alpha, reports)
+    final = reports / "figures"
+    with atomic_dir(final) as fig_tmp, atomic_dir(reports / "plots") as plots_tmp:
+        drawn = render_figures(inputs, scen, fig_tmp, share, plots_tmp)
+        # the README names the figures where they will be once swapped in
+        figs = [dataclasses.replace(f, path=final / f.path.name) for f in drawn]
+        cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
+        headline = root / REFERENCE_DIR / "headline_numbers.csv"
+        reference = pd.read_csv(headline) if headline.exists() else None
+        found = [
+            md_escape(f)
+            for f in findings(
+                inputs.tables,
+                scen,
+                share,
+                reference=reference,
+                large_shift=inputs.analysis.large_shift,
+            )
+        ]
+        md = build_markdown(inputs, figs, found, cmp, alpha, reports)
     readme = reports / "README.md"
     atomic_write_text(readme, md)
     log.info("wrote %s", readme)
