@@ -143,6 +143,46 @@ def test_changed_configuration_keeps_old_records_and_reuses_them(tmp_path: Path)
     assert (out / "judgments.parquet").read_bytes() == ref
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"judge": {"undecided_warn": 0.5}},
+        {"judge": {"undecided_max": 0.9}},
+        {"judge": {"parser": "official"}},
+        {"model": {"paper_name": "Some paper name", "display_name": "Shown"}},
+    ],
+)
+def test_settings_that_change_no_record_judge_nothing_again(tmp_path: Path, change: dict) -> None:
+    """Only what changes a record enters the fingerprint: scores' settings and labels don't."""
+    params = make_tables(tmp_path, 2)
+    judge_with(params, MODEL)
+    out = run_judge(MODEL, params, progress=False)
+    ref = (out / "judgments.parquet").read_bytes()
+    changed = {**params, "judge": {**params["judge"], **change.get("judge", {})}}
+    changed["models"] = {MODEL: {**params["models"][MODEL], **change.get("model", {})}}
+    run_judge(MODEL, changed, progress=False)
+    assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
+    assert (out / "judgments.parquet").read_bytes() == ref
+    assert not (out.parent / f".{out.name}.stash").exists()
+
+
+def test_records_under_the_earlier_fingerprint_are_this_configurations(tmp_path: Path) -> None:
+    """Records judged when labels and scores' settings still counted in the fingerprint are
+    recognised (its ``aliases``), not stashed and judged again."""
+    params = make_tables(tmp_path, 2)
+    out = run_judge(MODEL, params, progress=False)
+    ref = (out / "judgments.parquet").read_bytes()
+    fp = json.loads((out / "_fingerprint.json").read_text())
+    assert fp["aliases"] and fp["aliases"][0] != fp["sha256"]
+    earlier = {"sha256": fp["aliases"][0], "config": fp["config"]}
+    (out / "_fingerprint.json").write_text(json.dumps(earlier))
+    run_judge(MODEL, params, progress=False)
+    assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
+    assert (out / "judgments.parquet").read_bytes() == ref
+    assert json.loads((out / "_fingerprint.json").read_text()) == fp
+    assert not (out.parent / f".{out.name}.stash").exists()
+
+
 def test_records_of_images_left_out_are_kept(tmp_path: Path) -> None:
     """Judging fewer images (a smaller run) must not delete the records of the others."""
     params = make_tables(tmp_path, 4)

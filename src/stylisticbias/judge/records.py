@@ -47,7 +47,8 @@ def switch_configuration(out: Path, fp: Mapping[str, Any]) -> None:
             old = json.loads(path.read_text(encoding="utf-8")).get("sha256")
         except (OSError, json.JSONDecodeError):
             old = None
-    if old is not None and old != fp["sha256"]:
+    same = {fp["sha256"], *fp.get("aliases", ())}
+    if old is not None and old not in same:
         dest = stash_dir(out) / old[:16]
         dest.mkdir(parents=True, exist_ok=True)
         moved = 0
@@ -81,9 +82,9 @@ def _file_key(path: Path) -> str:
 
 def stashed_records(out: Path, fp: Mapping[str, Any], model: str) -> dict[Path, pd.DataFrame]:
     """Complete record files kept in the stash for configuration ``fp`` (bad ones skipped)."""
-    d = stash_dir(out) / str(fp["sha256"])[:16]
     found: dict[Path, pd.DataFrame] = {}
-    for p in sorted(d.glob("*.parquet")) if d.exists() else []:
+    dirs = [stash_dir(out) / str(sha)[:16] for sha in (fp["sha256"], *fp.get("aliases", ()))]
+    for p in sorted(p for d in dirs if d.exists() for p in d.glob("*.parquet")):
         try:
             found[p] = check_shard(p, model)
         except StylisticBiasError as exc:

@@ -102,6 +102,18 @@ _NON_RESULT_ENGINE_KEYS = {
     "suffix_padding",  # padded and per-length batches give the same records (test_hf_exact_padding)
     "progress",
 }
+#: model keys that name or label the model in reports, never change its records
+_NON_RESULT_MODEL_KEYS = {"engine", "_target_", "paper_name", "display_name"}
+#: judge keys read by other stages (scores: undecided_*, parser) or that select images / the
+#: dry run: none changes a record
+_NON_RESULT_JUDGE_KEYS = {
+    "models",
+    "images",
+    "dry_run",
+    "undecided_warn",
+    "undecided_max",
+    "parser",
+}
 
 
 def _path(params: Mapping[str, Any], key: str) -> Path:
@@ -179,19 +191,32 @@ def fingerprint(
     benchmark: Benchmark,
     engine: JudgeEngine,
 ) -> dict[str, Any]:
-    """Everything that determines the records (not which images, not speed settings)."""
-    fp: dict[str, Any] = {
-        "model": {k: v for k, v in model_cfg.items() if k not in ("engine", "_target_")},
-        "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
-        "judge": {k: v for k, v in judge_cfg.items() if k not in ("models", "images", "dry_run")},
-        "scenarios": [s.__dict__ for s in benchmark.scenarios],
-        "orderings": [[o.id, o.slots] for o in benchmark.orderings],
-        "forced_choice": benchmark.prompts.get("forced_choice"),
-    }
-    if hasattr(engine, "fingerprint"):
-        fp["engine_extra"] = engine.fingerprint()
-    blob = json.dumps(fp, sort_keys=True, default=str)
-    return {"sha256": hashlib.sha256(blob.encode()).hexdigest(), "config": json.loads(blob)}
+    """Everything that determines the records, and only that: not which images, not speed
+    settings, not labels (``paper_name``, ``display_name``), not the settings other stages read
+    (``judge.undecided_warn``/``undecided_max``/``parser``) -- changing one of those must not
+    judge everything again.
+
+    ``aliases`` holds the sha256 the same configuration had when those keys still counted, so
+    the records of an earlier version are recognised as this configuration's (not stashed).
+    """
+
+    def digest(model_skip: set[str], judge_skip: set[str]) -> tuple[str, Any]:
+        fp: dict[str, Any] = {
+            "model": {k: v for k, v in model_cfg.items() if k not in model_skip},
+            "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
+            "judge": {k: v for k, v in judge_cfg.items() if k not in judge_skip},
+            "scenarios": [s.__dict__ for s in benchmark.scenarios],
+            "orderings": [[o.id, o.slots] for o in benchmark.orderings],
+            "forced_choice": benchmark.prompts.get("forced_choice"),
+        }
+        if hasattr(engine, "fingerprint"):
+            fp["engine_extra"] = engine.fingerprint()
+        blob = json.dumps(fp, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest(), json.loads(blob)
+
+    sha, config = digest(_NON_RESULT_MODEL_KEYS, _NON_RESULT_JUDGE_KEYS)
+    legacy, _ = digest({"engine", "_target_"}, {"models", "images", "dry_run"})
+    return {"sha256": sha, "config": config, "aliases": [legacy] if legacy != sha else []}
 
 
 def _rank() -> int:
@@ -367,11 +392,13 @@ def consolidate(
         df = df.loc[~extra]
     df = df.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
     write_table(df, out / "judgments.parquet", JUDGMENT_RECORDS)
-    for p in sources:
-        if p.parent == stash and p != kept:
+    used = {stash_dir(out) / str(sha)[:16] for sha in (fp["sha256"], *fp.get("aliases", ()))}
+    for p in sources:  # folded into judgments.parquet or `kept`
+        if p.parent in used and p != kept:
             p.unlink(missing_ok=True)
-    if stash.exists() and not any(stash.iterdir()):
-        stash.rmdir()
+    for d in used:
+        if d.exists() and not any(d.iterdir()):
+            d.rmdir()
     summaries = _rank_summaries(shard_dir)
     failures = sorted(
         (f for s in summaries for f in s.get("failures", [])), key=lambda f: f["image_id"]
