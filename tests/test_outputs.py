@@ -341,16 +341,33 @@ def test_a_second_process_running_the_same_stage_is_refused(project: Path) -> No
     assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1
 
 
-def test_lock_dies_with_its_process_even_if_a_forked_worker_lives_on(tmp_path: Path) -> None:
+#: a process holding an output lock forks a worker; the worker tells the parent (through a
+#: pipe) once it runs -- after the at-fork hook that closes its copy of the lock -- and only
+#: then does the parent print the worker's pid: a handshake, not a sleep, so the test never
+#: kills the parent while the worker still holds a copy of the lock
+_FORKING_HOLDER = """
+import os, sys, time
+from pathlib import Path
+from stylisticbias.outputs import OutputLock
+with OutputLock(Path(sys.argv[1]), Path(sys.argv[2])):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r); os.write(w, b"1"); os.close(w)
+        time.sleep(60); os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"1"
+    print(pid, flush=True)
+    time.sleep(60)
+"""
+
+
+def _lock_dies_with_its_process(tmp_path: Path) -> None:
     out = tmp_path / "data" / "variations"
-    script = (
-        "import os, sys, time\nfrom pathlib import Path\nfrom stylisticbias.outputs import "
-        "OutputLock\nwith OutputLock(Path(sys.argv[1]), Path(sys.argv[2])):\n"
-        "    pid = os.fork()\n    if pid == 0:\n        time.sleep(60); os._exit(0)\n"
-        "    print(pid, flush=True); time.sleep(60)\n"
-    )
     parent = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path), str(out)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _FORKING_HOLDER, str(tmp_path), str(out)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert parent.stdout is not None
     worker = int(parent.stdout.readline())
@@ -365,6 +382,29 @@ def test_lock_dies_with_its_process_even_if_a_forked_worker_lives_on(tmp_path: P
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(worker, signal.SIGKILL)
+        parent.stdout.close()
+
+
+def test_lock_dies_with_its_process_even_if_a_forked_worker_lives_on(tmp_path: Path) -> None:
+    _lock_dies_with_its_process(tmp_path)
+
+
+@pytest.mark.slow
+def test_lock_tests_pass_200_runs_in_a_row_under_parallel_load(tmp_path: Path) -> None:
+    """The stress check: both lock scenarios 200 times each while every core is kept busy
+    (processes competing for the CPU are what made the forked worker late)."""
+    burn = "import time\nstop = time.monotonic() + 1800\nwhile time.monotonic() < stop: pass"
+    burners = [
+        subprocess.Popen([sys.executable, "-c", burn]) for _ in range(2 * (os.cpu_count() or 2))
+    ]
+    try:
+        for i in range(200):
+            _lock_dies_with_its_process(tmp_path / f"fork{i}")
+            test_second_process_on_one_output_is_refused(tmp_path / f"second{i}")
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
 
 
 def test_every_path_is_a_parameter_of_some_stage() -> None:
