@@ -70,6 +70,8 @@ def _wide(
     sign: bool = True,
     strong: str = strong_mark(AnalysisSettings()),
 ) -> pd.DataFrame:
+    if df.empty or val not in df.columns:  # nothing estimable: the layout with no rows
+        return pd.DataFrame(columns=[*index, *(labels.get(c, c) for c in order)])
     d = df.copy()
     marks = (
         d["significance"].fillna("").astype(str).tolist()

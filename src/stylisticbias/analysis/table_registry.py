@@ -598,8 +598,15 @@ def validate_table(name: str, df: pd.DataFrame, where: str | Path | None = None)
 
 
 def write_table(name: str, df: pd.DataFrame, out_dir: Path) -> Path:
-    """Validate ``df`` as table ``name`` and write ``out_dir/<name>.csv`` atomically."""
+    """Validate ``df`` as table ``name`` and write ``out_dir/<name>.csv`` atomically.
+
+    A table with no rows (nothing estimable on this image set, e.g. no variation of its
+    category) is written as its header: the registry's columns, no rows.
+    """
     path = out_dir / spec(name).file
+    t = spec(name)
+    if df.empty and not t.layout and set(t.columns) - set(df.columns):
+        df = df.reindex(columns=[*t.columns, *(c for c in df.columns if c not in t.columns)])
     df = validate_table(name, df, path)
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, float_format="%.6g")

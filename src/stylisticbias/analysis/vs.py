@@ -91,7 +91,8 @@ def variation_strength(
     Raises
     ------
     ValueError
-        No base rows, or a dimension with fewer than two groups (VS undefined).
+        No base rows. (A dimension with fewer than two groups among the base faces gets a row
+        of NaN -- VS is not estimable there -- and a warning saying why.)
     """
     base = scores[scores["is_base"].astype(bool) & scores["phi"].notna()]
     if base.empty:
@@ -123,11 +124,18 @@ def variation_strength(
             lc, lkeys = group_codes(g, [col])
             labels[fc] = lc
             K = len(lkeys)
-            if K < 2:
-                raise ValueError(
-                    f"variation_strength: model {model!r} dimension {dim!r} has {K} group(s) "
-                    f"({', '.join(map(str, lkeys[col]))}) among its base faces; VS needs >= 2"
+            if K < 2:  # VS (a spread of group means) is not estimable: a row of NaN
+                log.warning(
+                    "VS %s/%s: not estimable: %d group(s) (%s) among its base faces; VS needs "
+                    ">= 2 (a larger or more balanced image set)",
+                    model,
+                    dim,
+                    K,
+                    ", ".join(map(str, lkeys[col])),
                 )
+                nan = np.nan
+                rows.append((model, dim, nan, nan, nan, nan, F, K, S, nan, nan, nan, nan))
+                continue
             onehot = np.eye(K)[labels]  # (F, K)
             obs = float(_vs(onehot.T @ phi, onehot.T @ mask, ddof))
             sums = (onehot.T @ phi, onehot.T @ phi2, onehot.T @ mask)
