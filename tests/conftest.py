@@ -15,7 +15,7 @@ from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import available, compose, load_group_option
-from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
 

@@ -28,7 +28,7 @@ are *excluded*: phi (and every delta using it) is null and ``undecided_excluded`
 **Reader** (``judge.parser``): ``paper`` (default) reads each response as App. C.2 describes and
 leaves invalid answers out of phi; ``official`` re-reads every drawn response text with the
 paper's released code's ``parse_choice``
-(:func:`~stylisticbias.judge.parsing.parse_official`) and, like that code, keeps unparsed
+(:func:`~stylisticbias.judge.protocol.parsing.parse_official`) and, like that code, keeps unparsed
 answers in phi's denominator: phi = # positive / n (``n_valid`` = # parsed). It needs response
 texts (``generate`` or ``simulated`` decoding); ``exact``/``sampled`` rows hold distributions
 under the ``paper`` reader and are refused.
@@ -39,7 +39,7 @@ orderings) -- and ``phi_exact`` its expectation (the ``exact`` formula). A drawn
 ``phi_paper`` from its draws and ``phi_exact`` from the rows' ``p_*``; an ``exact`` run has
 ``phi_exact`` and ``phi_paper`` from K responses per ordering drawn from the exact distribution
 with the paper's seeds 1..K (the ``sampled`` decoding's draw,
-:func:`~stylisticbias.judge.outcomes.draw_outcomes`; undecided mass counts as invalid).
+:func:`~stylisticbias.judge.protocol.outcomes.draw_outcomes`; undecided mass counts as invalid).
 ``delta_paper``/``delta_exact`` likewise. The ``analyze`` stage compares the paper's
 granularity-sensitive numbers under both (``estimator_comparison.csv``).
 
@@ -111,7 +111,7 @@ def _phi_drawn(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _official_choices(rows: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
     """``rows`` with ``choice`` re-read by the paper's code's parser (``parser: official``)."""
-    from stylisticbias.judge.parsing import classify_official
+    from stylisticbias.judge.protocol.parsing import classify_official
 
     bad = sorted(set(rows["decoding"].astype(str)) - {"generate", "simulated"})
     if bad:
@@ -152,7 +152,7 @@ def _phi_expectation_of_drawn(rows: pd.DataFrame) -> pd.Series:
 
 def _phi_paper_from_exact(rows: pd.DataFrame, k: int) -> pd.Series:
     """The paper's 12-draw estimator from exact rows: K seeded draws per ordering."""
-    from stylisticbias.judge.outcomes import draw_outcomes
+    from stylisticbias.judge.protocol.outcomes import draw_outcomes
 
     seeds = list(range(1, k + 1))
     pos = np.zeros(len(rows))
@@ -228,7 +228,7 @@ def compute_scores(
     drawn = judgments[judgments["seed"] > 0]
     exact = judgments[judgments["seed"] == 0]
     use = source if source != "auto" else ("drawn" if len(drawn) else "exact")
-    from stylisticbias.judge.parsing import PARSERS
+    from stylisticbias.judge.protocol.parsing import PARSERS
 
     if parser not in PARSERS:
         raise StylisticBiasError(

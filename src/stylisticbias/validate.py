@@ -26,7 +26,7 @@ def validate_params(params: dict[str, Any]) -> None:
     """
     from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.config import project_root
-    from stylisticbias.judge.settings import JudgeSettings
+    from stylisticbias.judge.protocol.settings import JudgeSettings
     from stylisticbias.outputs import check_all_outputs
 
     bench = benchmark_from_params(params)

@@ -5,7 +5,7 @@ models, on a small demo-configured dataset (paper marginals, the whitelist), jud
 simulated engine (which never looks at pixels, so no images are rendered). One extra model lacks
 some faces (the face index of the analysis is then the union) and one has no judgments file
 (no diagnostics for it); one carries undecided mass (some rows above ``judge.undecided_max``, so
-excluded). Every table and metrics.json are compared -- issue 14's included: the de-biased VS
+excluded). Every table and metrics.json are compared, the estimator extensions included: the de-biased VS
 columns of Table 2, Table 3's per-cell contrast tests, ``undecided_mass.csv`` and
 ``estimator_comparison.csv``.
 """
@@ -35,7 +35,7 @@ from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.streaming import add_cell_sums
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params
-from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import scores_file, write_model_scores
 from stylisticbias.scores import compute_scores
 
@@ -165,7 +165,7 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
     assert "sim-extra-b" not in set(pos.model) and len(pos) == 3
     t7 = pd.read_csv(ours / "per_model_effects.csv").set_index("model")
     assert t7.loc["sim-extra-b", "n_faces"] == 33 and t7.loc["sim-extra-a", "n_faces"] == 36
-    # issue 14's quantities are really there (so the comparison above covers them)
+    # the estimator extensions are really there (so the comparison above covers them)
     vs = pd.read_csv(ours / "vs_by_model.csv")
     for c in ("vs_debiased", "debiased_ci_low", "debiased_ci_high", "noise_floor"):
         assert vs[c].notna().sum() >= 16, c

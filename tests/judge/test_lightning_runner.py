@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from judge_tables import judge_with, make_tables
 
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
-from stylisticbias.judge.simulated import SimulatedJudgeEngine
 from stylisticbias.schemas import JUDGMENTS, read_table
 
 MODEL = "simulated-strong"

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import json, sys, time
-    from stylisticbias.judge.simulated import SimulatedJudgeEngine
+    from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine
     from stylisticbias.judge.run import run_judge
 
     judge = SimulatedJudgeEngine.judge

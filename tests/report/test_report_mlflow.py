@@ -18,7 +18,7 @@ from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import benchmark_from_params, slug
 from stylisticbias.config import compose, load_group_option, load_params, project_root
-from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.report.mlflow_log import (
     SWEEP_ENV,
     flatten_metrics,
@@ -156,7 +156,7 @@ def test_tracking_disabled_logs_nothing(tmp_path, analysis_output):
     assert json.loads((tmp_path / RUNS_FILE).read_text())["enabled"] is False
 
 
-# ---- navigation: CIs beside the points, typed params, the generator's name (issue 11, part 7)
+# ---- navigation: CIs beside the points, typed params, the generator's name
 # The real analysis on small data: 12 demo faces judged by the two demo simulated models.
 
 N_FACES = 12

@@ -4,8 +4,8 @@ For each simulated model, the simulated judge answers every evaluated image of a
 dataset (identities with the paper marginals, the whole whitelist); the answers are scored as the
 ``scores`` stage does and analysed with :func:`stylisticbias.analysis.metrics.sbs` per
 ``model x category x scenario category`` cell. The truth of a cell is the mean of
-:func:`stylisticbias.judge.simulated.planted_truth`'s ``delta_true`` over the same rows (the exact
-expected shift of those images, noise draw included). Reported:
+:func:`stylisticbias.judge.engines.simulated.engine.planted_truth`'s ``delta_true`` over the
+same rows (the exact expected shift of those images, noise draw included). Reported:
 
 - ``coverage``: share of cells whose 95% face-bootstrap CI contains the truth (target >= 0.95);
 - ``null_false_positive_rate``: share of *null* cells (``delta_planted`` exactly 0 on every row:
@@ -102,7 +102,11 @@ def calibrate(
     ``n_faces`` identities); ``scores`` = already computed score tables per model (default: the
     simulated judge is run here on ``dataset``).
     """
-    from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs, planted_truth
+    from stylisticbias.judge.engines.simulated.engine import (
+        SimulatedJudgeEngine,
+        image_attrs,
+        planted_truth,
+    )
     from stylisticbias.scores import compute_scores
 
     t0 = time.perf_counter()

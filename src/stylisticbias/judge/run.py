@@ -18,7 +18,7 @@ lives outside the DVC output: identical judgments hash identically whatever the 
 per-rank summaries, which carry timings too, are removed once consolidated).
 
 Before anything is touched the whole ``judge`` section is checked
-(:class:`~stylisticbias.judge.settings.JudgeSettings`), the output path is checked
+(:class:`~stylisticbias.judge.protocol.settings.JudgeSettings`), the output path is checked
 (:func:`stylisticbias.outputs.stage_output`), a lock refuses a second process on the same
 output, and every image is checked: its manifest path must stay inside its table's directory and
 its bytes must match the manifest's sha256.
@@ -51,16 +51,16 @@ from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.datamodule import build_items
-from stylisticbias.judge.engines import make_engine
+from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
+from stylisticbias.judge.engines.factory import make_engine
+from stylisticbias.judge.protocol.settings import JudgeSettings, judge_spec
 from stylisticbias.judge.records import (
     FINGERPRINT_FILE,
     finished_records,
     stash_dir,
     switch_configuration,
 )
-from stylisticbias.judge.settings import JudgeSettings, judge_spec
 from stylisticbias.judge.writer import (
     RANK_SUMMARY_GLOB,
     concat_shards,

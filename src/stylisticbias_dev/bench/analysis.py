@@ -6,10 +6,10 @@
 1. *Setup (not timed)*: 500 identities with the paper marginals
    (:func:`stylisticbias.sampling.sample_identities`), every whitelisted variation
    (274 x 31 + 226 x 32 = 15,726 images + 500 bases = 16,226), judged by max(N) (+1 with
-   ``--add-one``) :class:`~stylisticbias.judge.simulated.SimulatedJudgeEngine` models (effect
-   scale, noise and invalid rate cycled over six settings, a seed each) under 25 scenarios x
-   4 orderings x 3 seeds: 4.87M responses per model, each model's ``judgments.parquet`` in a
-   scratch directory (a kept ``--workdir`` reuses them).
+   ``--add-one``) :class:`~stylisticbias.judge.engines.simulated.engine.SimulatedJudgeEngine`
+   models (effect scale, noise and invalid rate cycled over six settings, a seed each) under 25
+   scenarios x 4 orderings x 3 seeds: 4.87M responses per model, each model's
+   ``judgments.parquet`` in a scratch directory (a kept ``--workdir`` reuses them).
 2. *Timed, per size N*: a fresh subprocess pinned to ``--cores`` CPUs does what the pipeline
    does, from nothing: scores from the judgments (``compute_scores``, written as Hive
    partitions) for every model, then :func:`stylisticbias.analysis.run.run_analysis` -- the
@@ -69,7 +69,7 @@ def write_judgments(
     chunk: int = 1500,
 ) -> int:
     """Judge every image with ``n_models`` simulated models; returns the number of responses."""
-    from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+    from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 
     img = image_attrs(faces, var)
     attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
