@@ -52,15 +52,14 @@ phi is null or the base face was not judged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
-from stylisticbias.config import get, project_root
+from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
+from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.schemas import (
     FACES,
@@ -72,6 +71,7 @@ from stylisticbias.schemas import (
     validate,
 )
 from stylisticbias.score_store import write_model_scores
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
@@ -306,35 +306,33 @@ def compute_scores(
     return validate(df, SCORES, "scores")
 
 
-def write_scores(model_name: str, params: Mapping[str, Any], *, source: Source = "auto") -> Path:
+def write_scores(model_name: str, config: Config, *, source: Source = "auto") -> Path:
     """Score one model's ``judgments.parquet`` into ``data/scores/model=<model>/`` (Hive)."""
-    params = dict(params)
 
     def path(key: str) -> Path:
-        p = Path(get(params, f"paths.{key}"))
+        p = Path(getattr(config.paths, key))
         return p if p.is_absolute() else project_root() / p
 
     judgments_file = path("judgments") / model_name / "judgments.parquet"
     judgments = read_table(judgments_file, JUDGMENTS)
     faces = read_table(path("faces") / "faces.parquet", FACES)
     variations = read_table(path("variations") / "variations.parquet", VARIATIONS)
-    benchmark = benchmark_from_params(params)
+    benchmark = load_benchmark(config.protocol)
     check_demographics(faces, benchmark.demographics, path("faces") / "faces.parquet")
     check_demographics(
         variations, benchmark.demographics, path("variations") / "variations.parquet"
     )
-    judge = get(params, "judge")
-    k = len(judge.get("seeds", [1, 2, 3])) or 1
+    judge = config.judge
     scores = compute_scores(
         judgments,
         faces,
         variations,
         benchmark,
         source=source,
-        k=k,
-        undecided_warn=float(judge.get("undecided_warn", 0.01)),
-        undecided_max=float(judge.get("undecided_max", 0.05)),
-        parser=str(judge.get("parser", "paper")),
+        k=len(judge.seeds) or 1,
+        undecided_warn=float(judge.undecided_warn),
+        undecided_max=float(judge.undecided_max),
+        parser=str(judge.parser),
     )
     out = write_model_scores(scores, path("scores"), model_name)
     n_null = int(scores["phi"].isna().sum())

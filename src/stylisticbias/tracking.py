@@ -437,24 +437,25 @@ def _flatten(value: Any) -> str:
 
 @contextlib.contextmanager
 def start_run(
-    params: Mapping[str, Any],
+    tracking: TrackingSpec,
     run_name: str,
     tags: Mapping[str, Any] | None = None,
     nested: bool = False,
 ) -> Iterator[Any]:
     """Start an MLflow run (yields the ``mlflow.ActiveRun``), or yield None if tracking is off.
 
-    Sets the tracking URI and experiment from ``params["tracking"]``; tags the run with
+    Sets the tracking URI and experiment from ``tracking`` (a relative SQLite URI is anchored
+    here, :func:`resolve_tracking_uri`); tags the run with
     ``git_commit`` and ``simulated`` (from ``tags``, default false). ``nested=True`` nests under
     the currently active run; otherwise, if ``STYLISTICBIAS_PARENT_RUN_ID`` is set, the run is a
     child of that run (``mlflow.parentRunId`` tag).
     """
-    if not tracking_enabled(params):
+    if not tracking.enabled:
         yield None
         return
     import mlflow
 
-    spec = tracking_spec(params)
+    spec = replace(tracking, tracking_uri=resolve_tracking_uri(str(tracking.tracking_uri)))
     all_tags = {"simulated": "false"}
     commit = git_commit()
     if commit:
@@ -532,7 +533,7 @@ def log_metrics(metrics: Mapping[str, Any]) -> None:
 
 
 def log_judge_run(
-    params: Mapping[str, Any], run_params: Mapping[str, Any], summary: Mapping[str, Any]
+    tracking: TrackingSpec, run_params: Mapping[str, Any], summary: Mapping[str, Any]
 ) -> str | None:
     """Log one judge run (params from the engine, metrics from its run log); returns the run id."""
     tags = {
@@ -541,7 +542,7 @@ def log_judge_run(
         "engine": summary.get("engine"),
         "simulated": bool(summary.get("simulated", False)),
     }
-    with start_run(params, run_name=f"judge/{summary.get('model')}", tags=tags) as run:
+    with start_run(tracking, run_name=f"judge/{summary.get('model')}", tags=tags) as run:
         if run is None:
             return None
         log_params(run_params)
