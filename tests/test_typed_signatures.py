@@ -28,8 +28,8 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.outputs:declared_outputs": "compose-time path checks (validate)",
     "stylisticbias.outputs:stage_output": "compose-time path checks (validate)",
     "stylisticbias.outputs:check_all_outputs": "compose-time path checks (validate)",
-    "stylisticbias.benchmark:benchmark_name": "compose-time: the protocol a mapping names",
-    "stylisticbias.benchmark:benchmark_from_params": "compose-time: the protocol a mapping names",
+    "stylisticbias.benchmark.load:benchmark_name": "compose-time: the protocol a mapping names",
+    "stylisticbias.benchmark.load:benchmark_from_params": "compose-time: a mapping's protocol",
     # the sweep edits each job's params.yaml (paths, models): the mapping is what it writes
     "stylisticbias.sweep.app:resolve_job": "writes a sweep job's params",
     "stylisticbias.sweep.callback:datasets_dir": "reads a sweep job's params",
@@ -45,11 +45,11 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.sweep.spec:job_params": "edits a sweep job's params",
     "stylisticbias.sweep.spec:check": "checks a sweep job's params",
     # MLflow: any mapping of run parameters, and partial hand-written tracking sections
-    "stylisticbias.tracking:flatten_params": "MLflow params: any nested mapping",
-    "stylisticbias.tracking:log_params": "MLflow params: any nested mapping",
-    "stylisticbias.tracking:tracking_spec": "the typed view of a partial tracking section",
-    "stylisticbias.tracking:tracking_cfg": "the sweep's anchored tracking section",
-    "stylisticbias.tracking:tracking_enabled": "a partial tracking section",
+    "stylisticbias.tracking.runs:flatten_params": "MLflow params: any nested mapping",
+    "stylisticbias.tracking.runs:log_params": "MLflow params: any nested mapping",
+    "stylisticbias.tracking.store:tracking_spec": "the typed view of a partial tracking section",
+    "stylisticbias.tracking.store:tracking_cfg": "the sweep's anchored tracking section",
+    "stylisticbias.tracking.store:tracking_enabled": "a partial tracking section",
     "stylisticbias.report.mlflow_log:run_params": "logs the composed config to MLflow as is",
 }
 
