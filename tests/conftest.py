@@ -15,9 +15,10 @@ from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import available, compose, load_group_option
-from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
+from stylisticbias.spec.parse import config_from_params
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +82,7 @@ def analyse(
         reports=str(root / "reports"),
         analysis_cache=None,
     )
-    run_analysis(run)
+    run_analysis(config_from_params(run))
     return params
 
 

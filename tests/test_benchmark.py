@@ -14,8 +14,13 @@ from stylisticbias.benchmark import (
     load_benchmark,
 )
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.parsing import classify, classify_official, decide_prefix, parse_response
-from stylisticbias.judge.prompts import prompt_specs
+from stylisticbias.judge.protocol.parsing import (
+    classify,
+    classify_official,
+    decide_prefix,
+    parse_response,
+)
+from stylisticbias.judge.protocol.prompts import prompt_specs
 
 PAPER_MALE, PAPER_FEMALE = 274, 226
 
@@ -288,7 +293,7 @@ def test_second_protocol_parsing_end_to_end() -> None:
 
 def test_second_protocol_official_scores() -> None:
     """``parser: official`` in scores re-reads drawn texts with the protocol's letters."""
-    from stylisticbias.scores import _official_choices
+    from stylisticbias.judge.protocol.tasks.binary_choice import _official_choices
 
     mini = load_benchmark(MINI)
     rows = pd.DataFrame({
@@ -304,7 +309,7 @@ def test_second_protocol_official_scores() -> None:
 def test_second_protocol_simulated_judge_and_parser_agree() -> None:
     """The simulated judge answers in the protocol's letters; the parser reads them back to the
     very pole the judge chose, for every ordering (exact, per record)."""
-    from stylisticbias.judge.simulated import SimulatedJudgeEngine
+    from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine
 
     mini = load_benchmark(MINI)
     model = {"name": "sim-mini", "effect_scale": 1.0, "noise_sd": 0.0, "invalid_rate": 0.2,

@@ -1,6 +1,6 @@
 """The demo report's numbers are those of the pipeline before the configuration rework.
 
-``tests/data/demo_metrics_before_issue_11.json`` is ``reports/metrics.json`` as committed
+``tests/data/demo_metrics_before_config_rework.json`` is ``reports/metrics.json`` as committed
 before the typed configuration / composed models change (commit 0021ab6); the committed
 metrics of today's demo (``make repro`` rewrites them) must carry the same numbers.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from stylisticbias.config import project_root
 
-BEFORE = Path(__file__).parent / "data" / "demo_metrics_before_issue_11.json"
+BEFORE = Path(__file__).parent / "data" / "demo_metrics_before_config_rework.json"
 
 
 def _flat(obj: object, prefix: str = "") -> dict[str, object]:

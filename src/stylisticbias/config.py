@@ -18,7 +18,7 @@ Command line::
 from __future__ import annotations
 
 import logging
-import os  # issue-11-sweep
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,9 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = ROOT / "conf"
 PARAMS_FILE = ROOT / "params.yaml"
-# --- issue-11-sweep: a sweep job points its stage scripts at its own params file ---
-#: environment variable naming the params file stages read instead of ``params.yaml``
+#: environment variable naming the params file stages read instead of ``params.yaml`` (a sweep
+#: job points its stage scripts at its own params file)
 PARAMS_ENV = "STYLISTICBIAS_PARAMS"
-# --- end issue-11-sweep ---
 
 
 def project_root() -> Path:
@@ -100,10 +99,8 @@ def load_params(path: str | Path | None = None) -> dict[str, Any]:
     Without ``path``: the file named by ``$STYLISTICBIAS_PARAMS`` (a sweep job's own params),
     else ``params.yaml`` at the project root.
     """
-    # --- issue-11-sweep: $STYLISTICBIAS_PARAMS ---
     env_path = os.environ.get(PARAMS_ENV)
     p = Path(path) if path else Path(env_path) if env_path else project_root() / "params.yaml"
-    # --- end issue-11-sweep ---
     if not p.exists():
         raise StylisticBiasError(
             f"{p}: not found; run `python -m stylisticbias.configure compose` to create it"

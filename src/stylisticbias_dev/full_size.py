@@ -306,7 +306,7 @@ def build(
     """
     import torch
 
-    from stylisticbias.judge.hf_loading import torch_dtype
+    from stylisticbias.judge.engines.hf.loading import torch_dtype
     from stylisticbias_dev.tiny import prepare
 
     cls, cfg, processor, start, sharpness, aliases = _spec(name, scale).build(

@@ -26,9 +26,10 @@ from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
 from stylisticbias.config import compose, load_group_option
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
+from stylisticbias.spec.parse import config_from_params
 
 VAR_COLUMNS = ["image_id", "face_id", "category", "attribute", "value", *DEMOGRAPHIC_AXES]
 
@@ -82,7 +83,7 @@ def analyse(faces: pd.DataFrame, var: pd.DataFrame, n_models: int, root: Path) -
         reports=str(root / "reports"),
         analysis_cache=None,
     )
-    run_analysis(params)
+    run_analysis(config_from_params(params))
     return root / "reports"
 
 

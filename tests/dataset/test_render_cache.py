@@ -14,7 +14,6 @@ from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.dataset.render_cache import RenderCache
 
 
-
 def test_a_corrupt_entry_is_set_aside_and_reported_missing(tmp_path: Path) -> None:
     cache = RenderCache(tmp_path / "cache")
     rec = cache.put("ab" + "0" * 62, Image.new("RGB", (4, 4), (1, 2, 3)), "ok", None, "png")

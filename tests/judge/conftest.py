@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from stylisticbias.benchmark import Benchmark, benchmark_from_config
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # judge_tables, for every subfolder
 
 
 @pytest.fixture(scope="session")

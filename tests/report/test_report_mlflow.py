@@ -18,7 +18,7 @@ from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import benchmark_from_params, slug
 from stylisticbias.config import compose, load_group_option, load_params, project_root
-from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.report.mlflow_log import (
     SWEEP_ENV,
     flatten_metrics,
@@ -30,6 +30,7 @@ from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
+from stylisticbias.spec.parse import config_from_params
 
 DEMO_MODELS = ("simulated-strong", "simulated-weak")
 
@@ -156,7 +157,7 @@ def test_tracking_disabled_logs_nothing(tmp_path, analysis_output):
     assert json.loads((tmp_path / RUNS_FILE).read_text())["enabled"] is False
 
 
-# ---- navigation: CIs beside the points, typed params, the generator's name (issue 11, part 7)
+# ---- navigation: CIs beside the points, typed params, the generator's name
 # The real analysis on small data: 12 demo faces judged by the two demo simulated models.
 
 N_FACES = 12
@@ -192,7 +193,7 @@ def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict
     }
     shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
     with contextlib.chdir(root):
-        run_analysis(params)
+        run_analysis(config_from_params(params))
     track_report(params, root)
     tables = {p.stem: pd.read_csv(p) for p in (root / "reports" / "tables").glob("*.csv")}
     metrics = json.loads((root / "reports" / "metrics.json").read_text())

@@ -148,7 +148,7 @@ def summarize_model(
         tables["position_bias"], tables["letter_bias"], tables["invalid_rates"] = pos, let, inv
     tables["vs"] = table2_cells(scores, s)
     tables["demographic_tests"] = table11_cells(scores, s)
-    # issue-14's per-model tables: undecided mass bounds and the paper-vs-exact estimators
+    # undecided mass bounds and the paper-vs-exact estimators
     tables["undecided_mass"] = undecided_table(scores)
     comparison = estimator_rows(scores, s)
     if comparison is not None:

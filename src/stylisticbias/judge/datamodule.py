@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.base import ImageItem
+from stylisticbias.judge.engines.base import ImageItem
 from stylisticbias.spec.sections import IMAGE_SETS
 
 log = logging.getLogger(__name__)

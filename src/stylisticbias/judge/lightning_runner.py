@@ -23,8 +23,8 @@ import lightning.pytorch as L
 import pandas as pd
 
 from stylisticbias.cli import adopt_lightning_logging
-from stylisticbias.judge.base import ImageItem, JudgeEngine
 from stylisticbias.judge.datamodule import JudgeDataModule
+from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.writer import ShardWriter
 
 log = logging.getLogger(__name__)

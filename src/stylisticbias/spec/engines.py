@@ -28,7 +28,7 @@ class LightningSpec:
 
 @dataclass(frozen=True)
 class SimulatedEngineSpec:
-    """The simulated judge: planted effects, no pixels read (stylisticbias.judge.simulated)."""
+    """The simulated judge: planted effects, no pixels read (judge.engines.simulated)."""
 
     name: str = MISSING
     decoding: str = MISSING
@@ -45,7 +45,7 @@ class SimulatedEngineSpec:
 
 @dataclass(frozen=True)
 class HFEngineSpec:
-    """The transformers engine (stylisticbias.judge.hf_engine; docs/engines.md)."""
+    """The transformers engine (stylisticbias.judge.engines.hf.engine; docs/engines.md)."""
 
     name: str = MISSING
     decoding: str = MISSING
@@ -97,7 +97,7 @@ class TransportSpec:
 
 @dataclass(frozen=True)
 class OpenAIEngineSpec:
-    """OpenAI-compatible servers and APIs (stylisticbias.judge.openai_engine; docs/engines.md)."""
+    """OpenAI-compatible servers and APIs (stylisticbias.judge.engines.openai; docs/engines.md)."""
 
     name: str = MISSING
     decoding: str = MISSING

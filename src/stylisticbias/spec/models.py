@@ -7,7 +7,7 @@ Each model file is a Hydra config at package ``models.<name>``::
       - /schema/model/hf@_here_   # this spec: unknown keys and wrong types fail composition
       - /engine@engine: hf        # the engine and its defaults (override keys under engine:)
       - _self_
-    _target_: stylisticbias.judge.hf_engine.HFJudgeEngine
+    _target_: stylisticbias.judge.engines.hf.engine.HFJudgeEngine
     name: qwen3-vl-8b
     ...
 
@@ -60,7 +60,7 @@ class HFModelSpec:
 
 @dataclass(frozen=True)
 class OpenAIModelSpec:
-    """A model behind an OpenAI-compatible endpoint (checked by ``openai_engine.spec``)."""
+    """A model behind an OpenAI-compatible endpoint (checked by ``judge.engines.openai.spec``)."""
 
     _target_: str = MISSING
     name: str = MISSING

@@ -6,10 +6,10 @@
 1. *Setup (not timed)*: 500 identities with the paper marginals
    (:func:`stylisticbias.sampling.sample_identities`), every whitelisted variation
    (274 x 31 + 226 x 32 = 15,726 images + 500 bases = 16,226), judged by max(N) (+1 with
-   ``--add-one``) :class:`~stylisticbias.judge.simulated.SimulatedJudgeEngine` models (effect
-   scale, noise and invalid rate cycled over six settings, a seed each) under 25 scenarios x
-   4 orderings x 3 seeds: 4.87M responses per model, each model's ``judgments.parquet`` in a
-   scratch directory (a kept ``--workdir`` reuses them).
+   ``--add-one``) :class:`~stylisticbias.judge.engines.simulated.engine.SimulatedJudgeEngine`
+   models (effect scale, noise and invalid rate cycled over six settings, a seed each) under 25
+   scenarios x 4 orderings x 3 seeds: 4.87M responses per model, each model's
+   ``judgments.parquet`` in a scratch directory (a kept ``--workdir`` reuses them).
 2. *Timed, per size N*: a fresh subprocess pinned to ``--cores`` CPUs does what the pipeline
    does, from nothing: scores from the judgments (``compute_scores``, written as Hive
    partitions) for every model, then :func:`stylisticbias.analysis.run.run_analysis` -- the
@@ -69,7 +69,7 @@ def write_judgments(
     chunk: int = 1500,
 ) -> int:
     """Judge every image with ``n_models`` simulated models; returns the number of responses."""
-    from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+    from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 
     img = image_attrs(faces, var)
     attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
@@ -186,18 +186,20 @@ def worker(root: Path, run: Path, n_models: int, cores: int) -> None:
     (scores from ``root/scores``, summaries cached in ``run/analysis``); prints one JSON line."""
     _pin(cores)
     from stylisticbias.analysis.run import run_analysis
+    from stylisticbias.spec.parse import config_from_params
 
     t0 = time.perf_counter()
     params = json.loads((root / "params.json").read_text())
     names = [f"sim-{m + 1}" for m in range(n_models)]
-    params["models"] = {n: {"name": n, "paper_name": None} for n in names}
+    section = params["models"]["simulated-weak"]  # a complete model section
+    params["models"] = {n: {**section, "name": n, "paper_name": None} for n in names}
     params["paths"].update(
         scores=str(root / "scores"),
         judgments=str(root / "judgments"),
         reports=str(run / "reports"),
         analysis_cache=str(run / "analysis"),
     )
-    stats = run_analysis(params)
+    stats = run_analysis(config_from_params(params))
     sys.stdout.write(
         json.dumps(
             {

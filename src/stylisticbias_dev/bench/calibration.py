@@ -14,11 +14,11 @@ seed + ``r``) -- for three plants:
 * ``null``: every demographic, variation and interaction effect 0 (format biases kept).
 
 **Truth** is the *population* value of each estimand: the same estimator applied to the exact
-expected deltas/phis (:func:`~stylisticbias.judge.simulated.planted_truth`) of a large synthetic
-population (``--population`` faces, seed 10_000, default 10,000: at 2000 faces the truth's own
-sampling error was 0.25 of the estimate's SD for the age VS), since the face bootstrap is an
-interval for the population quantity. Cells planted
-exactly 0 (``delta_planted`` 0 on every row) are *null* cells with truth 0.
+expected deltas/phis (:func:`~stylisticbias.judge.engines.simulated.engine.planted_truth`) of a
+large synthetic population (``--population`` faces, seed 10_000, default 10,000: at 2000 faces
+the truth's own sampling error was 0.25 of the estimate's SD for the age VS), since the face
+bootstrap is an interval for the population quantity. Cells planted exactly 0
+(``delta_planted`` 0 on every row) are *null* cells with truth 0.
 
 Per plant and table (Table 12 variation x group cells, Table 3 category x dimension cells,
 model x category x scenario-category SBS, de-biased VS per model x dimension): ``coverage`` of the
@@ -102,7 +102,7 @@ def plants() -> dict[str, dict[str, Any]]:
 
 def _judge(params: dict[str, Any], benchmark: Benchmark, cfg: dict[str, Any], faces, var):
     """Scores of one simulated judge on a dataset (as the judge + scores stages would)."""
-    from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+    from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
     from stylisticbias.scores import compute_scores
 
     img = image_attrs(faces, var)
@@ -117,7 +117,7 @@ def _judge(params: dict[str, Any], benchmark: Benchmark, cfg: dict[str, Any], fa
 
 def _truth_rows(params, benchmark, cfgs, faces, var) -> pd.DataFrame:
     """planted_truth rows of every model, shaped like score rows (phi/delta = the truth)."""
-    from stylisticbias.judge.simulated import planted_truth
+    from stylisticbias.judge.engines.simulated.engine import planted_truth
 
     out = []
     for cfg in cfgs:

@@ -42,8 +42,8 @@ from typing import Any
 
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
-from stylisticbias.judge.base import ImageItem
-from stylisticbias.judge.hf_engine import HFJudgeEngine
+from stylisticbias.judge.engines.base import ImageItem
+from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
 from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
 
 log = logging.getLogger(__name__)
@@ -202,7 +202,7 @@ def run(
 
 
 def _suffix_lengths(engine: HFJudgeEngine, image: Any) -> dict[str, Any]:
-    from stylisticbias.judge.hf_prompts import split_prompts
+    from stylisticbias.judge.engines.hf.prompts import split_prompts
 
     p = split_prompts(
         engine.model,

@@ -39,9 +39,9 @@ from typing import Any
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.base import ImageItem
-from stylisticbias.judge.hf_engine import HFJudgeEngine
-from stylisticbias.judge.prompts import render_all
+from stylisticbias.judge.engines.base import ImageItem
+from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
+from stylisticbias.judge.protocol.prompts import render_all
 from stylisticbias_dev.bench.judge import _images
 from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
 from stylisticbias_dev.bench.results import merge_model_result

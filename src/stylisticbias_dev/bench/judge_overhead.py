@@ -57,8 +57,8 @@ from typing import Any
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.base import ImageItem
-from stylisticbias.judge.prompts import common_prefix_len, tokenize_text
+from stylisticbias.judge.engines.base import ImageItem
+from stylisticbias.judge.protocol.prompts import common_prefix_len, tokenize_text
 from stylisticbias_dev.bench.judge import _images
 from stylisticbias_dev.bench.judge_gpu import _engine
 from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
@@ -124,8 +124,8 @@ def bare_forwards(eng: Any, img: Any, calls: Sequence[tuple[str, int, int]], syn
     """
     import torch
 
-    from stylisticbias.judge.hf_prompts import split_prompts
-    from stylisticbias.judge.shared_prefix import SharedPrefixCache
+    from stylisticbias.judge.engines.hf.prompts import split_prompts
+    from stylisticbias.judge.engines.hf.shared_prefix import SharedPrefixCache
 
     model = eng.model
     prompts = split_prompts(model, eng.processor, img, [s.text for s in eng.specs],
@@ -223,8 +223,8 @@ from stylisticbias_dev.bench.judge import _images
 from stylisticbias_dev.bench.judge_gpu import _engine
 from stylisticbias.benchmark import benchmark_from_config
 from stylisticbias.config import load_group_option, load_params
-from stylisticbias.judge.base import ImageItem
-from stylisticbias.judge.hf_loading import load_model_and_processor
+from stylisticbias.judge.engines.base import ImageItem
+from stylisticbias.judge.engines.hf.loading import load_model_and_processor
 import stylisticbias
 assert stylisticbias.__file__.startswith(sys.argv[1]), stylisticbias.__file__
 name, ckpt, n, size = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[6])

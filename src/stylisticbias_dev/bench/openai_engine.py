@@ -8,7 +8,7 @@ Arms, on the same procedural face images and prompts (temperature 0.2, 16 new to
 (a) ``hf`` in-process, ``generate`` and ``exact``;
 (b) ``openai`` engine ``generate`` through a real ``transformers serve`` on 127.0.0.1;
 (c) ``openai`` engine ``exact`` through the vLLM-shaped loopback server
-    (:mod:`stylisticbias.judge.openai_engine.loopback`), with its agreement with (a) exact;
+    (:mod:`stylisticbias_dev.openai_loopback`), with its agreement with (a) exact;
 (d) a rerun of (b) and (c) against the same response cache: requests sent (must be 0) and time.
 
 Rates are medians over ``--repeats`` runs, each with a fresh cache (a repeat's rerun uses that
@@ -41,7 +41,7 @@ from typing import Any
 
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params, project_root
-from stylisticbias.judge.base import ImageItem
+from stylisticbias.judge.engines.base import ImageItem
 from stylisticbias_dev.bench.judge import _images
 from stylisticbias_dev.bench.machine import machine_info, peak_rss_gb
 
@@ -90,8 +90,8 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
     """Run the arms and return the measurements."""
     import torch
 
-    from stylisticbias.judge.hf_engine import HFJudgeEngine
-    from stylisticbias.judge.openai_engine.engine import OpenAIJudgeEngine
+    from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
+    from stylisticbias.judge.engines.openai.engine import OpenAIJudgeEngine
     from stylisticbias_dev import tiny
 
     torch.set_num_threads(1)
@@ -122,7 +122,7 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
     serve_cmd = [str(Path(sys.executable).with_name("transformers")), "serve", str(ckpt),
                  "--host", "127.0.0.1", "--port", str(sp), "--device", "cpu",
                  "--dtype", "float32", "--log-level", "warning"]  # fmt: skip
-    loop_cmd = [sys.executable, "-m", "stylisticbias.judge.openai_engine.loopback", "--model",
+    loop_cmd = [sys.executable, "-m", "stylisticbias_dev.openai_loopback", "--model",
                 str(ckpt), "--port", str(lp), "--served-model", "tiny-llava-next"]  # fmt: skip
     serve, serve_start = _start(serve_cmd, f"http://127.0.0.1:{sp}/health", env)
     loop, loop_start = _start(loop_cmd, f"http://127.0.0.1:{lp}/health", env)
@@ -187,7 +187,7 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
         "exact_agreement_loopback_vs_hf": {
             "max_abs_diff_p_pos_p_neg": max_diff_poles,
             "max_abs_diff_p_invalid_p_undecided": max_diff_rest,
-            "note": "the server re-tokenises partial answers (see judge/openai_engine/exact.py)",
+            "note": "the server re-tokenises partial answers (see judge/engines/openai/exact.py)",
         },
         "server_startup_s": {
             "transformers_serve": round(serve_start, 1),

@@ -32,7 +32,7 @@ def build(
     from transformers import Gemma4Config, Gemma4ForConditionalGeneration
     from transformers.models.gemma4.image_processing_pil_gemma4 import Gemma4ImageProcessorPil
 
-    from stylisticbias.judge.hf_processors import TinyGemma4Processor
+    from stylisticbias.judge.engines.hf.processors import TinyGemma4Processor
 
     mm = {"image_token": "<|image|>", "boi_token": "<|image>", "eoi_token": "<image|>",
           "audio_token": "<|audio|>", "boa_token": "<|audio>", "eoa_token": "<audio|>"}  # fmt: skip

@@ -30,7 +30,7 @@ def build(
         InternVLForConditionalGeneration,
     )
 
-    from stylisticbias.judge.hf_processors import TinyInternVLProcessor
+    from stylisticbias.judge.engines.hf.processors import TinyInternVLProcessor
 
     img_tokens = {"start_image_token": "<img>", "end_image_token": "</img>",
                   "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"}  # fmt: skip

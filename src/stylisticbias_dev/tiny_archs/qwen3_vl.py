@@ -31,7 +31,7 @@ def image_processor_and(
     """Processor: ``patch * merge`` px per image token, ``min_tokens..max_tokens`` per image."""
     from transformers import Qwen2VLImageProcessorPil
 
-    from stylisticbias.judge.hf_processors import TinyQwen3VLProcessor
+    from stylisticbias.judge.engines.hf.processors import TinyQwen3VLProcessor
 
     px = patch * merge
     improc = Qwen2VLImageProcessorPil(

@@ -1,0 +1,136 @@
+"""Request bodies for the ``openai`` engine, built from the shared prompt builders.
+
+The image is read and base64-encoded **once per image** (:func:`encode_image`) and the same data
+URL goes into all of its requests. The user turn is :func:`~stylisticbias.judge.protocol.prompts.
+chat_messages`' order (image first, then the Fig. 12 text) in the OpenAI content-part shape.
+The cache key is computed from the body with the data URL replaced by the image's sha256.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import mimetypes
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stylisticbias.judge.engines.openai.cache import request_key
+from stylisticbias.judge.engines.openai.spec import EndpointSpec
+from stylisticbias.judge.engines.openai.transport import ApiRequest
+from stylisticbias.judge.protocol.prompts import chat_messages
+
+#: rough characters per text token, for estimates only (the server reports real counts)
+CHARS_PER_TOKEN = 4.0
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    """One image file as sent: its sha256 and its base64 data URL."""
+
+    sha256: str
+    data_url: str
+
+
+def encode_image(path: str | Path) -> EncodedImage:
+    """Read ``path`` once; the file's own bytes are sent (no re-encoding)."""
+    raw = Path(path).read_bytes()
+    mime = mimetypes.guess_type(str(path))[0] or "image/png"
+    return EncodedImage(
+        hashlib.sha256(raw).hexdigest(),
+        f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}",
+    )
+
+
+def openai_messages(text: str, image_part: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """:func:`chat_messages` with the image as an OpenAI ``image_url`` content part."""
+    msgs = chat_messages(text)
+    for msg in msgs:
+        msg["content"] = [
+            dict(image_part) if part.get("type") == "image" else part for part in msg["content"]
+        ]
+    return msgs
+
+
+class RequestBuilder:
+    """Bodies and cache keys of the engine's two request kinds."""
+
+    def __init__(self, endpoint: EndpointSpec, temperature: float, max_new_tokens: int) -> None:
+        self.endpoint = endpoint
+        self.temperature = float(temperature)
+        self.max_new_tokens = int(max_new_tokens)
+        self.caps = endpoint.capabilities
+        extra = dict(endpoint.extra_body)
+        self._gen_config = dict(extra.pop("generation_config", None) or {})
+        self._extra = extra
+
+    def _image_part(self, img: EncodedImage, url: str) -> dict[str, Any]:
+        part: dict[str, Any] = {"type": "image_url", "image_url": {"url": url}}
+        if self.caps.multi_modal_uuids:
+            part["uuid"] = img.sha256
+        return part
+
+    def _base(self, img: EncodedImage, text: str, max_tokens: int) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.endpoint.served_model,
+            "messages": openai_messages(text, self._image_part(img, "")),
+            "temperature": self.temperature,
+            self.caps.max_tokens_field: max_tokens,
+        }
+        body.update(copy.deepcopy(self._extra))
+        return body
+
+    def _finish(self, body: dict[str, Any], img: EncodedImage, kind: str, text: str) -> ApiRequest:
+        est = (
+            self.endpoint.image_tokens
+            + int(len(text) / CHARS_PER_TOKEN)
+            + int(body.get(self.caps.max_tokens_field, 0))
+        )
+        keyed = _with_image_url(body, f"sha256:{img.sha256}")
+        sent = _with_image_url(body, img.data_url)
+        return ApiRequest(request_key(self.endpoint.url, keyed), sent, img.sha256, kind, est)
+
+    def generate(self, img: EncodedImage, text: str, seed: int) -> ApiRequest:
+        """One literal-protocol request: seeded, temperature T, ``max_new_tokens``."""
+        body = self._base(img, text, self.max_new_tokens)
+        if self.caps.seed:
+            body["seed"] = int(seed)
+        if self.caps.sampling == "generation_config_json":
+            gc = {"do_sample": True, "temperature": self.temperature,
+                  "max_new_tokens": self.max_new_tokens, **self._gen_config}  # fmt: skip
+            body["generation_config"] = json.dumps(gc, sort_keys=True)
+        return self._finish(body, img, "generate", text)
+
+    def logprobs(self, img: EncodedImage, text: str, prefix: str, top_k: int) -> ApiRequest:
+        """Next-token log-probabilities after the partial answer ``prefix`` (one token)."""
+        body = self._base(img, text, 1)
+        if prefix:
+            body["messages"].append({"role": "assistant", "content": prefix})
+            body["continue_final_message"] = True
+            body["add_generation_prompt"] = False
+        body["logprobs"] = True
+        body["top_logprobs"] = int(top_k)
+        if self.caps.seed:
+            body["seed"] = 0
+        return self._finish(body, img, "logprobs", text + prefix)
+
+
+def _with_image_url(body: Mapping[str, Any], url: str) -> dict[str, Any]:
+    """A copy of ``body`` whose image parts carry ``url`` (only the message list is copied)."""
+    out = dict(body)
+    msgs = []
+    for msg in body["messages"]:
+        content = msg.get("content")
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                if isinstance(part, Mapping) and part.get("type") == "image_url":
+                    part = {**part, "image_url": {**part["image_url"], "url": url}}
+                parts.append(part)
+            msg = {**msg, "content": parts}
+        msgs.append(msg)
+    out["messages"] = msgs
+    return out

@@ -1,0 +1,359 @@
+"""Polite async transport to one OpenAI-compatible endpoint, in front of the response cache.
+
+* bounded concurrency (``asyncio.Semaphore``), connect/read timeouts (``httpx2``);
+* retries with exponential backoff and jitter on 408/425/429/5xx, connection errors, timeouts
+  and malformed bodies, waiting at least what ``Retry-After`` asks;
+* optional requests-per-minute and tokens-per-minute limits;
+* a refusal or content-filter answer (``finish_reason: content_filter``, a ``refusal`` message,
+  or a 400 whose error code says content filter) is a *result*: stored and recorded as invalid
+  with its reason, never retried;
+* every result is written to the :class:`~.cache.ResponseCache` the moment it arrives.
+
+The API key is read from the environment when the client opens, lives only in the client's
+headers, and is scrubbed from every error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.engines.openai.cache import ResponseCache
+from stylisticbias.judge.engines.openai.spec import EndpointSpec, TransportSpec
+
+log = logging.getLogger(__name__)
+logging.getLogger("httpx2").setLevel(logging.WARNING)  # one INFO line per request otherwise
+
+RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529}
+REFUSAL_FINISH = {
+    "content_filter",
+    "safety",
+    "prohibited_content",
+    "blocklist",
+    "recitation",
+    "spii",
+}
+REFUSAL_CODES = {"content_filter", "content_policy_violation", "responsibleaipolicyviolation"}
+MAX_RETRY_AFTER_S = 600.0
+
+
+class MalformedResponse(Exception):
+    """A 200 whose body is not a chat completion (retried)."""
+
+
+@dataclass
+class TransportStats:
+    """Counters of one engine (summed into the run log and MLflow)."""
+
+    requests: int = 0  # answered requests sent to the server (not counting retries)
+    cached: int = 0  # results served from the cache
+    retries: int = 0
+    refusals: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retry_reasons: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Flat numbers (``api_`` prefix) for ``last_stats``."""
+        return {
+            "api_requests": self.requests,
+            "api_cached": self.cached,
+            "api_retries": self.retries,
+            "api_refusals": self.refusals,
+            "api_prompt_tokens": self.prompt_tokens,
+            "api_completion_tokens": self.completion_tokens,
+            **{f"api_retries_{k}": v for k, v in sorted(self.retry_reasons.items())},
+        }
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    """One request: the body as sent, its cache key and what the cache row records."""
+
+    key: str
+    body: Mapping[str, Any]
+    image_sha256: str | None
+    kind: str  # "generate" | "logprobs"
+    est_tokens: int  # prompt estimate + max_tokens, for the tokens-per-minute limit
+
+
+class RateLimiter:
+    """Requests-per-minute spacing and a tokens-per-minute bucket (both optional)."""
+
+    def __init__(self, rpm: float | None, tpm: float | None) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.tpm = float(tpm) if tpm else None
+        self._next = 0.0
+        self._tokens = self.tpm or 0.0
+        self._stamp = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self, tokens: int) -> None:
+        """Wait until one more request of ``tokens`` tokens fits the limits."""
+        if not self.interval and self.tpm is None:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            wait = max(0.0, self._next - now)
+            if self.tpm is not None:
+                need = min(float(tokens), self.tpm)
+                self._tokens = min(self.tpm, self._tokens + (now - self._stamp) * self.tpm / 60.0)
+                self._stamp = now
+                if self._tokens < need:
+                    wait = max(wait, (need - self._tokens) * 60.0 / self.tpm)
+                self._tokens -= need
+            if wait > 0:
+                await asyncio.sleep(wait)
+            self._next = time.monotonic() + self.interval
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms``, in seconds."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    v = headers.get("retry-after")
+    if not v:
+        return None
+    try:
+        return max(0.0, float(v))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(v)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_delay(attempt: int, spec: TransportSpec, retry_after: float | None) -> float:
+    """Exponential backoff with equal jitter, at least ``Retry-After``."""
+    cap = min(spec.backoff_max_s, spec.backoff_base_s * (2.0**attempt))
+    delay = cap / 2.0 + random.uniform(0.0, cap / 2.0)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, MAX_RETRY_AFTER_S))
+    return delay
+
+
+def normalise(data: Any) -> dict[str, Any]:
+    """The parts of a chat completion the engine needs (what the cache stores).
+
+    ``{"content", "finish_reason", "refusal", "top_logprobs", "usage"}``; ``top_logprobs`` is the
+    first generated position's ``[[token, logprob], ...]`` (or None when absent).
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("choices"), list):
+        raise MalformedResponse("no 'choices' list")
+    if not data["choices"]:
+        raise MalformedResponse("empty 'choices'")
+    ch = data["choices"][0]
+    if not isinstance(ch, Mapping):
+        raise MalformedResponse("choice is not an object")
+    msg = ch.get("message") or {}
+    if not isinstance(msg, Mapping):
+        raise MalformedResponse("message is not an object")
+    content = msg.get("content")
+    if isinstance(content, list):  # some servers return content parts
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    if content is not None and not isinstance(content, str):
+        raise MalformedResponse("message.content is not text")
+    finish = ch.get("finish_reason")
+    refusal = msg.get("refusal") or None
+    if refusal is None and isinstance(finish, str) and finish.lower() in REFUSAL_FINISH:
+        refusal = f"finish_reason={finish}"
+    top = None
+    lp = ch.get("logprobs")
+    if isinstance(lp, Mapping) and isinstance(lp.get("content"), list) and lp["content"]:
+        first = lp["content"][0]
+        if not isinstance(first, Mapping) or not isinstance(first.get("top_logprobs"), list):
+            raise MalformedResponse("logprobs.content[0] has no top_logprobs list")
+        top = [[str(t["token"]), float(t["logprob"])] for t in first["top_logprobs"]]
+    usage = data.get("usage") or {}
+    return {
+        "content": content,
+        "finish_reason": finish,
+        "refusal": str(refusal)[:500] if refusal else None,
+        "top_logprobs": top,
+        "usage": {
+            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "completion_tokens": int(usage.get("completion_tokens") or 0),
+        },
+    }
+
+
+def _refusal_from_error(resp: httpx2.Response) -> str | None:
+    """A 400 that is a content-filter decision (Azure, OpenAI), else None."""
+    if resp.status_code != 400:
+        return None
+    try:
+        err = resp.json().get("error") or {}
+    except (ValueError, AttributeError):
+        return None
+    code = str(err.get("code") or "").lower() if isinstance(err, Mapping) else ""
+    inner = err.get("innererror") if isinstance(err, Mapping) else None
+    inner_code = str((inner or {}).get("code") or "").lower() if isinstance(inner, Mapping) else ""
+    if code in REFUSAL_CODES or inner_code in REFUSAL_CODES:
+        return f"error={code or inner_code}"
+    return None
+
+
+class Transport:
+    """Async client of one endpoint: ``async with Transport(...) as t: await t.fetch(r)``."""
+
+    def __init__(
+        self,
+        endpoint: EndpointSpec,
+        spec: TransportSpec,
+        cache: ResponseCache,
+        stats: TransportStats,
+        on_result: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.spec = spec
+        self.cache = cache
+        self.stats = stats
+        self.on_result = on_result
+        self._sem = asyncio.Semaphore(spec.concurrency)
+        self._limiter = RateLimiter(spec.rpm, spec.tpm)
+        self._client: httpx2.AsyncClient | None = None
+        self._secret: str | None = None
+        self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    async def __aenter__(self) -> Transport:
+        key = self.endpoint.api_key()
+        self._secret = key
+        headers = dict(self.endpoint.headers)
+        if key:
+            if self.endpoint.backend == "azure":
+                headers["api-key"] = key
+            else:
+                headers["Authorization"] = f"Bearer {key}"
+        params = {"api-version": self.endpoint.api_version} if self.endpoint.api_version else None
+        self._client = httpx2.AsyncClient(
+            headers=headers,
+            params=params,
+            timeout=httpx2.Timeout(self.spec.read_timeout_s, connect=self.spec.connect_timeout_s),
+            limits=httpx2.Limits(
+                max_connections=self.spec.concurrency,
+                max_keepalive_connections=self.spec.concurrency,
+            ),
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+        self._client = None
+        self._secret = None
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the API key (if any) replaced by ``***``."""
+        return text.replace(self._secret, "***") if self._secret else text
+
+    async def fetch(self, req: ApiRequest) -> dict[str, Any]:
+        """The normalised result of ``req``: from the cache, else from the server (then cached).
+
+        Identical requests in flight at the same time are sent once.
+        """
+        pending = self._inflight.get(req.key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._inflight[req.key] = fut
+        try:
+            result = await self._fetch(req)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # retrieved: no "never retrieved" warning when nobody else waits
+            raise
+        finally:
+            self._inflight.pop(req.key, None)
+        fut.set_result(result)
+        return result
+
+    async def _fetch(self, req: ApiRequest) -> dict[str, Any]:
+        hit = self.cache.get(req.key)
+        if hit is not None:
+            self.stats.cached += 1
+            if self.on_result:
+                self.on_result(True)
+            return hit
+        async with self._sem:
+            result = await self._send(req)
+        usage = result["usage"]
+        self.cache.put(
+            req.key, result, endpoint=self.endpoint.base_url,
+            served_model=self.endpoint.served_model, image_sha256=req.image_sha256,
+            kind=req.kind, prompt_tokens=usage["prompt_tokens"],
+            completion_tokens=usage["completion_tokens"],
+        )  # fmt: skip
+        self.stats.requests += 1
+        self.stats.prompt_tokens += usage["prompt_tokens"]
+        self.stats.completion_tokens += usage["completion_tokens"]
+        if result["refusal"]:
+            self.stats.refusals += 1
+        if self.on_result:
+            self.on_result(False)
+        return result
+
+    def _retry(self, why: str) -> None:
+        self.stats.retries += 1
+        self.stats.retry_reasons[why] = self.stats.retry_reasons.get(why, 0) + 1
+
+    async def _send(self, req: ApiRequest) -> dict[str, Any]:
+        assert self._client is not None, "use Transport as an async context manager"
+        last = ""
+        for attempt in range(self.spec.max_retries + 1):
+            await self._limiter.acquire(req.est_tokens)
+            retry_after: float | None = None
+            try:
+                resp = await self._client.post(self.endpoint.url, json=dict(req.body))
+            except httpx2.TimeoutException as exc:
+                why, last = "timeout", f"timeout ({type(exc).__name__})"
+            except httpx2.TransportError as exc:
+                why, last = "connection", f"connection error ({type(exc).__name__})"
+            else:
+                refusal = _refusal_from_error(resp)
+                if refusal:
+                    return {"content": None, "finish_reason": "content_filter",
+                            "refusal": refusal, "top_logprobs": None,
+                            "usage": {"prompt_tokens": 0, "completion_tokens": 0}}  # fmt: skip
+                if resp.status_code == 200:
+                    try:
+                        return normalise(resp.json())
+                    except (ValueError, MalformedResponse, KeyError, TypeError) as exc:
+                        why, last = "malformed", f"malformed response ({exc})"
+                elif resp.status_code in RETRY_STATUS:
+                    why, last = str(resp.status_code), f"HTTP {resp.status_code}"
+                    retry_after = retry_after_seconds(resp.headers)
+                else:
+                    raise StylisticBiasError(
+                        self.scrub(
+                            f"{self.endpoint.source}: {self.endpoint.host} answered HTTP "
+                            f"{resp.status_code} for model {self.endpoint.served_model!r}: "
+                            f"{resp.text[:300]}"
+                        )
+                    )
+            if attempt == self.spec.max_retries:
+                break
+            self._retry(why)
+            delay = backoff_delay(attempt, self.spec, retry_after)
+            log.debug("retry %d of %s in %.2fs: %s", attempt + 1, req.key[:12], delay, last)
+            await asyncio.sleep(delay)
+        raise StylisticBiasError(
+            self.scrub(
+                f"{self.endpoint.source}: {self.endpoint.host} failed {self.spec.max_retries + 1} "
+                f"time(s) ({last}); responses so far are cached, a rerun resumes"
+            )
+        )

@@ -1,0 +1,304 @@
+"""A loopback chat-completions server in vLLM's response shape, backed by a local checkpoint.
+
+For tests and the benchmark only (no internet, no GPU): it answers ``/v1/chat/completions`` from
+the *true* next-token distribution of a transformers image-text-to-text checkpoint (the tiny
+random-weight ones of :mod:`stylisticbias_dev.tiny`), in the shape vLLM documents:
+
+* ``logprobs: true, top_logprobs: k`` -> ``choices[0].logprobs.content[0].top_logprobs`` with
+  raw (untempered) log-probabilities, vLLM's default ``--logprobs-mode raw_logprobs``;
+* ``continue_final_message: true`` with a final assistant message -> the answer continues that
+  text (the partial answer's tokens are appended after the generation prompt);
+* otherwise a seeded ``generate`` (``do_sample``, the request's temperature and ``max_tokens``).
+
+Fault injection (``--faults JSON``), deterministic per request body and only on its first
+attempt: ``{"429": 0.1, "500": 0.1, "timeout": 0.05, "malformed": 0.05, "retry_after": 0.2,
+"timeout_delay": 3, "refuse_images": [sha256, ...], "refuse_400_images": [...]}`` (rates are
+fractions of distinct bodies). ``--log FILE`` appends one JSON line per request handled
+(``{"key", "image", "event", "status"}``; event ``answered``, ``late`` (answered after a timeout
+fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
+
+CLI: ``python -m stylisticbias_dev.openai_loopback --model DIR --port N [...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class LoopbackModel:
+    """The checkpoint, its processor, and next-token log-probabilities of chat requests."""
+
+    def __init__(self, path: str | Path) -> None:
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        torch.set_num_threads(1)
+        self.model = AutoModelForImageTextToText.from_pretrained(str(path), dtype=torch.float32)
+        self.model.eval()
+        self.processor = AutoProcessor.from_pretrained(str(path))
+        self.tok = self.processor.tokenizer
+        self.lock = threading.Lock()
+        self._img_cache: dict[str, Any] = {}
+
+    def _image(self, url: str) -> Any:
+        from PIL import Image
+
+        if url not in self._img_cache:
+            raw = base64.b64decode(url.split(",", 1)[1])
+            self._img_cache = {url: Image.open(io.BytesIO(raw)).convert("RGB")}  # keep one
+        return self._img_cache[url]
+
+    def encode(self, messages: list[dict[str, Any]]) -> tuple[Any, list[int]]:
+        """Model inputs of the user turn + generation prompt, and the prefill's token ids."""
+        user = messages[0]
+        content = []
+        for part in user["content"]:
+            if part.get("type") == "image_url":
+                content.append({"type": "image", "image": self._image(part["image_url"]["url"])})
+            elif part.get("type") == "text":
+                content.append({"type": "text", "text": part["text"]})
+        enc = self.processor.apply_chat_template(
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=True,
+            return_dict=True, return_tensors="pt",
+        )  # fmt: skip
+        prefill: list[int] = []
+        if len(messages) > 1 and messages[-1].get("role") == "assistant":
+            text = messages[-1].get("content") or ""
+            prefill = list(self.tok(text, add_special_tokens=False)["input_ids"])
+        return enc, prefill
+
+    def next_logprobs(self, messages: list[dict[str, Any]]) -> tuple[Any, int]:
+        """Raw log-softmax of the next token (float64) and the prompt length."""
+        import torch
+
+        enc, prefill = self.encode(messages)
+        if prefill:
+            ids = torch.tensor([prefill], dtype=enc["input_ids"].dtype)
+            enc["input_ids"] = torch.cat([enc["input_ids"], ids], 1)
+            enc["attention_mask"] = torch.ones_like(enc["input_ids"])
+        with self.lock, torch.inference_mode():
+            logits = self.model(**enc, logits_to_keep=1).logits[0, -1].double()
+        return torch.log_softmax(logits, -1), int(enc["input_ids"].shape[1])
+
+    def generate(self, messages: list[dict[str, Any]], temperature: float, max_tokens: int,
+                 seed: int) -> tuple[str, int, int, str]:  # fmt: skip
+        """A seeded sampled answer: (text, prompt tokens, completion tokens, finish reason)."""
+        import torch
+
+        enc, _ = self.encode(messages)
+        with self.lock, torch.inference_mode():
+            torch.manual_seed(int(seed))
+            out = self.model.generate(**enc, do_sample=True, temperature=float(temperature),
+                                      max_new_tokens=int(max_tokens))  # fmt: skip
+        new = out[0, enc["input_ids"].shape[1] :].tolist()
+        eos = self.tok.eos_token_id
+        finish = "stop" if new and new[-1] == eos else "length"
+        text = self.tok.decode(new, skip_special_tokens=True)
+        return text, int(enc["input_ids"].shape[1]), len(new), finish
+
+    def token_text(self, tid: int) -> str:
+        """A token's text as vLLM reports it in ``top_logprobs``."""
+        return self.tok.decode([int(tid)], skip_special_tokens=False)
+
+
+class Faults:
+    """Deterministic first-attempt faults by request-body hash."""
+
+    KINDS = ("429", "500", "timeout", "malformed")
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self.seen: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def pick(self, key: str) -> str | None:
+        with self.lock:
+            n = self.seen.get(key, 0)
+            self.seen[key] = n + 1
+        if n > 0:
+            return None
+        u = int(key[:8], 16) / 0xFFFFFFFF
+        acc = 0.0
+        for kind in self.KINDS:
+            acc += float(self.cfg.get(kind, 0.0))
+            if u < acc:
+                return kind
+        return None
+
+
+def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults: Faults,
+                 log_path: Path | None) -> type[BaseHTTPRequestHandler]:  # fmt: skip
+    """The request handler class bound to one model."""
+    log_lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt: str, *args: Any) -> None:
+            log.debug(fmt, *args)
+
+        def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+            self._send(status, json.dumps(obj).encode(), headers)
+
+        def _log(self, key: str, body: dict[str, Any], event: str, status: int) -> None:
+            if log_path is None:
+                return
+            line = {"key": key, "image": _image_sha(body), "event": event, "status": status}
+            with log_lock, open(log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line) + "\n")
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") in ("/health", "/v1/models"):
+                self._json(200, {"status": "ok", "data": [{"id": served, "object": "model"}]})
+            else:
+                self._json(404, {"error": {"message": "not found"}})
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._json(404, {"error": {"message": "not found"}})
+                return
+            if api_key is not None and self.headers.get("Authorization") != f"Bearer {api_key}":
+                self._json(401, {"error": {"message": "invalid api key", "code": 401}})
+                return
+            key = hashlib.sha256(raw).hexdigest()
+            body = json.loads(raw)
+            fault = faults.pick(key)
+            if fault == "429":
+                ra = str(faults.cfg.get("retry_after", 0.2))
+                self._json(429, {"error": {"message": "rate limited"}}, {"Retry-After": ra})
+                self._log(key, body, fault, 429)
+                return
+            if fault == "500":
+                self._json(500, {"error": {"message": "internal error"}})
+                self._log(key, body, fault, 500)
+                return
+            if fault == "timeout":
+                time.sleep(float(faults.cfg.get("timeout_delay", 3.0)))
+            if fault == "malformed":
+                self._send(200, b'{"choices": [{"message": ')
+                self._log(key, body, fault, 200)
+                return
+            try:
+                out = answer(model, served, body, faults.cfg)
+            except Exception as exc:  # a bad request: 400 like vLLM
+                self._json(400, {"error": {"message": f"{type(exc).__name__}: {exc}"}})
+                return
+            status = out.pop("_status", 200)
+            with contextlib.suppress(OSError):  # a client that gave up (timeout fault)
+                self._json(status, out)
+            self._log(key, body, "late" if fault == "timeout" else "answered", status)
+
+    return Handler
+
+
+def _image_sha(body: dict[str, Any]) -> str | None:
+    for part in body["messages"][0]["content"]:
+        if part.get("type") == "image_url":
+            url = part["image_url"]["url"]
+            return hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest()
+    return None
+
+
+def answer(model: LoopbackModel, served: str, body: dict[str, Any], cfg: dict[str, Any]) -> Any:
+    """The chat-completion response object of one request."""
+    sha = _image_sha(body)
+    if sha in set(cfg.get("refuse_400_images", [])):
+        return {"_status": 400, "error": {"message": "The response was filtered",
+                                          "code": "content_filter"}}  # fmt: skip
+    base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
+            "created": int(time.time()), "model": served}  # fmt: skip
+    if sha in set(cfg.get("refuse_images", [])):
+        msg = {"role": "assistant", "content": None, "refusal": None}
+        usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        choice = {"index": 0, "message": msg, "logprobs": None, "finish_reason": "content_filter"}
+        return {**base, "choices": [choice], "usage": usage}
+    messages = body["messages"]
+    if body.get("logprobs"):
+        k = int(body.get("top_logprobs") or 0)
+        lp, n_prompt = model.next_logprobs(messages)
+        vals, ids = lp.topk(max(k, 1))
+        top = [
+            {"token": model.token_text(i), "logprob": float(v),
+             "bytes": list(model.token_text(i).encode())}
+            for v, i in zip(vals.tolist(), ids.tolist())
+        ]  # fmt: skip
+        first = top[0]
+        tid = int(ids[0])
+        msg = {"role": "assistant", "content": model.token_text(tid), "refusal": None}
+        finish = "stop" if tid == model.tok.eos_token_id else "length"
+        content = [{**first, "top_logprobs": top[:k]}]
+        return {**base, "choices": [{"index": 0, "message": msg,
+                                     "logprobs": {"content": content},
+                                     "finish_reason": finish, "stop_reason": None}],
+                "usage": {"prompt_tokens": n_prompt, "completion_tokens": 1,
+                          "total_tokens": n_prompt + 1}}  # fmt: skip
+    text, n_prompt, n_new, finish = model.generate(
+        messages, float(body.get("temperature", 1.0)), int(body.get("max_tokens", 16)),
+        int(body.get("seed") or 0),
+    )  # fmt: skip
+    msg = {"role": "assistant", "content": text, "refusal": None}
+    return {**base, "choices": [{"index": 0, "message": msg, "logprobs": None,
+                                 "finish_reason": finish, "stop_reason": None}],
+            "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_new,
+                      "total_tokens": n_prompt + n_new}}  # fmt: skip
+
+
+def serve(model_dir: str, host: str, port: int, served: str, api_key: str | None,
+          faults: dict[str, Any], log_path: str | None) -> None:  # fmt: skip
+    """Load the model and serve until killed."""
+    model = LoopbackModel(model_dir)
+    handler = make_handler(model, served, api_key, Faults(faults),
+                           Path(log_path) if log_path else None)  # fmt: skip
+    ThreadingHTTPServer.allow_reuse_address = True
+    srv = ThreadingHTTPServer((host, port), handler)
+    srv.daemon_threads = True
+    log.info("loopback server for %s on http://%s:%d/v1", served, host, port)
+    srv.serve_forever()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True, help="checkpoint directory")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--served-model", default="loopback")
+    ap.add_argument("--api-key-env", default=None, help="require this env var's key as Bearer")
+    ap.add_argument("--faults", default="{}", help="fault plan as JSON (see module doc)")
+    ap.add_argument("--log", default=None, help="append answered requests to this JSONL file")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    import os
+
+    key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    serve(args.model, args.host, args.port, args.served_model, key, json.loads(args.faults),
+          args.log)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

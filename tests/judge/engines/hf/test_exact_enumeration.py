@@ -1,0 +1,189 @@
+"""Deterministic exactness check of the ``exact`` engine (no sampling, no tolerance for luck).
+
+An independent reference enumerates *every* answer sequence a tiny model can produce, token by
+token, with a **full forward pass over prompt + answer so far** for every node (no KV cache, no
+shared prefix, no prompt splitting: the processor's own encoding of the whole prompt), the
+logits processed by ``generate``'s own ``LogitsProcessorList`` (temperature, suppressed tokens,
+...) and soft-maxed in float32 as ``generate`` does. A sequence ends at EOS or at
+``max_new_tokens`` and is then read by
+:func:`~stylisticbias.judge.protocol.parsing.parse_response` on the *finished* text -- the
+reference never decides early, so it also checks the engine's decide-on-prefix shortcut.
+Children below ``EPS`` are not expanded; their total (``unexplored``) is asserted to be < 1e-7, so
+the reference is exact to that.
+
+The engine runs at the production settings (temperature 0.2, ``prune_threshold`` 1e-4,
+``max_branches_per_suffix`` 64, 16 new tokens) and must give P(positive), P(negative) and
+P(invalid) within 1e-5 of the reference on every tiny architecture. Negative control: the engine
+at temperature 0.25 misses the reference by far more than 1e-5, so the check detects the error
+the old chi-square test could not (0.8 or 1.2 instead of 1.0 passed it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
+from stylisticbias.judge.protocol.parsing import parse_response
+from stylisticbias_dev import tiny
+
+ROOT = Path(__file__).resolve().parents[4]
+TINY_DIR = ROOT / "tests" / ".tiny_models"
+TOL = 1e-5
+EPS = 1e-11  # reference: children below this are counted as unexplored (asserted tiny)
+PRODUCTION = {"temperature": 0.2, "max_new_tokens": 16}
+ENGINE = {"prune_threshold": 1e-4, "max_branches_per_suffix": 64}
+ARCHS = [
+    pytest.param(
+        a,
+        marks=pytest.mark.skipif(
+            tiny.missing_requirement(a) is not None,
+            reason=f"{a} processor needs {tiny.missing_requirement(a)}",
+        ),
+    )
+    for a in tiny.ARCHITECTURES
+]
+_ENGINES: dict[tuple[str, float], HFJudgeEngine] = {}
+
+
+def _image(i: int) -> Image.Image:
+    rs = np.random.RandomState(i)
+    return Image.fromarray((rs.rand(48, 80, 3) * 255).astype("uint8"))
+
+
+def _engine(arch: str, benchmark, temperature: float = 0.2) -> HFJudgeEngine:
+    key = (arch, temperature)
+    if key not in _ENGINES:
+        path = tiny.ensure_built(arch, TINY_DIR / arch)
+        eng = HFJudgeEngine(
+            {"name": f"tiny-{arch}", "hub_id": str(path), "dtype": "float32"},
+            {"name": "hf", "decoding": "exact", "device": "cpu", **ENGINE},
+            {"orderings": [1, 2, 3, 4], "seeds": [1, 2, 3], "scenarios": [1, 23],
+             **PRODUCTION, "temperature": temperature},
+            benchmark,
+        )  # fmt: skip
+        if key[1] != 0.2 and (arch, 0.2) in _ENGINES:  # share the loaded weights
+            base = _ENGINES[(arch, 0.2)]
+            eng.model, eng.processor, eng._rendered = base.model, base.processor, base._rendered
+        eng.setup("cpu")
+        _ENGINES[key] = eng
+    return _ENGINES[key]
+
+
+def _processors(model, temperature: float, prompt_ids: torch.Tensor):
+    """``generate``'s logits processors and EOS ids, built the way ``generate`` builds them."""
+    kwargs = {"do_sample": True, "temperature": temperature, "max_new_tokens": 16}
+    cfg, _ = model._prepare_generation_config(None, **kwargs)
+    model._prepare_special_tokens(cfg, True, device=model.device, batch_size=1)
+    procs = model._get_logits_processor(
+        generation_config=cfg,
+        input_ids_seq_length=prompt_ids.shape[-1],
+        encoder_input_ids=prompt_ids,
+        prefix_allowed_tokens_fn=None,
+        logits_processor=None,
+        device=prompt_ids.device,
+        model_kwargs={},
+    )
+    eos = cfg._eos_token_tensor
+    return procs, set() if eos is None else {int(x) for x in eos.reshape(-1).tolist()}
+
+
+@torch.inference_mode()
+def reference(eng: HFJudgeEngine, img: Image.Image, k: int) -> tuple[dict[str, float], float]:
+    """Exact P(a), P(b), P(invalid) of prompt ``k`` by full enumeration; and the unexplored mass."""
+    enc = eng.encode_prompt(eng.specs[k].text, img)
+    seq = enc["input_ids"].shape[1]
+    procs, eos = _processors(eng.model, eng.decoding_params.temperature, enc["input_ids"])
+    tok = eng.processor.tokenizer
+    max_new = eng.decoding_params.max_new_tokens
+
+    def next_probs(gen: list[int]) -> torch.Tensor:
+        inputs = {}
+        for key, v in enc.items():
+            if hasattr(v, "shape") and v.ndim >= 2 and v.shape[0] == 1 and v.shape[1] == seq:
+                if key == "input_ids":
+                    tail = torch.tensor([gen], dtype=v.dtype)
+                elif key == "attention_mask":
+                    tail = torch.ones((1, len(gen)), dtype=v.dtype)
+                else:  # token-type ids: generated tokens are text
+                    tail = torch.zeros((1, len(gen)), dtype=v.dtype)
+                inputs[key] = torch.cat([v, tail], 1)
+            else:
+                inputs[key] = v
+        logits = eng.model(**inputs, use_cache=False).logits[:, -1].float()
+        scores = procs(inputs["input_ids"], logits)
+        return torch.softmax(scores, dim=-1)[0].to(torch.float64)
+
+    out = {"a": 0.0, "b": 0.0, "invalid": 0.0}
+    unexplored = 0.0
+    stack: list[tuple[list[int], float]] = [([], 1.0)]
+    while stack:
+        gen, p = stack.pop()
+        probs = next_probs(gen) * p
+        for t in torch.nonzero(probs > 0).flatten().tolist():
+            q = float(probs[t])
+            if q < EPS:
+                unexplored += q
+                continue
+            g = [*gen, t]
+            if t in eos or len(g) >= max_new:
+                letter = parse_response(tok.decode(g, skip_special_tokens=True))
+                out[letter or "invalid"] += q
+            else:
+                stack.append((g, q))
+    return out, unexplored
+
+
+def _poles(ref: dict[str, float], eng: HFJudgeEngine, k: int) -> dict[str, float]:
+    pos = eng.specs[k].ordering.positive_letter
+    neg = "b" if pos == "a" else "a"
+    return {"positive": ref[pos], "negative": ref[neg], "invalid": ref["invalid"]}
+
+
+def _check(arch: str, benchmark, images: list[int], prompts: list[int]) -> None:
+    eng = _engine(arch, benchmark)
+    for i in images:
+        img = _image(i)
+        with torch.inference_mode():
+            dists, _ = eng.distributions(img)
+        for k in prompts:
+            ref, unexplored = reference(eng, img, k)
+            assert unexplored < 1e-7
+            want = _poles(ref, eng, k)
+            got = dists[k].p
+            for v in ("positive", "negative", "invalid"):
+                assert abs(got[v] - want[v]) <= TOL, (arch, i, k, v, got, want)
+
+
+def test_exact_equals_full_enumeration(arch, benchmark) -> None:
+    """Every architecture, one image, a prompt of each letter order, production settings."""
+    eng = _engine(arch, benchmark)
+    orders = {s.ordering.positive_letter: k for k, s in enumerate(eng.specs)}
+    _check(arch, benchmark, [0], sorted(orders.values()))
+
+
+@pytest.fixture(params=ARCHS)
+def arch(request) -> str:
+    return request.param
+
+
+def test_enumeration_rejects_the_wrong_temperature(benchmark) -> None:
+    """Negative control: the distribution computed at temperature 0.25 fails the 1e-5 check."""
+    eng = _engine("llava_next", benchmark)
+    wrong = _engine("llava_next", benchmark, temperature=0.25)
+    img = _image(0)
+    ref, _ = reference(eng, img, 0)
+    with torch.inference_mode():
+        got = wrong.distributions(img)[0][0].p
+    want = _poles(ref, eng, 0)
+    assert max(abs(got[v] - want[v]) for v in want) > 100 * TOL
+
+
+@pytest.mark.slow
+def test_exact_equals_full_enumeration_many_cells(arch, benchmark) -> None:
+    """Three images x all eight prompts (two scenarios x four orderings) per architecture."""
+    _check(arch, benchmark, [0, 1, 2], list(range(8)))
