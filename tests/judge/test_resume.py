@@ -191,6 +191,22 @@ def test_records_under_the_earlier_fingerprint_are_this_configurations(tmp_path:
     assert not (out.parent / f".{out.name}.stash").exists()
 
 
+def test_a_run_that_judges_nothing_opens_no_mlflow_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stylisticbias.tracking as tracking
+
+    calls: list[dict] = []
+    monkeypatch.setattr(tracking, "log_judge_run", lambda spec, p, s: calls.append(s) or "r1")
+    params = make_tables(tmp_path, 2)
+    out = run_judge(MODEL, config_from_params(params), progress=False)
+    assert len(calls) == 1 and json.loads(run_log_path(out).read_text())["mlflow_run_id"] == "r1"
+    run_judge(MODEL, config_from_params(params), progress=False)  # everything already judged
+    assert len(calls) == 1
+    run = json.loads(run_log_path(out).read_text())
+    assert run["images_judged"] == 0 and run["mlflow_run_id"] == "r1"
+
+
 def test_records_of_images_left_out_are_kept(tmp_path: Path) -> None:
     """Judging fewer images (a smaller run) must not delete the records of the others."""
     params = make_tables(tmp_path, 4)

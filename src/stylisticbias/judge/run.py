@@ -447,6 +447,9 @@ def consolidate(
         out / "judgments.parquet",
         summary["images_per_s"] or 0.0,
     )
+    if not judged:  # nothing new: the last run that judged is the one MLflow holds
+        log.info("%s: nothing judged; no MLflow run opened", model)
+        return out
     from stylisticbias.tracking import log_judge_run
 
     try:
@@ -523,7 +526,9 @@ def run_summary(
         if prev.exists():
             try:
                 old = json.loads(prev.read_text(encoding="utf-8"))
-                for k in ("seconds", "images_per_s", "prompts_per_s", "image_tokens_per_image"):
+                keep = ("seconds", "images_per_s", "prompts_per_s", "image_tokens_per_image",
+                        "mlflow_run_id")  # fmt: skip
+                for k in keep:
                     if summary.get(k) is None:
                         summary[k] = old.get(k)
             except (OSError, json.JSONDecodeError):
