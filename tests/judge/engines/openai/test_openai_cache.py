@@ -80,3 +80,19 @@ def test_cli_stats_and_prune(tmp_path: Path, caplog) -> None:
     assert main(["cache", "prune", "--cache", str(path), "--served-model", "s"]) == 0
     assert ResponseCache(path).stats().rows == 0
     assert main(["cache", "stats", "--cache", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_a_read_only_view_creates_nothing_and_sees_what_is_stored(tmp_path: Path) -> None:
+    """The dry-run estimate's view: no directory, no empty SQLite file; stored keys found."""
+    path = tmp_path / "new" / "api-responses.sqlite"
+    ro = ResponseCache(path, read_only=True)
+    assert not ro.contains("k") and not path.parent.exists()
+    ro.close()
+    rw = ResponseCache(path)
+    rw.put("k", {"text": "(a)"}, endpoint="e", served_model="s", image_sha256=None, kind="g")
+    rw.close()
+    before = path.read_bytes()
+    ro = ResponseCache(path, read_only=True)
+    assert ro.contains("k") and not ro.contains("other")
+    ro.close()
+    assert path.read_bytes() == before

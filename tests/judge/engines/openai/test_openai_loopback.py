@@ -194,6 +194,8 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
                                      bench)  # fmt: skip
     est = estimate(bench_engine, judge_items(config_from_params(params)))
     assert (est.requests_total, est.cached, est.requests_to_send) == (48, 0, 48)
+    # documented as writing nothing: no cache directory, no empty SQLite file
+    assert not (tmp_path / "fresh.sqlite").exists()
     assert est.completion_tokens == 48 * 16 and est.prompt_tokens > 48 * 336
 
 

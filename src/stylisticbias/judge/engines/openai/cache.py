@@ -69,8 +69,15 @@ class CacheStats:
 class ResponseCache:
     """SQLite-backed response cache (safe for several processes: WAL + busy timeout)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        #: read-only view of a cache file that does not exist: empty, and nothing is created
+        self._absent = read_only and not self.path.exists()
+        if read_only:  # a dry run's view: never creates the directory or the file
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            if not self._absent:
+                self._db = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -79,7 +86,8 @@ class ResponseCache:
 
     def close(self) -> None:
         """Close the connection."""
-        self._db.close()
+        if not self._absent:
+            self._db.close()
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored response of ``key`` (and marks it used), or None."""
@@ -91,6 +99,8 @@ class ResponseCache:
 
     def contains(self, key: str) -> bool:
         """Whether ``key`` is stored (does not touch ``last_used``)."""
+        if self._absent:
+            return False
         return (
             self._db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
         )

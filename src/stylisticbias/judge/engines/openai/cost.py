@@ -51,8 +51,8 @@ class Estimable(Protocol):
     spec: OpenAIEngineSpec
 
     @property
-    def cache(self) -> ResponseCache:
-        """The response cache."""
+    def cache_path(self) -> Path:
+        """Where the response cache file lies (it may not exist yet)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,8 @@ def _sha_only(path: str) -> EncodedImage:
 def estimate(engine: Estimable, items: Sequence[ImageItem]) -> Estimate:
     """The :class:`Estimate` of judging ``items`` with ``engine``; logs its summary."""
     b = engine.builder
-    cache = engine.cache
+    # read-only: a dry run creates no cache directory and no SQLite file
+    cache = ResponseCache(engine.cache_path, read_only=True)
     per_prompt = float(engine.spec.exact_requests_per_prompt)
     total = cached = 0
     prompt_tok = compl_tok = 0.0
@@ -119,6 +120,7 @@ def estimate(engine: Estimable, items: Sequence[ImageItem]) -> Estimate:
             send = max(0.0, total_here - cached_here)
             prompt_tok += send * (req_prompt_tokens(engine, spec.text))
             compl_tok += send * compl
+    cache.close()
     est = Estimate(
         model=engine.model_name,
         endpoint_host=engine.endpoint.host,
