@@ -55,6 +55,74 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class ChoiceOption:
+    """One labelled option of a ``choice_k`` task: its label (one lower-case letter or digit,
+    shown as the prompt writes it), its text and, for an ordinal task, its numeric value."""
+
+    label: str
+    text: str
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class NumericRange:
+    """The plausible range of a ``numeric`` task's answer and how a written range is read.
+
+    ``ranges``: ``midpoint`` reads "between 50,000 and 60,000" as 55,000; ``invalid`` records
+    it as invalid. ``unit``: what the number counts (``USD``), for reports.
+    """
+
+    low: float
+    high: float
+    unit: str = ""
+    ranges: str = "midpoint"
+
+
+@dataclass(frozen=True)
+class TaskScenario:
+    """One scenario of a protocol's ``tasks:`` list: a question asked as one task type.
+
+    ``task`` names a task type of the registry (``stylisticbias.judge.protocol.tasks``:
+    ``binary``, ``choice_k``, ``pairwise``, ``numeric``, ``text_only``); the fields that type
+    reads are checked by it (``check_protocol_tasks``). ``prompt`` is the question's template;
+    ``options`` the labelled options (``choice_k``; ``pairwise``: the two labels);
+    ``ordinal`` whether the options' values are ordered; ``range`` a numeric task's plausible
+    range; ``layout`` how a pairwise task shows its two images (``two_images`` or
+    ``composite``); ``answers`` the task a ``text_only`` question is answered as (its image
+    replaced by ``{description}`` in the prompt); ``positive``/``negative`` the poles of a
+    ``binary`` one; ``fields`` the prompt's other placeholders and their values (occupation,
+    biography ...).
+    """
+
+    id: int
+    category: str
+    task: str
+    prompt: str
+    options: tuple[ChoiceOption, ...] = ()
+    ordinal: bool = False
+    range: NumericRange | None = None
+    layout: str = "two_images"
+    answers: str = ""
+    positive: str = ""
+    negative: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The option labels in the protocol's order."""
+        return tuple(o.label for o in self.options)
+
+    def option(self, label: str) -> ChoiceOption:
+        """The option a label stands for; unknown labels name the valid ones."""
+        for o in self.options:
+            if o.label == label:
+                return o
+        raise StylisticBiasError(
+            f"task {self.id}: option {label!r} is not one of {', '.join(self.labels)}"
+        )
+
+
+@dataclass(frozen=True)
 class ParserRules:
     """The parts of the response parser that depend on the protocol (``parser:`` section).
 
@@ -145,6 +213,7 @@ class Benchmark:
     parser: ParserRules
     source: str = ""  # the file it was read from (for messages)
     digest: str = ""  # sha256 of the file's text (cache keys)
+    tasks: tuple[TaskScenario, ...] = ()  # the ``tasks:`` list (task-typed scenarios)
 
     # ---- lookups -------------------------------------------------------------------------
     @property
@@ -173,6 +242,22 @@ class Benchmark:
                 return s
         valid = ", ".join(str(s.id) for s in self.scenarios)
         raise StylisticBiasError(f"unknown scenario_id {scenario_id!r}; valid: {valid}")
+
+    def task(self, task_id: int) -> TaskScenario:
+        """Task scenario of the ``tasks:`` list by id; unknown ids name the valid ones."""
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        valid = ", ".join(str(t.id) for t in self.tasks) or "none (the protocol has no tasks)"
+        raise StylisticBiasError(f"unknown task id {task_id!r}; valid: {valid}")
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        """Every task type the protocol asks, in first-use order (``binary`` for the
+        ``scenarios:`` list)."""
+        names = ["binary"] if self.scenarios else []
+        names += [t.task for t in self.tasks]
+        return tuple(dict.fromkeys(names))
 
     def ordering(self, ordering_id: int) -> Ordering:
         """Ordering by id."""
@@ -264,7 +349,7 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
     "forced_choice": ("letter_1", "option_1", "letter_2", "option_2", "letters"),
 }
 _TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
-             "parser", "orderings", "attributes")  # fmt: skip
+             "parser", "orderings", "attributes", "tasks")  # fmt: skip
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
 _SCENARIO_KEYS = ("id", "category", "positive", "negative")
 _ORDERING_KEYS = ("id", "slots")
@@ -432,6 +517,108 @@ def _parse_variations(
     return tuple(variations)
 
 
+_TASK_KEYS = ("id", "category", "task", "prompt", "options", "ordinal", "range", "layout",
+              "answers", "positive", "negative", "fields")  # fmt: skip
+_OPTION_KEYS = ("label", "text", "value")
+_RANGE_KEYS = ("low", "high", "unit", "ranges")
+#: How a numeric task reads a written range ("50-60k"): its midpoint, or invalid.
+RANGE_RULES = ("midpoint", "invalid")
+#: How a pairwise task shows its two images: two image inputs, or one side-by-side composite.
+LAYOUTS = ("two_images", "composite")
+#: Placeholders every task prompt may use besides its own ``fields``.
+TASK_PROMPT_FIELDS = ("options", "description", "label_1", "label_2")
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise StylisticBiasError(f"{where}: {value!r} is not a number")
+    return float(value)
+
+
+def _parse_options(node: Any, where: str) -> tuple[ChoiceOption, ...]:
+    out: list[ChoiceOption] = []
+    for j, o in enumerate(_list(node, where)):
+        w = f"{where}[{j}]"
+        o = _check_keys(o, w, _OPTION_KEYS, ("label", "text"))
+        label = str(o["label"]).lower()
+        if not re.fullmatch(r"[a-z0-9]", label):
+            raise StylisticBiasError(f"{w}.label: {o['label']!r} is not one letter or digit")
+        value = None if o.get("value") is None else _number(o["value"], f"{w}.value")
+        out.append(ChoiceOption(label, str(o["text"]), value))
+    labels = [o.label for o in out]
+    if len(set(labels)) != len(labels):
+        raise StylisticBiasError(f"{where}: duplicate labels {labels}")
+    return tuple(out)
+
+
+def _parse_range(node: Any, where: str) -> NumericRange:
+    r = _check_keys(node, where, _RANGE_KEYS, ("low", "high"))
+    low, high = _number(r["low"], f"{where}.low"), _number(r["high"], f"{where}.high")
+    if not low < high:
+        raise StylisticBiasError(f"{where}: low {low:g} must be below high {high:g}")
+    rule = str(r.get("ranges", "midpoint"))
+    if rule not in RANGE_RULES:
+        raise StylisticBiasError(f"{where}.ranges: {rule!r}; valid: {', '.join(RANGE_RULES)}")
+    return NumericRange(low, high, str(r.get("unit", "")), rule)
+
+
+def _parse_task(t: Any, where: str) -> TaskScenario:
+    t = _check_keys(t, where, _TASK_KEYS, ("id", "category", "task", "prompt"))
+    tid = _int(t["id"], f"{where}.id")
+    fields_cfg = t.get("fields") or {}
+    if not isinstance(fields_cfg, Mapping):
+        raise StylisticBiasError(f"{where}.fields: expected a mapping of placeholder: text")
+    fields = tuple((str(k), str(v)) for k, v in fields_cfg.items())
+    valid = (*TASK_PROMPT_FIELDS, *(k for k, _ in fields))
+    prompt = str(t["prompt"])
+    try:
+        used = [f for _, f, _, _ in string.Formatter().parse(prompt) if f is not None]
+    except ValueError as exc:
+        raise StylisticBiasError(f"{where}.prompt: not a valid template: {exc}") from None
+    for f in used:
+        if f not in valid:
+            raise StylisticBiasError(
+                f"{where}.prompt: unknown placeholder {{{f}}}; valid: {', '.join(valid)}"
+            )
+    layout = str(t.get("layout", "two_images"))
+    if layout not in LAYOUTS:
+        raise StylisticBiasError(f"{where}.layout: {layout!r}; valid: {', '.join(LAYOUTS)}")
+    ordinal = t.get("ordinal", False)
+    if not isinstance(ordinal, bool):
+        raise StylisticBiasError(f"{where}.ordinal: {ordinal!r}; valid: true, false")
+    return TaskScenario(
+        id=tid,
+        category=str(t["category"]),
+        task=str(t["task"]),
+        prompt=prompt,
+        options=_parse_options(t["options"], f"{where}.options") if "options" in t else (),
+        ordinal=ordinal,
+        range=_parse_range(t["range"], f"{where}.range") if "range" in t else None,
+        layout=layout,
+        answers=str(t.get("answers", "")),
+        positive=str(t.get("positive", "")),
+        negative=str(t.get("negative", "")),
+        fields=fields,
+    )
+
+
+def _parse_tasks(
+    cfg: Mapping[str, Any], taken: Sequence[int], where: str
+) -> tuple[TaskScenario, ...]:
+    """The optional ``tasks:`` list; ids unique across ``scenarios`` and ``tasks``."""
+    if cfg.get("tasks") is None:
+        return ()
+    tasks = tuple(
+        _parse_task(t, f"{where}: tasks[{i}]")
+        for i, t in enumerate(_list(cfg["tasks"], f"{where}: tasks"))
+    )
+    ids = [*taken, *(t.id for t in tasks)]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise StylisticBiasError(f"{where}: tasks: ids {dup} used twice (scenarios and tasks)")
+    return tasks
+
+
 def benchmark_from_config(
     cfg: Mapping[str, Any], where: str = "conf/benchmark", digest: str = ""
 ) -> Benchmark:
@@ -483,6 +670,7 @@ def benchmark_from_config(
         parser=rules,
         source=where,
         digest=digest,
+        tasks=_parse_tasks(cfg, ids, where),
     )
 
 
