@@ -131,7 +131,7 @@ def test_k_option_distribution_equals_enumeration(arch: str) -> None:
     texts = [prompt.text, prompt.text.replace("annual salary", "yearly income")]
     img = _image(0)
     with torch.inference_mode():
-        dists = label_distributions(eng, img, texts, rules)
+        dists = eng.label_distributions(img, texts, rules)
     assert len(dists) == 2
     for text, d in zip(texts, dists):
         mass, und = d.normalised()

@@ -59,11 +59,11 @@ def _engine(tmp: Path, top_logprobs: int) -> OpenAIJudgeEngine:
     return OpenAIJudgeEngine(load_group_option("model", MODEL), eng, judge, load_benchmark(TASKS))
 
 
-def _image(tmp: Path):
+def _image(tmp: Path) -> Path:
     path = tmp / "img.png"
     rs = np.random.RandomState(0)
     Image.fromarray((rs.rand(32, 32, 3) * 255).astype("uint8")).save(path)
-    return encode_image(path)
+    return path
 
 
 def test_planted_k_option_logprobs_reproduced(server: Path, tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_planted_k_option_logprobs_reproduced(server: Path, tmp_path: Path) -> N
     sc = bench.task(101)
     task = task_of(sc)
     (prompt,) = task.prompts(sc, bench)
-    (d,) = run_label_distributions(api, _image(tmp_path), [prompt.text], task.rules(sc, bench))
+    (d,) = api.label_distributions(str(_image(tmp_path)), [prompt.text], task.rules(sc, bench))
     for label in "abcdef":
         assert d.mass[label] == pytest.approx(PROBS[label.upper()], abs=1e-9)
     assert d.mass["invalid"] == pytest.approx(PROBS["maybe"] + PROBS["G"], abs=1e-9)
@@ -87,7 +87,8 @@ def test_top_k_below_the_table_keeps_unseen_mass_undecided(server: Path, tmp_pat
     sc = bench.task(101)
     task = task_of(sc)
     (prompt,) = task.prompts(sc, bench)
-    (d,) = run_label_distributions(api, _image(tmp_path), [prompt.text], task.rules(sc, bench))
+    img = encode_image(_image(tmp_path))
+    (d,) = run_label_distributions(api, img, [prompt.text], task.rules(sc, bench))
     shown = {"c", "d", "b"}  # the three most probable
     for label in "abcdef":
         want = PROBS[label.upper()] if label in shown else 0.0
