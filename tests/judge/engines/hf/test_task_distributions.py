@@ -4,7 +4,9 @@ The engine's shared-prefix expansion over the k labels (:func:`label_distributio
 an independent full enumeration of every answer the tiny model can give (a full forward over
 prompt + answer for each node, no cache, ``generate``'s logits processors, each finished answer
 read by the parser over the k labels) to 1e-5, for every option and ``invalid``. The
-enumeration is the one of ``test_exact_enumeration`` with the task's parser rules.
+enumeration is the one of ``test_exact_enumeration`` with the task's parser rules. The engine
+prunes at 1e-6 here (production: 1e-4): the pruned mass is reported as undecided, and at 1e-4
+a two-image prompt's undecided mass (~1.6e-5) alone exceeds the tolerance.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _engine(arch: str, temperature: float = 0.2) -> HFJudgeEngine:
     path = tiny.ensure_built(arch, TINY_DIR / arch)
     eng = HFJudgeEngine(
         {"name": f"tiny-{arch}", "hub_id": str(path), "dtype": "float32"},
-        {"name": "hf", "decoding": "exact", "device": "cpu", "prune_threshold": 1e-4,
+        {"name": "hf", "decoding": "exact", "device": "cpu", "prune_threshold": 1e-6,
          "max_branches_per_suffix": 64},
         {"orderings": [1], "seeds": [1], "scenarios": [7], "temperature": temperature,
          "max_new_tokens": 6},
@@ -148,3 +150,38 @@ def test_k_option_distribution_equals_enumeration(arch: str) -> None:
     with torch.inference_mode():
         (alone,) = label_distributions(eng, img, texts[:1], rules)
     assert alone.normalised()[0] == pytest.approx(dists[0].normalised()[0], abs=1e-9)
+
+
+@pytest.mark.parametrize("arch", ARCHS[:1])
+def test_two_image_prompt_reaches_the_model_and_equals_enumeration(arch: str) -> None:
+    """A pairwise prompt carries both images (pixel values of two images, twice one image's
+    image tokens in the prompt), and its exact distribution over the two labels equals the
+    enumeration of the two-image prompt."""
+    from stylisticbias.judge.engines.hf.prompts import image_token_id
+    from stylisticbias.judge.protocol.tasks.pairwise import slot_images
+
+    eng = _engine(arch)
+    bench = eng.benchmark
+    sc = bench.task(102)
+    task = task_of(sc)
+    rules = task.rules(sc, bench)
+    p0, p1 = task.prompts(sc, bench)
+    first, second = _image(3), _image(4)
+    one = eng.encode_prompt(p0.text, first)
+    two = eng.encode_prompt(p0.text, slot_images(p0, first, second))
+    tid = image_token_id(eng.model, eng.processor)
+    n_one = int((one["input_ids"][0] == tid).sum())
+    assert n_one > 0 and int((two["input_ids"][0] == tid).sum()) == 2 * n_one
+    assert two["pixel_values"].shape[0] == 2 * one["pixel_values"].shape[0]
+    got = {}
+    for p in (p0, p1):
+        imgs = slot_images(p, first, second)
+        with torch.inference_mode():
+            (d,) = eng.label_distributions(imgs, [p.text], rules)
+        mass, _ = d.normalised()
+        want = enumerate_labels(eng, imgs, p.text, rules)
+        for v, q in want.items():
+            assert abs(mass[v] - q) <= TOL, (v, mass, want)
+        got[p.variant] = task.distribution(mass, sc, p, bench)
+    # the swap changes the model's input: the two orders' distributions differ
+    assert abs(got[0]["first"] - got[1]["first"]) > 1e-6

@@ -94,3 +94,30 @@ def test_top_k_below_the_table_keeps_unseen_mass_undecided(server: Path, tmp_pat
         want = PROBS[label.upper()] if label in shown else 0.0
         assert d.mass[label] == pytest.approx(want, abs=1e-9)
     assert d.undecided == pytest.approx(1 - 0.3 - 0.2 - 0.15, abs=1e-9)
+
+
+def test_two_image_request_reaches_the_server_with_two_images(server: Path, tmp_path: Path) -> None:
+    from servers import events
+
+    api = _engine(tmp_path, 20)
+    bench = api.benchmark
+    sc = bench.task(102)
+    task = task_of(sc)
+    p0, _ = task.prompts(sc, bench)
+    first = _image(tmp_path)
+    second = tmp_path / "second.png"
+    Image.new("RGB", (32, 32), "blue").save(second)
+    (d,) = api.label_distributions([str(first), str(second)], [p0.text], task.rules(sc, bench))
+    # the planted table's "A" and "B" are the two labels; the rest is invalid
+    assert d.mass["a"] == pytest.approx(PROBS["A"], abs=1e-9)
+    assert d.mass["b"] == pytest.approx(PROBS["B"], abs=1e-9)
+    assert d.mass["invalid"] == pytest.approx(1 - PROBS["A"] - PROBS["B"], abs=1e-9)
+    answered = [e for e in events(server / "log.jsonl") if e["event"] == "answered"]
+    assert answered and {e["images"] for e in answered[-2:]} == {2}
+    # one request per image set: the same two images in the other order are another request
+    req0 = api.builder.logprobs_images([encode_image(first), encode_image(second)], "q", "", 5)
+    req1 = api.builder.logprobs_images([encode_image(second), encode_image(first)], "q", "", 5)
+    assert req0.key != req1.key
+    urls = [p["image_url"]["url"] for p in req0.body["messages"][0]["content"]
+            if p.get("type") == "image_url"]  # fmt: skip
+    assert urls == [encode_image(first).data_url, encode_image(second).data_url]

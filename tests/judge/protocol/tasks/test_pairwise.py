@@ -8,7 +8,12 @@ import pytest
 
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.judge.protocol.tasks import Answer, task_of
-from stylisticbias.judge.protocol.tasks.pairwise import image_count_reason, swap_check
+from stylisticbias.judge.protocol.tasks.pairwise import (
+    composite,
+    image_count_reason,
+    slot_images,
+    swap_check,
+)
 
 TASKS = Path(__file__).resolve().parents[3] / "data" / "protocols" / "tasks.yaml"
 
@@ -59,3 +64,28 @@ def test_composite_is_one_image_with_left_identity_recorded() -> None:
     sc = bench.task(103)
     p0, p1 = task_of(sc).prompts(sc, bench)
     assert (p0.images, p0.slots[0], p1.slots[0]) == (1, "first", "second")
+
+
+def _solid(colour: str, size=(20, 30)):
+    from PIL import Image
+
+    return Image.new("RGB", size, colour)
+
+
+def test_slot_images_follow_the_order_and_composite_records_left() -> None:
+    bench = load_benchmark(TASKS)
+    sc = bench.task(102)
+    red, blue = _solid("red"), _solid("blue")
+    p0, p1 = task_of(sc).prompts(sc, bench)
+    assert slot_images(p0, red, blue) == [red, blue]
+    assert slot_images(p1, red, blue) == [blue, red]
+    comp = bench.task(103)
+    c0, c1 = task_of(comp).prompts(comp, bench)
+    (img0,) = slot_images(c0, red, blue)
+    (img1,) = slot_images(c1, red, _solid("blue", (40, 60)))  # rescaled to a common height
+    assert img0.size == (48, 30) and img1.size == (40 + 8 + 40, 60)  # red scaled up to 60
+    assert img0.getpixel((2, 2)) == (255, 0, 0) and img0.getpixel((45, 2)) == (0, 0, 255)
+    assert img0.getpixel((23, 2)) == (255, 255, 255)  # the gap
+    # order 1 swaps: the second identity (blue) is on the left, and the prompt records it
+    assert img1.getpixel((2, 2)) == (0, 0, 255) and c1.slots[0] == "second"
+    assert composite(red, blue, gap=0).size == (40, 30)

@@ -319,10 +319,11 @@ class HFJudgeEngine(JudgeEngine):
         ], n_img
 
     def label_distributions(
-        self, img: Image.Image, texts: Sequence[str], rules: ParserRules
+        self, img: Image.Image | Sequence[Image.Image], texts: Sequence[str], rules: ParserRules
     ) -> list[Distribution]:
         """Exact distributions over a task's labels (``choice_k``: all k options) of prompts
-        about one image (:func:`~stylisticbias.judge.engines.hf.tasks.label_distributions`)."""
+        about one image, or several in one prompt (a list: pairwise)
+        (:func:`~stylisticbias.judge.engines.hf.tasks.label_distributions`)."""
         if self.model is None:
             self.setup(self.device)
         return task_label_distributions(self, img, texts, rules)

@@ -32,7 +32,10 @@ def label_distributions(
     stats: ExpandStats | None = None,
 ) -> list[Distribution]:
     """Exact distributions over ``rules.letters`` (+ invalid, undecided) of the prompts
-    ``texts`` asked about one ``image`` by an :class:`~.engine.HFJudgeEngine` (set up).
+    ``texts`` asked about ``image`` by an :class:`~.engine.HFJudgeEngine` (set up).
+
+    ``image``: one PIL image, or a list of them for a prompt with several images (a pairwise
+    prompt's two, in slot order: all go into the shared prefix, before the text).
 
     The engine's decoding settings (temperature, token limit, pruning) are used with the
     task's labels in place of the protocol's two letters.
@@ -43,7 +46,8 @@ def label_distributions(
         return []
     decoding = dataclasses.replace(engine.decoding_params, parser=rules)
     kw = engine.chat_template_kwargs
-    rendered = [render(engine.processor, t, kw) for t in texts]
+    n_images = len(image) if isinstance(image, list | tuple) else 1
+    rendered = [render(engine.processor, t, kw, images=n_images) for t in texts]
     tokens = [tokenize_text(engine.processor, r) for r in rendered]
     # one prompt alone splits before its last token (split_prompts keeps >= 1 suffix token)
     prompts = split_prompts(engine.model, engine.processor, image, list(texts), rendered, kw,

@@ -270,12 +270,14 @@ class OpenAIJudgeEngine(JudgeEngine):
         return await expand_texts(len(self.specs), fetch, self.exact, asyncio.gather)
 
     def label_distributions(
-        self, path: str, texts: Sequence[str], rules: ParserRules
+        self, path: str | Sequence[str], texts: Sequence[str], rules: ParserRules
     ) -> list[TextDistribution]:
         """Exact distributions over a task's labels (``choice_k``: all k options) of prompts
-        about the image file ``path``, from the server's top log-probabilities
+        about the image file ``path`` (or several files in one prompt, a list: pairwise),
+        from the server's top log-probabilities
         (:mod:`~stylisticbias.judge.engines.openai.tasks`)."""
-        return run_label_distributions(self, encode_image(path), texts, rules)
+        imgs = [encode_image(p) for p in ([path] if isinstance(path, str) else path)]
+        return run_label_distributions(self, imgs, texts, rules)
 
     async def _judge_exact(
         self, tr: Transport, item: ImageItem, img: EncodedImage

@@ -18,22 +18,31 @@ from stylisticbias.judge.engines.openai.transport import Transport
 
 
 async def label_distributions(
-    engine: Any, tr: Transport, img: EncodedImage, texts: Sequence[str], rules: ParserRules
+    engine: Any,
+    tr: Transport,
+    img: EncodedImage | Sequence[EncodedImage],
+    texts: Sequence[str],
+    rules: ParserRules,
 ) -> list[TextDistribution]:
     """Exact distributions over ``rules.letters`` (+ invalid, undecided) of the prompts
-    ``texts`` about one image, asked through an :class:`~.engine.OpenAIJudgeEngine`'s request
-    builder and transport ``tr``."""
+    ``texts`` about one image (or several in one prompt, a list: one ``image_url`` part
+    each), asked through an :class:`~.engine.OpenAIJudgeEngine`'s request builder and
+    transport ``tr``."""
     settings = dataclasses.replace(engine.exact, parser=rules)
+    imgs = list(img) if isinstance(img, list | tuple) else [img]
 
     async def fetch(k: int, prefix: str) -> dict[str, Any]:
-        req = engine.builder.logprobs(img, texts[k], prefix, settings.top_logprobs)
+        req = engine.builder.logprobs_images(imgs, texts[k], prefix, settings.top_logprobs)
         return await tr.fetch(req)
 
     return await expand_texts(len(texts), fetch, settings, asyncio.gather)
 
 
 def run_label_distributions(
-    engine: Any, img: EncodedImage, texts: Sequence[str], rules: ParserRules
+    engine: Any,
+    img: EncodedImage | Sequence[EncodedImage],
+    texts: Sequence[str],
+    rules: ParserRules,
 ) -> list[TextDistribution]:
     """:func:`label_distributions` with the engine's own transport (a blocking call)."""
 
