@@ -627,7 +627,13 @@ def benchmark_from_config(
     Every level is checked for unknown and missing keys; ``where`` (the file) prefixes every
     message.
     """
-    cfg = _check_keys(cfg, where, _TOP_KEYS, _TOP_REQUIRED)
+    # A task protocol (``tasks:`` and no ``scenarios:``) needs only its demographics and tasks;
+    # the forced-choice keys (letters, orderings, the Fig. 9-12 prompts, the attribute grid) are
+    # then optional.
+    tasks_only = isinstance(cfg, Mapping) and "tasks" in cfg and "scenarios" not in cfg
+    cfg = _check_keys(
+        cfg, where, _TOP_KEYS, ("demographics", "tasks") if tasks_only else _TOP_REQUIRED
+    )
     demo_cfg = _check_keys(
         cfg["demographics"], f"{where}: demographics", DEMOGRAPHIC_AXES, DEMOGRAPHIC_AXES
     )
@@ -641,7 +647,7 @@ def benchmark_from_config(
         ("n", *DEMOGRAPHIC_AXES),
     )
     scenarios: list[Scenario] = []
-    for i, s in enumerate(_list(cfg["scenarios"], f"{where}: scenarios")):
+    for i, s in enumerate([] if tasks_only else _list(cfg["scenarios"], f"{where}: scenarios")):
         w = f"{where}: scenarios[{i}]"
         s = _check_keys(s, w, _SCENARIO_KEYS, _SCENARIO_KEYS)
         sid = _int(s["id"], f"{w}.id")
@@ -649,16 +655,26 @@ def benchmark_from_config(
     ids = [s.id for s in scenarios]
     if len(set(ids)) != len(ids):
         raise StylisticBiasError(f"{where}: scenarios: duplicate scenario ids {sorted(ids)}")
+    if tasks_only and "letters" not in cfg:
+        cfg = {**cfg, "letters": ["a", "b"]}
     rules = _parse_letters(cfg, where)
-    orderings = _parse_orderings(cfg, rules.letters, where)
-    variations = _parse_variations(cfg, demo["gender"], where)
+    orderings = () if tasks_only else _parse_orderings(cfg, rules.letters, where)
+    variations = (
+        ()
+        if tasks_only and not cfg.get("attributes")
+        else _parse_variations(cfg, demo["gender"], where)
+    )
     prompts_cfg = _check_keys(
-        cfg["prompts"], f"{where}: prompts", tuple(PROMPT_FIELDS), tuple(PROMPT_FIELDS)
+        cfg.get("prompts") or {},
+        f"{where}: prompts",
+        tuple(PROMPT_FIELDS),
+        () if tasks_only else tuple(PROMPT_FIELDS),
     )
     prompts = {k: _template(v, k, f"{where}: prompts.{k}") for k, v in prompts_cfg.items()}
-    prompts["forced_choice"] = _fill_letters(
-        prompts["forced_choice"], rules.letters, f"{where}: prompts.forced_choice"
-    )
+    if "forced_choice" in prompts:
+        prompts["forced_choice"] = _fill_letters(
+            prompts["forced_choice"], rules.letters, f"{where}: prompts.forced_choice"
+        )
     return Benchmark(
         name=str(cfg.get("name", "")),
         demographics=demo,
