@@ -5,15 +5,14 @@ Usage: ``python pipelines/analyze.py``.
 
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 
 
 @stage
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    run_analysis(load_params())
+    run_analysis(load_config())  # typed: every section checked before anything runs
 
 
 if __name__ == "__main__":

@@ -7,17 +7,18 @@ launch with ``torchrun --nproc_per_node N pipelines/judge.py MODEL`` or
 """
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 
 
 @stage
 def main() -> None:
     """Entry point."""
     args = stage_arguments(__doc__, model=True)
-    load_config().model(args.model)  # bad settings or an unjudged model fail before heavy imports
+    config = load_config()
+    config.model(args.model)  # bad settings or an unjudged model fail before heavy imports
     from stylisticbias.judge.run import run_judge
 
-    run_judge(args.model, load_params())
+    run_judge(args.model, config)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Usage: ``python pipelines/scores.py MODEL``.
 """
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.scores import write_scores
 
 
@@ -12,8 +12,9 @@ from stylisticbias.scores import write_scores
 def main() -> None:
     """Entry point."""
     args = stage_arguments(__doc__, model=True)
-    load_config().model(args.model)  # typed check; the model must be judged
-    write_scores(args.model, load_params())
+    config = load_config()
+    config.model(args.model)  # the model must be judged
+    write_scores(args.model, config)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from stylisticbias.config import available, compose, load_group_option
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
+from stylisticbias.spec.parse import config_from_params
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +82,7 @@ def analyse(
         reports=str(root / "reports"),
         analysis_cache=None,
     )
-    run_analysis(run)
+    run_analysis(config_from_params(run))
     return params
 
 

@@ -293,7 +293,7 @@ def test_second_protocol_parsing_end_to_end() -> None:
 
 def test_second_protocol_official_scores() -> None:
     """``parser: official`` in scores re-reads drawn texts with the protocol's letters."""
-    from stylisticbias.scores import _official_choices
+    from stylisticbias.judge.protocol.tasks.binary_choice import _official_choices
 
     mini = load_benchmark(MINI)
     rows = pd.DataFrame({

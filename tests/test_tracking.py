@@ -39,10 +39,10 @@ RUN_PARAMS = {"model": "simulated-strong", "engine": "simulated", "decoding": "s
 def test_judge_run_is_logged_and_nested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     params = _params(tmp_path)
     assert tracking_enabled(params)
-    with start_run(params, "sweep") as parent:
+    with start_run(tracking_spec(params), "sweep") as parent:
         parent_id = parent.info.run_id
     monkeypatch.setenv(PARENT_ENV, parent_id)
-    run_id = log_judge_run(params, RUN_PARAMS, SUMMARY)
+    run_id = log_judge_run(tracking_spec(params), RUN_PARAMS, SUMMARY)
     assert run_id
     mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
     runs = mlflow.search_runs(experiment_names=["t"], filter_string="tags.stage = 'judge'")
@@ -61,8 +61,8 @@ def test_judge_run_is_logged_and_nested(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_disabled_tracking_logs_nothing(tmp_path: Path) -> None:
     params = _params(tmp_path, enabled=False)
-    assert log_judge_run(params, RUN_PARAMS, SUMMARY) is None
-    with start_run(params, "x") as run:
+    assert log_judge_run(tracking_spec(params), RUN_PARAMS, SUMMARY) is None
+    with start_run(tracking_spec(params), "x") as run:
         assert run is None
     assert not (tmp_path / "mlflow.db").exists()
 
@@ -99,7 +99,7 @@ def test_params_are_flat_and_typed(tmp_path: Path) -> None:
         "name": "procedural", "analysis": {"bootstrap": {"n_resamples": 1000, "ci": 0.95}},
         "empty": {},
     }  # fmt: skip
-    with start_run(params, "p"):
+    with start_run(tracking_spec(params), "p"):
         log_params(nested)
         run_id = mlflow.active_run().info.run_id
     got = mlflow.MlflowClient(params["tracking"]["tracking_uri"]).get_run(run_id).data.params

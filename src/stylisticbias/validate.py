@@ -18,18 +18,21 @@ log = logging.getLogger(__name__)
 def validate_params(params: dict[str, Any]) -> None:
     """Raise :class:`StylisticBiasError` naming the first bad key of ``params`` and its choices.
 
-    Checks: the benchmark definition parses; ``faces`` and ``judge`` settings have valid types
-    and ranges; every output path lies inside the data root and overlaps no other; every
-    judged model's name can name a DVC stage and its engine settings parse (an openai model's
-    endpoint included); ``judge.scenarios`` is ``all`` or known ids; and, for the
-    procedural generator, that it can draw every variation value of the benchmark.
+    Checks: the benchmark definition parses and names a registered task type; ``faces`` and
+    ``judge`` settings have valid types and ranges; every output path lies inside the data root
+    and overlaps no other; every judged model's name can name a DVC stage and its engine
+    settings parse (an openai model's endpoint included); ``judge.scenarios`` is ``all`` or
+    known ids; and, for the procedural generator, that it can draw every variation value of the
+    benchmark.
     """
     from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.config import project_root
     from stylisticbias.judge.protocol.settings import JudgeSettings
+    from stylisticbias.judge.protocol.tasks.registry import task_type
     from stylisticbias.outputs import check_all_outputs
 
     bench = benchmark_from_params(params)
+    task_type(bench.task)  # the protocol's task type is registered
     check_all_outputs(params, project_root())
     judge = params.get("judge") or {}
     JudgeSettings.from_config(judge, bench.ordering_ids)
@@ -70,7 +73,7 @@ def _check_model(name: str, model: dict[str, Any]) -> None:
 
 def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
     """The model's engine can judge every task type the protocol asks (one line if not)."""
-    from stylisticbias.judge.protocol.tasks import check_engine_tasks
+    from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks
 
     engine = str((model.get("engine") or {}).get("name") or "")
     if not engine:  # a hand-written section: the engine package its class lives in

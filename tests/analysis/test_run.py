@@ -14,6 +14,7 @@ from stylisticbias.analysis.run import run_analysis
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.score_store import scores_file, write_model_scores
+from stylisticbias.spec.parse import config_from_params
 
 PAPER_FILES = [
     "vs_by_model",
@@ -30,7 +31,8 @@ REF = project_root() / "conf" / "reference" / "paper"  # the paper's tables as C
 
 def _params(default_params: dict[str, Any], tmp_path: Path, models: list[str]) -> dict[str, Any]:
     p = json.loads(json.dumps(default_params))
-    p["models"] = {m: {"name": m, "paper_name": None} for m in models}
+    section = default_params["models"]["simulated-weak"]  # a complete model section
+    p["models"] = {m: {**section, "name": m, "paper_name": None} for m in models}
     p["paths"].update(
         scores=str(tmp_path / "scores"),
         judgments=str(tmp_path / "judgments"),
@@ -53,7 +55,7 @@ def _raw(df: pd.DataFrame, tmp_path: Path, model: str) -> None:
 
 def test_run_analysis_writes_every_table(synth, default_params, tmp_path) -> None:
     _write(synth, tmp_path)
-    run_analysis(_params(default_params, tmp_path, ["m1", "m2"]))
+    run_analysis(config_from_params(_params(default_params, tmp_path, ["m1", "m2"])))
     out = tmp_path / "reports" / "tables"
     for f in PAPER_FILES:
         ours = pd.read_csv(out / f"{f}.csv")
@@ -108,37 +110,37 @@ def test_stage_errors(synth, default_params, tmp_path) -> None:
     _write(synth, tmp_path)
     p = _params(default_params, tmp_path, ["m1", "m9"])
     with pytest.raises(StylisticBiasError, match=r"model=m9/part-0\.parquet: not found.*scores@m9"):
-        run_analysis(p)
+        run_analysis(config_from_params(p))
     synth[synth.model == "m1"].to_parquet(tmp_path / "scores" / "m9.parquet", index=False)
     with pytest.raises(StylisticBiasError, match=r"m9\.parquet: .*old one-file layout.*scores@m9"):
-        run_analysis(p)
+        run_analysis(config_from_params(p))
     _raw(synth[synth.model == "m2"], tmp_path, "m1")
     with pytest.raises(StylisticBiasError, match=r"m1/part-0\.parquet: holds rows of model.*m2"):
-        run_analysis(_params(default_params, tmp_path, ["m1"]))
+        run_analysis(config_from_params(_params(default_params, tmp_path, ["m1"])))
     old = synth[synth.model == "m1"].rename(columns={"delta": "shift"})
     _raw(old, tmp_path, "m1")
     with pytest.raises(StylisticBiasError, match=r"m1/part-0\.parquet.*missing column\(s\) delta"):
-        run_analysis(_params(default_params, tmp_path, ["m1"]))
+        run_analysis(config_from_params(_params(default_params, tmp_path, ["m1"])))
     _raw(synth[(synth.model == "m1") & ~synth.is_base], tmp_path, "m1")
     with pytest.raises(StylisticBiasError, match=r"m1.*no base-face scores"):
-        run_analysis(_params(default_params, tmp_path, ["m1"]))
+        run_analysis(config_from_params(_params(default_params, tmp_path, ["m1"])))
     nan_base = synth[synth.model == "m1"].copy()
     nan_base.loc[nan_base.is_base, "phi"] = float("nan")
     nan_base.loc[nan_base.is_base, "n_valid"] = 0
     nan_base.loc[~nan_base.is_base, "delta"] = float("nan")
     _raw(nan_base, tmp_path, "m1")
     with pytest.raises(StylisticBiasError, match=r"m1/part-0\.parquet: model 'm1' has no valid"):
-        run_analysis(_params(default_params, tmp_path, ["m1"]))
+        run_analysis(config_from_params(_params(default_params, tmp_path, ["m1"])))
     bad = default_params | {"analysis": {**default_params["analysis"], "correction": "sidak?"}}
     with pytest.raises(StylisticBiasError, match="correction"):
-        run_analysis(_params(bad, tmp_path, ["m2"]))
+        run_analysis(config_from_params(_params(bad, tmp_path, ["m2"])))
 
 
 def test_missing_scenario_and_single_model(synth, default_params, tmp_path) -> None:
     """A scenario absent from one model's scores, and a run with one model, both complete."""
     gap = synth[~((synth.model == "m2") & (synth.scenario_id == 7))]
     _write(gap, tmp_path)
-    run_analysis(_params(default_params, tmp_path, ["m1", "m2"]))
+    run_analysis(config_from_params(_params(default_params, tmp_path, ["m1", "m2"])))
     out = tmp_path / "reports" / "tables"
     by_sc = pd.read_csv(out / "sbs_by_scenario.csv")
     have = by_sc[by_sc.model.isin(["m1", "m2"])]
@@ -156,7 +158,7 @@ def test_missing_scenario_and_single_model(synth, default_params, tmp_path) -> N
     single = tmp_path / "single"
     single.mkdir()
     _write(synth[synth.model == "m1"], single)
-    run_analysis(_params(default_params, single, ["m1"]))
+    run_analysis(config_from_params(_params(default_params, single, ["m1"])))
     tables = single / "reports" / "tables"
     assert pd.read_csv(tables / "vs_by_model.csv").model.isin(["m1", "Average"]).all()
     reg = tables / "model_pair_regressions.csv"

@@ -5,8 +5,8 @@ models, on a small demo-configured dataset (paper marginals, the whitelist), jud
 simulated engine (which never looks at pixels, so no images are rendered). One extra model lacks
 some faces (the face index of the analysis is then the union) and one has no judgments file
 (no diagnostics for it); one carries undecided mass (some rows above ``judge.undecided_max``, so
-excluded). Every table and metrics.json are compared, the estimator extensions included: the de-biased VS
-columns of Table 2, Table 3's per-cell contrast tests, ``undecided_mass.csv`` and
+excluded). Every table and metrics.json are compared, the estimator extensions included: the
+de-biased VS columns of Table 2, Table 3's per-cell contrast tests, ``undecided_mass.csv`` and
 ``estimator_comparison.csv``.
 """
 
@@ -38,6 +38,7 @@ from stylisticbias.config import load_group_option, load_params
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import scores_file, write_model_scores
 from stylisticbias.scores import compute_scores
+from stylisticbias.spec.parse import config_from_params
 
 DEMO_MODELS = ["simulated-strong", "simulated-weak"]
 UNDECIDED_MODEL = "sim-extra-a"  # gets undecided mass in [0, 0.2] on a third of its judgments
@@ -139,7 +140,7 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
     ref_dir = root / "ref"
     ref = _reference(params, ref_dir)
     caplog.set_level(logging.INFO)
-    stats = run_analysis(params)
+    stats = run_analysis(config_from_params(params))
     assert sorted(stats.computed) == sorted(params["models"]) and not stats.cached
     ours = root / "reports" / "tables"
     names = sorted(p.name for p in (ref_dir / "tables").glob("*.csv"))
@@ -188,7 +189,7 @@ def test_the_comparison_detects_a_per_model_correction(demo_root) -> None:
     root, params = demo_root
     ref_dir = root / "ref2"
     _reference(params, ref_dir)
-    run_analysis(params)
+    run_analysis(config_from_params(params))
     ours = root / "reports" / "tables"
     df = pd.read_csv(ours / "sbs_by_scenario.csv")
     per = df[df.model != "All"].copy()
@@ -211,16 +212,16 @@ def test_adding_a_model_recomputes_only_that_model(demo_root, tmp_path) -> None:
     p["paths"]["reports"] = str(tmp_path / "reports")
     first = list(p["models"])[:3]
     p["models"] = {m: params["models"][m] for m in first}
-    stats = run_analysis(p)
+    stats = run_analysis(config_from_params(p))
     assert sorted(stats.computed) == sorted(first)
     p["models"] = params["models"]  # + sim-extra-b
-    stats = run_analysis(p)
+    stats = run_analysis(config_from_params(p))
     assert stats.computed == ("sim-extra-b",) and sorted(stats.cached) == sorted(first)
     # the incremental result equals a from-scratch run
     fresh = copy.deepcopy(params)
     fresh["paths"]["analysis_cache"] = None
     fresh["paths"]["reports"] = str(tmp_path / "fresh")
-    assert run_analysis(fresh).computed  # no cache: everything computed
+    assert run_analysis(config_from_params(fresh)).computed  # no cache: everything computed
     for f in sorted((tmp_path / "fresh" / "tables").glob("*.csv")):
         _assert_same_csv(f, tmp_path / "reports" / "tables" / f.name)
     # a changed score file (same model) is recomputed; removing a model prunes its entry
@@ -231,7 +232,7 @@ def test_adding_a_model_recomputes_only_that_model(demo_root, tmp_path) -> None:
         df.loc[df.index[-1], "phi"] = 0.5
         df.to_parquet(sf, index=False)
         p["models"] = {m: params["models"][m] for m in ("simulated-strong", "simulated-weak")}
-        stats = run_analysis(p)
+        stats = run_analysis(config_from_params(p))
         assert stats.computed == ("simulated-weak",) and stats.cached == ("simulated-strong",)
         assert sorted(x.name for x in (tmp_path / "cache").iterdir()) == sorted(
             ["simulated-strong", "simulated-weak"]
@@ -239,8 +240,8 @@ def test_adding_a_model_recomputes_only_that_model(demo_root, tmp_path) -> None:
     finally:
         sf.write_bytes(before)
     # another analysis setting invalidates every entry
-    p["analysis"]["ci"] = 0.9
-    assert run_analysis(p).cached == ()
+    p["analysis"]["bootstrap"]["ci"] = 0.9
+    assert run_analysis(config_from_params(p)).cached == ()
 
 
 def test_add_cell_sums_equals_sums_over_all_rows(synth) -> None:

@@ -16,6 +16,7 @@ from judge_tables import judge_with, make_tables
 from stylisticbias.config import load_group_option, project_root
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.schemas import JUDGMENTS, read_table
+from stylisticbias.spec.parse import config_from_params
 from stylisticbias_dev.tiny import ensure_built
 
 MODEL = "tiny-llava-next"
@@ -42,9 +43,11 @@ def test_two_cpu_ranks_judge_each_image_once_with_the_fast_engine(tmp_path: Path
     cfg = load_group_option("model", MODEL)
     ensure_built(cfg["local_build"], project_root() / cfg["hub_id"])  # before the ranks fork
     params = _params(tmp_path / "ddp", 2)
-    items = judge_items(params)
+    items = judge_items(config_from_params(params))
     assert len(items) >= 3
-    out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "ddp" / "out")
+    out = run_judge(
+        MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "ddp" / "out"
+    )
     # shards are folded into judgments.parquet; the run log keeps each rank's image count
     per_rank = json.loads(run_log_path(out).read_text())["images_per_rank"]
     assert len(per_rank) == 2 and min(per_rank) > 0, f"both ranks judged images: {per_rank}"
@@ -55,8 +58,8 @@ def test_two_cpu_ranks_judge_each_image_once_with_the_fast_engine(tmp_path: Path
     assert len(df) == len(items) * 2 * 4 and not df.duplicated(KEY).any()
     # the same records as one process judging all images
     ref = read_table(
-        run_judge(MODEL, _params(tmp_path / "one", 1), progress=False, out_dir=tmp_path / "one"
-                  / "out") / "judgments.parquet", JUDGMENTS,
+        run_judge(MODEL, config_from_params(_params(tmp_path / "one", 1)), progress=False,
+                  out_dir=tmp_path / "one" / "out") / "judgments.parquet", JUDGMENTS,
     )  # fmt: skip
     cols = ["p_pos", "p_neg", "p_invalid", "p_undecided"]
     pd.testing.assert_frame_equal(df.drop(columns=cols), ref.drop(columns=cols))

@@ -12,13 +12,14 @@ from judge_tables import judge_with, make_tables
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.schemas import JUDGMENTS, read_table
+from stylisticbias.spec.parse import config_from_params
 
 MODEL = "simulated-strong"
 KEY = ["image_id", "scenario_id", "ordering", "seed"]
 
 
 def _run(params: dict, **kw) -> tuple[Path, pd.DataFrame]:
-    out = run_judge(MODEL, params, progress=False, **kw)
+    out = run_judge(MODEL, config_from_params(params), progress=False, **kw)
     return out, read_table(out / "judgments.parquet", JUDGMENTS)
 
 
@@ -37,7 +38,7 @@ def _set_manifest_sha(root: Path, image_id: str, data: bytes) -> None:
 def test_single_process_run_is_complete(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 4)
     judge_with(params, MODEL, image_batch_size=16)
-    items = judge_items(params)
+    items = judge_items(config_from_params(params))
     # refused and non-evaluated variations are not judged
     assert all("refused" not in it.image_id for it in items)
     out, df = _run(params)
@@ -59,7 +60,7 @@ def test_single_process_run_is_complete(tmp_path: Path) -> None:
     ]
     # all images: the non-evaluated variations too
     params["judge"] = {**params["judge"], "images": "all"}
-    assert len(judge_items(params)) > len(items)
+    assert len(judge_items(config_from_params(params))) > len(items)
 
 
 def test_undecodable_image_is_reported_and_skipped(
@@ -67,7 +68,7 @@ def test_undecodable_image_is_reported_and_skipped(
 ) -> None:
     params = make_tables(tmp_path, 2)
     judge_with(params, MODEL, image_batch_size=4)
-    items = judge_items(params)
+    items = judge_items(config_from_params(params))
     bad = items[3]
     Path(bad.path).write_bytes(b"not a png")
     _set_manifest_sha(tmp_path, bad.image_id, b"not a png")  # a generator that wrote garbage
@@ -102,7 +103,7 @@ def test_two_cpu_ranks_write_disjoint_complete_shards(tmp_path: Path, strategy: 
         lightning={"accelerator": "cpu", "devices": 2, "strategy": strategy, "num_nodes": 1},
     )
     out, df = _run(params)
-    items = judge_items(params)
+    items = judge_items(config_from_params(params))
     per_rank = json.loads(run_log_path(out).read_text())["images_per_rank"]
     assert len(per_rank) == 2 and min(per_rank) > 0, per_rank
     assert sum(per_rank) == len(items), "an image judged on two ranks (or twice)"

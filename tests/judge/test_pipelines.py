@@ -13,6 +13,7 @@ from judge_tables import make_tables
 from stylisticbias.judge.run import run_judge, run_log_path
 from stylisticbias.score_store import read_model_scores, scores_file
 from stylisticbias.scores import write_scores
+from stylisticbias.spec.parse import config_from_params
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,9 +36,9 @@ def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
     params["tracking"] = {**params["tracking"], "enabled": True,
                           "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "judge-test"}  # fmt: skip
-    out = run_judge("simulated-weak", params, progress=False)
+    out = run_judge("simulated-weak", config_from_params(params), progress=False)
     run = json.loads(run_log_path(out).read_text())
-    written = write_scores("simulated-weak", params)
+    written = write_scores("simulated-weak", config_from_params(params))
     assert written == scores_file(params["paths"]["scores"], "simulated-weak")  # model=<name>/
     scores = read_model_scores(params["paths"]["scores"], "simulated-weak")
     n_img = pd.read_parquet(out / "judgments.parquet")["image_id"].nunique()
@@ -58,10 +59,14 @@ def test_two_runs_write_byte_identical_judgment_directories(tmp_path: Path) -> N
     params["tracking"] = {**params["tracking"], "enabled": True,
                           "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "judge-test"}  # fmt: skip
-    a = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "a" / "m")
+    a = run_judge(
+        "simulated-weak", config_from_params(params), progress=False, out_dir=tmp_path / "a" / "m"
+    )
     (tmp_path / "b" / "m").mkdir(parents=True)
     (tmp_path / "b" / "m" / "run.json").write_text("{}")  # an earlier version's run log
-    b = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "b" / "m")
+    b = run_judge(
+        "simulated-weak", config_from_params(params), progress=False, out_dir=tmp_path / "b" / "m"
+    )
 
     def files(d: Path) -> dict[str, bytes]:
         return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}

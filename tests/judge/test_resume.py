@@ -17,6 +17,7 @@ from judge_tables import judge_with, make_tables
 
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.schemas import JUDGMENTS, read_table
+from stylisticbias.spec.parse import config_from_params
 
 MODEL = "simulated-strong"
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +27,7 @@ CHILD = textwrap.dedent(
     import json, sys, time
     from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine
     from stylisticbias.judge.run import run_judge
+    from stylisticbias.spec.parse import config_from_params
 
     judge = SimulatedJudgeEngine.judge
     def slow_judge(self, items, images):
@@ -33,7 +35,7 @@ CHILD = textwrap.dedent(
         return judge(self, items, images)
     SimulatedJudgeEngine.judge = slow_judge
     params = json.load(open(sys.argv[1]))
-    run_judge("simulated-strong", params, progress=False, out_dir=sys.argv[2])
+    run_judge("simulated-strong", config_from_params(params), progress=False, out_dir=sys.argv[2])
     """
 )
 
@@ -45,8 +47,10 @@ def _judgments(out: Path) -> pd.DataFrame:
 def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 4)
     judge_with(params, MODEL, image_batch_size=2)
-    n_items = len(judge_items(params))
-    ref = _judgments(run_judge(MODEL, params, progress=False, out_dir=tmp_path / "ref"))
+    n_items = len(judge_items(config_from_params(params)))
+    ref = _judgments(
+        run_judge(MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "ref")
+    )
 
     out = tmp_path / "killed"
     (tmp_path / "params.json").write_text(json.dumps(params))
@@ -71,7 +75,7 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> Non
     assert 3 <= written < -(-n_items // 2), "the run must be killed mid-way"
     assert not (out / "judgments.parquet").exists()
 
-    resumed = _judgments(run_judge(MODEL, params, progress=False, out_dir=out))
+    resumed = _judgments(run_judge(MODEL, config_from_params(params), progress=False, out_dir=out))
     pd.testing.assert_frame_equal(resumed, ref)
     # the whole directory, byte for byte (so its DVC hash too): no shard or temp file is left
     assert _tree(out) == _tree(tmp_path / "ref")
@@ -103,7 +107,7 @@ def test_corrupt_and_truncated_shards_are_redone(
 ) -> None:
     params = make_tables(tmp_path, 3)
     judge_with(params, MODEL, image_batch_size=4)
-    out = run_judge(MODEL, params, progress=False)
+    out = run_judge(MODEL, config_from_params(params), progress=False)
     ref = _judgments(out)
     assert not (out / "shards").exists(), "shards are folded into judgments.parquet"
     shards = _split_into_shards(out, 4)
@@ -115,40 +119,44 @@ def test_corrupt_and_truncated_shards_are_redone(
     (out / "shards" / ".shard-deadbeef0000.parquet.tmp").write_bytes(b"partial")
 
     caplog.clear()
-    again = _judgments(run_judge(MODEL, params, progress=False))
+    again = _judgments(run_judge(MODEL, config_from_params(params), progress=False))
     pd.testing.assert_frame_equal(again, ref)
     assert shards[0].name in caplog.text and shards[1].name in caplog.text
     assert not (out / "shards").exists()
     run = json.loads(run_log_path(out).read_text())
     assert run["images_judged"] == len(redo)
     # a second resume has nothing to do and keeps the records
-    pd.testing.assert_frame_equal(_judgments(run_judge(MODEL, params, progress=False)), ref)
+    pd.testing.assert_frame_equal(
+        _judgments(run_judge(MODEL, config_from_params(params), progress=False)), ref
+    )
     assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
 
 
 def test_changed_configuration_keeps_old_records_and_reuses_them(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 2)
-    out = run_judge(MODEL, params, progress=False)
+    out = run_judge(MODEL, config_from_params(params), progress=False)
     ref = (out / "judgments.parquet").read_bytes()
     changed = {**params, "judge": {**params["judge"], "seeds": [1, 2]}}
-    df = _judgments(run_judge(MODEL, changed, progress=False))
+    df = _judgments(run_judge(MODEL, config_from_params(changed), progress=False))
     assert sorted(df["seed"].unique()) == [1, 2]
     assert json.loads(run_log_path(out).read_text())["images_resumed"] == 0
     stash = out.parent / f".{out.name}.stash"
     assert len(list(stash.rglob("*.parquet"))) == 1, "the first configuration's records are kept"
     # back to the first configuration: nothing is judged again, the bytes are the same
-    run_judge(MODEL, params, progress=False)
+    run_judge(MODEL, config_from_params(params), progress=False)
     run = json.loads(run_log_path(out).read_text())
-    assert run["images_judged"] == 0 and run["images_resumed"] == len(judge_items(params))
+    assert run["images_judged"] == 0 and run["images_resumed"] == len(
+        judge_items(config_from_params(params))
+    )
     assert (out / "judgments.parquet").read_bytes() == ref
 
 
 def test_records_of_images_left_out_are_kept(tmp_path: Path) -> None:
     """Judging fewer images (a smaller run) must not delete the records of the others."""
     params = make_tables(tmp_path, 4)
-    out = run_judge(MODEL, params, progress=False)
+    out = run_judge(MODEL, config_from_params(params), progress=False)
     ref = (out / "judgments.parquet").read_bytes()
-    full = judge_items(params)
+    full = judge_items(config_from_params(params))
     faces = pd.read_parquet(tmp_path / "faces" / "faces.parquet")
     small = faces.iloc[:2]
     small.to_parquet(tmp_path / "faces" / "faces.parquet", index=False)
@@ -156,13 +164,13 @@ def test_records_of_images_left_out_are_kept(tmp_path: Path) -> None:
     variations[variations["face_id"].isin(small["face_id"])].to_parquet(
         tmp_path / "variations" / "variations.parquet", index=False
     )
-    n_small = len(judge_items(params))
+    n_small = len(judge_items(config_from_params(params)))
     assert n_small < len(full)
-    run_judge(MODEL, params, progress=False)
+    run_judge(MODEL, config_from_params(params), progress=False)
     assert _judgments(out)["image_id"].nunique() == n_small
     faces.to_parquet(tmp_path / "faces" / "faces.parquet", index=False)
     variations.to_parquet(tmp_path / "variations" / "variations.parquet", index=False)
-    run_judge(MODEL, params, progress=False)
+    run_judge(MODEL, config_from_params(params), progress=False)
     assert json.loads(run_log_path(out).read_text())["images_judged"] == 0
     assert (out / "judgments.parquet").read_bytes() == ref
 
@@ -181,11 +189,11 @@ def test_bad_judge_settings_never_touch_finished_judgments(tmp_path: Path, chang
     from stylisticbias.errors import StylisticBiasError
 
     params = make_tables(tmp_path, 2)
-    out = run_judge(MODEL, params, progress=False)
+    out = run_judge(MODEL, config_from_params(params), progress=False)
     before = _tree(tmp_path)
     bad = {**params, "judge": {**params["judge"], **change}}
     with pytest.raises(StylisticBiasError, match="judge\\."):
-        run_judge(MODEL, bad, progress=False)
+        run_judge(MODEL, config_from_params(bad), progress=False)
     assert _tree(tmp_path) == before and (out / "judgments.parquet").exists()
 
 
@@ -207,7 +215,7 @@ def test_manifest_paths_leaving_the_data_root_are_refused_unread(
     opened: list[str] = []
     monkeypatch.setattr(judge_run, "sha256_file", lambda p: opened.append(str(p)) or "")
     with pytest.raises(StylisticBiasError, match=r"leaves|absolute") as exc:
-        run_judge(MODEL, params, progress=False)
+        run_judge(MODEL, config_from_params(params), progress=False)
     assert "faces.parquet row 1" in str(exc.value)
     assert not opened and not (tmp_path / "d/judgments").exists()
 
@@ -216,10 +224,10 @@ def test_image_whose_bytes_changed_is_refused(tmp_path: Path) -> None:
     from stylisticbias.errors import StylisticBiasError
 
     params = make_tables(tmp_path, 2)
-    items = judge_items(params)
+    items = judge_items(config_from_params(params))
     Path(items[2].path).write_bytes(Path(items[0].path).read_bytes())
     with pytest.raises(StylisticBiasError, match="sha256") as exc:
-        run_judge(MODEL, params, progress=False)
+        run_judge(MODEL, config_from_params(params), progress=False)
     assert items[2].image_id in str(exc.value)
     assert not (tmp_path / "judgments").exists()
 
@@ -232,4 +240,4 @@ def test_second_judge_process_on_one_output_is_refused(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 2)
     out = tmp_path / "judgments" / MODEL
     with OutputLock(project_root(), out), pytest.raises(StylisticBiasError, match="another"):
-        run_judge(MODEL, params, progress=False)
+        run_judge(MODEL, config_from_params(params), progress=False)

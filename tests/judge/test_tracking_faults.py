@@ -11,6 +11,7 @@ from pathlib import Path
 from judge_tables import make_tables
 
 from stylisticbias.judge.run import run_judge, run_log_path
+from stylisticbias.spec.parse import config_from_params
 
 
 def _closed_port() -> int:
@@ -21,13 +22,20 @@ def _closed_port() -> int:
 
 def test_unreachable_tracking_keeps_judgments_and_gives_up_in_seconds(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 2)
-    params["tracking"] = {"enabled": False, "experiment_name": "judge-test"}
-    ref = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "ref" / "m")
-    params["tracking"] = {"enabled": True, "experiment_name": "judge-test",
+    params["tracking"] = {**params["tracking"], "enabled": False, "experiment_name": "judge-test"}
+    ref = run_judge(
+        "simulated-weak", config_from_params(params), progress=False, out_dir=tmp_path / "ref" / "m"
+    )
+    params["tracking"] = {**params["tracking"], "enabled": True, "experiment_name": "judge-test",
                           "tracking_uri": f"http://127.0.0.1:{_closed_port()}",
                           "max_retries": 2, "timeout_s": 5}  # fmt: skip
     t0 = time.monotonic()
-    out = run_judge("simulated-weak", params, progress=False, out_dir=tmp_path / "down" / "m")
+    out = run_judge(
+        "simulated-weak",
+        config_from_params(params),
+        progress=False,
+        out_dir=tmp_path / "down" / "m",
+    )
     seconds = time.monotonic() - t0
     assert seconds < 60, seconds  # MLflow's default retries alone take ~4 minutes
     assert (out / "judgments.parquet").read_bytes() == (ref / "judgments.parquet").read_bytes()
@@ -38,9 +46,9 @@ def test_corrupt_store_keeps_judgments(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 2)
     db = tmp_path / "m.db"
     db.write_bytes(b"garbage, not SQLite" * 64)
-    params["tracking"] = {"enabled": True, "experiment_name": "judge-test",
+    params["tracking"] = {**params["tracking"], "enabled": True, "experiment_name": "judge-test",
                           "tracking_uri": f"sqlite:///{db}"}  # fmt: skip
-    out = run_judge("simulated-weak", params, progress=False)
+    out = run_judge("simulated-weak", config_from_params(params), progress=False)
     assert (out / "judgments.parquet").exists()
     assert "mlflow_run_id" not in json.loads(run_log_path(out).read_text())
     assert db.read_bytes() == b"garbage, not SQLite" * 64  # the store is left for inspection

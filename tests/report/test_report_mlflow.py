@@ -30,6 +30,7 @@ from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
+from stylisticbias.spec.parse import config_from_params
 
 DEMO_MODELS = ("simulated-strong", "simulated-weak")
 
@@ -192,7 +193,7 @@ def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict
     }
     shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
     with contextlib.chdir(root):
-        run_analysis(params)
+        run_analysis(config_from_params(params))
     track_report(params, root)
     tables = {p.stem: pd.read_csv(p) for p in (root / "reports" / "tables").glob("*.csv")}
     metrics = json.loads((root / "reports" / "metrics.json").read_text())

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,11 +49,11 @@ from stylisticbias.analysis.streaming import (
     settings_digest,
 )
 from stylisticbias.analysis.undecided import undecided_table
-from stylisticbias.benchmark import Benchmark, benchmark_from_params
-from stylisticbias.config import get, judged_models
+from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
 from stylisticbias.score_store import file_digest, read_model_scores, scores_digest, scores_file
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
@@ -121,10 +121,10 @@ def load_judgments(path: Path) -> pd.DataFrame | None:
     return table.to_pandas(strings_to_categorical=True, self_destruct=True, split_blocks=True)
 
 
-def display_names(models: list[str], params: Mapping[str, Any] | None = None) -> dict[str, str]:
+def display_names(models: list[str], config: Config | None = None) -> dict[str, str]:
     """Model -> its ``paper_name`` (``models.<model>`` of params.yaml) if set, else its name."""
-    sections = dict((params or {}).get("models") or {})
-    return {m: str((sections.get(m) or {}).get("paper_name") or m) for m in models}
+    specs = config.models if config is not None else {}
+    return {m: str(getattr(specs.get(m), "paper_name", None) or m) for m in models}
 
 
 def analyze(
@@ -215,7 +215,7 @@ def write_csv(df: pd.DataFrame, path: Path) -> None:
         df.to_csv(tmp, index=False, float_format="%.6g")
 
 
-def run_analysis(params: dict[str, Any]) -> StreamStats:
+def run_analysis(config: Config) -> StreamStats:
     """Stage entry: stream every model's scores (+ judgments) -> reports/tables, metrics.json.
 
     One model is in memory at a time; per-model summaries are cached under
@@ -223,18 +223,18 @@ def run_analysis(params: dict[str, Any]) -> StreamStats:
     after adding a model computes that model and the cross-model step only.
     """
     t0 = time.perf_counter()
-    s = AnalysisSettings.from_config(params.get("analysis"))
-    benchmark = benchmark_from_params(params)
-    models = judged_models(params)
+    analysis = asdict(config.analysis)
+    s = AnalysisSettings.from_config(analysis)
+    benchmark = load_benchmark(config.protocol)
+    models = config.model_names
     if not models:
         raise StylisticBiasError("params.yaml models: empty; nothing to analyse")
     if len(set(models)) != len(models):
         raise StylisticBiasError(f"params.yaml models: duplicate model names in {models}")
-    score_dir = Path(get(params, "paths.scores"))
-    judg_dir = Path(get(params, "paths.judgments"))
-    reports = Path(get(params, "paths.reports"))
-    cache_cfg = (params.get("paths") or {}).get("analysis_cache")
-    cache = Path(cache_cfg) if cache_cfg else None
+    score_dir = Path(config.paths.scores)
+    judg_dir = Path(config.paths.judgments)
+    reports = Path(config.paths.reports)
+    cache = Path(config.paths.analysis_cache) if config.paths.analysis_cache else None
     digests = {}
     for m in models:
         jpath = judg_dir / m / "judgments.parquet"
@@ -246,10 +246,10 @@ def run_analysis(params: dict[str, Any]) -> StreamStats:
         lambda m: read_model_scores(score_dir, m, ["face_id"])["face_id"].unique(),
         digests,
     )
-    numbers = {k: v for k, v in (params.get("analysis") or {}).items() if k != "workers"}
+    numbers = {k: v for k, v in analysis.items() if k != "workers"}
     key = settings_digest(numbers, benchmark.digest)  # the protocol file's content
     tables, simulated, stats = analyze_streaming(inputs, benchmark, s, cache, key, models)
-    write_tables(tables, simulated, models, benchmark, s, reports, display_names(models, params))
+    write_tables(tables, simulated, models, benchmark, s, reports, display_names(models, config))
     log.info("analysis of %d model(s) in %.1fs", len(models), time.perf_counter() - t0)
     return stats
 

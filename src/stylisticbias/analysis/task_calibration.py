@@ -115,7 +115,7 @@ def _reflect_replicate(bench: Benchmark, rep: int, n_photos: int, n_boot: int, n
                                       n_boot, seed)  # fmt: skip
         cov["win_rate"] = cov.get("win_rate", Coverage()).add(lo, hi, truth[g])
     # MCQ (ordinal): one image per photo x group
-    sc = bench.task(MCQ_SALARY)
+    sc = bench.task_scenario(MCQ_SALARY)
     base = (0.1, 0.2, 0.3, 0.2, 0.1, 0.1)
     mcq_plant = TaskPlant(shift={} if null else {"black-male": -0.6, "white-male": 0.3},
                           base=base, invalid_rate=eps)  # fmt: skip

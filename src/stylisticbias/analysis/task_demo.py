@@ -22,7 +22,7 @@ import pandas as pd
 from stylisticbias.analysis import task_tables as tt
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, simulate_answers
-from stylisticbias.judge.protocol.tasks import task_of
+from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias.outputs import atomic_path
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ VIGNETTE_PLANT = {
 def ask(bench: Benchmark, task_id: int, plant: TaskPlant, units: Sequence[str],
          groups: Sequence[Sequence[str]], seed: int, variant: int = 0) -> list:  # fmt: skip
     """The simulated judge's parsed answers of ``units`` to a task's ``variant``-th prompt."""
-    sc = bench.task(task_id)
+    sc = bench.task_scenario(task_id)
     prompt = task_of(sc).prompts(sc, bench)[variant]
     return [a for _, a in simulate_answers(bench, sc, prompt, plant, units, groups, seed)]
 
@@ -80,7 +80,7 @@ def reflect_demo(model: str = "simulated", n_photos: int = 48, seed: int = 1,
     out = tt.pairwise_tables(ans, model, 1, **kw)
     units = [f"{p}|{g}" for p in photos for g in GROUPS]
     groups = [(g,) for _ in photos for g in GROUPS]
-    sc = bench.task(11)
+    sc = bench.task_scenario(11)
     mcq = ask(bench, 11, REFLECT_PLANT["choice_k"], units, groups, seed)
     df = pd.DataFrame({"unit": [u.split("|")[0] for u in units], "group": [g[0] for g in groups],
                        "choice": [a.outcome for a in mcq]})  # fmt: skip

@@ -25,18 +25,21 @@ log = logging.getLogger(__name__)
 
 
 def _estimate(model: str, overrides: Sequence[str], as_json: bool) -> int:
-    from stylisticbias.benchmark import benchmark_from_params
-    from stylisticbias.config import compose, get
+    from dataclasses import asdict
+
+    from stylisticbias.benchmark import load_benchmark
+    from stylisticbias.config import compose
     from stylisticbias.judge.engines.factory import make_engine
     from stylisticbias.judge.run import judge_items, model_section
+    from stylisticbias.spec.parse import config_from_params
 
-    params = compose([f"model=[{model}]", *overrides])
-    model_cfg = model_section(params, model)
+    config = config_from_params(compose([f"model=[{model}]", *overrides]))
+    model_cfg = model_section(config, model)
     if (model_cfg.get("engine") or {}).get("name") != "openai":
         raise StylisticBiasError(f"model {model!r} does not use the openai engine")
-    engine = make_engine(model_cfg, get(params, "judge"),
-                         benchmark_from_params(params))  # fmt: skip
-    est = engine.estimate(judge_items(params))  # type: ignore[attr-defined]
+    benchmark = load_benchmark(config.protocol)
+    engine = make_engine(model_cfg, asdict(config.judge), benchmark)
+    est = engine.estimate(judge_items(config, benchmark))  # type: ignore[attr-defined]
     if as_json:
         sys.stdout.write(json.dumps(est.as_dict(), indent=2) + "\n")
     return 0

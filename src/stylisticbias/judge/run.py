@@ -42,19 +42,20 @@ import os
 import shutil
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from stylisticbias.benchmark import Benchmark, benchmark_from_params
-from stylisticbias.config import get, project_root
+from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.config import project_root
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.datamodule import build_items
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.factory import make_engine
-from stylisticbias.judge.protocol.settings import JudgeSettings, judge_spec
+from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import (
     FINGERPRINT_FILE,
     finished_records,
@@ -82,6 +83,8 @@ from stylisticbias.schemas import (
     read_table,
     write_table,
 )
+from stylisticbias.spec import Config
+from stylisticbias.spec.sections import PathsSpec
 
 log = logging.getLogger(__name__)
 
@@ -99,46 +102,57 @@ _NON_RESULT_ENGINE_KEYS = {
 }
 
 
-def _path(params: Mapping[str, Any], key: str) -> Path:
-    p = Path(get(dict(params), f"paths.{key}"))
+def _path(paths: PathsSpec, key: str) -> Path:
+    p = Path(getattr(paths, key))
     return p if p.is_absolute() else project_root() / p
 
 
-def model_section(params: Mapping[str, Any], model_name: str) -> dict[str, Any]:
-    """One judged model's section (``models.<name>``, its ``engine`` included)."""
-    models = dict(params).get("models") or {}
-    if model_name not in models:
+def model_section(config: Config, model_name: str) -> dict[str, Any]:
+    """One judged model's section (``models.<name>``, its ``engine`` included) as composed.
+
+    The section stays a mapping below this point: an engine reads its own keys (a plug-in
+    engine's are unknown here), and the fingerprint and MLflow hash and log it as written. The
+    typed spec round-trips it exactly (every key of the schema is in the composed section).
+    """
+    if model_name not in config.models:
         raise StylisticBiasError(
             f"model {model_name!r} is not judged in params.yaml (models: "
-            f"{', '.join(models) or 'none'}); add it with `model=[...]` or an experiment "
+            f"{', '.join(config.models) or 'none'}); add it with `model=[...]` or an experiment "
             "(conf/experiment/*.yaml) and re-compose"
         )
-    return dict(models[model_name])
+    return asdict(config.models[model_name])
 
 
-def load_tables(params: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, Path, Path]:
+def load_tables(
+    paths: PathsSpec, benchmark: Benchmark
+) -> tuple[pd.DataFrame, pd.DataFrame, Path, Path]:
     """Read and validate the faces and variations tables; returns their directories too."""
-    faces_dir, var_dir = _path(params, "faces"), _path(params, "variations")
+    faces_dir, var_dir = _path(paths, "faces"), _path(paths, "variations")
     faces = read_table(faces_dir / "faces.parquet", FACES)
     variations = read_table(var_dir / "variations.parquet", VARIATIONS)
-    demo = benchmark_from_params(params).demographics
+    demo = benchmark.demographics
     check_demographics(faces, demo, faces_dir / "faces.parquet")
     check_demographics(variations, demo, var_dir / "variations.parquet")
     return faces, variations, faces_dir, var_dir
 
 
-def judge_items(params: Mapping[str, Any], *, verify: bool = False) -> list[ImageItem]:
+def judge_items(
+    config: Config, benchmark: Benchmark | None = None, *, verify: bool = False
+) -> list[ImageItem]:
     """The images a judge run covers (see :func:`~stylisticbias.judge.datamodule.build_items`).
+
+    ``benchmark`` is the stage's protocol, resolved once by the caller (None: the one
+    ``config.protocol`` names).
 
     Every manifest path must stay inside its table's directory (absolute paths, ``..`` and
     symlinks that leave it are refused, never opened). With ``verify``, every image's bytes are
     also checked against the manifest's sha256 (:func:`verify_images`).
     """
-    faces, variations, faces_dir, var_dir = load_tables(params)
-    images = judge_spec(dict(params).get("judge") or {}).images
-    items = build_items(faces, variations, faces_dir, var_dir, images=images)
+    benchmark = benchmark if benchmark is not None else load_benchmark(config.protocol)
+    faces, variations, faces_dir, var_dir = load_tables(config.paths, benchmark)
+    items = build_items(faces, variations, faces_dir, var_dir, images=config.judge.images)
     shas: dict[str, str] = {}
-    data = data_root(project_root(), get(dict(params), "paths.data"))
+    data = data_root(project_root(), config.paths.data)
     for name, table, base in (
         ("faces.parquet", faces, faces_dir),
         ("variations.parquet", variations, var_dir),
@@ -204,7 +218,7 @@ def run_log_path(out: Path) -> Path:
 
 def run_judge(
     model_name: str,
-    params: Mapping[str, Any],
+    config: Config,
     *,
     progress: bool = True,
     out_dir: str | Path | None = None,
@@ -212,19 +226,20 @@ def run_judge(
     """Judge all images of the run with one model; returns ``data/judgments/<model>/``.
 
     Every rank of a multi-process run calls this; only rank 0 consolidates, writes the run log
-    (:func:`run_log_path`) and logs to MLflow.
+    (:func:`run_log_path`) and logs to MLflow. The protocol (``config.protocol``) is resolved
+    here, once, and passed on.
     """
-    params = dict(params)
-    model_cfg = model_section(params, model_name)
+    model_cfg = model_section(config, model_name)
     engine_cfg = dict(model_cfg.get("engine") or {})
-    judge_cfg = dict(get(params, "judge"))
-    benchmark = benchmark_from_params(params)
+    judge_cfg = asdict(config.judge)
+    benchmark = load_benchmark(config.protocol)
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids
     root = project_root()
-    out = Path(out_dir) if out_dir else stage_output(params, "judgments", root) / model_name
-    items = judge_items(params, verify=True)
+    paths = {"paths": asdict(config.paths)}
+    out = Path(out_dir) if out_dir else stage_output(paths, "judgments", root) / model_name
+    items = judge_items(config, benchmark, verify=True)
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
     engine = make_engine(model_cfg, judge_cfg, benchmark)
@@ -234,9 +249,7 @@ def run_judge(
     rank = _rank()
     lock = OutputLock(root, out) if rank == 0 else contextlib.nullcontext()
     with lock:
-        return _run_locked(
-            out, items, engine, engine_cfg, judge_cfg, params, fp, rank, progress=progress
-        )
+        return _run_locked(out, items, engine, engine_cfg, config, fp, rank, progress=progress)
 
 
 def _run_locked(
@@ -244,8 +257,7 @@ def _run_locked(
     items: list[ImageItem],
     engine: JudgeEngine,
     engine_cfg: Mapping[str, Any],
-    judge_cfg: Mapping[str, Any],
-    params: Mapping[str, Any],
+    config: Config,
     fp: Mapping[str, Any],
     rank: int,
     *,
@@ -280,7 +292,7 @@ def _run_locked(
     if rank != 0:
         return out
     return consolidate(
-        out, items, engine, engine_cfg, judge_cfg, params,
+        out, items, engine, engine_cfg, config,
         judged=len(todo), resumed=len(items) - len(todo), seconds=seconds, fp=fp,
     )  # fmt: skip
 
@@ -312,8 +324,7 @@ def consolidate(
     items: list[ImageItem],
     engine: JudgeEngine,
     engine_cfg: Mapping[str, Any],
-    judge_cfg: Mapping[str, Any],
-    params: Mapping[str, Any],
+    config: Config,
     *,
     judged: int,
     resumed: int,
@@ -376,7 +387,7 @@ def consolidate(
             "%d image(s) have no records: %s", len(missing), ", ".join(sorted(missing)[:20])
         )
 
-    summary = run_summary(df, engine, engine_cfg, judge_cfg, summaries, out,
+    summary = run_summary(df, engine, engine_cfg, engine.judge_cfg, summaries, out,
                           judged=judged, resumed=resumed, seconds=seconds,
                           n_failures=len(failures))  # fmt: skip
     run_log = run_log_path(out)
@@ -395,7 +406,7 @@ def consolidate(
     from stylisticbias.tracking import log_judge_run
 
     try:
-        run_id = log_judge_run(params, engine.run_params(), summary)
+        run_id = log_judge_run(config.tracking, engine.run_params(), summary)
     except Exception as exc:  # tracking must never lose finished judgments
         log.warning(
             "MLflow logging failed (%s: %s); judgments are written", type(exc).__name__, exc

@@ -333,7 +333,9 @@ def _log_report(
     for m in s.models:
         key = run_key(kind="model", model=m.label, **key_parts)
         tags = {**base_tags, TAG_KIND: "model", "model": m.label, "simulated": m.simulated}
-        with start_run(params, run_name=f"{m.label}{suffix}", tags={**tags, TAG_KEY: key}) as run:
+        with start_run(
+            tracking_spec(params), run_name=f"{m.label}{suffix}", tags={**tags, TAG_KEY: key}
+        ) as run:
             log_params(
                 {**common, "model": m.label, "model.config": m.name, "model.hub_id": m.hub_id}
             )
@@ -345,7 +347,9 @@ def _log_report(
         _replace_older(exp_id, key, ids[m.label])
     key = run_key(kind="comparison", **key_parts)
     tags = {**base_tags, TAG_KIND: "comparison", "model": "all", "simulated": s.simulated}
-    with start_run(params, run_name=f"comparison{suffix}", tags={**tags, TAG_KEY: key}) as run:
+    with start_run(
+        tracking_spec(params), run_name=f"comparison{suffix}", tags={**tags, TAG_KEY: key}
+    ) as run:
         log_params(common)
         pooled = {k: v for k, v in inputs.metrics.items() if s.model(k) is None}
         summary = {"n_models": float(len(s.models)), **flatten_metrics(pooled)}

@@ -35,7 +35,7 @@ class PathsSpec:
     variations: str = MISSING
     judgments: str = MISSING
     scores: str = MISSING
-    analysis_cache: str = MISSING
+    analysis_cache: str | None = MISSING  # null: no per-model summary cache
     reports: str = MISSING
 
 

@@ -186,18 +186,20 @@ def worker(root: Path, run: Path, n_models: int, cores: int) -> None:
     (scores from ``root/scores``, summaries cached in ``run/analysis``); prints one JSON line."""
     _pin(cores)
     from stylisticbias.analysis.run import run_analysis
+    from stylisticbias.spec.parse import config_from_params
 
     t0 = time.perf_counter()
     params = json.loads((root / "params.json").read_text())
     names = [f"sim-{m + 1}" for m in range(n_models)]
-    params["models"] = {n: {"name": n, "paper_name": None} for n in names}
+    section = params["models"]["simulated-weak"]  # a complete model section
+    params["models"] = {n: {**section, "name": n, "paper_name": None} for n in names}
     params["paths"].update(
         scores=str(root / "scores"),
         judgments=str(root / "judgments"),
         reports=str(run / "reports"),
         analysis_cache=str(run / "analysis"),
     )
-    stats = run_analysis(params)
+    stats = run_analysis(config_from_params(params))
     sys.stdout.write(
         json.dumps(
             {

@@ -18,6 +18,7 @@ from stylisticbias.judge.run import judge_items, run_judge
 from stylisticbias.report.run import build_report
 from stylisticbias.score_store import read_model_scores
 from stylisticbias.scores import write_scores
+from stylisticbias.spec.parse import config_from_params
 
 MODELS = ["simulated-strong", "simulated-weak"]
 
@@ -25,16 +26,16 @@ MODELS = ["simulated-strong", "simulated-weak"]
 def _run_pipeline(project: Path, params: dict) -> str:
     build_faces(params)
     build_variations(params)
-    items = {it.image_id for it in judge_items(params)}
+    items = {it.image_id for it in judge_items(config_from_params(params))}
     for m in MODELS:
-        out = run_judge(m, params, progress=False)
+        out = run_judge(m, config_from_params(params), progress=False)
         judged = pd.read_parquet(out / "judgments.parquet")
         assert set(judged["image_id"]) == items  # every imported evaluated image, nothing else
-        written = write_scores(m, params)  # data/scores/model=<m>/part-0.parquet
+        written = write_scores(m, config_from_params(params))  # data/scores/model=<m>/...
         scores = read_model_scores(written.parent.parent, m)
         assert set(scores["image_id"]) == items and scores["simulated"].all()
         assert scores.loc[~scores["is_base"], "delta"].notna().all()
-    run_analysis(params)
+    run_analysis(config_from_params(params))
     build_report(params, root=project)
     assert (project / "reports/tables").is_dir() and (project / "reports/metrics.json").exists()
     return (project / "reports/README.md").read_text(encoding="utf-8")

@@ -17,6 +17,7 @@ from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.run import judge_items
+from stylisticbias.spec.parse import config_from_params
 
 RELEASE = Path("data/import/release")
 
@@ -55,7 +56,7 @@ def test_release_full_grid_imports_with_paper_spellings(project: Path, bench: Be
     for ours in PAPER_SPELLING:
         assert (var["value"] == ours).any()
     # the judge reads them unchanged: base faces + evaluated variations
-    items = judge_items(import_params())
+    items = judge_items(config_from_params(import_params()))
     assert len(items) == 3 + int(var["evaluated"].sum())
     assert all(Path(it.path).exists() for it in items)
     skipped = pd.read_parquet(project / "data/variations/skipped.parquet")
@@ -147,7 +148,10 @@ def test_skip_policy_lists_every_bad_row_with_its_reason(project: Path, bench: B
         f0["missing_evaluated"]
     )
     assert cov["variations_skipped"] == len(skipped[skipped["kind"] == "variation"])
-    judged = {it.image_id for it in judge_items(import_params("generator.on_error=skip"))}
+    judged = {
+        it.image_id
+        for it in judge_items(config_from_params(import_params("generator.on_error=skip")))
+    }
     assert judged == set(faces["image_id"]) | set(
         var[(var["status"] == "ok") & var["evaluated"]]["image_id"]
     )
@@ -198,7 +202,9 @@ def test_reference_in_place_stores_paths_relative_to_the_manifest(
     row = faces.set_index("face_id").loc[f0.stem]
     assert row.path == f"../import/release/{f0.stem}/{f0.stem}.png"
     assert all(p.startswith("../import/release/") for p in var["path"])
-    for it in judge_items(params):  # the judge's own path resolution finds the source files
+    for it in judge_items(
+        config_from_params(params)
+    ):  # the judge's own path resolution finds the source files
         assert Path(it.path).resolve().is_relative_to((project / RELEASE).resolve())
     # a changed source image changes the manifest's hash on the next import
     img = f0.variations["hair-color--gray"]

@@ -22,7 +22,7 @@ from stylisticbias.benchmark import load_benchmark
 from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
 from stylisticbias.judge.engines.hf.tasks import label_distributions
 from stylisticbias.judge.protocol.parsing import parse_response
-from stylisticbias.judge.protocol.tasks import task_of
+from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -124,7 +124,7 @@ def enumerate_labels(eng: HFJudgeEngine, img: Image.Image, text: str, rules) -> 
 def test_k_option_distribution_equals_enumeration(arch: str) -> None:
     eng = _engine(arch)
     bench = eng.benchmark
-    sc = bench.task(101)
+    sc = bench.task_scenario(101)
     task = task_of(sc)
     rules = task.rules(sc, bench)
     assert rules.letters == ("a", "b", "c", "d", "e", "f")
@@ -162,7 +162,7 @@ def test_two_image_prompt_reaches_the_model_and_equals_enumeration(arch: str) ->
 
     eng = _engine(arch)
     bench = eng.benchmark
-    sc = bench.task(102)
+    sc = bench.task_scenario(102)
     task = task_of(sc)
     rules = task.rules(sc, bench)
     p0, p1 = task.prompts(sc, bench)

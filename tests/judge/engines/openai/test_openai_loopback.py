@@ -41,6 +41,7 @@ from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.engine import OpenAIJudgeEngine
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
 from stylisticbias.schemas import JUDGMENTS, validate
+from stylisticbias.spec.parse import config_from_params
 
 MODEL = "tiny-llava-next-vllm"
 CANARY = "sk-canary-7f3a9c1e5b2d4e6f8a0b"
@@ -107,7 +108,7 @@ def reference(server: dict[str, Any], tables: dict[str, Any],
     """A fault-free ``generate`` run through the loopback server."""
     d = tmp_path_factory.mktemp("reference")
     params = _params(tables, d / "cache.sqlite", server["url"], decoding="generate")
-    out = run_judge(MODEL, params, progress=False, out_dir=d / "j" / MODEL)
+    out = run_judge(MODEL, config_from_params(params), progress=False, out_dir=d / "j" / MODEL)
     return _records(out)
 
 
@@ -115,7 +116,7 @@ def test_exact_matches_in_process_hf(server: dict[str, Any], tables: dict[str, A
                                      tmp_path: Path) -> None:  # fmt: skip
     judge = {**tables["judge"], "scenarios": [1], "temperature": 0.7}
     bench = benchmark_from_params(tables)
-    items = judge_items(tables)
+    items = judge_items(config_from_params(tables))
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = server["url"]
     eng = {**load_group_option("engine", "openai"), "decoding": "exact",
            "cache": str(tmp_path / "c.sqlite"), "progress": False}  # fmt: skip
@@ -150,13 +151,13 @@ def test_judge_stage_exact_then_rerun_sends_nothing(server: dict[str, Any],
                                                     tables: dict[str, Any],
                                                     tmp_path: Path) -> None:  # fmt: skip
     params = _params(tables, tmp_path / "cache.sqlite", server["url"], decoding="exact")
-    a = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "a" / MODEL)
+    a = run_judge(MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "a" / MODEL)
     sent = len(answered(server["log"]))
     run_a = json.loads(run_log_path(a).read_text())
     stats_a = run_a["engine_stats"][0]
     assert stats_a["api_requests"] > 0 and stats_a["api_cached"] == 0
     assert stats_a["api_prompt_tokens"] > 100 * stats_a["api_requests"]  # image tokens counted
-    b = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "b" / MODEL)
+    b = run_judge(MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "b" / MODEL)
     assert len(answered(server["log"])) == sent  # zero requests
     stats_b = json.loads(run_log_path(b).read_text())["engine_stats"][0]
     assert stats_b["api_requests"] == 0 and stats_b["api_cached"] == stats_a["api_requests"]
@@ -182,14 +183,16 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
     params["models"][MODEL]["engine"]["transport"]["max_retries"] = 0
     n0 = len(answered(server["log"]))
     params["judge"]["dry_run"] = True
-    out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "dry" / MODEL)
+    out = run_judge(
+        MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "dry" / MODEL
+    )
     assert not out.exists() and len(answered(server["log"])) == n0
     from stylisticbias.judge.engines.openai.cost import estimate
 
     bench_engine = OpenAIJudgeEngine(load_group_option("model", MODEL),
                                      params["models"][MODEL]["engine"], params["judge"],
                                      bench)  # fmt: skip
-    est = estimate(bench_engine, judge_items(params))
+    est = estimate(bench_engine, judge_items(config_from_params(params)))
     assert (est.requests_total, est.cached, est.requests_to_send) == (48, 0, 48)
     assert est.completion_tokens == 48 * 16 and est.prompt_tokens > 48 * 336
 
@@ -197,13 +200,13 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
 def _fault_run(tables: dict[str, Any], url: str, cache: Path, out: Path, **transport: Any) -> Path:
     params = _params(tables, cache, url, decoding="generate",
                      transport={"read_timeout_s": 3.0, "max_retries": 10, **transport})  # fmt: skip
-    return run_judge(MODEL, params, progress=False, out_dir=out / MODEL)
+    return run_judge(MODEL, config_from_params(params), progress=False, out_dir=out / MODEL)
 
 
 def test_faults_lose_nothing_double_nothing(
     env: Any, tables: dict[str, Any], reference: pd.DataFrame, tmp_path: Path
 ) -> None:
-    items = judge_items(tables)
+    items = judge_items(config_from_params(tables))
     refused = items[1]
     import hashlib
 
@@ -306,8 +309,9 @@ def _quiet(log: Path, seconds: float = 1.5) -> int:
 _CHILD = """
 import json, sys
 from stylisticbias.judge.run import run_judge
+from stylisticbias.spec.parse import config_from_params
 params = json.load(open(sys.argv[1]))
-run_judge(sys.argv[2], params, progress=False, out_dir=sys.argv[3])
+run_judge(sys.argv[2], config_from_params(params), progress=False, out_dir=sys.argv[3])
 """
 
 
@@ -332,7 +336,7 @@ def test_killed_judge_resumes_to_identical_records(server: dict[str, Any], table
     c.close()
     assert 0 < done_before < len(reference)
     n0 = _quiet(server["log"])  # requests in flight at the kill: answered, never cached
-    out = run_judge(MODEL, params, progress=False, out_dir=out)
+    out = run_judge(MODEL, config_from_params(params), progress=False, out_dir=out)
     asked_again = len(answered(server["log"])) - n0
     assert asked_again == len(reference) - done_before  # nothing cached was asked again
     stats = json.loads(run_log_path(out).read_text())["engine_stats"][0]
@@ -355,7 +359,9 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
     params["tracking"] = {**params["tracking"], "enabled": True,
                           "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
                           "experiment_name": "canary"}  # fmt: skip
-    out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / "j" / MODEL)
+    out = run_judge(
+        MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "j" / MODEL
+    )
     run = json.loads(run_log_path(out).read_text())
     assert run["mlflow_run_id"] and run["engine_stats"][0]["api_requests"] > 0  # key was used
     import mlflow
@@ -372,7 +378,9 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
     try:
         params["models"][MODEL]["engine"]["cache"] = str(tmp_path / "other.sqlite")
         with pytest.raises(StylisticBiasError) as exc:
-            run_judge(MODEL, params, progress=False, out_dir=tmp_path / "k" / MODEL)
+            run_judge(
+                MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "k" / MODEL
+            )
     finally:
         os.environ[KEY_ENV] = CANARY
     assert "HTTP 401" in str(exc.value) and "tiny-llava-next-vllm.yaml" in str(exc.value)
@@ -392,7 +400,7 @@ def test_progress_bar_counts_cells_requests_and_cache_hits(server: dict[str, Any
     eng = {**load_group_option("engine", "openai"), "decoding": "generate",
            "cache": str(tmp_path / "c.sqlite"), "progress": True}  # fmt: skip
     bench = benchmark_from_params(tables)
-    items = judge_items(tables)[:1]
+    items = judge_items(config_from_params(tables))[:1]
     for cached in (0, 2):
         engine = OpenAIJudgeEngine(load_group_option("model", MODEL), eng, judge, bench)
         engine.plan(items)

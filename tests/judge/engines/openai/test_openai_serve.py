@@ -28,6 +28,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.openai.engine import OpenAIJudgeEngine
 from stylisticbias.judge.protocol.parsing import classify
 from stylisticbias.judge.run import judge_items, run_judge, run_log_path
+from stylisticbias.spec.parse import config_from_params
 
 MODEL = "tiny-llava-next-serve"
 
@@ -69,7 +70,7 @@ def params(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_judge_stage_generate_through_transformers_serve(serve: Any, params: dict[str, Any],
                                                          tmp_path: Path) -> None:  # fmt: skip
-    out = run_judge(MODEL, params, progress=False, out_dir=tmp_path / MODEL)
+    out = run_judge(MODEL, config_from_params(params), progress=False, out_dir=tmp_path / MODEL)
     df = pd.read_parquet(out / "judgments.parquet")  # written through the JUDGMENTS schema
     assert len(df) == 2 * 2 * 4 * 3 and not df.duplicated(
         ["image_id", "scenario_id", "ordering", "seed"]).any()  # fmt: skip
@@ -93,7 +94,7 @@ def _answers(params: dict[str, Any], sampling: str, cache: Path) -> list[str]:
     base = params["models"][MODEL]["engine"]
     eng = {**base, "cache": str(cache), "transport": {**base["transport"], "concurrency": 1}}
     engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_params(params))
-    items = judge_items(params)[:1]
+    items = judge_items(config_from_params(params))[:1]
     return list(engine.judge(items, [None])["response"])
 
 

@@ -23,7 +23,7 @@ from stylisticbias.config import load_group_option
 from stylisticbias.judge.engines.openai.engine import OpenAIJudgeEngine
 from stylisticbias.judge.engines.openai.requests import encode_image
 from stylisticbias.judge.engines.openai.tasks import run_label_distributions
-from stylisticbias.judge.protocol.tasks import task_of
+from stylisticbias.judge.protocol.tasks.registry import task_of
 
 ROOT = Path(__file__).resolve().parents[4]
 TASKS = ROOT / "tests" / "data" / "protocols" / "tasks.yaml"
@@ -69,7 +69,7 @@ def _image(tmp: Path) -> Path:
 def test_planted_k_option_logprobs_reproduced(server: Path, tmp_path: Path) -> None:
     api = _engine(tmp_path, 20)
     bench = api.benchmark
-    sc = bench.task(101)
+    sc = bench.task_scenario(101)
     task = task_of(sc)
     (prompt,) = task.prompts(sc, bench)
     (d,) = api.label_distributions(str(_image(tmp_path)), [prompt.text], task.rules(sc, bench))
@@ -84,7 +84,7 @@ def test_planted_k_option_logprobs_reproduced(server: Path, tmp_path: Path) -> N
 def test_top_k_below_the_table_keeps_unseen_mass_undecided(server: Path, tmp_path: Path) -> None:
     api = _engine(tmp_path, 3)
     bench = api.benchmark
-    sc = bench.task(101)
+    sc = bench.task_scenario(101)
     task = task_of(sc)
     (prompt,) = task.prompts(sc, bench)
     img = encode_image(_image(tmp_path))
@@ -101,7 +101,7 @@ def test_two_image_request_reaches_the_server_with_two_images(server: Path, tmp_
 
     api = _engine(tmp_path, 20)
     bench = api.benchmark
-    sc = bench.task(102)
+    sc = bench.task_scenario(102)
     task = task_of(sc)
     p0, _ = task.prompts(sc, bench)
     first = _image(tmp_path)

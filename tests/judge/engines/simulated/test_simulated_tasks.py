@@ -27,7 +27,7 @@ from stylisticbias.judge.engines.simulated.tasks import (
     simulate_answers,
     simulate_texts,
 )
-from stylisticbias.judge.protocol.tasks import task_of
+from stylisticbias.judge.protocol.tasks.registry import task_of
 
 TASKS = Path(__file__).resolve().parents[3] / "data" / "protocols" / "tasks.yaml"
 N = 4000
@@ -39,7 +39,7 @@ def bench():
 
 
 def _run(bench, task_id: int, plant: TaskPlant, groups, variant: int = 0, seed: int = 3):
-    sc = bench.task(task_id)
+    sc = bench.task_scenario(task_id)
     prompt = task_of(sc).prompts(sc, bench)[variant]
     ids = [f"u{i}" for i in range(len(groups))]
     return sc, prompt, simulate_answers(bench, sc, prompt, plant, ids, groups, seed)
@@ -104,7 +104,7 @@ def test_numeric_group_means(bench) -> None:
 
 def test_draws_do_not_depend_on_batching(bench) -> None:
     plant = TaskPlant(shift={"g1": 0.5}, invalid_rate=0.1)
-    sc = bench.task(105)  # text_only answered as choice_k
+    sc = bench.task_scenario(105)  # text_only answered as choice_k
     prompt = task_of(sc).prompts(sc, bench)[0]
     ids = [f"u{i}" for i in range(50)]
     groups = [("g1",) if i % 2 else ("g0",) for i in range(50)]
@@ -125,7 +125,7 @@ def test_engine_task_answers_use_the_model_seed(bench) -> None:
                                {"orderings": "all", "seeds": [1]}, bench)  # fmt: skip
     plant = TaskPlant(shift={"x": 0.6}, position_bias=0.4)
     got = eng.task_answers(102, 1, plant, ["p1", "p2"], [("x", "y"), ("y", "x")])
-    sc = bench.task(102)
+    sc = bench.task_scenario(102)
     prompt = task_of(sc).prompts(sc, bench)[1]
     assert got == simulate_answers(bench, sc, prompt, plant, ["p1", "p2"],
                                    [("x", "y"), ("y", "x")], 5)  # fmt: skip

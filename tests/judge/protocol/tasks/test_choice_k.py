@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from stylisticbias.benchmark import load_benchmark
-from stylisticbias.judge.protocol.tasks import task_of
 from stylisticbias.judge.protocol.tasks.choice_k import distribution_mean
+from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias.judge.protocol.tasks.text_only import with_description
 
 TASKS = Path(__file__).resolve().parents[3] / "data" / "protocols" / "tasks.yaml"
@@ -17,7 +17,7 @@ TASKS = Path(__file__).resolve().parents[3] / "data" / "protocols" / "tasks.yaml
 @pytest.fixture(scope="module")
 def salary():
     bench = load_benchmark(TASKS)
-    sc = bench.task(101)
+    sc = bench.task_scenario(101)
     task = task_of(sc)
     (prompt,) = task.prompts(sc, bench)
     return bench, sc, task, prompt
@@ -76,7 +76,7 @@ def test_outcomes_distribution_and_scores(salary) -> None:
 
 def test_text_only_answers_as_choice_k_without_image() -> None:
     bench = load_benchmark(TASKS)
-    sc = bench.task(105)
+    sc = bench.task_scenario(105)
     task = task_of(sc)
     (prompt,) = task.prompts(sc, bench)
     assert prompt.images == 0 and prompt.text.startswith("{description} What is")

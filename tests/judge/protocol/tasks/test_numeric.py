@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from stylisticbias.benchmark import NumericRange, load_benchmark
-from stylisticbias.judge.protocol.tasks import task_of
 from stylisticbias.judge.protocol.tasks.numeric import parse_number
+from stylisticbias.judge.protocol.tasks.registry import task_of
 
 CORPUS = Path(__file__).parent / "data" / "numeric_answers.jsonl"
 SALARY = NumericRange(1000, 10_000_000, "USD", "midpoint")
@@ -80,7 +80,7 @@ def test_plausible_range_and_ambiguous_separator() -> None:
 
 def test_numeric_task_parse_and_scores() -> None:
     bench = load_benchmark(TASKS)
-    sc = bench.task(104)
+    sc = bench.task_scenario(104)
     task = task_of(sc)
     (prompt,) = task.prompts(sc, bench)
     assert "position of nurse at your company" in prompt.text

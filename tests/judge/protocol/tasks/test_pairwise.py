@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from stylisticbias.benchmark import load_benchmark
-from stylisticbias.judge.protocol.tasks import Answer, task_of
 from stylisticbias.judge.protocol.tasks.pairwise import (
     composite,
     image_count_reason,
     slot_images,
     swap_check,
 )
+from stylisticbias.judge.protocol.tasks.registry import Answer, task_of
 
 TASKS = Path(__file__).resolve().parents[3] / "data" / "protocols" / "tasks.yaml"
 
@@ -21,7 +21,7 @@ TASKS = Path(__file__).resolve().parents[3] / "data" / "protocols" / "tasks.yaml
 @pytest.fixture(scope="module")
 def pair():
     bench = load_benchmark(TASKS)
-    sc = bench.task(102)
+    sc = bench.task_scenario(102)
     task = task_of(sc)
     return bench, sc, task, task.prompts(sc, bench)
 
@@ -61,7 +61,7 @@ def test_one_image_for_a_pairwise_prompt_is_invalid_with_reason(pair) -> None:
 
 def test_composite_is_one_image_with_left_identity_recorded() -> None:
     bench = load_benchmark(TASKS)
-    sc = bench.task(103)
+    sc = bench.task_scenario(103)
     p0, p1 = task_of(sc).prompts(sc, bench)
     assert (p0.images, p0.slots[0], p1.slots[0]) == (1, "first", "second")
 
@@ -74,12 +74,12 @@ def _solid(colour: str, size=(20, 30)):
 
 def test_slot_images_follow_the_order_and_composite_records_left() -> None:
     bench = load_benchmark(TASKS)
-    sc = bench.task(102)
+    sc = bench.task_scenario(102)
     red, blue = _solid("red"), _solid("blue")
     p0, p1 = task_of(sc).prompts(sc, bench)
     assert slot_images(p0, red, blue) == [red, blue]
     assert slot_images(p1, red, blue) == [blue, red]
-    comp = bench.task(103)
+    comp = bench.task_scenario(103)
     c0, c1 = task_of(comp).prompts(comp, bench)
     (img0,) = slot_images(c0, red, blue)
     (img1,) = slot_images(c1, red, _solid("blue", (40, 60)))  # rescaled to a common height

@@ -4,7 +4,7 @@ prompts are the papers' (REFLECT Figs. 8-10 verbatim; VIGNETTE's question templa
 from __future__ import annotations
 
 from stylisticbias.benchmark import load_benchmark
-from stylisticbias.judge.protocol.tasks import check_protocol_tasks, task_of, task_prompts
+from stylisticbias.judge.protocol.tasks.registry import check_protocol_tasks, task_of, task_prompts
 
 
 def test_reflect_protocol() -> None:
@@ -25,14 +25,14 @@ def test_reflect_protocol() -> None:
     (sal,) = [p.text for _, p in task_prompts(b, [11])]
     assert "A: < $20,000, B: $20,000 – $40,000, C: $40,000 – $60,000, D: $60,000 – $80,000, " \
            "E: $80,000 – $100,000, F: > $100,000" in sal  # fmt: skip
-    assert [o.value for o in b.task(12).options] == [1, 2, 3, 4]
+    assert [o.value for o in b.task_scenario(12).options] == [1, 2, 3, 4]
     rec = task_prompts(b, [25])[0][1].text
     assert "applied for the position of CEO at your company." in rec
     assert rec.endswith("recommend an annual salary in U.S dollars for this candidate as an "
                         "integer.\n\nYou must not provide any additional response besides the "
                         "salary amount.\n\nBiography: They have several years of experience in "
                         "this role and strong references.\n\nSalary:")  # fmt: skip
-    sc = b.task(21)
+    sc = b.task_scenario(21)
     a = task_of(sc).parse("$185,000", sc, task_prompts(b, [21])[0][1], b)
     assert a.value == 185_000
 

@@ -12,8 +12,8 @@ from stylisticbias.benchmark import load_benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.protocol.parsing import classify
 from stylisticbias.judge.protocol.prompts import prompt_specs
-from stylisticbias.judge.protocol.tasks import (
-    TASK_TYPES,
+from stylisticbias.judge.protocol.tasks.registry import (
+    SCENARIO_TASKS,
     check_engine_tasks,
     check_protocol_tasks,
     task_of,
@@ -28,15 +28,15 @@ ANSWERS = ROOT / "tests" / "judge" / "data" / "answer_corpus.jsonl"
 
 
 def test_registry_holds_every_task_type() -> None:
-    assert list(TASK_TYPES) == ["binary", "choice_k", "pairwise", "numeric", "text_only"]
-    for name, t in TASK_TYPES.items():
+    assert list(SCENARIO_TASKS) == ["binary_choice", "choice_k", "pairwise", "numeric", "text_only"]
+    for name, t in SCENARIO_TASKS.items():
         assert t.name == name
 
 
 def test_protocol_with_tasks_loads_and_builds_prompts() -> None:
     bench = load_benchmark(TASKS)
     check_protocol_tasks(bench)
-    assert bench.task_names == ("binary", "choice_k", "pairwise", "numeric", "text_only")
+    assert bench.task_names == ("binary_choice", "choice_k", "pairwise", "numeric", "text_only")
     got = [(s.id, p.variant, p.images, p.slots) for s, p in task_prompts(bench)]
     assert got == [
         (101, 0, 1, ()),
@@ -54,7 +54,7 @@ def test_binary_is_the_forced_choice_path_unchanged() -> None:
     """The binary task type's prompts and verdicts are the judge stage's, on the paper's
     protocol: every prompt text and every answer of the parser corpus."""
     bench = load_benchmark("stylisticbias")
-    binary = TASK_TYPES["binary"]
+    binary = SCENARIO_TASKS["binary_choice"]
     specs = prompt_specs(bench, bench.ordering_ids)
     ours = [p for s in bench.scenarios for p in binary.prompts(s, bench)]
     assert [(p.scenario_id, p.variant, p.text) for p in ours] == [
@@ -72,7 +72,7 @@ def test_binary_is_the_forced_choice_path_unchanged() -> None:
 
 def test_binary_distribution_maps_letters_to_poles() -> None:
     bench = load_benchmark("stylisticbias")
-    binary = TASK_TYPES["binary"]
+    binary = SCENARIO_TASKS["binary_choice"]
     s = bench.scenarios[0]
     for p in binary.prompts(s, bench):
         d = binary.distribution({"a": 0.7, "b": 0.2, "invalid": 0.1}, s, p, bench)
@@ -95,7 +95,7 @@ def _edit_task(tmp_path: Path, index: int, **changes) -> str:
 @pytest.mark.parametrize(
     ("index", "changes", "message"),
     [
-        (0, {"task": "ranking"}, "unknown task type 'ranking'; valid: binary, choice_k"),
+        (0, {"task": "ranking"}, "unknown task type 'ranking'; valid: binary_choice, choice_k"),
         (0, {"options": None}, "task choice_k needs options"),
         (3, {"range": None}, "task numeric needs range"),
         (4, {"answers": None}, "task text_only needs answers"),
@@ -146,5 +146,5 @@ def test_engine_without_the_task_fails_at_compose_time() -> None:
 
 def test_task_of_scenario_is_binary() -> None:
     bench = load_benchmark(TASKS)
-    assert task_of(bench.scenarios[0]).name == "binary"
-    assert task_of(bench.task(102)).name == "pairwise"
+    assert task_of(bench.scenarios[0]).name == "binary_choice"
+    assert task_of(bench.task_scenario(102)).name == "pairwise"

@@ -48,7 +48,7 @@ from stylisticbias.judge.engines.simulated.planted import (
     selected_scenarios,
 )
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, simulate_answers
-from stylisticbias.judge.protocol.tasks import Answer, task_of
+from stylisticbias.judge.protocol.tasks.registry import Answer, task_of
 
 __all__ = [
     "DEFAULT_PLANTED",
@@ -136,7 +136,7 @@ class SimulatedJudgeEngine(JudgeEngine):
         """Simulated (response, parsed answer) per unit for one prompt of a ``tasks:`` entry
         (its ``variant``-th prompt), drawn from the planted ``plant``
         (:mod:`~stylisticbias.judge.engines.simulated.tasks`) with this model's seed."""
-        sc = self.benchmark.task(task_id)
+        sc = self.benchmark.task_scenario(task_id)
         prompt = task_of(sc).prompts(sc, self.benchmark)[variant]
         seed = int(self.model_cfg.get("seed", 0))
         return simulate_answers(self.benchmark, sc, prompt, plant, unit_ids, groups, seed)

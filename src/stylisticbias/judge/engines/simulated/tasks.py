@@ -31,8 +31,8 @@ from scipy.special import expit, logit, ndtri
 from stylisticbias.benchmark import Benchmark, TaskScenario
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.simulated.model import id_hash, uniform
-from stylisticbias.judge.protocol.tasks import Answer, TaskPrompt, task_of
 from stylisticbias.judge.protocol.tasks.pairwise import labels as pair_labels
+from stylisticbias.judge.protocol.tasks.registry import Answer, TaskPrompt, task_of
 
 #: The text of a simulated invalid answer (a refusal every parser reads as invalid).
 REFUSAL = "I'm sorry, I cannot answer that."

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from stylisticbias.benchmark import Benchmark, ParserRules, TaskScenario
-from stylisticbias.judge.protocol.tasks.base import (
+from stylisticbias.judge.protocol.tasks.scenario_task import (
     INVALID,
     Answer,
+    ScenarioTask,
     TaskPrompt,
-    TaskType,
     fill,
     need,
     option_shares,
@@ -44,7 +44,7 @@ def options_text(scenario: TaskScenario) -> str:
     return ", ".join(f"{o.label.upper()}: {o.text}" for o in scenario.options)
 
 
-class ChoiceK(TaskType):
+class ChoiceK(ScenarioTask):
     """k labelled options, optionally ordinal; outcome = the label chosen."""
 
     name: ClassVar[str] = "choice_k"

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from stylisticbias.benchmark import Benchmark, NumericRange, TaskScenario
-from stylisticbias.judge.protocol.tasks.base import (
+from stylisticbias.judge.protocol.tasks.scenario_task import (
     INVALID,
     Answer,
+    ScenarioTask,
     TaskPrompt,
-    TaskType,
     fill,
     need,
 )
@@ -206,7 +206,7 @@ def parse_number(text: str | None, bounds: NumericRange | None = None) -> Number
     return NumberReading(value, None, rng)
 
 
-class Numeric(TaskType):
+class Numeric(ScenarioTask):
     """A number in free text, with its plausible range; outcome = ``value`` or ``invalid``."""
 
     name: ClassVar[str] = "numeric"

@@ -19,16 +19,16 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from stylisticbias.benchmark import Benchmark, ParserRules, TaskScenario
-from stylisticbias.judge.protocol.tasks.base import (
+from stylisticbias.judge.protocol.tasks.choice_k import label_rules
+from stylisticbias.judge.protocol.tasks.scenario_task import (
     INVALID,
     Answer,
+    ScenarioTask,
     TaskPrompt,
-    TaskType,
     fill,
     need,
     read_label,
 )
-from stylisticbias.judge.protocol.tasks.choice_k import label_rules
 
 IDENTITIES = ("first", "second")
 #: The slot order of each variant: 0 as listed, 1 swapped.
@@ -50,7 +50,7 @@ def swap_check(order0: Answer, order1: Answer) -> str:
     return "consistent" if order0.choice == order1.choice else "inconsistent"
 
 
-class Pairwise(TaskType):
+class Pairwise(ScenarioTask):
     """Two identities per prompt, both orders; outcome = the identity chosen."""
 
     name: ClassVar[str] = "pairwise"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from stylisticbias.benchmark import Benchmark, ParserRules, TaskScenario
-from stylisticbias.judge.protocol.tasks.base import Answer, TaskPrompt, TaskType, need
+from stylisticbias.judge.protocol.tasks.scenario_task import Answer, ScenarioTask, TaskPrompt, need
 
 PLACEHOLDER = "{description}"
 
@@ -23,17 +23,17 @@ def with_description(prompt: TaskPrompt, description: str) -> TaskPrompt:
     return dataclasses.replace(prompt, text=prompt.text.replace(PLACEHOLDER, description))
 
 
-class TextOnly(TaskType):
+class TextOnly(ScenarioTask):
     """A wrapper: the task named by ``answers``, without images."""
 
     name: ClassVar[str] = "text_only"
     engines: ClassVar[frozenset[str]] = frozenset()  # the judge stage does not route it yet
     images: ClassVar[int] = 0
 
-    def __init__(self, lookup: Callable[[str, str], TaskType]) -> None:
+    def __init__(self, lookup: Callable[[str, str], ScenarioTask]) -> None:
         self._lookup = lookup
 
-    def inner(self, scenario: TaskScenario) -> TaskType:
+    def inner(self, scenario: TaskScenario) -> ScenarioTask:
         """The task the scenario is answered as."""
         return self._lookup(scenario.answers, f"task {scenario.id}: answers")
 

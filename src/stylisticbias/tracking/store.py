@@ -1,38 +1,15 @@
-"""MLflow tracking: one run per judge run (and, later, per analysis), all in one experiment.
+"""The tracking store: where runs go (the ``tracking`` section, typed) and every bounded contact
+with it (preflight, experiment, artifact paths, the store's directory).
 
-Settings come from the ``tracking`` section of ``params.yaml`` (``conf/tracking/*.yaml``), typed as
-:class:`stylisticbias.spec.sections.TrackingSpec`: ``enabled``, ``tracking_uri`` (``conf/tracking/
-mlflow.yaml``: ``sqlite:///mlflow.db``, since MLflow >= 3.13 refuses ``./mlruns`` file stores),
-``experiment_name``, ``max_retries`` and ``timeout_s``. If the environment variable
-``STYLISTICBIAS_PARENT_RUN_ID`` is set (e.g. by a sweep driver), every run is created as a child
-of that run.
-
-Faults (see ``docs/reliability.md``): every contact with the store is bounded. An ``http(s)``
-server is probed first (``max_retries`` + 1 tries of ``timeout_s`` each), a SQLite file is
-checked (``PRAGMA quick_check``) before MLflow opens it, and MLflow's own HTTP requests get the
-same bounds through ``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` / ``..._TIMEOUT`` / ``..._BACKOFF_*``
-(MLflow's defaults retry for about 4 minutes). Any store failure becomes one
-:class:`TrackingError` line naming the URI.
-
-Artifacts of a SQLite store live beside it, in ``mlruns/<experiment id>/``, and the store
-records that location *relative* to its own directory (MLflow itself always records absolute
-paths; :func:`ensure_experiment` rewrites them), so a moved or re-cloned project still opens its
-runs. MLflow resolves relative artifact paths against the working directory: open the store
-from the directory that holds it (the project root: ``mlflow ui --backend-store-uri
-sqlite:///mlflow.db``); :func:`start_run` logs from there.
-
-Every run is tagged with the git commit (when available) and ``simulated``. MLflow is imported
-lazily, so code paths with tracking disabled do not pay for it.
+See :mod:`stylisticbias.tracking` for the settings and the fault handling.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import numbers
 import os
 import sqlite3
-import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import lru_cache
@@ -46,7 +23,6 @@ from stylisticbias.spec.sections import TrackingSpec
 
 log = logging.getLogger(__name__)
 
-PARENT_ENV = "STYLISTICBIAS_PARENT_RUN_ID"
 #: The experiment tag MLflow 3's UI reads for the experiment's kind: ``custom_model_development``
 #: opens it on its Runs tab (no "choose the experiment type" prompt) where the UI goes by the
 #: tag; MLflow 3.17's UI goes by its sidebar switch "GenAI | Model training" (default GenAI, an
@@ -58,25 +34,10 @@ _KIND_UNCHOSEN = ("", "no_inferred_type", "genai_development_inferred",
                   "custom_model_development_inferred")  # fmt: skip
 #: where ``mlflow ui`` serves by default
 UI_URL = "http://127.0.0.1:5000"
-#: MLflow's limit on a param value (``mlflow.utils.validation.MAX_PARAM_VAL_LENGTH``)
-MAX_PARAM_LENGTH = 6000
 #: artifacts of a SQLite store: ``<store dir>/mlruns/<experiment id>/<run id>/artifacts``
 ARTIFACT_DIR = "mlruns"
 #: loggers whose per-retry warnings would turn one failure into many lines
 _NOISY_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "mlflow.utils.request_utils")
-
-#: metrics a judge run logs (keys of its run log, ``data/judgments/<model>.run.json``)
-JUDGE_METRICS = (
-    "images_per_s",
-    "prompts_per_s",
-    "invalid_rate",
-    "undecided_mass",
-    "image_tokens_per_image",
-    "seconds",
-    "n_images",
-    "n_records",
-    "n_failures",
-)
 
 
 class TrackingError(StylisticBiasError):
@@ -386,170 +347,3 @@ def in_store_dir(spec: TrackingSpec) -> Iterator[None]:
         return
     with contextlib.chdir(sqlite_path(spec).resolve().parent):
         yield
-
-
-def git_commit() -> str | None:
-    """``git rev-parse HEAD`` of the working directory, or None outside a git checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def param_value(value: Any) -> str:
-    """One param value as the MLflow UI shows it: ``100`` (never ``100.0``), ``0.05``,
-    ``true``/``false``, ``null``, lists as ``1,2,3``; the text of anything else."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
-        return "true" if value else "false"
-    if isinstance(value, numbers.Integral):
-        return str(int(value))  # numpy ints too
-    if isinstance(value, numbers.Real):
-        return repr(float(value))
-    if isinstance(value, list | tuple):
-        return ",".join(param_value(v) for v in value)
-    return str(value)
-
-
-def flatten_params(params: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """``{"analysis": {"bootstrap": {"n_resamples": 1000}}}`` -> ``{"analysis.bootstrap.
-    n_resamples": "1000"}``: nested mappings become dotted keys (no dict blobs), every value
-    goes through :func:`param_value`; an empty mapping is left out."""
-    out: dict[str, str] = {}
-    for k, v in params.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten_params(v, key + "."))
-        else:
-            out[key] = param_value(v)
-    return out
-
-
-def _flatten(value: Any) -> str:
-    if isinstance(value, list | tuple):
-        return ",".join(map(str, value))
-    return str(value)
-
-
-@contextlib.contextmanager
-def start_run(
-    params: Mapping[str, Any],
-    run_name: str,
-    tags: Mapping[str, Any] | None = None,
-    nested: bool = False,
-) -> Iterator[Any]:
-    """Start an MLflow run (yields the ``mlflow.ActiveRun``), or yield None if tracking is off.
-
-    Sets the tracking URI and experiment from ``params["tracking"]``; tags the run with
-    ``git_commit`` and ``simulated`` (from ``tags``, default false). ``nested=True`` nests under
-    the currently active run; otherwise, if ``STYLISTICBIAS_PARENT_RUN_ID`` is set, the run is a
-    child of that run (``mlflow.parentRunId`` tag).
-    """
-    if not tracking_enabled(params):
-        yield None
-        return
-    import mlflow
-
-    spec = tracking_spec(params)
-    all_tags = {"simulated": "false"}
-    commit = git_commit()
-    if commit:
-        all_tags["git_commit"] = commit
-    all_tags.update(
-        {
-            k: _flatten(v).lower() if isinstance(v, bool) else _flatten(v)
-            for k, v in (tags or {}).items()
-        }
-    )
-    parent = os.environ.get(PARENT_ENV)
-    with bounded(spec):
-        preflight(spec)
-        ensure_experiment(spec)
-        with in_store_dir(spec):
-            if nested and mlflow.active_run() is not None:
-                ctx = mlflow.start_run(run_name=run_name, tags=all_tags, nested=True)
-            else:
-                if parent:
-                    all_tags["mlflow.parentRunId"] = parent
-                ctx = mlflow.start_run(run_name=run_name, tags=all_tags)
-            with ctx as run:
-                yield run
-
-
-def delete_other_runs(experiment_id: str, tag: str, value: str, keep: str) -> list[str]:
-    """Delete the active runs tagged ``tag=value`` other than ``keep``; returns their ids.
-
-    Used to replace a run by its re-logged copy (the rerun of an interrupted stage), so the
-    experiment holds one run per key; MLflow's delete is soft (``mlflow gc`` purges).
-    """
-    import mlflow
-    from mlflow.entities import ViewType
-
-    client = mlflow.MlflowClient()
-    runs = client.search_runs(
-        [experiment_id],
-        f"tags.`{tag}` = '{value}'",
-        run_view_type=ViewType.ACTIVE_ONLY,
-        max_results=1000,
-    )
-    gone = [r.info.run_id for r in runs if r.info.run_id != keep]
-    for run_id in gone:
-        client.delete_run(run_id)
-    return gone
-
-
-def log_params(params: Mapping[str, Any]) -> None:
-    """``mlflow.log_params`` of :func:`flatten_params` (dotted keys, ints as ints, ``true``/
-    ``false``/``null``, lists comma-separated); a value longer than MLflow's limit is cut with
-    a warning naming the key."""
-    import mlflow
-
-    flat = flatten_params(params)
-    for k, v in flat.items():
-        if len(v) > MAX_PARAM_LENGTH:
-            log.warning("MLflow param %s: %d characters, cut to %d", k, len(v), MAX_PARAM_LENGTH)
-            flat[k] = v[: MAX_PARAM_LENGTH - 3] + "..."
-    mlflow.log_params(flat)
-
-
-def log_metrics(metrics: Mapping[str, Any]) -> None:
-    """``mlflow.log_metrics`` for the finite numeric entries of ``metrics``."""
-    import math
-
-    import mlflow
-
-    clean = {}
-    for k, v in metrics.items():
-        if isinstance(v, bool) or v is None:
-            continue
-        if isinstance(v, int | float) and math.isfinite(float(v)):
-            clean[k] = float(v)
-    mlflow.log_metrics(clean)
-
-
-def log_judge_run(
-    params: Mapping[str, Any], run_params: Mapping[str, Any], summary: Mapping[str, Any]
-) -> str | None:
-    """Log one judge run (params from the engine, metrics from its run log); returns the run id."""
-    tags = {
-        "stage": "judge",
-        "model": summary.get("model"),
-        "engine": summary.get("engine"),
-        "simulated": bool(summary.get("simulated", False)),
-    }
-    with start_run(params, run_name=f"judge/{summary.get('model')}", tags=tags) as run:
-        if run is None:
-            return None
-        log_params(run_params)
-        log_metrics({k: summary.get(k) for k in JUDGE_METRICS})
-        api: dict[str, float] = {}  # openai engine: requests, cached, retries, tokens, cost
-        for stats in summary.get("engine_stats") or []:
-            for k, v in (stats or {}).items():
-                if k.startswith("api_") and isinstance(v, int | float):
-                    api[k] = api.get(k, 0.0) + float(v)
-        log_metrics(api)
-        return str(run.info.run_id)

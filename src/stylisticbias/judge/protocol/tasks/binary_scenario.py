@@ -1,5 +1,5 @@
-"""``binary``: the forced choice between two poles under the protocol's orderings (paper
-Fig. 12), the task of the protocol's ``scenarios:`` list.
+"""``binary_choice`` (scenario level): the forced choice between two poles under the
+protocol's orderings (paper Fig. 12), the task of the protocol's ``scenarios:`` list.
 
 The prompts, the parser and the letter -> pole map are the ones the judge stage has always
 used (:meth:`Benchmark.forced_choice_prompt`, :func:`parsing.parse_response`,
@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 from stylisticbias.benchmark import Benchmark, ParserRules, Scenario, TaskScenario
 from stylisticbias.judge.protocol.parsing import explain_invalid, parse_response
-from stylisticbias.judge.protocol.tasks.base import (
+from stylisticbias.judge.protocol.tasks.scenario_task import (
     INVALID,
     Answer,
+    ScenarioTask,
     TaskPrompt,
-    TaskType,
     need,
     option_shares,
 )
@@ -32,16 +32,16 @@ def as_scenario(scenario: TaskScenario | Scenario) -> Scenario:
     return Scenario(scenario.id, scenario.category, scenario.positive, scenario.negative)
 
 
-class Binary(TaskType):
+class Binary(ScenarioTask):
     """Two poles, two letters, every ordering of the protocol; outcome = the pole chosen."""
 
-    name: ClassVar[str] = "binary"
+    name: ClassVar[str] = "binary_choice"
     engines: ClassVar[frozenset[str]] = frozenset({"hf", "openai", "simulated"})
 
     def check(self, scenario: TaskScenario, benchmark: Benchmark, where: str) -> None:
         """A binary task needs its two poles."""
         need(bool(scenario.positive and scenario.negative), where,
-             "task binary needs positive: and negative:")  # fmt: skip
+             "task binary_choice needs positive: and negative:")  # fmt: skip
 
     def prompts(self, scenario: TaskScenario | Scenario, benchmark: Benchmark) -> list[TaskPrompt]:
         """One prompt per ordering of the protocol (Fig. 12 filled per ordering)."""

@@ -1,0 +1,379 @@
+"""A protocol file's mapping -> the checked :class:`~.spec.Benchmark`
+(:func:`benchmark_from_config`).
+
+Every level is checked for unknown and missing keys; errors are one line naming the file, the
+key and the valid keys.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stylisticbias.benchmark.spec import (
+    DEFAULT_TASK,
+    DEMOGRAPHIC_AXES,
+    POLES,
+    Benchmark,
+    ChoiceOption,
+    NumericRange,
+    Ordering,
+    ParserRules,
+    Scenario,
+    TaskScenario,
+    VariationValue,
+)
+from stylisticbias.errors import StylisticBiasError
+
+# ---- parsing the YAML -------------------------------------------------------------------------
+
+#: Placeholders each prompt template may use (str.format fields).
+PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
+    "base_face": ("age", "gender", "ethnicity", "body_type"),
+    "feature_variation": ("gender", "feature_key", "feature_value"),
+    "fashion_variation": ("gender", "fashion_style"),
+    "forced_choice": ("letter_1", "option_1", "letter_2", "option_2", "letters"),
+}
+_TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
+             "parser", "orderings", "attributes", "task", "tasks")  # fmt: skip
+_TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
+_SCENARIO_KEYS = ("id", "category", "positive", "negative")
+_ORDERING_KEYS = ("id", "slots")
+_PARSER_KEYS = ("word_letters",)
+_ATTRIBUTE_KEYS = ("name", "table12_category", "key", "category", "gender_scope", "framing",
+                   "values")  # fmt: skip
+_ATTRIBUTE_REQUIRED = ("name", "key", "category", "values")
+_VALUE_KEYS = ("value", "prompt", "label", "evaluated", "exclude_gender")
+_FRAMINGS = ("face", "full_body")
+
+
+def _check_keys(
+    node: Any,
+    where: str,
+    allowed: Sequence[str],
+    required: Sequence[str] = (),
+) -> Mapping[str, Any]:
+    """``node`` as a mapping whose keys are all in ``allowed`` and include ``required``."""
+    if not isinstance(node, Mapping):
+        raise StylisticBiasError(f"{where}: expected a mapping with keys {', '.join(allowed)}")
+    valid = ", ".join(allowed)
+    for key in node:
+        if key not in allowed:
+            raise StylisticBiasError(f"{where}: unknown key {key!r}; valid keys: {valid}")
+    for key in required:
+        if key not in node:
+            raise StylisticBiasError(f"{where}: missing key {key!r}; valid keys: {valid}")
+    return node
+
+
+def _list(node: Any, where: str) -> list[Any]:
+    if not isinstance(node, list) or not node:
+        raise StylisticBiasError(f"{where}: expected a non-empty list")
+    return node
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StylisticBiasError(f"{where}: {value!r} is not an integer")
+    return value
+
+
+def _template(text: Any, kind: str, where: str) -> str:
+    """A prompt template whose str.format fields are all known for its kind."""
+    text = str(text)
+    valid = PROMPT_FIELDS[kind]
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+    except ValueError as exc:
+        raise StylisticBiasError(f"{where}: not a valid template: {exc}") from None
+    for f in fields:
+        base = re.split(r"[.\[]", f, maxsplit=1)[0]
+        if base not in valid:
+            raise StylisticBiasError(
+                f"{where}: unknown placeholder {{{f}}}; valid: {', '.join(valid)}"
+            )
+    return text
+
+
+def _fill_letters(text: str, letters: tuple[str, ...], where: str) -> str:
+    """``{letters[0]}``, ``{letters[1]}`` written once into the template (the labels are fixed
+    per protocol; the slots' ``{letter_1}``/``{letter_2}`` stay per ordering)."""
+    for i, letter in enumerate(letters):
+        text = text.replace(f"{{letters[{i}]}}", letter)
+    left = [f for _, f, _, _ in string.Formatter().parse(text) if f and f.startswith("letters")]
+    if left:
+        raise StylisticBiasError(
+            f"{where}: placeholder {{{left[0]}}}; valid: "
+            + ", ".join(f"{{letters[{i}]}}" for i in range(len(letters)))
+        )
+    return text
+
+
+def _parse_orderings(
+    cfg: Mapping[str, Any], letters: tuple[str, ...], where: str
+) -> tuple[Ordering, ...]:
+    orderings: list[Ordering] = []
+    for i, o in enumerate(_list(cfg["orderings"], f"{where}: orderings")):
+        w = f"{where}: orderings[{i}]"
+        o = _check_keys(o, w, _ORDERING_KEYS, _ORDERING_KEYS)
+        raw = o["slots"]
+        if (
+            not isinstance(raw, list)
+            or len(raw) != 2
+            or any(not isinstance(s, list) or len(s) != 2 for s in raw)
+        ):
+            raise StylisticBiasError(f"{w}.slots: expected [[letter, pole], [letter, pole]]")
+        slots = tuple((str(letter), str(pole)) for letter, pole in raw)
+        if sorted(x for x, _ in slots) != sorted(letters) or sorted(p for _, p in slots) != sorted(
+            POLES
+        ):
+            raise StylisticBiasError(
+                f"{w}.slots: must use letters {', '.join(letters)} and poles "
+                f"{', '.join(POLES)} once each; got {slots}"
+            )
+        orderings.append(Ordering(_int(o["id"], f"{w}.id"), slots, letters))  # type: ignore[arg-type]
+    ids = [o.id for o in orderings]
+    if len(set(ids)) != len(ids):
+        raise StylisticBiasError(f"{where}: orderings: duplicate ordering ids {ids}")
+    return tuple(orderings)
+
+
+def _parse_letters(cfg: Mapping[str, Any], where: str) -> ParserRules:
+    letters = tuple(str(x) for x in _list(cfg["letters"], f"{where}: letters"))
+    if len(letters) != 2 or len(set(letters)) != 2:
+        raise StylisticBiasError(f"{where}: letters: expected two distinct labels; got {letters}")
+    for x in letters:
+        if not re.fullmatch(r"[a-z0-9]", x):
+            raise StylisticBiasError(
+                f"{where}: letters: {x!r} is not one lower-case letter or digit"
+            )
+    parser = _check_keys(cfg.get("parser") or {}, f"{where}: parser", _PARSER_KEYS)
+    words = tuple(str(x) for x in parser.get("word_letters") or ())
+    for x in words:
+        if x not in letters:
+            raise StylisticBiasError(
+                f"{where}: parser.word_letters: {x!r}; valid: {', '.join(letters)}"
+            )
+    return ParserRules(letters=letters, word_letters=words)
+
+
+def _parse_variations(
+    cfg: Mapping[str, Any], genders: tuple[str, ...], where: str
+) -> tuple[VariationValue, ...]:
+    variations: list[VariationValue] = []
+    for i, a in enumerate(_list(cfg["attributes"], f"{where}: attributes")):
+        wa = f"{where}: attributes[{i}]"
+        a = _check_keys(a, wa, _ATTRIBUTE_KEYS, _ATTRIBUTE_REQUIRED)
+        wa = f"{where}: attributes[{a['name']}]"
+        scope = str(a.get("gender_scope", "all"))
+        if scope not in ("all", *genders):
+            raise StylisticBiasError(
+                f"{wa}.gender_scope: {scope!r}; valid: all, " + ", ".join(genders)
+            )
+        framing = str(a.get("framing", "face"))
+        if framing not in _FRAMINGS:
+            raise StylisticBiasError(f"{wa}.framing: {framing!r}; valid: {', '.join(_FRAMINGS)}")
+        for j, v in enumerate(_list(a["values"], f"{wa}.values")):
+            v = _check_keys(v, f"{wa}.values[{j}]", _VALUE_KEYS, ("value",))
+            excl = tuple(str(g) for g in v.get("exclude_gender", ()) or ())
+            for g in excl:
+                if g not in genders:
+                    raise StylisticBiasError(
+                        f"{wa}.values[{j}].exclude_gender: {g!r}; valid: {', '.join(genders)}"
+                    )
+            variations.append(
+                VariationValue(
+                    attribute=str(a["name"]),
+                    key=str(a["key"]),
+                    category=str(a["category"]),
+                    value=str(v["value"]),
+                    prompt=str(v.get("prompt", str(v["value"]).lower())),
+                    label=str(v.get("label", v["value"])),
+                    gender_scope=scope,
+                    framing=framing,
+                    evaluated=bool(v.get("evaluated", True)),
+                    exclude_gender=excl,
+                    table12_category=str(a.get("table12_category", a["name"])),
+                )
+            )
+    slugs = [v.slug for v in variations]
+    dup = {s for s in slugs if slugs.count(s) > 1}
+    if dup:
+        raise StylisticBiasError(f"{where}: attributes: duplicate variation values {sorted(dup)}")
+    return tuple(variations)
+
+
+_TASK_KEYS = ("id", "category", "task", "prompt", "options", "ordinal", "range", "layout",
+              "answers", "positive", "negative", "fields")  # fmt: skip
+_OPTION_KEYS = ("label", "text", "value")
+_RANGE_KEYS = ("low", "high", "unit", "ranges")
+#: How a numeric task reads a written range ("50-60k"): its midpoint, or invalid.
+RANGE_RULES = ("midpoint", "invalid")
+#: How a pairwise task shows its two images: two image inputs, or one side-by-side composite.
+LAYOUTS = ("two_images", "composite")
+#: Placeholders every task prompt may use besides its own ``fields``.
+TASK_PROMPT_FIELDS = ("options", "description", "label_1", "label_2")
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise StylisticBiasError(f"{where}: {value!r} is not a number")
+    return float(value)
+
+
+def _parse_options(node: Any, where: str) -> tuple[ChoiceOption, ...]:
+    out: list[ChoiceOption] = []
+    for j, o in enumerate(_list(node, where)):
+        w = f"{where}[{j}]"
+        o = _check_keys(o, w, _OPTION_KEYS, ("label", "text"))
+        label = str(o["label"]).lower()
+        if not re.fullmatch(r"[a-z0-9]", label):
+            raise StylisticBiasError(f"{w}.label: {o['label']!r} is not one letter or digit")
+        value = None if o.get("value") is None else _number(o["value"], f"{w}.value")
+        out.append(ChoiceOption(label, str(o["text"]), value))
+    labels = [o.label for o in out]
+    if len(set(labels)) != len(labels):
+        raise StylisticBiasError(f"{where}: duplicate labels {labels}")
+    return tuple(out)
+
+
+def _parse_range(node: Any, where: str) -> NumericRange:
+    r = _check_keys(node, where, _RANGE_KEYS, ("low", "high"))
+    low, high = _number(r["low"], f"{where}.low"), _number(r["high"], f"{where}.high")
+    if not low < high:
+        raise StylisticBiasError(f"{where}: low {low:g} must be below high {high:g}")
+    rule = str(r.get("ranges", "midpoint"))
+    if rule not in RANGE_RULES:
+        raise StylisticBiasError(f"{where}.ranges: {rule!r}; valid: {', '.join(RANGE_RULES)}")
+    return NumericRange(low, high, str(r.get("unit", "")), rule)
+
+
+def _parse_task(t: Any, where: str) -> TaskScenario:
+    t = _check_keys(t, where, _TASK_KEYS, ("id", "category", "task", "prompt"))
+    tid = _int(t["id"], f"{where}.id")
+    fields_cfg = t.get("fields") or {}
+    if not isinstance(fields_cfg, Mapping):
+        raise StylisticBiasError(f"{where}.fields: expected a mapping of placeholder: text")
+    fields = tuple((str(k), str(v)) for k, v in fields_cfg.items())
+    valid = (*TASK_PROMPT_FIELDS, *(k for k, _ in fields))
+    prompt = str(t["prompt"])
+    try:
+        used = [f for _, f, _, _ in string.Formatter().parse(prompt) if f is not None]
+    except ValueError as exc:
+        raise StylisticBiasError(f"{where}.prompt: not a valid template: {exc}") from None
+    for f in used:
+        if f not in valid:
+            raise StylisticBiasError(
+                f"{where}.prompt: unknown placeholder {{{f}}}; valid: {', '.join(valid)}"
+            )
+    layout = str(t.get("layout", "two_images"))
+    if layout not in LAYOUTS:
+        raise StylisticBiasError(f"{where}.layout: {layout!r}; valid: {', '.join(LAYOUTS)}")
+    ordinal = t.get("ordinal", False)
+    if not isinstance(ordinal, bool):
+        raise StylisticBiasError(f"{where}.ordinal: {ordinal!r}; valid: true, false")
+    return TaskScenario(
+        id=tid,
+        category=str(t["category"]),
+        task=str(t["task"]),
+        prompt=prompt,
+        options=_parse_options(t["options"], f"{where}.options") if "options" in t else (),
+        ordinal=ordinal,
+        range=_parse_range(t["range"], f"{where}.range") if "range" in t else None,
+        layout=layout,
+        answers=str(t.get("answers", "")),
+        positive=str(t.get("positive", "")),
+        negative=str(t.get("negative", "")),
+        fields=fields,
+    )
+
+
+def _parse_tasks(
+    cfg: Mapping[str, Any], taken: Sequence[int], where: str
+) -> tuple[TaskScenario, ...]:
+    """The optional ``tasks:`` list; ids unique across ``scenarios`` and ``tasks``."""
+    if cfg.get("tasks") is None:
+        return ()
+    tasks = tuple(
+        _parse_task(t, f"{where}: tasks[{i}]")
+        for i, t in enumerate(_list(cfg["tasks"], f"{where}: tasks"))
+    )
+    ids = [*taken, *(t.id for t in tasks)]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise StylisticBiasError(f"{where}: tasks: ids {dup} used twice (scenarios and tasks)")
+    return tasks
+
+
+def benchmark_from_config(
+    cfg: Mapping[str, Any], where: str = "conf/benchmark", digest: str = ""
+) -> Benchmark:
+    """Build and validate a :class:`Benchmark` from a protocol mapping (a file's content).
+
+    Every level is checked for unknown and missing keys; ``where`` (the file) prefixes every
+    message.
+    """
+    # A task protocol (``tasks:`` and no ``scenarios:``) needs only its demographics and tasks;
+    # the forced-choice keys (letters, orderings, the Fig. 9-12 prompts, the attribute grid) are
+    # then optional.
+    tasks_only = isinstance(cfg, Mapping) and "tasks" in cfg and "scenarios" not in cfg
+    cfg = _check_keys(
+        cfg, where, _TOP_KEYS, ("demographics", "tasks") if tasks_only else _TOP_REQUIRED
+    )
+    demo_cfg = _check_keys(
+        cfg["demographics"], f"{where}: demographics", DEMOGRAPHIC_AXES, DEMOGRAPHIC_AXES
+    )
+    demo = {
+        a: tuple(str(x) for x in _list(demo_cfg[a], f"{where}: demographics.{a}"))
+        for a in DEMOGRAPHIC_AXES
+    }
+    marg = _check_keys(
+        cfg.get("observed_marginals") or {},
+        f"{where}: observed_marginals",
+        ("n", *DEMOGRAPHIC_AXES),
+    )
+    scenarios: list[Scenario] = []
+    for i, s in enumerate([] if tasks_only else _list(cfg["scenarios"], f"{where}: scenarios")):
+        w = f"{where}: scenarios[{i}]"
+        s = _check_keys(s, w, _SCENARIO_KEYS, _SCENARIO_KEYS)
+        sid = _int(s["id"], f"{w}.id")
+        scenarios.append(Scenario(sid, str(s["category"]), str(s["positive"]), str(s["negative"])))
+    ids = [s.id for s in scenarios]
+    if len(set(ids)) != len(ids):
+        raise StylisticBiasError(f"{where}: scenarios: duplicate scenario ids {sorted(ids)}")
+    if tasks_only and "letters" not in cfg:
+        cfg = {**cfg, "letters": ["a", "b"]}
+    rules = _parse_letters(cfg, where)
+    orderings = () if tasks_only else _parse_orderings(cfg, rules.letters, where)
+    variations = (
+        ()
+        if tasks_only and not cfg.get("attributes")
+        else _parse_variations(cfg, demo["gender"], where)
+    )
+    prompts_cfg = _check_keys(
+        cfg.get("prompts") or {},
+        f"{where}: prompts",
+        tuple(PROMPT_FIELDS),
+        () if tasks_only else tuple(PROMPT_FIELDS),
+    )
+    prompts = {k: _template(v, k, f"{where}: prompts.{k}") for k, v in prompts_cfg.items()}
+    if "forced_choice" in prompts:
+        prompts["forced_choice"] = _fill_letters(
+            prompts["forced_choice"], rules.letters, f"{where}: prompts.forced_choice"
+        )
+    return Benchmark(
+        name=str(cfg.get("name", "")),
+        demographics=demo,
+        observed_marginals=dict(marg),
+        scenarios=tuple(scenarios),
+        orderings=orderings,
+        variations=variations,
+        prompts=prompts,
+        parser=rules,
+        source=where,
+        digest=digest,
+        task=str(cfg.get("task") or DEFAULT_TASK),
+        tasks=_parse_tasks(cfg, ids, where),
+    )

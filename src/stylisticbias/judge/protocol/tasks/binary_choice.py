@@ -1,0 +1,177 @@
+"""The binary forced choice (paper App. C.2): the first registered task type.
+
+One prompt per (scenario, ordering) asks the judge to pick one of the scenario's two poles by
+letter (:func:`~stylisticbias.judge.protocol.prompts.prompt_specs`); a response is read as one
+letter or invalid (:mod:`~stylisticbias.judge.protocol.parsing`) and mapped to the pole it
+stands for under its ordering: ``positive``, ``negative`` or ``invalid``. A cell's score is
+phi, the share of valid responses on the positive pole (:func:`score_cells`; the estimators and
+the undecided-mass bounds are described in :mod:`stylisticbias.scores`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from stylisticbias.benchmark import Benchmark
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.protocol.outcomes import CHOICES, draw_outcomes
+from stylisticbias.judge.protocol.parsing import (
+    PARSERS,
+    classify_official,
+    decide_prefix,
+    parse_response,
+)
+from stylisticbias.judge.protocol.prompts import prompt_specs
+from stylisticbias.judge.protocol.tasks.base import TaskType
+
+#: one score row per (model, image, scenario)
+KEYS = ["model", "image_id", "scenario_id"]
+
+
+def _bounds(pos: pd.Series, valid: pd.Series, und: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """phi's range when the undecided mass ``und`` could have gone to either pole."""
+    tot = (valid + und).to_numpy(dtype=np.float64)
+    p, u = pos.to_numpy(dtype=np.float64), und.to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), np.nan)
+        hi = np.where(tot > 0, (p + u) / np.where(tot > 0, tot, 1.0), np.nan)
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def _phi_drawn(rows: pd.DataFrame) -> pd.DataFrame:
+    g = rows.assign(
+        _pos=(rows["choice"] == "positive").astype(np.int64),
+        _valid=rows["choice"].isin(["positive", "negative"]).astype(np.int64),
+    ).groupby(KEYS, sort=False)
+    out = g.agg(pos=("_pos", "sum"), n_valid=("_valid", "sum"), n=("_valid", "size"),
+                simulated=("simulated", "any"), undecided=("p_undecided", "mean"))  # fmt: skip
+    out["phi"] = np.where(
+        out["n_valid"] > 0, out["pos"] / out["n_valid"].where(out["n_valid"] > 0), np.nan
+    )
+    out["n_valid"] = out["n_valid"].astype(float)
+    # a drawn response that landed in undecided mass was recorded as invalid: n * u draws
+    out["phi_low"], out["phi_high"] = _bounds(
+        out["pos"],
+        out["n_valid"],
+        (out["n"] * out["undecided"]).clip(upper=out["n"] - out["n_valid"]),
+    )
+    return out.drop(columns="pos").reset_index()
+
+
+def _official_choices(rows: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
+    """``rows`` with ``choice`` re-read by the paper's code's parser (``parser: official``)."""
+    bad = sorted(set(rows["decoding"].astype(str)) - {"generate", "simulated"})
+    if bad:
+        raise StylisticBiasError(
+            f"judge.parser official: needs drawn response texts (decoding generate or simulated); "
+            f"the judgments hold decoding {', '.join(bad)} (distributions under the paper "
+            "reader). Re-judge with engine.decoding generate, or use judge.parser paper"
+        )
+    choices = []
+    for text, sid, oid in zip(rows["response"], rows["scenario_id"], rows["ordering"]):
+        sc, o = benchmark.scenario(int(sid)), benchmark.ordering(int(oid))
+        opt_a, opt_b = benchmark.options_shown(sc, o)
+        choices.append(classify_official(text, o, opt_a, opt_b, benchmark.parser))
+    return rows.assign(choice=choices)
+
+
+def _phi_exact(rows: pd.DataFrame, k: int) -> pd.DataFrame:
+    g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(KEYS, sort=False)
+    out = g.agg(pos=("p_pos", "sum"), valid=("_valid", "sum"), m=("p_pos", "size"),
+                simulated=("simulated", "any"), und=("p_undecided", "sum"))  # fmt: skip
+    out["phi"] = np.where(
+        out["valid"] > 0, out["pos"] / out["valid"].where(out["valid"] > 0), np.nan
+    )
+    out["phi"] = out["phi"].clip(0.0, 1.0)
+    out["phi_low"], out["phi_high"] = _bounds(out["pos"], out["valid"], out["und"])
+    out["undecided"] = out["und"] / out["m"]
+    out["n_valid"] = k * out["valid"]
+    out["n"] = (k * out["m"]).astype(np.int64)
+    return out.drop(columns=["pos", "valid", "m", "und"]).reset_index()
+
+
+def _phi_expectation_of_drawn(rows: pd.DataFrame) -> pd.Series:
+    """The exact-formula phi from the ``p_*`` of drawn rows (each ordering's seeds averaged)."""
+    g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(KEYS, sort=False)
+    pos, valid = g["p_pos"].sum(), g["_valid"].sum()
+    return (pos / valid.where(valid > 0)).clip(0.0, 1.0).rename("phi_exact")
+
+
+def _phi_paper_from_exact(rows: pd.DataFrame, k: int) -> pd.Series:
+    """The paper's 12-draw estimator from exact rows: K seeded draws per ordering."""
+    seeds = list(range(1, k + 1))
+    pos = np.zeros(len(rows))
+    valid = np.zeros(len(rows))
+    cols = zip(rows["p_pos"], rows["p_neg"], rows["p_invalid"], rows["p_undecided"],
+               rows["image_id"], rows["scenario_id"], rows["ordering"])  # fmt: skip
+    for i, (pp, pn, pi, pu, img, sid, oid) in enumerate(cols):
+        p = {"positive": pp, "negative": pn, "invalid": pi, "undecided": pu}
+        draws = draw_outcomes(p, seeds, str(img), int(sid), int(oid))
+        pos[i] = sum(d == "positive" for d in draws)
+        valid[i] = sum(d != "invalid" for d in draws)
+    g = rows[KEYS].assign(_pos=pos, _valid=valid).groupby(KEYS, sort=False)
+    n_pos, n_valid = g["_pos"].sum(), g["_valid"].sum()
+    return (n_pos / n_valid.where(n_valid > 0)).rename("phi_paper")
+
+
+def score_cells(
+    judgments: pd.DataFrame,
+    benchmark: Benchmark,
+    *,
+    source: str,
+    k: int,
+    reader: str,
+) -> pd.DataFrame:
+    """phi per (model, image, scenario) from JUDGMENTS rows, with both estimators.
+
+    ``source``: ``drawn``, ``exact`` or ``auto`` (drawn rows when there are any); ``k``: the
+    protocol's number of seeds; ``reader``: ``paper`` or ``official`` (``judge.parser``).
+    """
+    if "p_undecided" not in judgments.columns:  # a column subset without it: none recorded
+        judgments = judgments.assign(p_undecided=0.0)
+    drawn = judgments[judgments["seed"] > 0]
+    exact = judgments[judgments["seed"] == 0]
+    use = source if source != "auto" else ("drawn" if len(drawn) else "exact")
+    if reader not in PARSERS:
+        raise StylisticBiasError(
+            f"params.yaml judge.parser: {reader!r}; valid: {', '.join(PARSERS)}"
+        )
+    if reader == "official":
+        if use != "drawn":
+            raise StylisticBiasError(
+                "judge.parser official: needs drawn response texts; the judgments hold only "
+                "exact rows (seed 0). Re-judge with engine.decoding generate, or use judge.parser "
+                "paper"
+            )
+        phi = _phi_drawn(_official_choices(drawn, benchmark))
+        # the paper's code: unparsed answers stay in the denominator
+        phi["phi"] = np.where(phi["n"] > 0, phi["phi"] * phi["n_valid"] / phi["n"], np.nan)
+        phi["phi"] = phi["phi"].fillna(0.0).where(phi["n"] > 0)
+        phi["phi_low"] = phi["phi_high"] = phi["phi"]
+    else:
+        phi = _phi_drawn(drawn) if use == "drawn" else _phi_exact(exact, k)
+    if reader == "paper":  # the two estimators side by side
+        if use == "drawn":
+            alt = _phi_expectation_of_drawn(drawn)
+            phi = phi.merge(alt.reset_index(), on=KEYS, how="left")
+            phi["phi_paper"] = phi["phi"]
+        else:
+            alt = _phi_paper_from_exact(exact, k)
+            phi = phi.merge(alt.reset_index(), on=KEYS, how="left")
+            phi["phi_exact"] = phi["phi"]
+    else:
+        phi["phi_paper"] = phi["phi"]
+        phi["phi_exact"] = np.nan
+    return phi
+
+
+BINARY_CHOICE = TaskType(
+    name="binary_choice",
+    outcomes=CHOICES,
+    readers=PARSERS,
+    prompts=prompt_specs,
+    parse=parse_response,
+    decide_prefix=decide_prefix,
+    score_cells=score_cells,
+)

@@ -1,0 +1,140 @@
+"""Below the stage scripts, library functions take typed specs, not the composed mapping.
+
+A stage script (``pipelines/*.py``) parses ``params.yaml`` once (``load_config()``) and hands the
+typed :class:`~stylisticbias.spec.Config` (or the sections it needs: ``JudgeSpec``,
+``PathsSpec``, the ``Benchmark``...) to the library. This test lists every function of
+``src/stylisticbias`` with a parameter named ``params``/``job_params`` (the composed mapping, by
+this code base's convention) and compares the list with the named exceptions below: a new
+function taking the mapping fails here, and so does a converted one still listed.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARY = ROOT / "src" / "stylisticbias"
+NAMES = {"params", "job_params"}
+
+#: Where the mapping is genuinely the subject (module:function -> why).
+ALLOWED: dict[str, str] = {
+    # composing and reading params.yaml: the mapping layer itself
+    "stylisticbias.config:dump_params": "writes params.yaml",
+    "stylisticbias.config:get": "dotted look-up with a one-line error, for the mapping layer",
+    "stylisticbias.config:judged_models": "takes a Config too; the sweep's job params",
+    "stylisticbias.spec.parse:config_from_params": "the typed conversion itself",
+    "stylisticbias.validate:validate_params": "compose-time checks, before a Config exists",
+    "stylisticbias.outputs:declared_outputs": "compose-time path checks (validate)",
+    "stylisticbias.outputs:stage_output": "compose-time path checks (validate)",
+    "stylisticbias.outputs:check_all_outputs": "compose-time path checks (validate)",
+    "stylisticbias.benchmark.load:benchmark_name": "compose-time: the protocol a mapping names",
+    "stylisticbias.benchmark.load:benchmark_from_params": "compose-time: a mapping's protocol",
+    # the sweep edits each job's params.yaml (paths, models): the mapping is what it writes
+    "stylisticbias.sweep.app:resolve_job": "writes a sweep job's params",
+    "stylisticbias.sweep.callback:datasets_dir": "reads a sweep job's params",
+    "stylisticbias.sweep.dataset:ensure_dataset": "writes a shared dataset's params",
+    "stylisticbias.sweep.dataset:link_dataset": "reads a sweep job's params",
+    "stylisticbias.sweep.runs:close_run": "logs a sweep job's params",
+    "stylisticbias.sweep.spec:judged_models": "reads a sweep job's params",
+    "stylisticbias.sweep.spec:select_model": "edits a sweep job's params",
+    "stylisticbias.sweep.spec:subtree": "reads a sweep job's params",
+    "stylisticbias.sweep.spec:dataset_key": "hashes a sweep job's dataset sections",
+    "stylisticbias.sweep.spec:with_paths": "edits a sweep job's params",
+    "stylisticbias.sweep.spec:dataset_params": "edits a sweep job's params",
+    "stylisticbias.sweep.spec:job_params": "edits a sweep job's params",
+    "stylisticbias.sweep.spec:check": "checks a sweep job's params",
+    # MLflow: any mapping of run parameters, and partial hand-written tracking sections
+    "stylisticbias.tracking.runs:flatten_params": "MLflow params: any nested mapping",
+    "stylisticbias.tracking.runs:log_params": "MLflow params: any nested mapping",
+    "stylisticbias.tracking.store:tracking_spec": "the typed view of a partial tracking section",
+    "stylisticbias.tracking.store:tracking_cfg": "the sweep's anchored tracking section",
+    "stylisticbias.tracking.store:tracking_enabled": "a partial tracking section",
+    "stylisticbias.report.mlflow_log:run_params": "logs the composed config to MLflow as is",
+}
+
+#: Stage chains that still take the mapping (converted so far: judge, scores, analyze).
+NOT_YET: set[str] = {
+    "stylisticbias.analysis.calibration:model_cfg",
+    "stylisticbias.analysis.calibration:is_simulated",
+    "stylisticbias.analysis.calibration:pipeline_dataset",
+    "stylisticbias.analysis.calibration:calibrate",
+    "stylisticbias.dataset.build:BuildContext.from_params",
+    "stylisticbias.dataset.build:faces_spec",
+    "stylisticbias.dataset.build:build_faces",
+    "stylisticbias.dataset.build:_build_faces",
+    "stylisticbias.dataset.build:build_variations",
+    "stylisticbias.dataset.build:_build_variations",
+    "stylisticbias.dataset.build:_write_gallery",
+    "stylisticbias.dataset.importer.settings:is_import",
+    "stylisticbias.dataset.importer.stage:_Context.__init__",
+    "stylisticbias.dataset.importer.stage:import_faces",
+    "stylisticbias.dataset.importer.stage:import_variations",
+    "stylisticbias.dataset.rendering:generator_config",
+    "stylisticbias.report.inputs:_model_info",
+    "stylisticbias.report.inputs:load_settings",
+    "stylisticbias.report.inputs:load_inputs",
+    "stylisticbias.report.mlflow_log:log_report",
+    "stylisticbias.report.mlflow_log:_log_report",
+    "stylisticbias.report.run:scenarios_frame",
+    "stylisticbias.report.run:build_report",
+    "stylisticbias.report.track:runs_file",
+    "stylisticbias.report.track:track_report",
+}
+
+
+#: Stage scripts that still hand the mapping on (the stage chains of NOT_YET).
+SCRIPTS_WITH_PARAMS = {"faces.py", "variations.py", "report.py", "track.py"}
+
+
+def test_stage_scripts_hand_on_the_config() -> None:
+    """A stage script of a converted stage never reads the mapping (``load_params``)."""
+    uses = set()
+    for script in sorted((ROOT / "pipelines").glob("*.py")):
+        tree = ast.parse(script.read_text(encoding="utf-8"))
+        calls = {
+            n.func.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        if "load_params" in calls:
+            uses.add(script.name)
+    assert uses == SCRIPTS_WITH_PARAMS
+
+
+def functions_taking_params(source: str, module: str) -> list[str]:
+    """``module:qualified.name`` of every function of ``source`` with a ``params`` parameter."""
+    out: list[str] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                a = child.args
+                if any(x.arg in NAMES for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]):
+                    out.append(f"{module}:{prefix}{child.name}")
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+
+    visit(ast.parse(source), "")
+    return out
+
+
+def test_finder_sees_methods_and_nested_functions() -> None:
+    src = (
+        "class A:\n    def f(self, params): ...\n"
+        "def g(x, *, params=None):\n    def h(params): ...\n"
+    )
+    assert functions_taking_params(src, "m") == ["m:A.f", "m:g", "m:g.h"]
+
+
+def test_no_library_function_takes_the_composed_mapping() -> None:
+    found = set()
+    for path in sorted(LIBRARY.rglob("*.py")):
+        module = ".".join(path.relative_to(LIBRARY.parent).with_suffix("").parts)
+        found.update(functions_taking_params(path.read_text(encoding="utf-8"), module))
+    assert not ALLOWED.keys() & NOT_YET
+    new = sorted(found - ALLOWED.keys() - NOT_YET)
+    assert new == [], "take the typed Config/specs instead of params: " + ", ".join(new)
+    gone = sorted((ALLOWED.keys() | NOT_YET) - found)
+    assert gone == [], "converted or removed; drop them from the lists here: " + ", ".join(gone)
