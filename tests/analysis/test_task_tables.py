@@ -64,6 +64,10 @@ def test_vignette_demo_tables(vignette) -> None:
     lo = vignette["vignette_log_odds"]
     assert set(lo["activity"]) == {"friendly", "unfriendly"}
     assert vignette["vignette_pair_comp"]["pair_comp"].between(-1, 1).all()
+    tvi = vignette["vignette_text_vs_image"].set_index("identity")
+    # planted with the image only: doctor chosen more with it than without, and significantly
+    assert tvi.loc["doctor", "delta"] > 0.05 and tvi.loc["doctor", "pval"] < 0.05
+    assert tvi["share_text"].between(0.35, 0.65).all()  # no preference planted without it
 
 
 def test_a_bad_value_fails_in_one_line(reflect) -> None:
@@ -80,7 +84,7 @@ def test_demo_cli_writes_every_table(tmp_path) -> None:
     assert main(["--protocol", "vignette", "--out", str(tmp_path)]) == 0
     written = {p.stem for p in tmp_path.glob("*.csv")}
     assert written == {"vignette_selection", "vignette_log_odds", "vignette_pair_comp",
-                       "vignette_polarity", "position_bias"}  # fmt: skip
+                       "vignette_polarity", "position_bias", "vignette_text_vs_image"}  # fmt: skip
     back = pd.read_csv(tmp_path / "position_bias.csv")
     tt.validate_task_table("position_bias", back)
 

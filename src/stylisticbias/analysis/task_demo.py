@@ -6,7 +6,8 @@ REFLECT: 48 source photos x 4 race-gender variants; the 2AFC income question on 
 cross-group pair of a photo in both orders, the MCQ salary question and the doctor's salary
 recommendation on every variant. VIGNETTE: 40 composite instances of every pair of four
 identities in both orders for the "friendly"/"unfriendly" trait pair and the first cooking
-decision question. The planted effects are :data:`REFLECT_PLANT` / :data:`VIGNETTE_PLANT`.
+decision question, with the image and in the text-only ablation. The planted effects are
+:data:`REFLECT_PLANT` / :data:`VIGNETTE_PLANT`.
 """
 
 from __future__ import annotations
@@ -121,6 +122,13 @@ def vignette_demo(model: str = "simulated", n_inst: int = 40, seed: int = 1,
                                               "x_low", "n_low"])  # fmt: skip
     out["vignette_polarity"] = tt.polarity_table(counts_df, model, simulated=True)
     out["position_bias"] = tt.pairwise_tables(high, model, 101, **kw)["position_bias"]
+    # the first cooking decision question with the image (planted preference) and without it
+    # (text-only ablation, no preference planted)
+    with_img = pairwise_answers(bench, 301, VIGNETTE_PLANT["high"], inst, IDENTITIES, seed + 2)
+    text = pairwise_answers(bench, 401, TaskPlant(invalid_rate=0.02), inst, IDENTITIES, seed + 3)
+    out["vignette_text_vs_image"] = tt.text_vs_image_table(
+        _options(with_img, "cooking"), _options(text, "cooking"), model, 301, simulated=True
+    )
     return out
 
 

@@ -45,6 +45,10 @@ TASK_VOCABULARY: dict[str, Col] = {
     "polarity": Col("float", "VIGNETTE polarity S_high - S_low (percent)"),
     "position_bias": Col("float", "share choosing slot 1 (left) minus 1/2", checks=_SIGNED),
     "effect": Col("str", "the tested effect (race, gender, race x gender)", nullable=False),
+    "share_image": Col("float", "selection share with the image", checks=_P),
+    "share_text": Col("float", "selection share in the text-only ablation", checks=_P),
+    "delta": Col("float", "with-image minus text-only selection share", checks=_SIGNED),
+    "z": Col("float", "pooled two-proportion z statistic"),
 }
 _WORDS = {**VOCABULARY, **TASK_VOCABULARY}
 
@@ -75,6 +79,9 @@ TASK_TABLES: tuple[TableSpec, ...] = (
           ("model", "identity", "partner"), ("pair_comp", "pval", "n")),
     _spec("vignette_polarity", "VIGNETTE polarity per identity and trait pair (Sec. 4.4)",
           ("model", "identity", "trait_pair"), ("polarity", "pval", "n")),
+    _spec("vignette_text_vs_image", "VIGNETTE with-image vs text-only selection shares and the "
+          "pooled two-proportion z-test (Sec. 4.5)", ("model", "scenario_id", "identity"),
+          ("share_image", "share_text", "delta", "z", "pval", "n")),
     _spec("position_bias", "left/right (slot 1) bias the swapped orders expose",
           ("model", "scenario_id"), ("position_bias", "ci_low", "ci_high", "pval", "n")),
 )  # fmt: skip
@@ -268,3 +275,26 @@ def polarity_table(counts: pd.DataFrame, model: str, *, simulated: bool = False)
         rows.append({"model": model, "identity": r.identity, "trait_pair": r.trait_pair,
                      "polarity": s, "pval": p, "n": int(r.n_high + r.n_low)})  # fmt: skip
     return _frame("vignette_polarity", rows, simulated)
+
+
+def text_vs_image_table(
+    image: pd.DataFrame, text: pd.DataFrame, model: str, scenario_id: int, *,
+    simulated: bool = False,
+) -> pd.DataFrame:  # fmt: skip
+    """``vignette_text_vs_image``: per identity, the share of valid answers choosing it with the
+    image and in the text-only ablation, their difference and the pooled z-test.
+
+    ``image``/``text``: option tables as for :func:`vignette_tables` (``identity``,
+    ``selected``) of the same question asked both ways.
+    """
+    rows = []
+    for ident in sorted(set(image["identity"]) | set(text["identity"])):
+        a, b = image[image["identity"] == ident], text[text["identity"] == ident]
+        x1, n1, x2, n2 = int(a["selected"].sum()), len(a), int(b["selected"].sum()), len(b)
+        if not (n1 and n2):
+            continue
+        z, p = ts.two_proportion_z(x1, n1, x2, n2)
+        rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
+                     "share_image": x1 / n1, "share_text": x2 / n2, "delta": x1 / n1 - x2 / n2,
+                     "z": z, "pval": p, "n": n1 + n2})  # fmt: skip
+    return _frame("vignette_text_vs_image", rows, simulated)
