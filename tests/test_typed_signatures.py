@@ -53,12 +53,8 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.report.mlflow_log:run_params": "logs the composed config to MLflow as is",
 }
 
-#: Stage chains that still take the mapping (converted so far: judge, scores, analyze).
+#: Stage chains that still take the mapping (converted: judge, scores, analyze, calibrate).
 NOT_YET: set[str] = {
-    "stylisticbias.analysis.calibration:model_cfg",
-    "stylisticbias.analysis.calibration:is_simulated",
-    "stylisticbias.analysis.calibration:pipeline_dataset",
-    "stylisticbias.analysis.calibration:calibrate",
     "stylisticbias.dataset.build:BuildContext.from_params",
     "stylisticbias.dataset.build:faces_spec",
     "stylisticbias.dataset.build:build_faces",

@@ -24,6 +24,7 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,11 @@ import pandas as pd
 
 from stylisticbias.analysis.metrics import sbs
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
-from stylisticbias.config import load_group_option, load_params
+from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
+from stylisticbias.config import load_config, load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_write_text, round_floats
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
@@ -60,35 +62,37 @@ def synthetic_dataset(
     return faces, var
 
 
-def model_cfg(params: dict[str, Any], model: str) -> dict[str, Any]:
-    """A model's section: ``params["models"]`` when judged, else ``conf/model/<model>.yaml``."""
-    judged = params.get("models") or {}
-    return dict(judged[model]) if model in judged else load_group_option("model", model)
+def model_cfg(config: Config | None, model: str) -> dict[str, Any]:
+    """A model's section: the judged model's (as composed) when ``config`` judges it, else
+    ``conf/model/<model>.yaml``."""
+    if config is not None and model in config.models:
+        return asdict(config.models[model])
+    return load_group_option("model", model)
 
 
-def is_simulated(model: str, params: dict[str, Any] | None = None) -> bool:
+def is_simulated(model: str, config: Config | None = None) -> bool:
     """Whether the model is a simulated judge (runs on the simulated engine)."""
-    cfg = model_cfg(params or {}, model)
+    cfg = model_cfg(config, model)
     return (cfg.get("engine") or {}).get("name") == "simulated"
 
 
-def pipeline_dataset(params: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def pipeline_dataset(config: Config) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The dataset the pipeline built (``data/faces``, ``data/variations``), judged images only."""
     from stylisticbias import schemas
 
-    faces = schemas.read_table(Path(params["paths"]["faces"]) / "faces.parquet", schemas.FACES)
+    faces = schemas.read_table(Path(config.paths.faces) / "faces.parquet", schemas.FACES)
     var = schemas.read_table(
-        Path(params["paths"]["variations"]) / "variations.parquet", schemas.VARIATIONS
+        Path(config.paths.variations) / "variations.parquet", schemas.VARIATIONS
     )
     faces = faces[faces["status"] == "ok"]
     var = var[var["status"] == "ok"]
-    if params["judge"].get("images", "evaluated") == "evaluated":
+    if config.judge.images == "evaluated":
         var = var[var["evaluated"]]
     return faces.reset_index(drop=True), var.reset_index(drop=True)
 
 
 def calibrate(
-    params: dict[str, Any],
+    config: Config,
     *,
     n_faces: int = 100,
     models: Sequence[str] | None = None,
@@ -110,15 +114,16 @@ def calibrate(
     from stylisticbias.scores import compute_scores
 
     t0 = time.perf_counter()
-    s = AnalysisSettings.from_config(params.get("analysis"))
-    benchmark = benchmark_from_params(params)
-    names = [m for m in (models or list(params.get("models") or {})) if is_simulated(m, params)]
+    s = AnalysisSettings.from_config(asdict(config.analysis))
+    benchmark = load_benchmark(config.protocol)
+    judge = asdict(config.judge)
+    names = [m for m in (models or config.model_names) if is_simulated(m, config)]
     if not names:
         return {
             "coverage": None,
             "n_cells": 0,
             "note": "no simulated judge among the models: calibration needs planted effects",
-            "settings": {"models": list(models or params.get("models") or {})},
+            "settings": {"models": list(models or config.model_names)},
             "simulated": False,
         }
     faces, var = dataset if dataset is not None else synthetic_dataset(benchmark, n_faces, seed)
@@ -128,16 +133,16 @@ def calibrate(
     attrs = attrs.where(attrs.notna(), None).to_dict("records")
     scored, truths = [], []
     for name in names:
-        cfg = model_cfg(params, name)
+        cfg = model_cfg(config, name)
         if (cfg.get("engine") or {}).get("name") != "simulated":
             raise StylisticBiasError(f"calibration: model {name!r} is not a simulated judge")
         if scores is not None and name in scores:
             scored.append(scores[name])
         else:
-            eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], benchmark)
+            eng = SimulatedJudgeEngine(cfg, cfg["engine"], judge, benchmark)
             j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
             scored.append(compute_scores(j, faces, var, benchmark))
-        orderings = benchmark.selected_orderings(params["judge"].get("orderings"))
+        orderings = benchmark.selected_orderings(judge["orderings"])
         tr = planted_truth(benchmark, faces, var, cfg, orderings=orderings)
         truths.append(tr[["model", "image_id", "scenario_id", "delta_true", "delta_planted"]])
     sc = pd.concat(scored, ignore_index=True)
@@ -169,8 +174,8 @@ def calibrate(
         "settings": {
             "cells": CELLS, "faces": n_faces, "models": names, "ci": s.ci,
             "n_resamples": s.n_resamples, "alpha": s.alpha, "correction": s.correction,
-            "orderings": benchmark.selected_orderings(params["judge"].get("orderings")),
-            "seeds": params["judge"].get("seeds"),
+            "orderings": benchmark.selected_orderings(judge["orderings"]),
+            "seeds": judge["seeds"],
         },
         "simulated": True,
     }  # fmt: skip
@@ -198,22 +203,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    params = load_params()
+    config = load_config()
     try:
         if args.synthetic:
-            res = calibrate(params, n_faces=args.synthetic)
+            res = calibrate(config, n_faces=args.synthetic)
         else:
             from stylisticbias.score_store import read_model_scores
 
-            names = [m for m in params.get("models") or {} if is_simulated(m, params)]
-            score_dir = Path(params["paths"]["scores"])
+            names = [m for m in config.model_names if is_simulated(m, config)]
+            score_dir = Path(config.paths.scores)
             sc = {m: read_model_scores(score_dir, m) for m in names}
-            res = calibrate(params, dataset=pipeline_dataset(params), scores=sc)
+            res = calibrate(config, dataset=pipeline_dataset(config), scores=sc)
             res.setdefault("settings", {})["dataset"] = "pipeline: data/faces, variations, scores"
     except StylisticBiasError as exc:
         log.error("error: %s", exc)
         return 2
-    out = Path(args.out or Path(params["paths"]["reports"]) / "calibration.json")
+    out = Path(args.out or Path(config.paths.reports) / "calibration.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(round_floats(res), indent=2) + "\n")
     return 0
