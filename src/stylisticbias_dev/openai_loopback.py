@@ -13,8 +13,12 @@ random-weight ones of :mod:`stylisticbias_dev.tiny`), in the shape vLLM document
 Fault injection (``--faults JSON``), deterministic per request body and only on its first
 attempt: ``{"429": 0.1, "500": 0.1, "timeout": 0.05, "malformed": 0.05, "retry_after": 0.2,
 "timeout_delay": 3, "refuse_images": [sha256, ...], "refuse_400_images": [...]}`` (rates are
-fractions of distinct bodies). ``--log FILE`` appends one JSON line per request handled
-(``{"key", "image", "event", "status"}``; event ``answered``, ``late`` (answered after a timeout
+fractions of distinct bodies). ``"planted_logprobs": {"": [[token, logprob], ...], "*": [...]}``
+answers every log-probability request from that table instead of the model: the entry keyed by
+the partial answer (``""`` for the first token), else ``"*"`` -- the k-option exactness test
+plants its option log-probabilities this way. ``--log FILE`` appends one JSON line per request
+handled (``{"key", "image", "images", "event", "status"}``, ``images`` the number of images the
+request carried; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 
 CLI: ``python -m stylisticbias_dev.openai_loopback --model DIR --port N [...]``.
@@ -166,7 +170,8 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
         def _log(self, key: str, body: dict[str, Any], event: str, status: int) -> None:
             if log_path is None:
                 return
-            line = {"key": key, "image": _image_sha(body), "event": event, "status": status}
+            line = {"key": key, "image": _image_sha(body), "images": _image_count(body),
+                    "event": event, "status": status}  # fmt: skip
             with log_lock, open(log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")
 
@@ -223,6 +228,24 @@ def _image_sha(body: dict[str, Any]) -> str | None:
     return None
 
 
+def _image_count(body: dict[str, Any]) -> int:
+    """The number of image parts in the request's messages."""
+    return sum(
+        1
+        for msg in body.get("messages", [])
+        if isinstance(msg.get("content"), list)
+        for part in msg["content"]
+        if part.get("type") == "image_url"
+    )
+
+
+def _planted(body: dict[str, Any], table: dict[str, Any]) -> list[list[Any]]:
+    """The planted ``[token, logprob]`` list for the request's partial answer."""
+    last = body["messages"][-1]
+    partial = last["content"] if body.get("continue_final_message") else ""
+    return list(table.get(partial, table.get("*", [])))
+
+
 def answer(model: LoopbackModel, served: str, body: dict[str, Any], cfg: dict[str, Any]) -> Any:
     """The chat-completion response object of one request."""
     sha = _image_sha(body)
@@ -237,6 +260,18 @@ def answer(model: LoopbackModel, served: str, body: dict[str, Any], cfg: dict[st
         choice = {"index": 0, "message": msg, "logprobs": None, "finish_reason": "content_filter"}
         return {**base, "choices": [choice], "usage": usage}
     messages = body["messages"]
+    if body.get("logprobs") and cfg.get("planted_logprobs") is not None:
+        k = int(body.get("top_logprobs") or 0)
+        planted = sorted(_planted(body, cfg["planted_logprobs"]), key=lambda x: -float(x[1]))
+        top = [{"token": str(t), "logprob": float(lp), "bytes": list(str(t).encode())}
+               for t, lp in planted[: max(k, 1)]]  # fmt: skip
+        msg = {"role": "assistant", "content": top[0]["token"], "refusal": None}
+        content = [{**top[0], "top_logprobs": top[:k]}]
+        return {**base, "choices": [{"index": 0, "message": msg,
+                                     "logprobs": {"content": content},
+                                     "finish_reason": "length", "stop_reason": None}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1,
+                          "total_tokens": 2}}  # fmt: skip
     if body.get("logprobs"):
         k = int(body.get("top_logprobs") or 0)
         lp, n_prompt = model.next_logprobs(messages)

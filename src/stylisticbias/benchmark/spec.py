@@ -42,6 +42,74 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class ChoiceOption:
+    """One labelled option of a ``choice_k`` task: its label (one lower-case letter or digit,
+    shown as the prompt writes it), its text and, for an ordinal task, its numeric value."""
+
+    label: str
+    text: str
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class NumericRange:
+    """The plausible range of a ``numeric`` task's answer and how a written range is read.
+
+    ``ranges``: ``midpoint`` reads "between 50,000 and 60,000" as 55,000; ``invalid`` records
+    it as invalid. ``unit``: what the number counts (``USD``), for reports.
+    """
+
+    low: float
+    high: float
+    unit: str = ""
+    ranges: str = "midpoint"
+
+
+@dataclass(frozen=True)
+class TaskScenario:
+    """One scenario of a protocol's ``tasks:`` list: a question asked as one task type.
+
+    ``task`` names a scenario task type (``judge/protocol/tasks/registry.py``:
+    ``binary_choice``, ``choice_k``, ``pairwise``, ``numeric``, ``text_only``); the fields that type
+    reads are checked by it (``check_protocol_tasks``). ``prompt`` is the question's template;
+    ``options`` the labelled options (``choice_k``; ``pairwise``: the two labels);
+    ``ordinal`` whether the options' values are ordered; ``range`` a numeric task's plausible
+    range; ``layout`` how a pairwise task shows its two images (``two_images`` or
+    ``composite``); ``answers`` the task a ``text_only`` question is answered as (its image
+    replaced by ``{description}`` in the prompt); ``positive``/``negative`` the poles of a
+    ``binary_choice`` one; ``fields`` the prompt's other placeholders and their values (occupation,
+    biography ...).
+    """
+
+    id: int
+    category: str
+    task: str
+    prompt: str
+    options: tuple[ChoiceOption, ...] = ()
+    ordinal: bool = False
+    range: NumericRange | None = None
+    layout: str = "two_images"
+    answers: str = ""
+    positive: str = ""
+    negative: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The option labels in the protocol's order."""
+        return tuple(o.label for o in self.options)
+
+    def option(self, label: str) -> ChoiceOption:
+        """The option a label stands for; unknown labels name the valid ones."""
+        for o in self.options:
+            if o.label == label:
+                return o
+        raise StylisticBiasError(
+            f"task {self.id}: option {label!r} is not one of {', '.join(self.labels)}"
+        )
+
+
+@dataclass(frozen=True)
 class ParserRules:
     """The parts of the response parser that depend on the protocol (``parser:`` section).
 
@@ -156,6 +224,7 @@ class Benchmark:
     source: str = ""  # the file it was read from (for messages)
     digest: str = ""  # sha256 of the file's text (cache keys)
     task: str = DEFAULT_TASK  # the task type (``task:``; judge/protocol/tasks/registry.py)
+    tasks: tuple[TaskScenario, ...] = ()  # the ``tasks:`` list (task-typed scenarios)
 
     # ---- lookups -------------------------------------------------------------------------
     @property
@@ -184,6 +253,22 @@ class Benchmark:
                 return s
         valid = ", ".join(str(s.id) for s in self.scenarios)
         raise StylisticBiasError(f"unknown scenario_id {scenario_id!r}; valid: {valid}")
+
+    def task_scenario(self, task_id: int) -> TaskScenario:
+        """Scenario of the ``tasks:`` list by id; unknown ids name the valid ones."""
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        valid = ", ".join(str(t.id) for t in self.tasks) or "none (the protocol has no tasks)"
+        raise StylisticBiasError(f"unknown task id {task_id!r}; valid: {valid}")
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        """Every task type the protocol asks, in first-use order (the protocol's ``task`` for
+        its ``scenarios:`` list, then each ``tasks:`` entry's)."""
+        names = [self.task] if self.scenarios else []
+        names += [t.task for t in self.tasks]
+        return tuple(dict.fromkeys(names))
 
     def ordering(self, ordering_id: int) -> Ordering:
         """Ordering by id."""
