@@ -91,6 +91,7 @@ log = logging.getLogger(__name__)
 SORT_KEYS = ["image_id", "scenario_id", "ordering", "seed"]
 #: engine settings that change speed or placement, never the records
 _NON_RESULT_ENGINE_KEYS = {
+    "allow_remote_licensed_images",
     "lightning",
     "image_batch_size",
     "num_workers",
@@ -193,8 +194,14 @@ def fingerprint(
         "model": {k: v for k, v in model_cfg.items() if k not in ("engine", "_target_")},
         "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
         "judge": {k: v for k, v in judge_cfg.items() if k not in ("models", "images", "dry_run")},
-        "scenarios": [s.__dict__ for s in benchmark.scenarios],
-        "orderings": [[o.id, o.slots] for o in benchmark.orderings],
+        # optional annotations enter only when set (a protocol without them keeps its print)
+        "scenarios": [
+            {k: v for k, v in s.__dict__.items() if v not in ("", (), None)}
+            for s in benchmark.scenarios
+        ],
+        "orderings": [
+            [o.id, o.slots, *([o.answer] if o.answer else [])] for o in benchmark.orderings
+        ],
         "forced_choice": benchmark.prompts.get("forced_choice"),
     }
     if hasattr(engine, "fingerprint"):
