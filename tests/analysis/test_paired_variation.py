@@ -263,3 +263,26 @@ def test_bootstrap_is_deterministic_and_face_level(beauty: Benchmark) -> None:
     one = data.weighted(w)[0]
     assert one == pytest.approx(12 * data.counts[0])
     assert list(itertools.islice(data.faces, 2)) == ["f000", "f001"]
+
+
+def test_shift_and_group_gap_cis_are_face_bootstraps_of_the_differences(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    data = pv.paired_data(df, beauty, spec)
+    out = pv.variation_bias(data, beauty, spec, BOOT)
+    row = out[out["scenario_id"] == 47].iloc[0]
+    o, b = _phi(df, 47, is_base=True), _phi(df, 47, is_base=False)
+    assert row["shift"] == pytest.approx(b.mean() - o.mean())
+    assert row["shift_low"] < row["shift"] < row["shift_high"]
+    # the CI by hand: resample faces with the same draw counts
+    w = pv.face_weights(len(data.faces), BOOT.n_resamples, BOOT.seed)
+    per_face = df[df["scenario_id"] == 47].pivot(index="face_id", columns="is_base", values="phi")
+    per_face = per_face.loc[list(data.faces)]
+    diffs = (w @ per_face[False].to_numpy() - w @ per_face[True].to_numpy()) / w.sum(axis=1)
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    assert (row["shift_low"], row["shift_high"]) == pytest.approx((lo, hi), abs=1e-8)  # phi rounded
+    gap, glo, ghi = pv.group_gap(data, "gender", "male", "female", BOOT)
+    s = list(data.scenario_ids).index(1)
+    m, f = _phi(df, 1, gender="male"), _phi(df, 1, gender="female")
+    assert gap[s] == pytest.approx(f.mean() - m.mean())
+    assert glo[s] <= gap[s] <= ghi[s]

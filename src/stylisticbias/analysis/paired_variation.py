@@ -176,18 +176,47 @@ class Bootstrap:
     seed: int = 0
 
 
+def gap_ci(
+    counts: np.ndarray, boot_counts: np.ndarray, values: np.ndarray, ci: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Difference of the two groups' mean phi (second minus first) with its percentile CI.
+
+    ``counts[..., 2, U]`` are the data, ``boot_counts[B, ..., 2, U]`` the bootstrap replicates
+    (faces resampled: both groups of one replicate come from the same draw of faces).
+    """
+    m = _means(counts, values)
+    bm = _means(boot_counts, values)
+    diff = bm[..., 1] - bm[..., 0]
+    lo, hi = _ci(diff.reshape(diff.shape[0], -1), ci)
+    return m[..., 1] - m[..., 0], lo.reshape(m.shape[:-1]), hi.reshape(m.shape[:-1])
+
+
+def group_gap(
+    data: PairedData, column: str, first: str, second: str, boot: Bootstrap
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per scenario: mean phi of group ``second`` minus group ``first`` of a demographic column
+    (all images), with its face-bootstrap CI."""
+    w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
+    c = data.by_group(column, [first, second]).sum(axis=1)  # (S, 2, U)
+    bc = data.by_group(column, [first, second], w).sum(axis=2)  # (B, S, 2, U)
+    return gap_ci(c, bc, data.values, boot.ci)
+
+
 def variation_bias(
     data: PairedData, benchmark: Benchmark, spec: StatisticsSpec, boot: Bootstrap
 ) -> pd.DataFrame:
-    """Per scenario: KW of phi(base) vs phi(variation), the two means with bootstrap CIs,
-    significance at ``spec.alpha`` and the direction (Tables 10-16)."""
+    """Per scenario: KW of phi(base) vs phi(variation), the two means and their difference
+    (``shift`` = variation - base) with bootstrap CIs, significance at ``spec.alpha`` and the
+    direction (Tables 10-16)."""
     counts = data.weighted(None)  # (S, 2, U)
     h, p, _ = kruskal_counts(counts)
     means = _means(counts, data.values)  # (S, 2)
     w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
-    bm = _means(data.weighted(w), data.values)  # (B, S, 2)
+    boot_counts = data.weighted(w)
+    bm = _means(boot_counts, data.values)  # (B, S, 2)
     lo, hi = _ci(bm.reshape(bm.shape[0], -1), boot.ci)
     lo, hi = lo.reshape(means.shape), hi.reshape(means.shape)
+    shift, shift_lo, shift_hi = gap_ci(counts, boot_counts, data.values, boot.ci)
     n = counts.sum(axis=-1)
     scen = [benchmark.scenario(i) for i in data.scenario_ids]
     return pd.DataFrame(
@@ -206,6 +235,9 @@ def variation_bias(
             "mean_variation": means[:, 1],
             "mean_variation_low": lo[:, 1],
             "mean_variation_high": hi[:, 1],
+            "shift": shift,
+            "shift_low": shift_lo,
+            "shift_high": shift_hi,
             "h": h,
             "pval": p,
             "significant_alpha": np.nan_to_num(p, nan=1.0) < spec.alpha,

@@ -186,6 +186,11 @@ def build_report(config: Config, root: Path | None = None) -> None:
     """
     root = root or project_root()
     benchmark = load_benchmark(config.protocol)  # the protocol, resolved once for the stage
+    if benchmark.statistics.suite == "paired_variation":
+        from stylisticbias.report.paired import build_paired_report
+
+        build_paired_report(config, benchmark, root)
+        return
     inputs = load_inputs(config, root, benchmark)
     share = inputs.analysis.pareto_share
     alpha = inputs.analysis.alpha
