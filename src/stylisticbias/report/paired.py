@@ -27,7 +27,7 @@ from scipy import stats
 from stylisticbias.analysis import table_registry as registry
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.outputs import atomic_path, atomic_write_text
-from stylisticbias.report.figures import SIM_NOTE, category_colors, save
+from stylisticbias.report.figures import SIM_NOTE, save
 from stylisticbias.report.markdown import md_escape, md_table
 from stylisticbias.spec import Config
 
@@ -64,8 +64,9 @@ def fig_h_by_scenario(bias: pd.DataFrame, alpha: float, label: str, simulated: b
     is the chi-square(1) critical value at alpha (bars above it are significant)."""
     models = list(dict.fromkeys(bias["model"]))
     fig, axes = plt.subplots(len(models), 1, figsize=(14, 3.2 * len(models)), squeeze=False)
-    groups = (bias["scenario_category"] + " / " + bias["subcategory"]).tolist()
-    colors = category_colors(groups)
+    groups = list(dict.fromkeys(bias["scenario_category"] + " / " + bias["subcategory"]))
+    palette = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
+    colors = {g: matplotlib.colors.to_hex(palette[i % len(palette)]) for i, g in enumerate(groups)}
     crit = float(stats.chi2.isf(alpha, 1))
     for ax, m in zip(axes[:, 0], models, strict=True):
         d = bias[bias["model"] == m]
@@ -78,8 +79,10 @@ def fig_h_by_scenario(bias: pd.DataFrame, alpha: float, label: str, simulated: b
         ax.set_ylabel("H (Kruskal-Wallis)")
         ax.set_title(f"{m}: original vs {label}, per scenario (dashed: p = {alpha:g})", fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-    axes[0, 0].legend(handles, list(colors), fontsize=6, ncol=4, loc="upper right")
+    fig.legend(handles, list(colors), fontsize=7, ncol=4, loc="lower center",
+               bbox_to_anchor=(0.5, 0.02))  # fmt: skip
     _decorate(fig, f"Bias of the {label} images per scenario", simulated)
+    fig.subplots_adjust(bottom=0.12 + 0.04 / len(models))
     return fig
 
 
@@ -128,28 +131,30 @@ def _paper_row(model: str, papers: list[str], names: dict[str, str]) -> str:
 def compare_categories(
     rates: pd.DataFrame, ref: pd.DataFrame | None, names: dict[str, str]
 ) -> pd.DataFrame:
-    """The run's share of significant scenarios per test and (sub)category beside the paper's."""
+    """The run's share of significant scenarios per test and (sub)category beside the paper's:
+    one row per model and test, cells ``run % / paper %``."""
     run = rates[(rates["subcategory"] != "all") | (rates["scenario_category"] == "all")]
-    rows = []
     papers = sorted(set(ref["model"])) if ref is not None else []
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     for r in run.itertuples(index=False):
-        row = {
-            "model": r.model,
-            "bias": TEST_NAMES.get(r.bias_test, r.bias_test),
-            "category": "Total" if r.scenario_category == "all" else r.scenario_category,
-            "subcategory": "" if r.subcategory == "all" else r.subcategory,
-            "n": int(r.n_scenarios),
-            "run %": 100 * r.share_significant,
-        }
+        p = _paper_row(r.model, papers, names)
+        row = rows.setdefault(
+            (r.model, r.bias_test),
+            {"model": r.model, "bias": TEST_NAMES.get(r.bias_test, r.bias_test), "paper row": p},
+        )
+        col = (
+            "Total"
+            if r.scenario_category == "all"
+            else f"{r.scenario_category.replace('Stereotyped ', '')}: {r.subcategory}"
+        )
+        paper = np.nan
         if ref is not None:
-            p = _paper_row(r.model, papers, names)
             hit = ref[(ref["model"] == p) & (ref["bias_test"] == r.bias_test)
                       & (ref["scenario_category"] == r.scenario_category)
                       & (ref["subcategory"] == r.subcategory)]  # fmt: skip
-            row["paper row"] = p
-            row["paper %"] = 100 * float(hit["share_significant"].iloc[0]) if len(hit) else np.nan
-        rows.append(row)
-    return pd.DataFrame(rows)
+            paper = 100 * float(hit["share_significant"].iloc[0]) if len(hit) else np.nan
+        row[col] = f"{100 * r.share_significant:.1f} / {paper:.1f}"
+    return pd.DataFrame(list(rows.values()))
 
 
 def compare_halo(
@@ -204,7 +209,7 @@ def build_markdown(
     v = spec.variation
     bias = tables["paired_variation_bias"]
     simulated = bool(bias["simulated"].any())
-    names = {m: str(getattr(spec_, "paper_name", None) or m) for m, spec_ in config.models.items()}
+    names = {m: str(getattr(ms, "paper_name", None) or m) for m, ms in config.models.items()}
     title = f"# {benchmark.name}: {v.base_label} vs {v.label} images"
     lines = [title + (" — SIMULATED" if simulated else ""), ""]
     if simulated:
@@ -213,7 +218,7 @@ def build_markdown(
     lines += [
         f"Protocol `conf/benchmark/{benchmark.name}.yaml`: {len(benchmark.scenarios)} scenarios, "
         f"{len(benchmark.orderings)} orderings, judge seeds {list(config.judge.seeds)}; "
-        f"{faces} faces with a {v.base_label} and a {v.label} image; models "
+        f"{faces} faces, each judged as {v.base_label} and as {v.label}; models "
         + ", ".join(f"`{m}`" for m in config.model_names)
         + f". Significance: Kruskal-Wallis p < {spec.alpha:g} per scenario (no correction across"
         " scenarios, as the paper); W^attr: Wilcoxon signed-rank across scenarios, Bonferroni"
@@ -309,7 +314,8 @@ def build_markdown(
         lines += [
             f"The paper's values from `conf/reference/{benchmark.name}/` (transcribed from the "
             "paper); a run model whose `paper_name` is one of the paper's models is compared "
-            "with that model's row, any other with the paper's Average.",
+            "with that model's row, any other with the paper's Average. Cells: run % / paper %"
+            " of scenarios with a significant bias.",
             "",
             md_table(compare_categories(rates, ref.get("category_rates"), names), digits=1),
             "",
@@ -384,8 +390,7 @@ def build_paired_report(config: Config, benchmark: Benchmark, root: Path) -> Non
     _plots(bias, reports / "plots")
     cal_path = reports / "calibration.json"
     calibration = json.loads(cal_path.read_text()) if cal_path.exists() else None
-    md = build_markdown(
-        config, benchmark, tables, figures, _reference(root, benchmark), calibration
-    )
+    ref = _reference(root, benchmark)
+    md = build_markdown(config, benchmark, tables, figures, ref, calibration)
     atomic_write_text(reports / "README.md", md + "\n")
     log.info("wrote %s", reports / "README.md")
