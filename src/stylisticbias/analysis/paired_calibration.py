@@ -65,16 +65,19 @@ def true_effects(truth: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
 
 def calibrate_scores(
     scores: pd.DataFrame,
-    truth: pd.DataFrame,
+    effects: pd.DataFrame,
     benchmark: Benchmark,
     boot: pv.Bootstrap,
 ) -> pd.DataFrame:
-    """One dataset's per-scenario cells: estimate, CI, truth, covered, significant, null."""
+    """One dataset's per-scenario cells: estimate, CI, truth, covered, significant, null.
+
+    ``effects`` is :func:`true_effects` of the truth: of the same images (a sample truth) or of
+    a large population (a population truth)."""
     spec = benchmark.statistics
     data = pv.paired_data(scores, benchmark, spec)
     bias = pv.variation_bias(data, benchmark, spec, boot)
     cells = bias[["scenario_id", "halo", "shift", "shift_low", "shift_high", "significant_alpha"]]
-    cells = cells.merge(true_effects(truth, benchmark), on="scenario_id", how="left")
+    cells = cells.merge(effects, on="scenario_id", how="left")
     cells["covered"] = (cells["shift_low"] <= cells["shift_true"]) & (
         cells["shift_true"] <= cells["shift_high"]
     )
