@@ -10,9 +10,9 @@ from stylisticbias.analysis import paired_calibration as pc
 from stylisticbias.analysis.paired_variation import Bootstrap
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, benchmark_from_params
 from stylisticbias.config import compose
-from stylisticbias.judge.ground_truth import planted_truth
-from stylisticbias.judge.planted import planted_source
-from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
+from stylisticbias.judge.engines.simulated.ground_truth import planted_truth
+from stylisticbias.judge.engines.simulated.planted import planted_source
 from stylisticbias.sampling import sample_identities
 from stylisticbias.scores import compute_scores
 

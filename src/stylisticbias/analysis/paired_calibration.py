@@ -1,7 +1,8 @@
 """Calibration of the paired-variation statistics: do the tables recover the planted halo?
 
-For a simulated judge the truth is known (:func:`stylisticbias.judge.ground_truth.planted_truth`:
-the exact expected phi of every image under the planted effects). Per model:
+For a simulated judge the truth is known (``planted_truth`` of
+:mod:`stylisticbias.judge.engines.simulated.ground_truth`: the exact expected phi of every image
+under the planted effects). Per model:
 
 - **halo**: for every scenario tagged ``statistics.halo_tag``, the shift of mean phi from the
   base to the variation images (:func:`~.paired_variation.variation_bias`'s ``shift`` with its

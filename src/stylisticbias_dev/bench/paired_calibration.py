@@ -12,7 +12,7 @@ seed ``r``), their variation images, and **new judge seeds** (the simulated judg
 compares the tables' estimates with the truth.
 
 **Truth** is the population value: the mean over ``--population`` faces (seed 10_000) of the
-exact expected phi (:func:`~stylisticbias.judge.ground_truth.planted_truth`), since the face
+exact expected phi (``planted_truth`` of the simulated engine's ``ground_truth``), since the face
 bootstrap is an interval for the population quantity. Reported per model and pooled:
 ``halo.coverage`` (the shift of mean phi, variation minus base, over the halo scenarios; target
 [0.93, 0.97]), its bias and RMSE, the detected halo rate, the coverage of the gender gap, the
@@ -45,7 +45,7 @@ from stylisticbias.analysis.paired_variation import Bootstrap
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
 from stylisticbias.config import compose
-from stylisticbias.judge.planted import planted_source
+from stylisticbias.judge.engines.simulated.planted import planted_source
 from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def _contrast(benchmark: Benchmark) -> tuple[str, str]:
 
 def _judge(params: dict[str, Any], benchmark: Benchmark, cfg: dict[str, Any], faces, var):
     """Scores of one simulated judge on a dataset (as the judge + scores stages would)."""
-    from stylisticbias.judge.simulated import SimulatedJudgeEngine, image_attrs
+    from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
     from stylisticbias.scores import compute_scores
 
     img = image_attrs(faces, var)
@@ -91,7 +91,7 @@ def _judge(params: dict[str, Any], benchmark: Benchmark, cfg: dict[str, Any], fa
 
 
 def _truth(params, benchmark: Benchmark, cfg: dict[str, Any], faces, var) -> pd.DataFrame:
-    from stylisticbias.judge.ground_truth import planted_truth
+    from stylisticbias.judge.engines.simulated.ground_truth import planted_truth
 
     orderings = benchmark.selected_orderings(params["judge"].get("orderings"))
     planted = planted_source(cfg, cfg.get("engine"))
