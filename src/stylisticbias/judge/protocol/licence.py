@@ -2,7 +2,7 @@
 
 Some face sets may not be sent to API-based models (the Chicago Face Database and FACES, used by
 *Beauty and the Bias*). A protocol says so in its file (``licence: {api_models: forbidden}``,
-:class:`stylisticbias.benchmark_sections.LicenceSpec`); then a model whose endpoint
+:class:`stylisticbias.benchmark.sections.LicenceSpec`); then a model whose endpoint
 (``endpoint.base_url`` of an ``openai``-engine model) is not on the loopback or a private
 network is refused before anything is sent, in one line naming the licence flag and the
 override (``models.<name>.engine.allow_remote_licensed_images=true``, for images you may send).
