@@ -15,6 +15,7 @@ from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import ROOT, compose
 from stylisticbias.report.paired import build_paired_report, compare_categories
+from stylisticbias.spec.parse import config_from_params
 
 
 def _scores(bench, model: str, halo: float, seed: int) -> pd.DataFrame:
@@ -52,7 +53,7 @@ def report(tmp_path: Path) -> tuple[Path, dict]:
     write_paired(tables, tmp_path / "reports")
     cal = {"halo": {"coverage": 0.95, "n_cells": 66}, "simulated": True}
     (tmp_path / "reports" / "calibration.json").write_text(json.dumps(cal))
-    build_paired_report(params, tmp_path)
+    build_paired_report(config_from_params(params), bench, tmp_path)
     return tmp_path, params
 
 
