@@ -14,6 +14,7 @@ from stylisticbias.spec.generators import (
     ImportSpec,
     ProceduralSpec,
 )
+from stylisticbias.spec.qa import QASpec
 from stylisticbias.spec.sections import (
     AnalysisSpec,
     FacesSpec,
@@ -53,6 +54,7 @@ class Config:
     generator: Any = MISSING
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     tracking: TrackingSpec = field(default_factory=TrackingSpec)
+    qa: QASpec = field(default_factory=QASpec)
     sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
 
     @property

@@ -37,6 +37,7 @@ class PathsSpec:
     scores: str = MISSING
     analysis_cache: str | None = MISSING  # null: no per-model summary cache
     reports: str = MISSING
+    qa: str = MISSING  # the locality and QA tables (stylisticbias.qa)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ JOB_PATHS = {
     "scores": "data/scores",
     "analysis_cache": "data/analysis",
     "reports": "reports",
+    "qa": "data/qa",
 }
 _UNSAFE = re.compile(r"[^0-9A-Za-z_.,=+\-\[\]]+")
 
@@ -136,6 +137,7 @@ def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[
         "scores": f"{key}/.unused-scores",
         "analysis_cache": f"{key}/.unused-analysis",
         "reports": f"{key}/.unused-reports",
+        "qa": f"{key}/.unused-qa",
     }
     return with_paths(params, datasets, layout)
 
