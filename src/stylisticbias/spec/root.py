@@ -8,6 +8,7 @@ from typing import Any
 from omegaconf import MISSING
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.annotate import AnnotateSpec
 from stylisticbias.spec.generators import (
     DiffusersSpec,
     GeminiSpec,
@@ -55,6 +56,8 @@ class Config:
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     tracking: TrackingSpec = field(default_factory=TrackingSpec)
     qa: QASpec = field(default_factory=QASpec)
+    annotate: AnnotateSpec = field(default_factory=AnnotateSpec)
+    annotators: dict[str, Any] = field(default_factory=dict)  # annotators.<name>: typed by engine
     sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
 
     @property

@@ -38,6 +38,7 @@ class PathsSpec:
     analysis_cache: str | None = MISSING  # null: no per-model summary cache
     reports: str = MISSING
     qa: str = MISSING  # the locality and QA tables (stylisticbias.qa)
+    annotations: str = MISSING  # one directory per annotator (stylisticbias.annotate)
 
 
 @dataclass(frozen=True)

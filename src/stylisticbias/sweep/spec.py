@@ -42,6 +42,7 @@ JOB_PATHS = {
     "analysis_cache": "data/analysis",
     "reports": "reports",
     "qa": "data/qa",
+    "annotations": "data/annotations",
 }
 _UNSAFE = re.compile(r"[^0-9A-Za-z_.,=+\-\[\]]+")
 
@@ -138,6 +139,7 @@ def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[
         "analysis_cache": f"{key}/.unused-analysis",
         "reports": f"{key}/.unused-reports",
         "qa": f"{key}/.unused-qa",
+        "annotations": f"{key}/.unused-annotations",
     }
     return with_paths(params, datasets, layout)
 
