@@ -23,10 +23,12 @@ from typing import Any
 
 import jsonschema
 
+from stylisticbias.schemas import ANNOTATION_INVALID_REASONS, ANNOTATION_KINDS
+
 #: question kinds
-KINDS = ("categorical", "multi_label", "yes_no", "free")
+KINDS = ANNOTATION_KINDS
 #: reasons an answer is invalid
-INVALID_REASONS = ("refusal", "malformed_json", "outside_schema")
+INVALID_REASONS = ANNOTATION_INVALID_REASONS
 YES_NO = ("yes", "no")
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)

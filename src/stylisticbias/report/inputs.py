@@ -112,6 +112,7 @@ class ReportInputs:
     calibration: dict[str, Any] | None = None
     missing_optional: list[str] = field(default_factory=list)
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)  # alpha, ci, ...
+    qa: dict[str, Any] | None = None  # <paths.qa>/summary.json: QA checks of the edits
 
     def table(self, name: str) -> pd.DataFrame | None:
         """A loaded table, or None when an optional one is absent."""
@@ -254,4 +255,6 @@ def load_inputs(config: Config, root: Path, benchmark: Benchmark | None = None) 
     cal_path = reports / "calibration.json"
     calibration = read_json(cal_path, "calibrate") if cal_path.exists() else None
     analysis = AnalysisSettings.from_config(asdict(config.analysis))
-    return ReportInputs(root, tables, wide, metrics, settings, calibration, absent, analysis)
+    qa_path = root / str(config.paths.qa) / "summary.json"
+    qa = read_json(qa_path, "qa") if qa_path.exists() else None
+    return ReportInputs(root, tables, wide, metrics, settings, calibration, absent, analysis, qa=qa)
