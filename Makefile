@@ -72,6 +72,9 @@ bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B model
 bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 3 plants + 500-replicate null FDR study (CPU, ~40 min)
 	$(BIN)/python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000 --fdr-replicates 500 --jobs 2
 
+bench-soda: $(STAMP)  ## reports/bench/soda_null_calibration.json: SODA permutation test size, 200 null replicates (CPU, ~1 min)
+	$(BIN)/python -m stylisticbias_dev.bench.soda_null --replicates 200 --n 20 --n-perm 10000
+
 bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare forwards vs b0e6d99 (CPU, ~30 min)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m stylisticbias_dev.bench.judge_overhead --images 3 --profile

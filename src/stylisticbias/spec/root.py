@@ -27,6 +27,7 @@ from stylisticbias.spec.sections import (
     TrackingSpec,
     VariationsSpec,
 )
+from stylisticbias.spec.soda import SodaSpec
 
 #: generator ``_target_`` -> its spec (another class: a plug-in generator, checked by itself)
 GENERATOR_TARGETS: dict[str, type] = {
@@ -58,6 +59,7 @@ class Config:
     qa: QASpec = field(default_factory=QASpec)
     annotate: AnnotateSpec = field(default_factory=AnnotateSpec)
     annotators: dict[str, Any] = field(default_factory=dict)  # annotators.<name>: typed by engine
+    soda: SodaSpec = field(default_factory=SodaSpec)
     sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
 
     @property

@@ -39,6 +39,7 @@ class PathsSpec:
     reports: str = MISSING
     qa: str = MISSING  # the locality and QA tables (stylisticbias.qa)
     annotations: str = MISSING  # one directory per annotator (stylisticbias.annotate)
+    soda: str = MISSING  # the SODA audit: images, annotations, tables (stylisticbias.soda)
 
 
 @dataclass(frozen=True)

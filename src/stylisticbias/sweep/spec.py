@@ -43,6 +43,7 @@ JOB_PATHS = {
     "reports": "reports",
     "qa": "data/qa",
     "annotations": "data/annotations",
+    "soda": "data/soda",
 }
 _UNSAFE = re.compile(r"[^0-9A-Za-z_.,=+\-\[\]]+")
 
@@ -140,6 +141,7 @@ def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[
         "reports": f"{key}/.unused-reports",
         "qa": f"{key}/.unused-qa",
         "annotations": f"{key}/.unused-annotations",
+        "soda": f"{key}/.unused-soda",
     }
     return with_paths(params, datasets, layout)
 
