@@ -86,5 +86,5 @@ def test_soda_off_by_default_and_bad_objects(tmp_path: Path, monkeypatch) -> Non
     out = run_soda(compose())
     assert json.loads((out / "metrics.json").read_text())["enabled"] is False
     assert pd.read_csv(out / "tables/soda_bds.csv").empty
-    with pytest.raises(StylisticBiasError, match="soda.objects: unknown \\['boat'\\]; valid: car"):
+    with pytest.raises(StylisticBiasError, match=r"soda.objects: unknown \['boat'\]; valid: car"):
         run_soda(compose(["soda.objects=[boat]"]))
