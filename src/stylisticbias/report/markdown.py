@@ -233,6 +233,27 @@ def qa_section(qa: dict[str, Any] | None) -> str:
     return "\n\n".join(out)
 
 
+def generator_audit_section(audit: pd.DataFrame | None) -> str:
+    """<paths.qa>/generator_audit.csv: does the generator draw one value differently by group?"""
+    head = "## The generator's own bias (audit of the edits)"
+    if audit is None or audit.empty:
+        return f"{head}\n\nNo generator audit in this run (`dvc repro generator_audit`)."
+    sig = audit[audit["significant"]]
+    cols = ["attribute", "value", "dimension", "group", "n_group", "bds", "group_colour",
+            "rest_colour", "pval_corr"]  # fmt: skip
+    top = sig.sort_values(["bds", "pval_corr"], ascending=[False, True]).head(10)[cols]
+    return "\n\n".join([
+        head,
+        "Every Δ compares an edit with its base face, so a generator that draws one requested "
+        "value differently for different people confounds it. From the pixels each edit "
+        "changed (no model): its dominant colour and its extent; per value and demographic "
+        "group, BDS of the group against the value's other edits with a permutation test, "
+        f"Benjamini–Hochberg over all {len(audit)} tests: **{len(sig)} significant**. The "
+        "largest (`data/qa/generator_audit.csv` has every test; docs/soda.md):",
+        md_table(top) if len(top) else "_None significant._",
+    ])  # fmt: skip
+
+
 def build_markdown(
     inputs: ReportInputs,
     figs: Sequence[FigureRecord],
@@ -263,6 +284,7 @@ def build_markdown(
         calibration_section(inputs.calibration),
         diagnostics_section(inputs),
         qa_section(inputs.qa),
+        generator_audit_section(inputs.generator_audit),
         "## Methods\n\nMetric definitions (φ, Δ, VS, SBS, Cohen's d, zero and large-shift "
         "shares), the tests (Kruskal–Wallis, Mann–Whitney U, Wilcoxon signed-rank), the "
         "multiple-testing correction and the bootstrap CIs are documented in "

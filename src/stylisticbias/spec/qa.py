@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from omegaconf import MISSING
 
-from stylisticbias.spec.checks import choice, finite_in
+from stylisticbias.spec.checks import at_least, choice, finite_in
 
 #: qa.policy: report only, or exclude failing images from judging (recorded, never silent)
 QA_POLICIES = ("report", "exclude")
@@ -28,6 +28,20 @@ class LocalitySpec:
 
 
 @dataclass(frozen=True)
+class AuditSpec:
+    """The generator audit: permutation shuffles per test and the BH level."""
+
+    n_perm: int = MISSING
+    alpha: float = MISSING
+
+    def __post_init__(self) -> None:
+        if self.n_perm != MISSING:
+            at_least("qa.audit.n_perm", self.n_perm, 2)
+        if self.alpha != MISSING:
+            finite_in("qa.audit.alpha", float(self.alpha), 0.0, 0.5)
+
+
+@dataclass(frozen=True)
 class QASpec:
     """The QA policy, the locality thresholds and the annotator that checks the edits.
 
@@ -39,6 +53,7 @@ class QASpec:
     annotator: str | None = None
     min_confidence: float = MISSING
     locality: LocalitySpec = field(default_factory=LocalitySpec)
+    audit: AuditSpec = field(default_factory=AuditSpec)
 
     def __post_init__(self) -> None:
         if self.policy != MISSING:
