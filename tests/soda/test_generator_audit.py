@@ -44,3 +44,10 @@ def test_planted_group_difference_found_null_not() -> None:
     null = audit_table(_labels(rng, False), n_perm=2000, seed=1, alpha=0.05)
     assert not null["significant"].any()
     assert set(null["dimension"]) == {"age", "gender"}  # one-group dimensions are not tested
+    assert (null["dimension"] == "gender").sum() == 1  # two groups: one test, not two
+
+
+def test_too_few_edits_give_an_empty_table_with_columns() -> None:
+    rng = np.random.default_rng(1)
+    out = audit_table(_labels(rng, True).head(6), n_perm=100, seed=1, alpha=0.05)
+    assert out.empty and "significant" in out.columns

@@ -229,6 +229,7 @@ def qa_section(qa: dict[str, Any] | None) -> str:
     per = pd.DataFrame(qa["checks"].get("attribute", {}).get("per_value", []))
     if not per.empty:
         worst = per.sort_values(["pass_share", "attribute", "value"]).head(10)
+        worst = worst[["attribute", "value", "checked", "passed", "pass_share"]]
         out.append("### Lowest attribute-check pass shares\n\n" + md_table(worst))
     return "\n\n".join(out)
 

@@ -13,7 +13,8 @@ module labels, from the pixels the edit changed:
 Then, per variation value and demographic dimension, each group's label distribution is
 compared with the rest of that value's edits: BDS (the mean JS over the two labels) with the
 seeded permutation test of :mod:`stylisticbias.soda.metrics` and Benjamini-Hochberg over all
-tests. ``<paths.qa>/generator_audit.csv`` holds every test (the report shows the strongest).
+tests (a two-group dimension is tested once). ``<paths.qa>/generator_audit.csv`` holds every
+test (the report shows the strongest).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from stylisticbias.soda.metrics import permutation_seed, permutation_test
 log = logging.getLogger(__name__)
 
 AUDIT_FILE = "generator_audit.csv"
+#: the audit table's columns (also of an empty one: too few faces per group)
+AUDIT_COLUMNS = ("attribute", "value", "dimension", "group", "n_group", "n_rest", "bds", "pval",
+                 "group_colour", "rest_colour", "pval_corr", "significant")  # fmt: skip
 DIMENSIONS = ("age", "gender", "ethnicity", "body_type")
 #: colour buckets: achromatic by value, chromatic by hue (degrees, upper bounds)
 HUES = ((20, "red"), (45, "orange_brown"), (70, "yellow"), (160, "green"), (250, "blue"),
@@ -140,7 +144,10 @@ def audit_table(
     rows = []
     for (attr, value), g in labels.groupby(["attribute", "value"], sort=True):
         for dim in DIMENSIONS:
-            for group in sorted(g[dim].unique()):
+            groups = sorted(g[dim].unique())
+            if len(groups) == 2:  # group vs rest is the same test twice: keep the first
+                groups = groups[:1]
+            for group in groups:
                 inside, rest = g[g[dim] == group], g[g[dim] != group]
                 if len(inside) < min_group or len(rest) < min_group:
                     continue
@@ -161,9 +168,9 @@ def audit_table(
                     "rest_colour": str(rest["colour"].mode().iloc[0])
                     if rest["colour"].notna().any() else None,
                 })  # fmt: skip
-    out = pd.DataFrame(rows)
+    out = pd.DataFrame(rows, columns=list(AUDIT_COLUMNS[:-2]))
     if out.empty:
-        return out
+        return pd.DataFrame(columns=list(AUDIT_COLUMNS))
     out["pval_corr"] = multipletests(out["pval"], method="fdr_bh")[1]
     out["significant"] = out["pval_corr"] < alpha
     return out.sort_values(["pval_corr", "bds"], ascending=[True, False], kind="stable")
