@@ -217,13 +217,18 @@ def qa_section(qa: dict[str, Any] | None) -> str:
             f"**Policy: report only.** {qa['failed_any']} of {qa['edits']} edits fail at least "
             "one check; all were judged (`qa.policy=exclude` leaves them out)."
         )
-    annotator = qa.get("annotator") or "none (pixel locality only)"
+    annotator = qa.get("annotator")
+    asked = (
+        f"asked of the annotator `{annotator}`"
+        if annotator
+        else "not asked (`qa.annotator` is null: pixel locality only)"
+    )
     out = [
         head,
         policy,
         f"Checks: **locality** — change outside the edit's mask (no model, docs/annotate.md); "
-        f"**attribute** and **identity** — asked of the annotator `{annotator}`. Unknown: no "
-        "mask (full-body edits), or an invalid answer (kept with its reason).",
+        f"**attribute** and **identity** — {asked}. Unknown: no mask (full-body edits), or an "
+        "invalid answer (kept with its reason).",
         md_table(table),
     ]
     per = pd.DataFrame(qa["checks"].get("attribute", {}).get("per_value", []))
