@@ -75,6 +75,9 @@ bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 
 bench-calibration-paired: $(STAMP)  ## reports/bench/calibration.json, protocols section: beauty-demo, 24 replicates (CPU, ~6 min)
 	$(BIN)/python -m stylisticbias_dev.bench.paired_calibration --experiment beauty-demo --replicates 24 --faces 108 --population 5000
 
+bench-soda: $(STAMP)  ## reports/bench/soda_null_calibration.json: SODA permutation test size, 200 null replicates (CPU, ~1 min)
+	$(BIN)/python -m stylisticbias_dev.bench.soda_null --replicates 200 --n 20 --n-perm 10000
+
 bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare forwards vs b0e6d99 (CPU, ~30 min)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m stylisticbias_dev.bench.judge_overhead --images 3 --profile

@@ -75,6 +75,7 @@ from stylisticbias.outputs import (
     safe_member,
     stage_output,
 )
+from stylisticbias.qa.checks import qa_exclusions
 from stylisticbias.schemas import (
     FACES,
     JUDGMENTS,
@@ -152,6 +153,11 @@ def judge_items(
     benchmark = benchmark if benchmark is not None else load_benchmark(config.protocol)
     faces, variations, faces_dir, var_dir = load_tables(config.paths, benchmark)
     items = build_items(faces, variations, faces_dir, var_dir, images=config.judge.images)
+    excluded = qa_exclusions(config)  # qa.policy=exclude: edits that failed a QA check
+    if excluded:
+        log.warning("qa.policy=exclude: %d failing edit(s) are not judged (data/qa/summary.json)",
+                    sum(it.image_id in excluded for it in items))  # fmt: skip
+        items = [it for it in items if it.image_id not in excluded]
     shas: dict[str, str] = {}
     data = data_root(project_root(), config.paths.data)
     for name, table, base in (
