@@ -1,7 +1,7 @@
 """DVC stage `report`: analysis tables -> reports/figures/, reports/README.md, MLflow runs."""
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.report.run import build_report
 
 
@@ -9,8 +9,7 @@ from stylisticbias.report.run import build_report
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    build_report(load_params())
+    build_report(load_config())  # typed: every section checked before anything runs
 
 
 if __name__ == "__main__":

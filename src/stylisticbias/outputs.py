@@ -45,7 +45,17 @@ PROTECTED = ("conf", "src", "pipelines", "tests", "docs", ".git", ".dvc", ".lock
 #: ``params['paths']`` keys that are stage outputs (``data`` is their common parent, not one):
 #: every path a stage writes or deletes is one of them, inside one of them, the render cache
 #: or the tracking output (:func:`declared_outputs`)
-OUTPUT_KEYS = ("faces", "variations", "judgments", "scores", "analysis_cache", "reports")
+OUTPUT_KEYS = (
+    "faces",
+    "variations",
+    "judgments",
+    "scores",
+    "qa",
+    "annotations",
+    "soda",
+    "analysis_cache",
+    "reports",
+)
 
 
 # --------------------------------------------------------------------------- paths

@@ -38,6 +38,7 @@ def validate_params(params: dict[str, Any]) -> None:
     JudgeSettings.from_config(judge, bench.ordering_ids)
     for name, model in (params.get("models") or {}).items():
         _check_model(str(name), model)
+        _check_tasks(str(name), model, bench)
     scen = judge.get("scenarios", "all")
     if scen not in (None, "all"):
         if not isinstance(scen, list):
@@ -68,6 +69,19 @@ def _check_model(name: str, model: dict[str, Any]) -> None:
             f"models.{name}.name={model.get('name')!r}: must equal the key {name!r} "
             f"(conf/model/{name}.yaml)"
         )
+
+
+def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
+    """The model's engine can judge every task type the protocol asks (one line if not)."""
+    from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks
+
+    engine = str((model.get("engine") or {}).get("name") or "")
+    if not engine:  # a hand-written section: the engine package its class lives in
+        found = re.search(r"\.engines\.(\w+)\.", str(model.get("_target_") or ""))
+        if found is None:
+            return
+        engine = found.group(1)
+    check_engine_tasks(bench, engine, f"models.{name} (conf/model/{name}.yaml)")
 
 
 def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:

@@ -14,6 +14,7 @@ from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.run import build_report
 from stylisticbias.score_store import scores_file
+from stylisticbias.spec.parse import config_from_params
 
 FIGS = [
     "fig2_cumulative_abs_sbs",
@@ -32,7 +33,7 @@ FIGS = [
 def _report(tmp_path: Path, params: dict) -> str:
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    build_report(params, tmp_path)
+    build_report(config_from_params(params), tmp_path)
     return (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
 
 
@@ -139,9 +140,9 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(
 
     monkeypatch.setattr(figures, "save", dies_on_the_fourth)
     with pytest.raises(KeyboardInterrupt):
-        build_report(params, tmp_path)
+        build_report(config_from_params(params), tmp_path)
     after = {k: v for k, v in _files(tmp_path / "reports").items() if not k.startswith(".")}
     assert after == before
     monkeypatch.setattr(figures, "save", save)
-    build_report(params, tmp_path)  # the next run removes the leftovers
+    build_report(config_from_params(params), tmp_path)  # the next run removes the leftovers
     assert _files(tmp_path / "reports") == before

@@ -82,7 +82,7 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     monkeypatch.delenv("STYLISTICBIAS_PARENT_RUN_ID", raising=False)
     for seed in (0, 1):  # a simulated 2-run sweep
         params["seed"] = seed
-        build_report(params, tmp_path)
+        build_report(config_from_params(params), tmp_path)
         track_report(params, tmp_path)
 
     mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
@@ -136,7 +136,7 @@ def test_report_stage_alone_logs_nothing(tmp_path, analysis_output):
     # logging is the track stage's job: a fresh clone has the report files but not the runs
     params = analysis_output(["simulated-strong"], simulated=True)
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    build_report(params, tmp_path)
+    build_report(config_from_params(params), tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
     first = (tmp_path / RUNS_FILE).read_bytes() if (tmp_path / RUNS_FILE).exists() else None
     track_report(params, tmp_path)
@@ -151,7 +151,7 @@ def test_tracking_disabled_logs_nothing(tmp_path, analysis_output):
     params = analysis_output(["simulated-strong"], simulated=True)
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    build_report(params, tmp_path)
+    build_report(config_from_params(params), tmp_path)
     track_report(params, tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
     assert json.loads((tmp_path / RUNS_FILE).read_text())["enabled"] is False

@@ -29,6 +29,7 @@ from stylisticbias.config import ROOT, dump_params, project_root
 from stylisticbias.report.mlflow_log import TAG_KEY, TAG_KIND
 from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
+from stylisticbias.spec.parse import config_from_params
 from stylisticbias.tracking import TrackingError, bound_s, tracking_spec
 
 MODELS = ["simulated-strong", "simulated-weak"]
@@ -39,7 +40,7 @@ def _project(make: Any, root: Path, models: list[str] = MODELS) -> dict[str, Any
     params = make(models, simulated=True)
     shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
     params["tracking"].update(max_retries=1, timeout_s=1)
-    build_report(params, root)
+    build_report(config_from_params(params), root)
     return params
 
 

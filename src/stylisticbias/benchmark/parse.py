@@ -12,14 +12,26 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stylisticbias.benchmark.sections import (
+    check_keys,
+    parse_licence,
+    parse_option_case,
+    parse_seeds,
+    parse_statistics,
+    parse_stereotype,
+    parse_tags,
+)
 from stylisticbias.benchmark.spec import (
     DEFAULT_TASK,
     DEMOGRAPHIC_AXES,
     POLES,
     Benchmark,
+    ChoiceOption,
+    NumericRange,
     Ordering,
     ParserRules,
     Scenario,
+    TaskScenario,
     VariationValue,
 )
 from stylisticbias.errors import StylisticBiasError
@@ -31,13 +43,17 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
     "base_face": ("age", "gender", "ethnicity", "body_type"),
     "feature_variation": ("gender", "feature_key", "feature_value"),
     "fashion_variation": ("gender", "fashion_style"),
-    "forced_choice": ("letter_1", "option_1", "letter_2", "option_2", "letters"),
-}
+    "forced_choice": ("letter_1", "option_1", "letter_2", "option_2", "letters", "answer_1",
+                      "answer_2"),
+}  # fmt: skip
 _TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
-             "parser", "orderings", "attributes", "task")  # fmt: skip
+             "parser", "orderings", "attributes", "task", "tasks", "option_case", "seeds",
+             "statistics", "licence")  # fmt: skip
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
-_SCENARIO_KEYS = ("id", "category", "positive", "negative")
-_ORDERING_KEYS = ("id", "slots")
+_SCENARIO_REQUIRED = ("id", "category", "positive", "negative")
+_SCENARIO_KEYS = (*_SCENARIO_REQUIRED, "subcategory", "tags", "stereotype")
+_ORDERING_REQUIRED = ("id", "slots")
+_ORDERING_KEYS = (*_ORDERING_REQUIRED, "answer")
 _PARSER_KEYS = ("word_letters",)
 _ATTRIBUTE_KEYS = ("name", "table12_category", "key", "category", "gender_scope", "framing",
                    "values")  # fmt: skip
@@ -46,23 +62,7 @@ _VALUE_KEYS = ("value", "prompt", "label", "evaluated", "exclude_gender")
 _FRAMINGS = ("face", "full_body")
 
 
-def _check_keys(
-    node: Any,
-    where: str,
-    allowed: Sequence[str],
-    required: Sequence[str] = (),
-) -> Mapping[str, Any]:
-    """``node`` as a mapping whose keys are all in ``allowed`` and include ``required``."""
-    if not isinstance(node, Mapping):
-        raise StylisticBiasError(f"{where}: expected a mapping with keys {', '.join(allowed)}")
-    valid = ", ".join(allowed)
-    for key in node:
-        if key not in allowed:
-            raise StylisticBiasError(f"{where}: unknown key {key!r}; valid keys: {valid}")
-    for key in required:
-        if key not in node:
-            raise StylisticBiasError(f"{where}: missing key {key!r}; valid keys: {valid}")
-    return node
+_check_keys = check_keys  # one copy, in benchmark.sections
 
 
 def _list(node: Any, where: str) -> list[Any]:
@@ -114,7 +114,7 @@ def _parse_orderings(
     orderings: list[Ordering] = []
     for i, o in enumerate(_list(cfg["orderings"], f"{where}: orderings")):
         w = f"{where}: orderings[{i}]"
-        o = _check_keys(o, w, _ORDERING_KEYS, _ORDERING_KEYS)
+        o = _check_keys(o, w, _ORDERING_KEYS, _ORDERING_REQUIRED)
         raw = o["slots"]
         if (
             not isinstance(raw, list)
@@ -130,7 +130,12 @@ def _parse_orderings(
                 f"{w}.slots: must use letters {', '.join(letters)} and poles "
                 f"{', '.join(POLES)} once each; got {slots}"
             )
-        orderings.append(Ordering(_int(o["id"], f"{w}.id"), slots, letters))  # type: ignore[arg-type]
+        answer = tuple(str(x) for x in o.get("answer") or ())
+        if answer and sorted(answer) != sorted(letters):
+            raise StylisticBiasError(
+                f"{w}.answer: must name letters {', '.join(letters)} once each; got {answer}"
+            )
+        orderings.append(Ordering(_int(o["id"], f"{w}.id"), slots, letters, answer))  # type: ignore[arg-type]
     ids = [o.id for o in orderings]
     if len(set(ids)) != len(ids):
         raise StylisticBiasError(f"{where}: orderings: duplicate ordering ids {ids}")
@@ -202,6 +207,108 @@ def _parse_variations(
     return tuple(variations)
 
 
+_TASK_KEYS = ("id", "category", "task", "prompt", "options", "ordinal", "range", "layout",
+              "answers", "positive", "negative", "fields")  # fmt: skip
+_OPTION_KEYS = ("label", "text", "value")
+_RANGE_KEYS = ("low", "high", "unit", "ranges")
+#: How a numeric task reads a written range ("50-60k"): its midpoint, or invalid.
+RANGE_RULES = ("midpoint", "invalid")
+#: How a pairwise task shows its two images: two image inputs, or one side-by-side composite.
+LAYOUTS = ("two_images", "composite")
+#: Placeholders every task prompt may use besides its own ``fields``.
+TASK_PROMPT_FIELDS = ("options", "description", "label_1", "label_2")
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise StylisticBiasError(f"{where}: {value!r} is not a number")
+    return float(value)
+
+
+def _parse_options(node: Any, where: str) -> tuple[ChoiceOption, ...]:
+    out: list[ChoiceOption] = []
+    for j, o in enumerate(_list(node, where)):
+        w = f"{where}[{j}]"
+        o = _check_keys(o, w, _OPTION_KEYS, ("label", "text"))
+        label = str(o["label"]).lower()
+        if not re.fullmatch(r"[a-z0-9]", label):
+            raise StylisticBiasError(f"{w}.label: {o['label']!r} is not one letter or digit")
+        value = None if o.get("value") is None else _number(o["value"], f"{w}.value")
+        out.append(ChoiceOption(label, str(o["text"]), value))
+    labels = [o.label for o in out]
+    if len(set(labels)) != len(labels):
+        raise StylisticBiasError(f"{where}: duplicate labels {labels}")
+    return tuple(out)
+
+
+def _parse_range(node: Any, where: str) -> NumericRange:
+    r = _check_keys(node, where, _RANGE_KEYS, ("low", "high"))
+    low, high = _number(r["low"], f"{where}.low"), _number(r["high"], f"{where}.high")
+    if not low < high:
+        raise StylisticBiasError(f"{where}: low {low:g} must be below high {high:g}")
+    rule = str(r.get("ranges", "midpoint"))
+    if rule not in RANGE_RULES:
+        raise StylisticBiasError(f"{where}.ranges: {rule!r}; valid: {', '.join(RANGE_RULES)}")
+    return NumericRange(low, high, str(r.get("unit", "")), rule)
+
+
+def _parse_task(t: Any, where: str) -> TaskScenario:
+    t = _check_keys(t, where, _TASK_KEYS, ("id", "category", "task", "prompt"))
+    tid = _int(t["id"], f"{where}.id")
+    fields_cfg = t.get("fields") or {}
+    if not isinstance(fields_cfg, Mapping):
+        raise StylisticBiasError(f"{where}.fields: expected a mapping of placeholder: text")
+    fields = tuple((str(k), str(v)) for k, v in fields_cfg.items())
+    valid = (*TASK_PROMPT_FIELDS, *(k for k, _ in fields))
+    prompt = str(t["prompt"])
+    try:
+        used = [f for _, f, _, _ in string.Formatter().parse(prompt) if f is not None]
+    except ValueError as exc:
+        raise StylisticBiasError(f"{where}.prompt: not a valid template: {exc}") from None
+    for f in used:
+        if f not in valid:
+            raise StylisticBiasError(
+                f"{where}.prompt: unknown placeholder {{{f}}}; valid: {', '.join(valid)}"
+            )
+    layout = str(t.get("layout", "two_images"))
+    if layout not in LAYOUTS:
+        raise StylisticBiasError(f"{where}.layout: {layout!r}; valid: {', '.join(LAYOUTS)}")
+    ordinal = t.get("ordinal", False)
+    if not isinstance(ordinal, bool):
+        raise StylisticBiasError(f"{where}.ordinal: {ordinal!r}; valid: true, false")
+    return TaskScenario(
+        id=tid,
+        category=str(t["category"]),
+        task=str(t["task"]),
+        prompt=prompt,
+        options=_parse_options(t["options"], f"{where}.options") if "options" in t else (),
+        ordinal=ordinal,
+        range=_parse_range(t["range"], f"{where}.range") if "range" in t else None,
+        layout=layout,
+        answers=str(t.get("answers", "")),
+        positive=str(t.get("positive", "")),
+        negative=str(t.get("negative", "")),
+        fields=fields,
+    )
+
+
+def _parse_tasks(
+    cfg: Mapping[str, Any], taken: Sequence[int], where: str
+) -> tuple[TaskScenario, ...]:
+    """The optional ``tasks:`` list; ids unique across ``scenarios`` and ``tasks``."""
+    if cfg.get("tasks") is None:
+        return ()
+    tasks = tuple(
+        _parse_task(t, f"{where}: tasks[{i}]")
+        for i, t in enumerate(_list(cfg["tasks"], f"{where}: tasks"))
+    )
+    ids = [*taken, *(t.id for t in tasks)]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise StylisticBiasError(f"{where}: tasks: ids {dup} used twice (scenarios and tasks)")
+    return tasks
+
+
 def benchmark_from_config(
     cfg: Mapping[str, Any], where: str = "conf/benchmark", digest: str = ""
 ) -> Benchmark:
@@ -210,7 +317,13 @@ def benchmark_from_config(
     Every level is checked for unknown and missing keys; ``where`` (the file) prefixes every
     message.
     """
-    cfg = _check_keys(cfg, where, _TOP_KEYS, _TOP_REQUIRED)
+    # A task protocol (``tasks:`` and no ``scenarios:``) needs only its demographics and tasks;
+    # the forced-choice keys (letters, orderings, the Fig. 9-12 prompts, the attribute grid) are
+    # then optional.
+    tasks_only = isinstance(cfg, Mapping) and "tasks" in cfg and "scenarios" not in cfg
+    cfg = _check_keys(
+        cfg, where, _TOP_KEYS, ("demographics", "tasks") if tasks_only else _TOP_REQUIRED
+    )
     demo_cfg = _check_keys(
         cfg["demographics"], f"{where}: demographics", DEMOGRAPHIC_AXES, DEMOGRAPHIC_AXES
     )
@@ -224,24 +337,47 @@ def benchmark_from_config(
         ("n", *DEMOGRAPHIC_AXES),
     )
     scenarios: list[Scenario] = []
-    for i, s in enumerate(_list(cfg["scenarios"], f"{where}: scenarios")):
+    for i, s in enumerate([] if tasks_only else _list(cfg["scenarios"], f"{where}: scenarios")):
         w = f"{where}: scenarios[{i}]"
-        s = _check_keys(s, w, _SCENARIO_KEYS, _SCENARIO_KEYS)
+        s = _check_keys(s, w, _SCENARIO_KEYS, _SCENARIO_REQUIRED)
         sid = _int(s["id"], f"{w}.id")
-        scenarios.append(Scenario(sid, str(s["category"]), str(s["positive"]), str(s["negative"])))
+        scenarios.append(
+            Scenario(
+                sid,
+                str(s["category"]),
+                str(s["positive"]),
+                str(s["negative"]),
+                subcategory=str(s.get("subcategory") or ""),
+                tags=parse_tags(s.get("tags"), f"{w}.tags"),
+                stereotype=parse_stereotype(s.get("stereotype"), demo, f"{w}.stereotype"),
+            )
+        )
     ids = [s.id for s in scenarios]
     if len(set(ids)) != len(ids):
         raise StylisticBiasError(f"{where}: scenarios: duplicate scenario ids {sorted(ids)}")
+    if tasks_only and "letters" not in cfg:
+        cfg = {**cfg, "letters": ["a", "b"]}
     rules = _parse_letters(cfg, where)
-    orderings = _parse_orderings(cfg, rules.letters, where)
-    variations = _parse_variations(cfg, demo["gender"], where)
+    orderings = () if tasks_only else _parse_orderings(cfg, rules.letters, where)
+    variations = (
+        ()
+        if tasks_only and not cfg.get("attributes")
+        else _parse_variations(cfg, demo["gender"], where)
+    )
+    # the edit prompts are required only for the framings the attribute grid uses
+    needed = {"face": "feature_variation", "full_body": "fashion_variation"}
+    required = ("base_face", "forced_choice", *sorted({needed[v.framing] for v in variations}))
     prompts_cfg = _check_keys(
-        cfg["prompts"], f"{where}: prompts", tuple(PROMPT_FIELDS), tuple(PROMPT_FIELDS)
+        cfg.get("prompts") or {},
+        f"{where}: prompts",
+        tuple(PROMPT_FIELDS),
+        () if tasks_only else required,
     )
     prompts = {k: _template(v, k, f"{where}: prompts.{k}") for k, v in prompts_cfg.items()}
-    prompts["forced_choice"] = _fill_letters(
-        prompts["forced_choice"], rules.letters, f"{where}: prompts.forced_choice"
-    )
+    if "forced_choice" in prompts:
+        prompts["forced_choice"] = _fill_letters(
+            prompts["forced_choice"], rules.letters, f"{where}: prompts.forced_choice"
+        )
     return Benchmark(
         name=str(cfg.get("name", "")),
         demographics=demo,
@@ -254,4 +390,15 @@ def benchmark_from_config(
         source=where,
         digest=digest,
         task=str(cfg.get("task") or DEFAULT_TASK),
+        tasks=_parse_tasks(cfg, ids, where),
+        option_case=parse_option_case(cfg.get("option_case"), f"{where}: option_case"),
+        seeds=parse_seeds(cfg.get("seeds"), f"{where}: seeds"),
+        statistics=parse_statistics(
+            cfg.get("statistics"),
+            demo,
+            [(v.attribute, v.value) for v in variations],
+            [t for s in scenarios for t in s.tags],
+            f"{where}: statistics",
+        ),
+        licence=parse_licence(cfg.get("licence"), f"{where}: licence"),
     )

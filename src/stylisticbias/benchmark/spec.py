@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from stylisticbias.benchmark.sections import (
+    LicenceSpec,
+    StatisticsSpec,
+    StereotypeTarget,
+    apply_case,
+)
 from stylisticbias.errors import StylisticBiasError
 
 DEMOGRAPHIC_AXES: tuple[str, ...] = ("age", "gender", "ethnicity", "body_type")
@@ -29,16 +35,91 @@ def slug(text: str) -> str:
 
 @dataclass(frozen=True)
 class Scenario:
-    """One binary scenario of Table 1; ``positive`` is the pole phi counts."""
+    """One binary scenario of Table 1; ``positive`` is the pole phi counts.
+
+    Optional annotations (:mod:`stylisticbias.benchmark.sections`): ``subcategory``, ``tags``
+    (e.g. ``halo``) and ``stereotype`` (the demographic group each pole is stereotyped towards).
+    """
 
     id: int
     category: str
     positive: str
     negative: str
+    subcategory: str = ""
+    tags: tuple[str, ...] = ()
+    stereotype: StereotypeTarget | None = None
 
     def pole(self, which: Pole) -> str:
         """The descriptor of one pole."""
         return self.positive if which == "positive" else self.negative
+
+
+@dataclass(frozen=True)
+class ChoiceOption:
+    """One labelled option of a ``choice_k`` task: its label (one lower-case letter or digit,
+    shown as the prompt writes it), its text and, for an ordinal task, its numeric value."""
+
+    label: str
+    text: str
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class NumericRange:
+    """The plausible range of a ``numeric`` task's answer and how a written range is read.
+
+    ``ranges``: ``midpoint`` reads "between 50,000 and 60,000" as 55,000; ``invalid`` records
+    it as invalid. ``unit``: what the number counts (``USD``), for reports.
+    """
+
+    low: float
+    high: float
+    unit: str = ""
+    ranges: str = "midpoint"
+
+
+@dataclass(frozen=True)
+class TaskScenario:
+    """One scenario of a protocol's ``tasks:`` list: a question asked as one task type.
+
+    ``task`` names a scenario task type (``judge/protocol/tasks/registry.py``:
+    ``binary_choice``, ``choice_k``, ``pairwise``, ``numeric``, ``text_only``); the fields that type
+    reads are checked by it (``check_protocol_tasks``). ``prompt`` is the question's template;
+    ``options`` the labelled options (``choice_k``; ``pairwise``: the two labels);
+    ``ordinal`` whether the options' values are ordered; ``range`` a numeric task's plausible
+    range; ``layout`` how a pairwise task shows its two images (``two_images`` or
+    ``composite``); ``answers`` the task a ``text_only`` question is answered as (its image
+    replaced by ``{description}`` in the prompt); ``positive``/``negative`` the poles of a
+    ``binary_choice`` one; ``fields`` the prompt's other placeholders and their values (occupation,
+    biography ...).
+    """
+
+    id: int
+    category: str
+    task: str
+    prompt: str
+    options: tuple[ChoiceOption, ...] = ()
+    ordinal: bool = False
+    range: NumericRange | None = None
+    layout: str = "two_images"
+    answers: str = ""
+    positive: str = ""
+    negative: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The option labels in the protocol's order."""
+        return tuple(o.label for o in self.options)
+
+    def option(self, label: str) -> ChoiceOption:
+        """The option a label stands for; unknown labels name the valid ones."""
+        for o in self.options:
+            if o.label == label:
+                return o
+        raise StylisticBiasError(
+            f"task {self.id}: option {label!r} is not one of {', '.join(self.labels)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -56,11 +137,22 @@ class ParserRules:
 
 @dataclass(frozen=True)
 class Ordering:
-    """One order/label variant of App. C.2: ``slots`` = ((letter, pole), (letter, pole))."""
+    """One order/label variant of App. C.2: ``slots`` = ((letter, pole), (letter, pole)).
+
+    ``answer``: the order of the letters in the prompt's answer instruction (``{answer_1}``,
+    ``{answer_2}``), e.g. ``(b, a)`` for "Respond only with (b) or (a)"; empty: the protocol's
+    letter order.
+    """
 
     id: int
     slots: tuple[tuple[Letter, Pole], tuple[Letter, Pole]]
     letters: tuple[Letter, ...]  # the protocol's letters, in its order
+    answer: tuple[Letter, ...] = ()
+
+    @property
+    def answer_letters(self) -> tuple[Letter, ...]:
+        """The letters in the order the answer instruction names them."""
+        return self.answer or self.letters
 
     def pole_of(self, letter: str) -> Pole:
         """Which pole a letter stands for under this ordering."""
@@ -156,6 +248,11 @@ class Benchmark:
     source: str = ""  # the file it was read from (for messages)
     digest: str = ""  # sha256 of the file's text (cache keys)
     task: str = DEFAULT_TASK  # the task type (``task:``; judge/protocol/tasks/registry.py)
+    tasks: tuple[TaskScenario, ...] = ()  # the ``tasks:`` list (task-typed scenarios)
+    option_case: str = "as_written"  # how poles are written into the forced-choice prompt
+    seeds: tuple[int, ...] = ()  # the seeds the paper judged with (informative)
+    statistics: StatisticsSpec = field(default_factory=StatisticsSpec)
+    licence: LicenceSpec = field(default_factory=LicenceSpec)
 
     # ---- lookups -------------------------------------------------------------------------
     @property
@@ -184,6 +281,22 @@ class Benchmark:
                 return s
         valid = ", ".join(str(s.id) for s in self.scenarios)
         raise StylisticBiasError(f"unknown scenario_id {scenario_id!r}; valid: {valid}")
+
+    def task_scenario(self, task_id: int) -> TaskScenario:
+        """Scenario of the ``tasks:`` list by id; unknown ids name the valid ones."""
+        for t in self.tasks:
+            if t.id == task_id:
+                return t
+        valid = ", ".join(str(t.id) for t in self.tasks) or "none (the protocol has no tasks)"
+        raise StylisticBiasError(f"unknown task id {task_id!r}; valid: {valid}")
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        """Every task type the protocol asks, in first-use order (the protocol's ``task`` for
+        its ``scenarios:`` list, then each ``tasks:`` entry's)."""
+        names = [self.task] if self.scenarios else []
+        names += [t.task for t in self.tasks]
+        return tuple(dict.fromkeys(names))
 
     def ordering(self, ordering_id: int) -> Ordering:
         """Ordering by id."""
@@ -249,17 +362,23 @@ class Benchmark:
     def forced_choice_prompt(self, scenario: Scenario, ordering: Ordering) -> str:
         """Fig. 12 with the two slots filled per the ordering (ordering 1 = Fig. 12 verbatim)."""
         (l1, p1), (l2, p2) = ordering.slots
+        answer = ordering.answer_letters
         return self.prompts["forced_choice"].format(
             letter_1=l1,
-            option_1=scenario.pole(p1),
+            option_1=apply_case(scenario.pole(p1), self.option_case),
             letter_2=l2,
-            option_2=scenario.pole(p2),
+            option_2=apply_case(scenario.pole(p2), self.option_case),
+            answer_1=answer[0],
+            answer_2=answer[1],
         )
 
     def options_shown(self, scenario: Scenario, ordering: Ordering) -> tuple[str, ...]:
         """The pole text each letter stands for under ``ordering``, in the protocol's letter
         order (``(text of (a), text of (b))`` for the paper)."""
-        return tuple(scenario.pole(ordering.pole_of(letter)) for letter in self.letters)
+        return tuple(
+            apply_case(scenario.pole(ordering.pole_of(letter)), self.option_case)
+            for letter in self.letters
+        )
 
 
 #: The protocol spec's public name (the class keeps its historical name for imports).

@@ -80,6 +80,7 @@ from stylisticbias.outputs import (
     safe_member,
     stage_output,
 )
+from stylisticbias.qa.checks import qa_exclusions
 from stylisticbias.schemas import (
     FACES,
     JUDGMENT_RECORDS,
@@ -96,6 +97,7 @@ log = logging.getLogger(__name__)
 SORT_KEYS = ["image_id", "scenario_id", "ordering", "seed"]
 #: engine settings that change speed or placement, never the records
 _NON_RESULT_ENGINE_KEYS = {
+    "allow_remote_licensed_images",
     "lightning",
     "image_batch_size",
     "num_workers",
@@ -168,6 +170,11 @@ def judge_items(
     benchmark = benchmark if benchmark is not None else load_benchmark(config.protocol)
     faces, variations, faces_dir, var_dir = load_tables(config.paths, benchmark)
     items = build_items(faces, variations, faces_dir, var_dir, images=config.judge.images)
+    excluded = qa_exclusions(config)  # qa.policy=exclude: edits that failed a QA check
+    if excluded:
+        log.warning("qa.policy=exclude: %d failing edit(s) are not judged (data/qa/summary.json)",
+                    sum(it.image_id in excluded for it in items))  # fmt: skip
+        items = [it for it in items if it.image_id not in excluded]
     shas: dict[str, str] = {}
     data = data_root(project_root(), config.paths.data)
     for name, table, base in (
@@ -219,8 +226,14 @@ def fingerprint(
             "model": {k: v for k, v in model_cfg.items() if k not in model_skip},
             "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
             "judge": {k: v for k, v in judge_cfg.items() if k not in judge_skip},
-            "scenarios": [s.__dict__ for s in benchmark.scenarios],
-            "orderings": [[o.id, o.slots] for o in benchmark.orderings],
+            # optional annotations enter only when set (a protocol without them keeps its print)
+            "scenarios": [
+                {k: v for k, v in s.__dict__.items() if v not in ("", (), None)}
+                for s in benchmark.scenarios
+            ],
+            "orderings": [
+                [o.id, o.slots, *([o.answer] if o.answer else [])] for o in benchmark.orderings
+            ],
             "forced_choice": benchmark.prompts.get("forced_choice"),
         }
         if hasattr(engine, "fingerprint"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,8 @@ import pandas as pd
 
 from stylisticbias.analysis import table_registry as registry
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.benchmark import benchmark_from_params
-from stylisticbias.config import ROOT, get, judged_models
+from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.config import ROOT
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.provenance import (
     DataVersion,
@@ -27,6 +27,7 @@ from stylisticbias.report.provenance import (
     git_commit,
 )
 from stylisticbias.score_store import partition_dir, read_model_scores
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,8 @@ class ReportInputs:
     calibration: dict[str, Any] | None = None
     missing_optional: list[str] = field(default_factory=list)
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)  # alpha, ci, ...
+    qa: dict[str, Any] | None = None  # <paths.qa>/summary.json: QA checks of the edits
+    generator_audit: pd.DataFrame | None = None  # <paths.qa>/generator_audit.csv
 
     def table(self, name: str) -> pd.DataFrame | None:
         """A loaded table, or None when an optional one is absent."""
@@ -151,8 +154,8 @@ def load_tables(tables_dir: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
     return tables, absent
 
 
-def _model_info(name: str, scores: pd.DataFrame, params: dict[str, Any]) -> ModelInfo:
-    cfg = dict((params.get("models") or {}).get(name) or {})
+def _model_info(name: str, scores: pd.DataFrame, config: Config) -> ModelInfo:
+    cfg = asdict(config.models[name]) if name in config.models else {}
     label = str(cfg.get("paper_name") or name)
     hub = cfg.get("hub_id") or cfg.get("hf_id") or cfg.get("repo_id")
     ep = cfg.get("endpoint")
@@ -166,10 +169,12 @@ def _model_info(name: str, scores: pd.DataFrame, params: dict[str, Any]) -> Mode
     return ModelInfo(name, label, str(hub) if hub else None, sim, len(scores))
 
 
-def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
-    """Run settings from params.yaml, the score tables and dvc.lock / git."""
-    models = judged_models(params)
-    scores_dir = root / str(get(params, "paths.scores"))
+def load_settings(config: Config, root: Path, benchmark: Benchmark | None = None) -> RunSettings:
+    """Run settings from params.yaml, the score tables and dvc.lock / git (``benchmark``: the
+    stage's protocol; None loads ``config.protocol``)."""
+    benchmark = benchmark if benchmark is not None else load_benchmark(config.protocol)
+    models = config.model_names
+    scores_dir = root / str(config.paths.scores)
     infos: list[ModelInfo] = []
     faces: set[str] = set()
     images: set[str] = set()
@@ -178,25 +183,25 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
     cols = ["image_id", "face_id", "is_base", "scenario_id", "simulated"]
     for m in models:
         df = read_model_scores(scores_dir, m, cols)
-        infos.append(_model_info(m, df, params))
+        infos.append(_model_info(m, df, config))
         faces.update(df["face_id"].astype(str))
         images.update(df["image_id"].astype(str))
         var_images.update(df.loc[~df["is_base"].astype(bool), "image_id"].astype(str))
         scenarios.update(int(s) for s in df["scenario_id"].unique())
     lock = dvc_lock_hashes(root)
-    paths = [str(get(params, "paths.faces")), str(get(params, "paths.variations"))]
-    score_rel = str(get(params, "paths.scores"))
+    paths = [str(config.paths.faces), str(config.paths.variations)]
+    score_rel = str(config.paths.scores)
     paths += [partition_dir(score_rel, m).as_posix() for m in models]
     versions = []
     for rel in paths:
         v = data_version(root, rel, lock)
         if v.source == "missing" and rel.startswith(score_rel):
-            v = data_version(root, str(get(params, "paths.scores")), lock)  # one dir output
+            v = data_version(root, score_rel, lock)  # one dir output
         versions.append(v)
     sha, dirty = git_commit(root)
-    engines = [dict(m.get("engine") or {}) for m in (params.get("models") or {}).values()]
-    gen = params.get("generator") or {}
-    judge = params.get("judge") or {}
+    engines = [dict(asdict(m).get("engine") or {}) for m in config.models.values()]
+    gen = asdict(config.generator) if is_dataclass(config.generator) else config.generator or {}
+    judge = asdict(config.judge)
     return RunSettings(
         models=tuple(infos),
         engine=", ".join(dict.fromkeys(str(e.get("name", "?")) for e in engines)) or "?",
@@ -205,7 +210,7 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
         n_images=len(images),
         n_variation_images=len(var_images),
         n_scenarios=len(scenarios),
-        orderings=tuple(benchmark_from_params(params).selected_orderings(judge.get("orderings"))),
+        orderings=tuple(benchmark.selected_orderings(judge.get("orderings"))),
         seeds=tuple(int(s) for s in judge.get("seeds", [])),
         generator=str(gen.get("_target_", gen.get("name", "?")))
         .rsplit(".", 1)[-1]
@@ -214,7 +219,7 @@ def load_settings(params: dict[str, Any], root: Path) -> RunSettings:
         git_commit=sha,
         git_dirty=dirty,
         image_source=imported_source(
-            root / str(get(params, "paths.faces")), root / str(get(params, "paths.variations"))
+            root / str(config.paths.faces), root / str(config.paths.variations)
         ),
     )
 
@@ -241,14 +246,23 @@ def imported_source(faces_dir: Path, variations_dir: Path) -> str:
     return text
 
 
-def load_inputs(params: dict[str, Any], root: Path) -> ReportInputs:
+def load_inputs(config: Config, root: Path, benchmark: Benchmark | None = None) -> ReportInputs:
     """Load everything the report needs; the first missing input raises one clear error."""
-    reports = root / str(get(params, "paths.reports"))
+    reports = root / str(config.paths.reports)
     tables, absent = load_tables(reports / "tables")
     wide = {n: registry.read_table(n, reports / "tables") for n in registry.LAYOUT_TABLES}
     metrics = read_json(reports / "metrics.json", "analyze")
-    settings = load_settings(params, root)
+    settings = load_settings(config, root, benchmark)
     cal_path = reports / "calibration.json"
     calibration = read_json(cal_path, "calibrate") if cal_path.exists() else None
-    analysis = AnalysisSettings.from_config(params.get("analysis"))
-    return ReportInputs(root, tables, wide, metrics, settings, calibration, absent, analysis)
+    analysis = AnalysisSettings.from_config(asdict(config.analysis))
+    qa_dir = root / str(config.paths.qa)
+    qa = read_json(qa_dir / "summary.json", "qa") if (qa_dir / "summary.json").exists() else None
+    audit_path = qa_dir / "generator_audit.csv"
+    audit = None
+    if audit_path.exists() and audit_path.stat().st_size > 1:
+        audit = pd.read_csv(audit_path)
+    return ReportInputs(
+        root, tables, wide, metrics, settings, calibration, absent, analysis, qa=qa,
+        generator_audit=audit,
+    )  # fmt: skip

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from stylisticbias.benchmark import benchmark_from_params
-from stylisticbias.config import get, project_root
+from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.config import project_root
 from stylisticbias.outputs import atomic_dir, atomic_write_text
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
@@ -32,6 +32,7 @@ from stylisticbias.report.plots_data import (
     scenario_frame,
     variance_frame,
 )
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,9 @@ DIAGNOSTICS: dict[str, tuple[str, str, float | None, str]] = {
 }
 
 
-def scenarios_frame(params: dict[str, Any]) -> pd.DataFrame:
+def scenarios_frame(benchmark: Benchmark) -> pd.DataFrame:
     """The protocol's scenarios: scenario_id, category, positive, negative."""
-    rows = [s.__dict__ for s in benchmark_from_params(params).scenarios]
+    rows = [s.__dict__ for s in benchmark.scenarios]
     return pd.DataFrame(rows).rename(columns={"id": "scenario_id"})[
         ["scenario_id", "category", "positive", "negative"]
     ]
@@ -190,17 +191,23 @@ def write_plot_data(frames: dict[str, pd.DataFrame], out: Path) -> None:
         df.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
 
 
-def build_report(params: dict[str, Any], root: Path | None = None) -> None:
+def build_report(config: Config, root: Path | None = None) -> None:
     """Read the analysis outputs, write figures + ``reports/README.md``.
 
     MLflow logging is the next stage's job (:mod:`stylisticbias.report.track`).
     """
     root = root or project_root()
-    inputs = load_inputs(params, root)
+    benchmark = load_benchmark(config.protocol)  # the protocol, resolved once for the stage
+    if benchmark.statistics.suite == "paired_variation":
+        from stylisticbias.report.paired import build_paired_report
+
+        build_paired_report(config, benchmark, root)
+        return
+    inputs = load_inputs(config, root, benchmark)
     share = inputs.analysis.pareto_share
     alpha = inputs.analysis.alpha
-    scen = scenarios_frame(params)
-    reports = root / str(get(params, "paths.reports"))
+    scen = scenarios_frame(benchmark)
+    reports = root / str(config.paths.reports)
     final = reports / "figures"
     with atomic_dir(final) as fig_tmp, atomic_dir(reports / "plots") as plots_tmp:
         drawn = render_figures(inputs, scen, fig_tmp, share, plots_tmp)

@@ -36,7 +36,7 @@ def _run_pipeline(project: Path, params: dict) -> str:
         assert set(scores["image_id"]) == items and scores["simulated"].all()
         assert scores.loc[~scores["is_base"], "delta"].notna().all()
     run_analysis(config_from_params(params))
-    build_report(params, root=project)
+    build_report(config_from_params(params), root=project)
     assert (project / "reports/tables").is_dir() and (project / "reports/metrics.json").exists()
     return (project / "reports/README.md").read_text(encoding="utf-8")
 

@@ -40,7 +40,7 @@ def test_protocol_names_its_task(benchmark: Benchmark) -> None:
     cfg = yaml.safe_load((root / "conf" / "benchmark" / "stylisticbias.yaml").read_text())
     assert benchmark_from_config({**cfg, "task": "rating"}).task == "rating"
     with pytest.raises(StylisticBiasError, match="unknown key"):
-        benchmark_from_config({**cfg, "tasks": "rating"})
+        benchmark_from_config({**cfg, "taks": "rating"})  # tasks: is the task-scenario list
 
 
 def _rows(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

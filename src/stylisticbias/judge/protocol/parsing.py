@@ -229,6 +229,33 @@ def parse_response(text: str | None, rules: ParserRules | None = None) -> Letter
     return v if v in r.letters else None
 
 
+#: Every single-character label, to name an answer outside a task's labels.
+_ANY_LABEL = ParserRules(
+    letters=tuple("abcdefghijklmnopqrstuvwxyz0123456789"), word_letters=("a", "i")
+)
+
+
+def explain_invalid(text: str | None, rules: ParserRules | None = None) -> str:
+    """One line saying why :func:`parse_response` reads ``text`` as invalid under ``rules``
+    (empty, a hedge or refusal, several labels, a label outside the protocol's, none)."""
+    if text is None or not text.strip():
+        return "empty response"
+    r = _rules(rules)
+    t = _normalise(text, finished=True)
+    pt = patterns(r)
+    mentions = _mentions(t, pt)
+    found = sorted({x for _, x in mentions})
+    if len(found) >= 2:
+        return "several labels: " + ", ".join(f"({x})" for x in found)
+    marker = pt.markers.search(t)
+    if marker is not None:
+        return f"hedged or refused ({marker.group(0).strip()!r})"
+    other = sorted({x for _, x in _mentions(t, patterns(_ANY_LABEL))} - set(r.letters))
+    if other:
+        return f"label {other[0]!r} outside the labels " + ", ".join(f"({x})" for x in r.letters)
+    return "no label of " + ", ".join(f"({x})" for x in r.letters)
+
+
 def letter_outcome(letter: Letter | None, ordering: Ordering) -> Outcome:
     """Map a parsed letter to the pole it stands for under ``ordering``."""
     if letter is None:

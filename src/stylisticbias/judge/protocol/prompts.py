@@ -49,25 +49,33 @@ def prompt_specs(
 
 
 def chat_messages(text: str, image: Any = None) -> list[dict[str, Any]]:
-    """A one-turn conversation: image first, then the prompt text.
+    """A one-turn conversation: the image(s) first, then the prompt text.
 
     ``image`` (a PIL image) is attached for ``apply_chat_template(tokenize=True)``; leave it None
-    to render the text only.
+    to render the text only. A list or tuple gives one image part per element, in order (a
+    pairwise prompt's slot 1, slot 2; ``[]`` for a text-only prompt; ``[None, None]`` renders
+    two image placeholders).
     """
-    img: dict[str, Any] = {"type": "image"}
-    if image is not None:
-        img["image"] = image
-    return [{"role": "user", "content": [img, {"type": "text", "text": text}]}]
+    images = list(image) if isinstance(image, list | tuple) else [image]
+    parts: list[dict[str, Any]] = []
+    for im in images:
+        img: dict[str, Any] = {"type": "image"}
+        if im is not None:
+            img["image"] = im
+        parts.append(img)
+    return [{"role": "user", "content": [*parts, {"type": "text", "text": text}]}]
 
 
 def render(
     processor: Any,
     text: str,
     chat_template_kwargs: Mapping[str, Any] | None = None,
+    images: int = 1,
 ) -> str:
-    """The prompt string the model's own chat template produces (generation prompt added)."""
+    """The prompt string the model's own chat template produces (generation prompt added),
+    with ``images`` image placeholders before the text."""
     return processor.apply_chat_template(
-        chat_messages(text),
+        chat_messages(text, None if images == 1 else [None] * images),
         add_generation_prompt=True,
         tokenize=False,
         **dict(chat_template_kwargs or {}),

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from stylisticbias.benchmark import Benchmark, Ordering
+from stylisticbias.benchmark import Benchmark, Ordering, ParserRules
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.hf.batch_sizing import AUTO, BatchSizes
@@ -48,6 +48,8 @@ from stylisticbias.judge.engines.hf.shared_prefix import (
     SharedPrefixUnsupported,
 )
 from stylisticbias.judge.engines.hf.shared_prefix import install as install_shared_prefix
+from stylisticbias.judge.engines.hf.tasks import label_distributions as task_label_distributions
+from stylisticbias.judge.protocol.distribution import Distribution
 from stylisticbias.judge.protocol.outcomes import (
     COLUMNS,
     Outcome,
@@ -315,6 +317,16 @@ class HFJudgeEngine(JudgeEngine):
             exact_outcomes(d, self.decoding, self.seeds, iid, s.scenario.id, s.ordering.id)
             for s, d in zip(self.specs, dists)
         ], n_img
+
+    def label_distributions(
+        self, img: Image.Image | Sequence[Image.Image], texts: Sequence[str], rules: ParserRules
+    ) -> list[Distribution]:
+        """Exact distributions over a task's labels (``choice_k``: all k options) of prompts
+        about one image, or several in one prompt (a list: pairwise)
+        (:func:`~stylisticbias.judge.engines.hf.tasks.label_distributions`)."""
+        if self.model is None:
+            self.setup(self.device)
+        return task_label_distributions(self, img, texts, rules)
 
     def _choose_batch_sizes(self, width: int) -> None:
         """Resolve ``auto`` batch sizes from free memory (:mod:`~.batch_sizing`), once."""

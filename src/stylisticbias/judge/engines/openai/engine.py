@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 from PIL import Image
 
-from stylisticbias.benchmark import Benchmark, Ordering
+from stylisticbias.benchmark import Benchmark, Ordering, ParserRules
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
@@ -40,6 +40,7 @@ from stylisticbias.judge.engines.openai.cost import estimate as estimate_run
 from stylisticbias.judge.engines.openai.exact import ExactSettings, TextDistribution, expand_texts
 from stylisticbias.judge.engines.openai.requests import EncodedImage, RequestBuilder, encode_image
 from stylisticbias.judge.engines.openai.spec import EndpointSpec, endpoint_spec, transport_spec
+from stylisticbias.judge.engines.openai.tasks import run_label_distributions
 from stylisticbias.judge.engines.openai.transport import Transport, TransportStats
 from stylisticbias.judge.protocol.outcomes import COLUMNS, draw_outcomes
 from stylisticbias.judge.protocol.parsing import letter_outcome, parse_response
@@ -267,6 +268,16 @@ class OpenAIJudgeEngine(JudgeEngine):
             return await tr.fetch(req)
 
         return await expand_texts(len(self.specs), fetch, self.exact, asyncio.gather)
+
+    def label_distributions(
+        self, path: str | Sequence[str], texts: Sequence[str], rules: ParserRules
+    ) -> list[TextDistribution]:
+        """Exact distributions over a task's labels (``choice_k``: all k options) of prompts
+        about the image file ``path`` (or several files in one prompt, a list: pairwise),
+        from the server's top log-probabilities
+        (:mod:`~stylisticbias.judge.engines.openai.tasks`)."""
+        imgs = [encode_image(p) for p in ([path] if isinstance(path, str) else path)]
+        return run_label_distributions(self, imgs, texts, rules)
 
     async def _judge_exact(
         self, tr: Transport, item: ImageItem, img: EncodedImage

@@ -13,7 +13,7 @@ import copy
 import hashlib
 import json
 import mimetypes
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,10 +117,30 @@ class RequestBuilder:
             body["seed"] = 0
         return self._finish(body, img, "logprobs", text + prefix)
 
+    def logprobs_images(
+        self, imgs: Sequence[EncodedImage], text: str, prefix: str, top_k: int
+    ) -> ApiRequest:
+        """:meth:`logprobs` for a prompt with several images (one ``image_url`` part each, in
+        order, before the text; none for a text-only prompt), keyed by all their hashes."""
+        if len(imgs) == 1:
+            return self.logprobs(imgs[0], text, prefix, top_k)
+        body = self.logprobs(EncodedImage("", ""), text, prefix, top_k).body
+        first = body["messages"][0]
+        parts = [p for p in first["content"] if p.get("type") != "image_url"]
+        first = {**first, "content": [*(self._image_part(im, "") for im in imgs), *parts]}
+        body = {**body, "messages": [first, *body["messages"][1:]]}
+        sha = hashlib.sha256("|".join(im.sha256 for im in imgs).encode()).hexdigest()
+        est = len(imgs) * self.endpoint.image_tokens + int(len(text + prefix) / CHARS_PER_TOKEN) + 1
+        keyed = _with_image_url(body, [f"sha256:{im.sha256}" for im in imgs])
+        sent = _with_image_url(body, [im.data_url for im in imgs])
+        return ApiRequest(request_key(self.endpoint.url, keyed), sent, sha, "logprobs", est)
 
-def _with_image_url(body: Mapping[str, Any], url: str) -> dict[str, Any]:
-    """A copy of ``body`` whose image parts carry ``url`` (only the message list is copied)."""
+
+def _with_image_url(body: Mapping[str, Any], url: str | Sequence[str]) -> dict[str, Any]:
+    """A copy of ``body`` whose image parts carry ``url`` (only the message list is copied);
+    a sequence of urls gives the i-th image part the i-th url."""
     out = dict(body)
+    urls = iter(url) if not isinstance(url, str) else None
     msgs = []
     for msg in body["messages"]:
         content = msg.get("content")
@@ -128,7 +148,8 @@ def _with_image_url(body: Mapping[str, Any], url: str) -> dict[str, Any]:
             parts = []
             for part in content:
                 if isinstance(part, Mapping) and part.get("type") == "image_url":
-                    part = {**part, "image_url": {**part["image_url"], "url": url}}
+                    u = next(urls) if urls is not None else url
+                    part = {**part, "image_url": {**part["image_url"], "url": u}}
                 parts.append(part)
             msg = {**msg, "content": parts}
         msgs.append(msg)

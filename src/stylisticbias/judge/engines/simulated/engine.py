@@ -47,6 +47,8 @@ from stylisticbias.judge.engines.simulated.planted import (
     planted_source,
     selected_scenarios,
 )
+from stylisticbias.judge.engines.simulated.tasks import TaskPlant, simulate_answers
+from stylisticbias.judge.protocol.tasks.registry import Answer, task_of
 
 __all__ = [
     "DEFAULT_PLANTED",
@@ -122,6 +124,22 @@ class SimulatedJudgeEngine(JudgeEngine):
                                     *[d.ravel() for d in self.planted.demographics.values()],
                                     *[d.ravel() for d in self.planted.interactions.values()]]
                                    ).tobytes()).hexdigest()}  # fmt: skip
+
+    def task_answers(
+        self,
+        task_id: int,
+        variant: int,
+        plant: TaskPlant,
+        unit_ids: Sequence[str],
+        groups: Sequence[Sequence[str]],
+    ) -> list[tuple[str, Answer]]:
+        """Simulated (response, parsed answer) per unit for one prompt of a ``tasks:`` entry
+        (its ``variant``-th prompt), drawn from the planted ``plant``
+        (:mod:`~stylisticbias.judge.engines.simulated.tasks`) with this model's seed."""
+        sc = self.benchmark.task_scenario(task_id)
+        prompt = task_of(sc).prompts(sc, self.benchmark)[variant]
+        seed = int(self.model_cfg.get("seed", 0))
+        return simulate_answers(self.benchmark, sc, prompt, plant, unit_ids, groups, seed)
 
     def judge(
         self, items: Sequence[ImageItem], images: Sequence[Image.Image | None]

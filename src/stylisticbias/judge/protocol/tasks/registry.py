@@ -1,14 +1,42 @@
-"""The task types a protocol may name (``task:`` in ``conf/benchmark/<name>.yaml``).
+"""The task types a protocol may name (``task:`` in ``conf/benchmark/<name>.yaml``) and the
+task types of its ``tasks:`` entries.
 
-This is the one place a task type is registered: add its module's :class:`~.base.TaskType` to
-:data:`TASK_TYPES`.
+This is the one place a task type is registered: a protocol-level one (the stage-facing
+:class:`~.base.TaskType`: prompts, parser, scores of the whole protocol) in
+:data:`TASK_TYPES`; a scenario-level one (a :class:`~.scenario_task.ScenarioTask`:
+``binary_choice``, ``choice_k``, ``pairwise``, ``numeric``, ``text_only``, each one module with
+its prompt builder, parser, outcome space, exact-decoder labels and per-cell scores) in
+:data:`SCENARIO_TASKS`. :func:`check_protocol_tasks` checks every ``tasks:`` entry against its
+type; :func:`check_engine_tasks` fails in one line when a model's engine cannot judge a task the
+protocol asks (compose time, ``stylisticbias.validate``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from stylisticbias.benchmark import DEFAULT_TASK, Benchmark, Scenario, TaskScenario
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.protocol.tasks import binary_scenario, choice_k, numeric, pairwise
 from stylisticbias.judge.protocol.tasks.base import TaskType
 from stylisticbias.judge.protocol.tasks.binary_choice import BINARY_CHOICE
+from stylisticbias.judge.protocol.tasks.scenario_task import Answer, ScenarioTask, TaskPrompt
+from stylisticbias.judge.protocol.tasks.text_only import TextOnly
+
+__all__ = [
+    "SCENARIO_TASKS",
+    "TASK_TYPES",
+    "Answer",
+    "ScenarioTask",
+    "TaskPrompt",
+    "TaskType",
+    "check_engine_tasks",
+    "check_protocol_tasks",
+    "scenario_task",
+    "task_of",
+    "task_prompts",
+    "task_type",
+]
 
 #: name -> task type
 TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (BINARY_CHOICE,)}
@@ -22,3 +50,66 @@ def task_type(name: str) -> TaskType:
             "(judge/protocol/tasks/registry.py)"
         )
     return TASK_TYPES[name]
+
+
+def scenario_task(name: str, where: str = "task") -> ScenarioTask:
+    """The registered scenario task type ``name``; unknown names list the valid ones."""
+    try:
+        return SCENARIO_TASKS[name]
+    except KeyError:
+        raise StylisticBiasError(
+            f"{where}: unknown task type {name!r}; valid: {', '.join(SCENARIO_TASKS)}"
+        ) from None
+
+
+#: Every scenario task type by its ``task:`` name in a ``tasks:`` entry.
+SCENARIO_TASKS: dict[str, ScenarioTask] = {
+    t.name: t
+    for t in (
+        binary_scenario.TASK,
+        choice_k.TASK,
+        pairwise.TASK,
+        numeric.TASK,
+        TextOnly(scenario_task),
+    )
+}
+
+
+def task_of(scenario: TaskScenario | Scenario) -> ScenarioTask:
+    """The task type of a scenario (a ``scenarios:`` entry is ``binary_choice``)."""
+    if isinstance(scenario, Scenario):
+        return SCENARIO_TASKS[DEFAULT_TASK]
+    return scenario_task(scenario.task, f"task {scenario.id}")
+
+
+def check_protocol_tasks(benchmark: Benchmark) -> None:
+    """Every ``tasks:`` entry names a known task type and has what that type reads."""
+    for i, t in enumerate(benchmark.tasks):
+        where = f"{benchmark.source}: tasks[{i}] (id {t.id})"
+        scenario_task(t.task, where).check(t, benchmark, where)
+
+
+def check_engine_tasks(benchmark: Benchmark, engine: str, where: str) -> None:
+    """Raise one line if engine ``engine`` cannot judge a task type the protocol asks."""
+    check_protocol_tasks(benchmark)
+    for name in benchmark.task_names:
+        tt = scenario_task(name, benchmark.source)
+        if engine not in tt.engines:
+            able = ", ".join(sorted(tt.engines)) or "none"
+            raise StylisticBiasError(
+                f"{where}: engine {engine!r} cannot judge task type {name!r} of protocol "
+                f"{benchmark.name or benchmark.source}; engines that can: {able}"
+            )
+
+
+def task_prompts(
+    benchmark: Benchmark, ids: Iterable[int] | None = None
+) -> list[tuple[TaskScenario, TaskPrompt]]:
+    """Every prompt of the protocol's ``tasks:`` entries (``ids``: a subset), task order."""
+    wanted = None if ids is None else {int(i) for i in ids}
+    return [
+        (t, p)
+        for t in benchmark.tasks
+        if wanted is None or t.id in wanted
+        for p in scenario_task(t.task, f"task {t.id}").prompts(t, benchmark)
+    ]

@@ -1,0 +1,296 @@
+"""Statistics of the task-type protocols: REFLECT (win rates, MCQ distributions, relative mean
+gap, Jensen-Shannon divergence, salary Gap%, cluster-robust OLS) and VIGNETTE (selection
+frequency, add-one log-odds, PairComp, polarity, Fisher exact tests, the text-only vs
+with-image z-test) and the left/right position bias that swapping the two orders exposes.
+
+Formulas follow the papers' extractions (``shared/research/paper-focus-reflect.md`` Sec. 3,
+``paper-vignette.md`` Sec. 4); each function's docstring names the section and states the
+choices the papers leave open. Inputs are long tables of parsed answers (one row per answer;
+invalid answers are rows with ``choice`` = ``invalid``); confidence intervals resample the
+sampling unit (source photo, identity) with :func:`cluster_bootstrap_ci`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+INVALID = "invalid"
+
+
+# ---- pairwise (REFLECT Sec. 3.1) --------------------------------------------------------------
+def consolidate_pairs(answers: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair from its two orders: ``unit``, ``first``, ``second`` (the groups of the
+    pair's identities), ``status`` (``consistent``, ``inconsistent``, ``invalid``) and
+    ``winner`` (the chosen group of a consistent pair, else None).
+
+    ``answers``: columns ``unit``, ``first``, ``second``, ``variant`` (0, 1) and ``choice``
+    (``first``/``second``/``invalid``, the identity after undoing the swap).
+    """
+    wide = answers.pivot_table(index=["unit", "first", "second"], columns="variant",
+                               values="choice", aggfunc="first").reset_index()  # fmt: skip
+    c0 = wide.get(0, pd.Series(INVALID, index=wide.index)).fillna(INVALID)
+    c1 = wide.get(1, pd.Series(INVALID, index=wide.index)).fillna(INVALID)
+    valid = (c0 != INVALID) & (c1 != INVALID)
+    same = valid & (c0 == c1)
+    status = np.where(same, "consistent", np.where(valid, "inconsistent", INVALID))
+    winner = np.where(same, np.where(c0 == "first", wide["first"], wide["second"]), None)
+    return pd.DataFrame({"unit": wide["unit"], "first": wide["first"], "second": wide["second"],
+                         "status": status, "winner": winner})  # fmt: skip
+
+
+def win_rates(pairs: pd.DataFrame, cross_group_only: bool = True) -> pd.Series:
+    """WinRate(g): wins of group g / retained pairs in which g appears (REFLECT Sec. 3.1).
+
+    Retained = consistent pairs (inconsistent and invalid pairs dropped, the paper's rule).
+    ``cross_group_only`` (default) counts only pairs of two different groups: the formula as
+    printed lets a same-group pair count as a win of its group (see the extraction's caveat);
+    ``False`` is the literal version.
+    """
+    kept = pairs[pairs["status"] == "consistent"]
+    if cross_group_only:
+        kept = kept[kept["first"] != kept["second"]]
+    groups = sorted(set(kept["first"]) | set(kept["second"]))
+    out = {}
+    for g in groups:
+        appears = (kept["first"] == g) | (kept["second"] == g)
+        n = int(appears.sum())
+        out[g] = float((kept.loc[appears, "winner"] == g).sum() / n) if n else math.nan
+    return pd.Series(out, name="win_rate", dtype=float)
+
+
+def win_rate_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
+    """M[r, c]: the share of retained r-vs-c pairs in which r is chosen (M[r,c] + M[c,r] = 1)."""
+    kept = pairs[(pairs["status"] == "consistent") & (pairs["first"] != pairs["second"])]
+    groups = sorted(set(kept["first"]) | set(kept["second"]))
+    m = pd.DataFrame(np.nan, index=groups, columns=groups)
+    for r in groups:
+        for c in groups:
+            if r == c:
+                continue
+            both = kept[((kept["first"] == r) & (kept["second"] == c))
+                        | ((kept["first"] == c) & (kept["second"] == r))]  # fmt: skip
+            if len(both):
+                m.loc[r, c] = float((both["winner"] == r).mean())
+    return m
+
+
+def inconsistent_rate(pairs: pd.DataFrame) -> float:
+    """The share of pairs valid in both orders whose two orders disagree."""
+    valid = pairs[pairs["status"] != INVALID]
+    return float((valid["status"] == "inconsistent").mean()) if len(valid) else math.nan
+
+
+def position_bias(answers: pd.DataFrame) -> tuple[float, float, int]:
+    """(share of valid answers choosing slot 1 - 1/2, two-sided binomial p, n).
+
+    ``answers``: ``variant`` and ``choice`` as for :func:`consolidate_pairs`; slot 1 shows
+    ``first`` in order 0 and ``second`` in order 1. With both orders asked equally often an
+    unbiased judge picks slot 1 half the time whatever its preferences between identities.
+    """
+    valid = answers[answers["choice"] != INVALID]
+    slot1 = ((valid["variant"] == 0) & (valid["choice"] == "first")) | (
+        (valid["variant"] == 1) & (valid["choice"] == "second")
+    )
+    n, k = len(valid), int(slot1.sum())
+    if n == 0:
+        return math.nan, math.nan, 0
+    return k / n - 0.5, float(stats.binomtest(k, n, 0.5).pvalue), n
+
+
+# ---- MCQ (REFLECT Sec. 3.2) -------------------------------------------------------------------
+def option_distribution(answers: pd.DataFrame, group: str, labels: Sequence[str]) -> pd.DataFrame:
+    """p_g(o) per group (rows) and the pooled p (row ``pooled``) over the valid answers.
+
+    ``answers``: columns ``group`` (named by ``group``) and ``choice``.
+    """
+    valid = answers[answers["choice"].isin(labels)]
+    counts = pd.crosstab(valid[group], valid["choice"]).reindex(columns=list(labels), fill_value=0)
+    dist = counts.div(counts.sum(axis=1), axis=0)
+    pooled = counts.sum(axis=0) / counts.values.sum()
+    return pd.concat([dist, pooled.to_frame("pooled").T])
+
+
+def jsd(p: Sequence[float], q: Sequence[float], base: float = 2.0) -> float:
+    """Jensen-Shannon divergence JSD(p||q) = KL(p||m)/2 + KL(q||m)/2, m = (p+q)/2, in log
+    ``base`` (REFLECT Sec. 3.2; its tables print it x 100, the base is not stated)."""
+    a, b = np.asarray(p, float), np.asarray(q, float)
+    a, b = a / a.sum(), b / b.sum()
+    m = (a + b) / 2
+
+    def kl(x: np.ndarray) -> float:
+        nz = x > 0
+        return float(np.sum(x[nz] * np.log(x[nz] / m[nz])))
+
+    return (kl(a) + kl(b)) / 2 / math.log(base)
+
+
+def encoded_mean(dist: Sequence[float], values: Sequence[float]) -> float:
+    """mu_g = sum_o v(o) p_g(o)."""
+    return float(np.dot(np.asarray(dist, float), np.asarray(values, float)))
+
+
+def relative_mean_gap(
+    dist: Sequence[float], ref: Sequence[float], values: Sequence[float]
+) -> float:
+    """Delta_g = (mu_g - mu_ref) / mu_ref (REFLECT Sec. 3.2; a fraction)."""
+    mu, mu_ref = encoded_mean(dist, values), encoded_mean(ref, values)
+    return (mu - mu_ref) / mu_ref
+
+
+# ---- salary (REFLECT Sec. 3.3, 3.4) -----------------------------------------------------------
+def gap_pct(mean: float, ref_mean: float) -> float:
+    """Gap% = (mu / mu_ref - 1) x 100 (REFLECT Sec. 3.3)."""
+    return (mean / ref_mean - 1.0) * 100.0
+
+
+def cluster_ols(
+    df: pd.DataFrame, formula: str, cluster: str, tests: Mapping[str, Sequence[str]]
+) -> tuple[pd.DataFrame, dict[str, tuple[float, float]]]:
+    """OLS with cluster-robust standard errors and joint Wald F tests (REFLECT Sec. 3.4).
+
+    ``formula``: a patsy formula (``salary ~ C(race, Treatment('White')) * C(gender, ...)``);
+    ``cluster``: the column of the cluster ids (the unit: occupation x biography x photo);
+    ``tests``: name -> the coefficient names tested jointly equal to 0. Returns the
+    coefficient table (``coef``, ``se``, ``pval``) and name -> (F, p).
+    """
+    import statsmodels.formula.api as smf
+
+    groups = pd.factorize(df[cluster])[0]
+    fit = smf.ols(formula, data=df).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    table = pd.DataFrame({"coef": fit.params, "se": fit.bse, "pval": fit.pvalues})
+    out = {}
+    for name, coefs in tests.items():
+        r = np.zeros((len(coefs), len(fit.params)))
+        for i, c in enumerate(coefs):
+            r[i, list(fit.params.index).index(c)] = 1.0
+        w = fit.wald_test(r, use_f=True, scalar=True)
+        out[name] = (float(w.statistic), float(w.pvalue))
+    return table, out
+
+
+# ---- VIGNETTE (Sec. 4) ------------------------------------------------------------------------
+def selection_frequency(options: pd.DataFrame) -> pd.Series:
+    """S(i) = mean over activities of 100 x n_response(i, a) / n_option(i, a) (VIGNETTE 4.1).
+
+    ``options``: one row per (question, identity shown as an option) with ``identity``,
+    ``activity`` and ``selected`` (bool); invalid answers are left out beforehand.
+    """
+    per = options.groupby(["identity", "activity"])["selected"].mean() * 100.0
+    return per.groupby(level="identity").mean().rename("selection_frequency")
+
+
+def log_odds(options: pd.DataFrame) -> pd.DataFrame:
+    """Add-one smoothed log-odds of identity i being chosen in activity a vs all other
+    activities (VIGNETTE 4.2, natural log) with the two-sided Fisher exact p of the 2x2 table
+    ``[[r_a, o_a - r_a], [r_not_a, o_not_a - r_not_a]]``.
+    """
+    rows = []
+    tot = options.groupby("identity")["selected"].agg(["sum", "count"])
+    for (i, a), g in options.groupby(["identity", "activity"]):
+        r_a, o_a = int(g["selected"].sum()), len(g)
+        r_n, o_n = int(tot.loc[i, "sum"]) - r_a, int(tot.loc[i, "count"]) - o_a
+        odds_a = (r_a + 1) / (max(o_a - r_a, 0) + 1)
+        odds_n = (r_n + 1) / (max(o_n - r_n, 0) + 1)
+        p = stats.fisher_exact([[r_a, o_a - r_a], [r_n, o_n - r_n]]).pvalue
+        rows.append((i, a, math.log(odds_a / odds_n), float(p), o_a))
+    return pd.DataFrame(rows, columns=["identity", "activity", "log_odds", "pval", "n"])
+
+
+def pair_comp(options: pd.DataFrame) -> pd.DataFrame:
+    """PairComp(i1, i2) = S(i1 | paired with i2) - S(i1 | not paired with i2), proportions in
+    [-1, 1], pooled over activities (VIGNETTE 4.3), with the Fisher p of
+    ``[[sel_with, n_with - sel_with], [sel_without, n_without - sel_without]]``.
+
+    ``options``: ``identity``, ``partner`` (the other identity of the question), ``selected``.
+    """
+    rows = []
+    for i1, g in options.groupby("identity"):
+        for i2 in sorted(set(g["partner"])):
+            w, wo = g[g["partner"] == i2]["selected"], g[g["partner"] != i2]["selected"]
+            if len(wo) == 0:
+                continue
+            sw, sn = int(w.sum()), int(wo.sum())
+            p = stats.fisher_exact([[sw, len(w) - sw], [sn, len(wo) - sn]]).pvalue
+            rows.append((i1, i2, sw / len(w) - sn / len(wo), float(p), len(w)))
+    return pd.DataFrame(rows, columns=["identity", "partner", "pair_comp", "pval", "n"])
+
+
+def polarity(x_high: int, n_high: int, x_low: int, n_low: int) -> tuple[float, float]:
+    """(S_high - S_low in percent, two-sided Fisher p) for one identity and trait pair or
+    taxonomy (VIGNETTE 4.4): x = selections, n = appearances as an option."""
+    s = 100.0 * x_high / n_high - 100.0 * x_low / n_low
+    p = stats.fisher_exact([[x_high, n_high - x_high], [x_low, n_low - x_low]]).pvalue
+    return s, float(p)
+
+
+def two_proportion_z(x1: int, n1: int, x2: int, n2: int) -> tuple[float, float]:
+    """The pooled two-proportion z-test of VIGNETTE 4.5 (with image vs text only):
+    z = (p1 - p2) / sqrt(p (1 - p) (1/n1 + 1/n2)), p = (x1 + x2) / (n1 + n2); two-sided p."""
+    p1, p2, p = x1 / n1, x2 / n2, (x1 + x2) / (n1 + n2)
+    se = math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
+    if se == 0:
+        return 0.0, 1.0
+    z = (p1 - p2) / se
+    return z, float(2 * stats.norm.sf(abs(z)))
+
+
+# ---- intervals --------------------------------------------------------------------------------
+def cluster_bootstrap_ci(
+    df: pd.DataFrame,
+    unit: str,
+    statistic: Callable[[pd.DataFrame], float],
+    n_boot: int = 500,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile interval of ``statistic`` over ``n_boot`` resamples of whole units (the
+    sampling unit: source photo, identity), drawn with replacement."""
+    rng = np.random.default_rng(seed)
+    units = df[unit].unique()
+    parts = {u: g for u, g in df.groupby(unit)}
+    vals = []
+    for _ in range(n_boot):
+        pick = rng.choice(units, size=len(units), replace=True)
+        sample = pd.concat([parts[u] for u in pick], ignore_index=True)
+        v = statistic(sample)
+        if not math.isnan(v):
+            vals.append(v)
+    if not vals:
+        return math.nan, math.nan
+    a = (1 - level) / 2
+    lo, hi = np.quantile(vals, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def unit_bootstrap_ci(
+    counts: np.ndarray,
+    statistic: Callable[[np.ndarray], float],
+    n_boot: int = 500,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile interval of ``statistic(summed counts)`` resampling units with replacement.
+
+    ``counts``: one row per sampling unit (source photo, identity, image pair) of additive
+    sufficient statistics (wins and appearances per group, option counts, sums of numbers);
+    a resample is a multinomial weight per unit, so the interval is the one
+    :func:`cluster_bootstrap_ci` gives for a statistic of the pooled counts, without copying
+    the data ``n_boot`` times.
+    """
+    rng = np.random.default_rng(seed)
+    c = np.asarray(counts, dtype=np.float64)
+    u = len(c)
+    w = rng.multinomial(u, np.full(u, 1.0 / u), size=n_boot)
+    sums = w @ c.reshape(u, -1)
+    vals = np.array([statistic(s) for s in sums])
+    vals = vals[~np.isnan(vals)]
+    if not len(vals):
+        return math.nan, math.nan
+    a = (1 - level) / 2
+    lo, hi = np.quantile(vals, [a, 1 - a])
+    return float(lo), float(hi)

@@ -1,0 +1,300 @@
+"""The tables of the task-type protocols (REFLECT, VIGNETTE): one registry with a schema each.
+
+The same contract as :mod:`.table_registry` (the forced-choice tables): every table is a
+:class:`~.table_registry.TableSpec` whose columns are words of one vocabulary -- the shared
+words (``model``, ``scenario_id``, ``ci_low``, ``ci_high``, ``pval``, ``n``, ``simulated``)
+mean what they mean there, the task words are defined in :data:`TASK_VOCABULARY` -- and every
+builder's output is validated against its pandera schema (:func:`validate_task_table`). The
+builders take long tables of parsed answers (:mod:`.task_stats` documents their columns) and
+put bootstrap intervals over the sampling unit (``unit``: the source photo, the image pair).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+
+from stylisticbias.analysis import task_stats as ts
+from stylisticbias.analysis.table_registry import _P, _SIGNED, VOCABULARY, Col, TableSpec
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.schemas import validate
+
+_SHARE = (pa.Check.in_range(-1e-9, 1 + 1e-9),)
+#: Task-table words beyond the shared vocabulary.
+TASK_VOCABULARY: dict[str, Col] = {
+    "group": Col("str", "a demographic group (REFLECT: race x gender, race or gender)", False),
+    "identity": Col("str", "a VIGNETTE identity descriptor", nullable=False),
+    "partner": Col("str", "the other identity of the pair (PairComp)", nullable=False),
+    "activity": Col("str", "a VIGNETTE activity (or question category)", nullable=False),
+    "option": Col("str", "a choice_k option label", nullable=False),
+    "trait_pair": Col("str", "a VIGNETTE contrastive trait pair (SSCM term pair id)", False),
+    "win_rate": Col("float", "REFLECT WinRate(g): wins / retained pairs with g", checks=_P),
+    "inconsistent_rate": Col("float", "share of pairs whose two orders disagree", checks=_P),
+    "share": Col("float", "share of valid answers choosing the option", checks=_SHARE),
+    "relative_mean_gap": Col("float", "(mu_g - mu_ref) / mu_ref of the option values"),
+    "jsd": Col("float", "Jensen-Shannon divergence to the pooled distribution (bits)"),
+    "gap_pct": Col("float", "salary Gap% = (mu_g / mu_ref - 1) x 100"),
+    "f_stat": Col("float", "cluster-robust Wald F statistic"),
+    "selection_frequency": Col("float", "VIGNETTE S (percent)"),
+    "log_odds": Col("float", "add-one smoothed log-odds ratio (natural log)"),
+    "pair_comp": Col("float", "VIGNETTE PairComp (a difference of proportions)", checks=_SIGNED),
+    "polarity": Col("float", "VIGNETTE polarity S_high - S_low (percent)"),
+    "position_bias": Col("float", "share choosing slot 1 (left) minus 1/2", checks=_SIGNED),
+    "effect": Col("str", "the tested effect (race, gender, race x gender)", nullable=False),
+    "share_image": Col("float", "selection share with the image", checks=_P),
+    "share_text": Col("float", "selection share in the text-only ablation", checks=_P),
+    "delta": Col("float", "with-image minus text-only selection share", checks=_SIGNED),
+    "z": Col("float", "pooled two-proportion z statistic"),
+}
+_WORDS = {**VOCABULARY, **TASK_VOCABULARY}
+
+
+def _spec(name: str, description: str, keys: Sequence[str], stats: Sequence[str]) -> TableSpec:
+    return TableSpec(name, description, tuple(keys), (*keys, *stats, "simulated"))
+
+
+TASK_TABLES: tuple[TableSpec, ...] = (
+    _spec("reflect_win_rates", "REFLECT pairwise win rate per group (Sec. 3.1)",
+          ("model", "scenario_id", "group"),
+          ("win_rate", "ci_low", "ci_high", "inconsistent_rate", "n")),
+    _spec("reflect_mcq_distribution", "REFLECT MCQ option shares per group and pooled",
+          ("model", "scenario_id", "group", "option"), ("share", "n")),
+    _spec("reflect_mcq_gaps", "REFLECT relative mean gap vs the reference group and JSD vs "
+          "the pooled distribution (Sec. 3.2)", ("model", "scenario_id", "group"),
+          ("relative_mean_gap", "ci_low", "ci_high", "jsd", "n")),
+    _spec("reflect_salary_gaps", "REFLECT salary Gap% vs the reference group (Sec. 3.3)",
+          ("model", "scenario_id", "group"), ("gap_pct", "ci_low", "ci_high", "n")),
+    _spec("reflect_salary_tests", "REFLECT cluster-robust OLS joint Wald F tests (Sec. 3.4)",
+          ("model", "scenario_id", "effect"), ("f_stat", "pval", "n")),
+    _spec("vignette_selection", "VIGNETTE selection frequency per identity (Sec. 4.1)",
+          ("model", "scenario_id", "identity"),
+          ("selection_frequency", "ci_low", "ci_high", "n")),
+    _spec("vignette_log_odds", "VIGNETTE add-one log-odds with Fisher p (Sec. 4.2)",
+          ("model", "activity", "identity"), ("log_odds", "pval", "n")),
+    _spec("vignette_pair_comp", "VIGNETTE PairComp with Fisher p (Sec. 4.3)",
+          ("model", "identity", "partner"), ("pair_comp", "pval", "n")),
+    _spec("vignette_polarity", "VIGNETTE polarity per identity and trait pair (Sec. 4.4)",
+          ("model", "identity", "trait_pair"), ("polarity", "pval", "n")),
+    _spec("vignette_text_vs_image", "VIGNETTE with-image vs text-only selection shares and the "
+          "pooled two-proportion z-test (Sec. 4.5)", ("model", "scenario_id", "identity"),
+          ("share_image", "share_text", "delta", "z", "pval", "n")),
+    _spec("position_bias", "left/right (slot 1) bias the swapped orders expose",
+          ("model", "scenario_id"), ("position_bias", "ci_low", "ci_high", "pval", "n")),
+)  # fmt: skip
+TASK_REGISTRY: dict[str, TableSpec] = {t.name: t for t in TASK_TABLES}
+
+
+def task_schema(name: str) -> pa.DataFrameSchema:
+    """The pandera schema of task table ``name``; unknown names list the valid ones."""
+    if name not in TASK_REGISTRY:
+        raise StylisticBiasError(
+            f"task table {name!r} is not registered; valid: {', '.join(TASK_REGISTRY)}"
+        )
+    t = TASK_REGISTRY[name]
+    return pa.DataFrameSchema({c: _WORDS[c].column() for c in t.columns}, strict=True,
+                              ordered=True, name=t.name)  # fmt: skip
+
+
+def validate_task_table(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` checked against task table ``name``'s schema (one-line error otherwise)."""
+    return validate(df, task_schema(name), f"task table {name}")
+
+
+def _frame(name: str, rows: list[dict], simulated: bool) -> pd.DataFrame:
+    cols = TASK_REGISTRY[name].columns
+    df = pd.DataFrame(rows, columns=list(cols[:-1]))
+    df["simulated"] = simulated
+    return validate_task_table(name, df)
+
+
+def _ratio_ci(per_unit: np.ndarray, stat: Callable[[np.ndarray], float], n_boot: int, seed: int):
+    return ts.unit_bootstrap_ci(per_unit, stat, n_boot, seed) if len(per_unit) else (math.nan,) * 2
+
+
+def pairwise_tables(
+    answers: pd.DataFrame, model: str, scenario_id: int, *, n_boot: int = 500, seed: int = 0,
+    simulated: bool = False,
+) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """``reflect_win_rates`` and ``position_bias`` of one pairwise scenario.
+
+    ``answers``: ``unit``, ``first``, ``second`` (groups), ``variant``, ``choice``.
+    """
+    pairs = ts.consolidate_pairs(answers)
+    kept = pairs[(pairs["status"] == "consistent") & (pairs["first"] != pairs["second"])]
+    units = sorted(answers["unit"].unique())
+    incons = ts.inconsistent_rate(pairs)
+    rows = []
+    for g, wr in ts.win_rates(pairs).items():
+        appears = (kept["first"] == g) | (kept["second"] == g)
+        per = (pd.DataFrame({"unit": kept["unit"], "w": appears & (kept["winner"] == g),
+                             "a": appears}).groupby("unit")[["w", "a"]].sum()
+               .reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
+        lo, hi = _ratio_ci(per, lambda s: s[0] / s[1] if s[1] else math.nan, n_boot, seed)
+        rows.append({"model": model, "scenario_id": scenario_id, "group": g, "win_rate": wr,
+                     "ci_low": lo, "ci_high": hi, "inconsistent_rate": incons,
+                     "n": int(appears.sum())})  # fmt: skip
+    valid = answers[answers["choice"] != ts.INVALID]
+    slot1 = ((valid["variant"] == 0) & (valid["choice"] == "first")) | (
+        (valid["variant"] == 1) & (valid["choice"] == "second")
+    )
+    per = (pd.DataFrame({"unit": valid["unit"], "k": slot1, "n": 1}).groupby("unit")[["k", "n"]]
+           .sum().reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
+    bias, p, n = ts.position_bias(answers)
+    lo, hi = _ratio_ci(per, lambda s: s[0] / s[1] - 0.5 if s[1] else math.nan, n_boot, seed)
+    pb = [{"model": model, "scenario_id": scenario_id, "position_bias": bias, "ci_low": lo,
+           "ci_high": hi, "pval": p, "n": n}]  # fmt: skip
+    return {"reflect_win_rates": _frame("reflect_win_rates", rows, simulated),
+            "position_bias": _frame("position_bias", pb, simulated)}  # fmt: skip
+
+
+def mcq_tables(
+    answers: pd.DataFrame, model: str, scenario_id: int, labels: Sequence[str],
+    values: Sequence[float], ref: str, *, n_boot: int = 500, seed: int = 0,
+    simulated: bool = False,
+) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """``reflect_mcq_distribution`` and ``reflect_mcq_gaps`` of one choice_k scenario.
+
+    ``answers``: ``unit``, ``group``, ``choice``; ``ref``: the reference group of the gaps.
+    """
+    dist = ts.option_distribution(answers, "group", labels)
+    valid = answers[answers["choice"].isin(labels)]
+    n_g = valid.groupby("group").size()
+    rows = [{"model": model, "scenario_id": scenario_id, "group": g, "option": o,
+             "share": float(dist.loc[g, o]), "n": int(n_g.sum() if g == "pooled" else n_g[g])}
+            for g in dist.index for o in labels]  # fmt: skip
+    groups = [g for g in dist.index if g != "pooled"]
+    units = sorted(answers["unit"].unique())
+    k = len(labels)
+    counts = np.zeros((len(units), len(groups), k))
+    uix, gix = {u: i for i, u in enumerate(units)}, {g: i for i, g in enumerate(groups)}
+    for u, g, c in valid[["unit", "group", "choice"]].itertuples(index=False):
+        counts[uix[u], gix[g], list(labels).index(c)] += 1
+    flat = counts.reshape(len(units), -1)
+    gaps = []
+    for g in groups:
+        if g == ref:
+            continue
+
+        def stat(s: np.ndarray, gi: int = gix[g]) -> float:
+            c = s.reshape(len(groups), k)
+            a, b = c[gi], c[gix[ref]]
+            if a.sum() == 0 or b.sum() == 0:
+                return math.nan
+            return ts.relative_mean_gap(a / a.sum(), b / b.sum(), values)
+
+        lo, hi = _ratio_ci(flat, stat, n_boot, seed)
+        gaps.append({"model": model, "scenario_id": scenario_id, "group": g,
+                     "relative_mean_gap": ts.relative_mean_gap(dist.loc[g], dist.loc[ref], values),
+                     "ci_low": lo, "ci_high": hi, "jsd": ts.jsd(dist.loc[g], dist.loc["pooled"]),
+                     "n": int(n_g[g])})  # fmt: skip
+    return {"reflect_mcq_distribution": _frame("reflect_mcq_distribution", rows, simulated),
+            "reflect_mcq_gaps": _frame("reflect_mcq_gaps", gaps, simulated)}  # fmt: skip
+
+
+def salary_tables(
+    answers: pd.DataFrame, model: str, scenario_id: int, ref: str, *, n_boot: int = 500,
+    seed: int = 0, simulated: bool = False,
+) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """``reflect_salary_gaps`` and ``reflect_salary_tests`` of one numeric scenario.
+
+    ``answers``: ``unit``, ``group``, ``value`` (NaN for an invalid answer).
+    """
+    valid = answers.dropna(subset=["value"])
+    groups = sorted(valid["group"].unique())
+    units = sorted(answers["unit"].unique())
+    sums = np.zeros((len(units), len(groups), 2))
+    uix, gix = {u: i for i, u in enumerate(units)}, {g: i for i, g in enumerate(groups)}
+    for u, g, v in valid[["unit", "group", "value"]].itertuples(index=False):
+        sums[uix[u], gix[g]] += (v, 1)
+    means = valid.groupby("group")["value"].mean()
+    rows = []
+    for g in groups:
+        if g == ref:
+            continue
+
+        def stat(s: np.ndarray, gi: int = gix[g]) -> float:
+            c = s.reshape(len(groups), 2)
+            r = c[gix[ref]]
+            return ts.gap_pct(c[gi, 0] / c[gi, 1], r[0] / r[1]) if c[gi, 1] and r[1] else math.nan
+
+        lo, hi = _ratio_ci(sums.reshape(len(units), -1), stat, n_boot, seed)
+        rows.append({"model": model, "scenario_id": scenario_id, "group": g,
+                     "gap_pct": ts.gap_pct(means[g], means[ref]), "ci_low": lo, "ci_high": hi,
+                     "n": int((valid["group"] == g).sum())})  # fmt: skip
+    terms = [f"C(group, Treatment('{ref}'))[T.{g}]" for g in groups if g != ref]
+    _, tests = ts.cluster_ols(valid, f"value ~ C(group, Treatment('{ref}'))", "unit",
+                              {"group": terms})  # fmt: skip
+    f_stat, pval = tests["group"]
+    test_rows = [{"model": model, "scenario_id": scenario_id, "effect": "group",
+                  "f_stat": f_stat, "pval": pval, "n": len(valid)}]  # fmt: skip
+    return {
+        "reflect_salary_gaps": _frame("reflect_salary_gaps", rows, simulated),
+        "reflect_salary_tests": _frame("reflect_salary_tests", test_rows, simulated),
+    }
+
+
+def vignette_tables(
+    options: pd.DataFrame, model: str, scenario_id: int, *, n_boot: int = 500, seed: int = 0,
+    simulated: bool = False,
+) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """``vignette_selection``, ``vignette_log_odds`` and ``vignette_pair_comp``.
+
+    ``options``: one row per (answer, identity shown) with ``unit``, ``identity``,
+    ``partner``, ``activity`` and ``selected`` (invalid answers left out).
+    """
+    sel = ts.selection_frequency(options)
+    units = sorted(options["unit"].unique())
+    rows = []
+    for ident, s in sel.items():
+        g = options[options["identity"] == ident]
+        per = (g.assign(one=1).groupby("unit")[["selected", "one"]].sum()
+               .reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
+        lo, hi = _ratio_ci(per, lambda x: 100 * x[0] / x[1] if x[1] else math.nan, n_boot, seed)
+        rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
+                     "selection_frequency": float(s), "ci_low": lo, "ci_high": hi,
+                     "n": len(g)})  # fmt: skip
+    lo_df = ts.log_odds(options).assign(model=model)
+    pc_df = ts.pair_comp(options).assign(model=model)
+    return {
+        "vignette_selection": _frame("vignette_selection", rows, simulated),
+        "vignette_log_odds": _frame("vignette_log_odds", lo_df.to_dict("records"), simulated),
+        "vignette_pair_comp": _frame("vignette_pair_comp", pc_df.to_dict("records"), simulated),
+    }
+
+
+def polarity_table(counts: pd.DataFrame, model: str, *, simulated: bool = False) -> pd.DataFrame:
+    """``vignette_polarity`` from ``counts``: ``identity``, ``trait_pair``, ``x_high``,
+    ``n_high``, ``x_low``, ``n_low`` (selections and appearances per valence)."""
+    rows = []
+    for r in counts.itertuples(index=False):
+        s, p = ts.polarity(r.x_high, r.n_high, r.x_low, r.n_low)
+        rows.append({"model": model, "identity": r.identity, "trait_pair": r.trait_pair,
+                     "polarity": s, "pval": p, "n": int(r.n_high + r.n_low)})  # fmt: skip
+    return _frame("vignette_polarity", rows, simulated)
+
+
+def text_vs_image_table(
+    image: pd.DataFrame, text: pd.DataFrame, model: str, scenario_id: int, *,
+    simulated: bool = False,
+) -> pd.DataFrame:  # fmt: skip
+    """``vignette_text_vs_image``: per identity, the share of valid answers choosing it with the
+    image and in the text-only ablation, their difference and the pooled z-test.
+
+    ``image``/``text``: option tables as for :func:`vignette_tables` (``identity``,
+    ``selected``) of the same question asked both ways.
+    """
+    rows = []
+    for ident in sorted(set(image["identity"]) | set(text["identity"])):
+        a, b = image[image["identity"] == ident], text[text["identity"] == ident]
+        x1, n1, x2, n2 = int(a["selected"].sum()), len(a), int(b["selected"].sum()), len(b)
+        if not (n1 and n2):
+            continue
+        z, p = ts.two_proportion_z(x1, n1, x2, n2)
+        rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
+                     "share_image": x1 / n1, "share_text": x2 / n2, "delta": x1 / n1 - x2 / n2,
+                     "z": z, "pval": p, "n": n1 + n2})  # fmt: skip
+    return _frame("vignette_text_vs_image", rows, simulated)

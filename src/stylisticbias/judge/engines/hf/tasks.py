@@ -1,0 +1,63 @@
+"""Exact answer distributions of task prompts (``choice_k``, ``pairwise``, ``text_only``...)
+with the engine's model: the same shared-prefix expansion as the forced choice.
+
+A task's exact decoder expands the response tree over the task's labels
+(:meth:`TaskType.rules <stylisticbias.judge.protocol.tasks.base.TaskType.rules>`: k option
+labels for ``choice_k``): the prompts of one image share their token prefix (chat preamble,
+image, the start of the question), which runs once; each prompt's suffix and every branch of
+its answers run on top of it, and a branch is decided by
+:func:`~stylisticbias.judge.protocol.parsing.decide_prefix` over those labels. The result is
+the mass of every label (all k), ``invalid`` and ``undecided``, exact up to the pruning rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from stylisticbias.benchmark import ParserRules
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.engines.hf.exact import ExpandStats, expand_all, prefill
+from stylisticbias.judge.engines.hf.prompts import split_prompts
+from stylisticbias.judge.protocol.distribution import Distribution
+from stylisticbias.judge.protocol.prompts import render, tokenize_text
+
+
+def label_distributions(
+    engine: Any,
+    image: Any,
+    texts: Sequence[str],
+    rules: ParserRules,
+    stats: ExpandStats | None = None,
+) -> list[Distribution]:
+    """Exact distributions over ``rules.letters`` (+ invalid, undecided) of the prompts
+    ``texts`` asked about ``image`` by an :class:`~.engine.HFJudgeEngine` (set up).
+
+    ``image``: one PIL image, or a list of them for a prompt with several images (a pairwise
+    prompt's two, in slot order: all go into the shared prefix, before the text).
+
+    The engine's decoding settings (temperature, token limit, pruning) are used with the
+    task's labels in place of the protocol's two letters.
+    """
+    if engine.model is None:
+        raise StylisticBiasError("label_distributions: call engine.setup() first")
+    if not texts:
+        return []
+    decoding = dataclasses.replace(engine.decoding_params, parser=rules)
+    kw = engine.chat_template_kwargs
+    n_images = len(image) if isinstance(image, list | tuple) else 1
+    rendered = [render(engine.processor, t, kw, images=n_images) for t in texts]
+    tokens = [tokenize_text(engine.processor, r) for r in rendered]
+    # one prompt alone splits before its last token (split_prompts keeps >= 1 suffix token)
+    prompts = split_prompts(engine.model, engine.processor, image, list(texts), rendered, kw,
+                            text_tokens=tokens)  # fmt: skip
+    prompts.prefix_inputs = {
+        k: v.to(engine.model.device) if hasattr(v, "to") else v
+        for k, v in prompts.prefix_inputs.items()
+    }
+    cache = prefill(engine.model, prompts.prefix_inputs)
+    dists = expand_all(engine.model, engine.processor.tokenizer, cache, prompts, decoding,
+                       engine.suffix_batch_size, stats=stats or ExpandStats(),
+                       padding=engine.suffix_padding)  # fmt: skip
+    return dists
