@@ -14,7 +14,8 @@ Fault injection (``--faults JSON``), deterministic per request body and only on 
 attempt: ``{"429": 0.1, "500": 0.1, "timeout": 0.05, "malformed": 0.05, "retry_after": 0.2,
 "timeout_delay": 3, "refuse_images": [sha256, ...], "refuse_400_images": [...]}`` (rates are
 fractions of distinct bodies). ``--log FILE`` appends one JSON line per request handled
-(``{"key", "image", "event", "status"}``; event ``answered``, ``late`` (answered after a timeout
+(``{"key", "image", "event", "status", "arrived"}``, ``arrived`` the Unix time the request
+reached the server; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 
 CLI: ``python -m stylisticbias_dev.openai_loopback --model DIR --port N [...]``.
@@ -166,7 +167,8 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
         def _log(self, key: str, body: dict[str, Any], event: str, status: int) -> None:
             if log_path is None:
                 return
-            line = {"key": key, "image": _image_sha(body), "event": event, "status": status}
+            line = {"key": key, "image": _image_sha(body), "event": event, "status": status,
+                    "arrived": self._arrived}  # fmt: skip
             with log_lock, open(log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")
 
@@ -177,6 +179,7 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
                 self._json(404, {"error": {"message": "not found"}})
 
         def do_POST(self) -> None:
+            self._arrived = time.time()  # when the request reached the server (rate-limit tests)
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._json(404, {"error": {"message": "not found"}})
