@@ -55,6 +55,7 @@ from stylisticbias.judge.protocol.outcomes import (
     exact_outcomes,
     stable_seed,
 )
+from stylisticbias.judge.engines.hf.preflight import check_hf_weights, warn_cpu
 from stylisticbias.judge.protocol.parsing import letter_outcome, parse_response
 from stylisticbias.judge.protocol.prompts import (
     PromptSpec,
@@ -70,6 +71,22 @@ log = logging.getLogger(__name__)
 
 class HFJudgeEngine(JudgeEngine):
     """Forced-choice judgments with a transformers image-text-to-text model."""
+
+    @classmethod
+    def check_runnable(
+        cls,
+        model_cfg: Mapping[str, Any],
+        engine_cfg: Mapping[str, Any],
+        *,
+        n_prompts: int | None = None,
+        n_images: int | None = None,
+    ) -> None:
+        """The weights are on disk or the hub answers (:func:`~.preflight.check_hf_weights`);
+        with ``n_images``, a large checkpoint bound for the CPU is warned about
+        (:func:`~.preflight.warn_cpu`)."""
+        check_hf_weights(model_cfg)
+        if n_images:
+            warn_cpu(model_cfg, engine_cfg, n_prompts=n_prompts, n_images=n_images)
 
     def __init__(
         self,
