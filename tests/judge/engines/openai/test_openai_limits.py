@@ -60,7 +60,9 @@ def _params(tmp: Path, url: str) -> dict[str, Any]:
 def test_one_limiter_for_every_image_batch_of_the_run(server: dict[str, Any],
                                                       tmp_path: Path) -> None:  # fmt: skip
     params = _params(tmp_path, server["url"])
-    out = run_judge(MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "j" / MODEL)
+    out = run_judge(
+        MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "j" / MODEL
+    )
     run_log = json.loads((out.parent / f"{MODEL}.run.json").read_text())
     images = {e["image"] for e in answered(server["log"])}
     arrived = sorted(e["arrived"] for e in answered(server["log"]))

@@ -42,6 +42,7 @@ from stylisticbias.judge.engines.hf.batch_sizing import choose as choose_batch_s
 from stylisticbias.judge.engines.hf.exact import ExpandStats, expand_all, prefill, suffix_logits
 from stylisticbias.judge.engines.hf.generation import Decoding, decode_response
 from stylisticbias.judge.engines.hf.loading import load_model_and_processor, resolve_device
+from stylisticbias.judge.engines.hf.preflight import check_hf_weights, warn_cpu
 from stylisticbias.judge.engines.hf.prompts import image_token_id, split_prompts
 from stylisticbias.judge.engines.hf.shared_prefix import (
     SharedPrefixCache,
@@ -55,7 +56,6 @@ from stylisticbias.judge.protocol.outcomes import (
     exact_outcomes,
     stable_seed,
 )
-from stylisticbias.judge.engines.hf.preflight import check_hf_weights, warn_cpu
 from stylisticbias.judge.protocol.parsing import letter_outcome, parse_response
 from stylisticbias.judge.protocol.prompts import (
     PromptSpec,
