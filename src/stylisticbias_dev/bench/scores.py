@@ -38,7 +38,7 @@ import yaml
 
 from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.benchmark import benchmark_from_params
-from stylisticbias.config import compose, project_root
+from stylisticbias.config import compose, load_group_option, project_root
 from stylisticbias.schemas import FACES, VARIATIONS
 from stylisticbias_dev.bench.analysis import write_judgments
 from stylisticbias_dev.bench.machine import machine_info
@@ -101,7 +101,7 @@ def setup(root: Path, n_faces: int) -> dict[str, Any]:
         scores=str(root / "scores"),
         data=str(root),
     )
-    params["models"] = {MODEL: {"name": MODEL, "paper_name": None}}
+    params["models"] = {MODEL: {**load_group_option("model", "simulated-strong"), "name": MODEL}}
     (root / "params.json").write_text(json.dumps(params))
     return params
 
