@@ -20,8 +20,8 @@ plants its option log-probabilities this way. Planted answers (the annotate test
 [{"image": sha256, "contains": text, "content": reply} | {..., "refusal": reason}, ...]`` answers
 a request showing that image whose prompt contains ``contains`` with that reply (the first
 match), without the model; ``--model`` may then be left out. ``--log FILE`` appends one JSON
-line per request handled (``{"key", "image", "images", "event", "status", "arrived"}``, ``images`` the
-number of images the request carried, ``arrived`` the Unix time the request reached the
+line per request handled (``{"key", "image", "images", "event", "status", "arrived"}``,
+``images`` the number of images the request carried, ``arrived`` the Unix time the request reached the
 server; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 
