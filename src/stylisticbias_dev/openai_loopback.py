@@ -21,8 +21,8 @@ plants its option log-probabilities this way. Planted answers (the annotate test
 a request showing that image whose prompt contains ``contains`` with that reply (the first
 match), without the model; ``--model`` may then be left out. ``--log FILE`` appends one JSON
 line per request handled (``{"key", "image", "images", "event", "status", "arrived"}``,
-``images`` the number of images the request carried, ``arrived`` the Unix time the request reached the
-server; event ``answered``, ``late`` (answered after a timeout
+``images`` the number of images the request carried, ``arrived`` the Unix time the request
+reached the server; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 
 CLI: ``python -m stylisticbias_dev.openai_loopback --model DIR --port N [...]``.
