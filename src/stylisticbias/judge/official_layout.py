@@ -32,7 +32,6 @@ import functools
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -58,7 +57,6 @@ except ImportError:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-FILE_RE = re.compile(r"^(?P<image>.+)_scenario(?P<s>\d+)_order(?P<o>\d+)_seed(?P<k>\d+)\.json$")
 UNKNOWN = "unknown"
 EXTRA = "stylisticbias"
 ENGINE = "official"  # the engine column of a row imported from the released code
@@ -268,6 +266,13 @@ class _Reader:
             for s, sc in self.scenarios.items()
             for o, od in self.orderings.items()
         }
+        self.exact = {
+            (s, o): tuple(benchmark.options_shown(sc, od))[:2]
+            for s, sc in self.scenarios.items()
+            for o, od in self.orderings.items()
+        }
+        self.image_map = spec.image_map
+        self.known = spec.known_images
         rules = benchmark.parser
 
         @functools.lru_cache(maxsize=65536)
@@ -278,10 +283,7 @@ class _Reader:
         self.cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
 
     def row(self, model: str, face: str, image: str, name: str, data: bytes) -> None:
-        m = FILE_RE.match(name)
-        if m is None or m.group("image") != image:
-            raise _Bad("not a file of the layout <image>_scenario{S}_order{O}_seed{K}.json")
-        sid, oid, seed = int(m.group("s")), int(m.group("o")), int(m.group("k"))
+        sid, oid, seed = self.name_keys(image, name)
         if sid not in self.scenarios:
             raise _Bad(
                 f"unknown scenario {sid}; valid: {min(self.scenarios)}..{max(self.scenarios)}"
@@ -303,32 +305,39 @@ class _Reader:
             opts = doc.get("options")
             if not isinstance(opts, dict) or "raw_output" not in doc:
                 raise _Bad("no 'options' object or no 'raw_output'")
-            want = self.shown[(sid, oid)]
-            got = (str(opts.get("a", "")).lower(), str(opts.get("b", "")).lower())
-            if got != want[:2]:
-                raise _Bad(
-                    f"options {got} do not match scenario {sid} order {oid} of the protocol "
-                    f"{want[:2]}"
-                )
+            got = (opts.get("a"), opts.get("b"))
+            if got != self.exact[(sid, oid)]:  # fast path: the protocol's own spelling
+                want = self.shown[(sid, oid)]
+                if (str(got[0]).lower(), str(got[1]).lower()) != want[:2]:
+                    raise _Bad(
+                        f"options {got} do not match scenario {sid} order {oid} of the "
+                        f"protocol {want[:2]}"
+                    )
             text = doc["raw_output"]
             text = None if text is None else str(text)
             choice = self.choice(text, oid) if text is not None else "invalid"
-            image_id = self.spec.image_map.get(image, image)
-            rec = {
-                "image_id": image_id,
-                "face_id": face,
-                "model": model,
-                "engine": ENGINE,
-                "decoding": "generate",
-                "scenario_id": sid,
-                "ordering": oid,
-                "seed": seed,
-                "response": text,
-                "choice": choice,
-            }
-            rec["p_pos"], rec["p_neg"], rec["p_invalid"] = _ONE_HOT[choice]
-            rec["p_undecided"], rec["simulated"] = 0.0, False
-        known = self.spec.known_images
+            image_id = self.image_map.get(image, image)
+            if self.known is not None and image_id not in self.known:
+                raise _Bad(f"image {image_id!r} is not in the dataset")
+            p = _ONE_HOT[choice]
+            c = self.cols
+            c["image_id"].append(image_id)
+            c["face_id"].append(face)
+            c["model"].append(model)
+            c["engine"].append(ENGINE)
+            c["decoding"].append("generate")
+            c["scenario_id"].append(sid)
+            c["ordering"].append(oid)
+            c["seed"].append(seed)
+            c["response"].append(text)
+            c["choice"].append(choice)
+            c["p_pos"].append(p[0])
+            c["p_neg"].append(p[1])
+            c["p_invalid"].append(p[2])
+            c["p_undecided"].append(0.0)
+            c["simulated"].append(False)
+            return
+        known = self.known
         if known is not None and rec.get("image_id") not in known:
             raise _Bad(f"image {rec.get('image_id')!r} is not in the dataset")
         try:
@@ -337,6 +346,23 @@ class _Reader:
             raise _Bad(f"its stylisticbias row lacks {e}") from None
         for lst, v in zip(self.cols.values(), vals):
             lst.append(v)
+
+    @staticmethod
+    def name_keys(image: str, name: str) -> tuple[int, int, int]:
+        """(scenario, order, seed) of ``<image>_scenario{S}_order{O}_seed{K}.json``."""
+        parts = name[:-5].rsplit("_", 3) if name.endswith(".json") else ()
+        if (
+            len(parts) == 4
+            and parts[0] == image
+            and parts[1][:8] == "scenario"
+            and parts[2][:5] == "order"
+            and parts[3][:4] == "seed"
+            and parts[1][8:].isdigit()
+            and parts[2][5:].isdigit()
+            and parts[3][4:].isdigit()
+        ):
+            return int(parts[1][8:]), int(parts[2][5:]), int(parts[3][4:])
+        raise _Bad("not a file of the layout <image>_scenario{S}_order{O}_seed{K}.json")
 
     def take(self) -> pa.Table:
         t = pa.table({c: pa.array(v, type=COLUMNS[c]) for c, v in self.cols.items()})
@@ -353,6 +379,21 @@ def _faces(spec: ImportSpec) -> Iterator[tuple[str, str]]:
     for model, mpath in models:
         for f in _sorted_dirs(mpath):
             yield model, f.path
+
+
+def _read(path: str) -> bytes:
+    """A whole file (unbuffered: fewer calls than ``open().read()`` for small files)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = os.read(fd, 1 << 16)
+        if len(data) == 1 << 16:  # a large file: read the rest
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data
+    finally:
+        os.close(fd)
 
 
 def _progress(out: Path) -> tuple[set[tuple[str, str]], list[str]]:
@@ -409,8 +450,7 @@ def import_official(spec: ImportSpec, benchmark: Benchmark) -> ImportStats:
                 files += 1
                 in_part += 1
                 try:
-                    with open(f.path, "rb") as fh:
-                        data = fh.read()
+                    data = _read(f.path)
                     reader.row(model, face, img.name, f.name, data)
                 except (_Bad, OSError) as e:
                     bad += 1
