@@ -18,9 +18,10 @@ orders are ours (App. C.2: 1 (a)=positive first, 2 (b)=negative first, 3 (a)=neg
   are read in sorted directory order, a face directory at a time; rows are written to Parquet
   parts of ``batch_files`` files; ``_progress.jsonl`` records every finished part, so an
   interrupted import resumes after the last one; memory holds one part. A file written by the
-  released code is re-read by our parser (:func:`~stylisticbias.judge.parsing.parse_response`);
-  one written by :func:`export_judgments` restores its row. A bad file (truncated JSON, a name
-  that is not the layout's, an unknown scenario or ordering, options that do not match, an image
+  released code is re-read by our parser
+  (:func:`~stylisticbias.judge.protocol.parsing.parse_response`); one written by
+  :func:`export_judgments` restores its row. A bad file (truncated JSON, a name that is not the
+  layout's, an unknown scenario or ordering, options that do not match, an image
   we do not know) is one log line; ``on_error="stop"`` stops at the first.
 
 ``python -m stylisticbias.judge.official_layout export|import --help``.
@@ -46,7 +47,7 @@ import pyarrow.parquet as pq
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.parsing import letter_outcome, parse_response
+from stylisticbias.judge.protocol.parsing import letter_outcome, parse_response
 
 try:  # a fast JSON reader when present (a dependency of the locked environment)
     import orjson
