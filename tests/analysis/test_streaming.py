@@ -145,7 +145,7 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
     ours = root / "reports" / "tables"
     names = sorted(p.name for p in (ref_dir / "tables").glob("*.csv"))
     assert names == sorted(p.name for p in ours.glob("*.csv"))
-    assert len(names) == len(ref) == 31  # long tables + the paper-layout ones (write_tables)
+    assert len(names) == len(ref) == 38  # long tables + the paper-layout ones (write_tables)
     assert "position_bias.csv" in names and "model_pair_regressions.csv" in names
     assert "undecided_mass.csv" in names and "estimator_comparison.csv" in names
     for n in names:

@@ -222,7 +222,7 @@ EXPECTED_INTERVALS = [
      "ci_low", "ci_high", None),
     ("sbs_by_variation_model", "sbs.variation", ["category", "variation"], "sbs", "ci_low",
      "ci_high", None),
-    ("vs_by_model", "vs", ["dimension"], "vs", "ci_low", "ci_high", None),
+    ("vs_by_model", "vs", ["dimension"], "vs", "range_low", "range_high", None),
     ("vs_by_model", "vs_debiased", ["dimension"], "vs_debiased", "debiased_ci_low",
      "debiased_ci_high", None),
     ("per_model_effects", "cohens_d", [], "cohens_d", "d_ci_low", "d_ci_high", None),
@@ -245,7 +245,14 @@ def _expected(tables: dict[str, pd.DataFrame], model: str) -> dict[str, float]:
                 DIM_NAMES[row[c]] if c == "dimension" else slug(str(row[c])) for c in labels
             ]
             name = ".".join(parts)
-            for key, col in ((name, point), (f"{name}.ci_low", low), (f"{name}.ci_high", high)):
+            lo_name, hi_name = (
+                ("range_low", "range_high") if low == "range_low" else ("ci_low", "ci_high")
+            )
+            for key, col in (
+                (name, point),
+                (f"{name}.{lo_name}", low),
+                (f"{name}.{hi_name}", high),
+            ):
                 if np.isfinite(row[col]):
                     out[key] = float(row[col])
     return out
@@ -261,11 +268,14 @@ def test_every_interval_is_logged_beside_its_point(tracked) -> None:
         logged, _ = _logged(params, run_id)
         expected = _expected(tables, model)
         n_ci = sum(k.endswith(".ci_low") for k in expected)
-        # overall + categories + scenarios + 4 scenario categories + variations + 4 VS + 4
-        # de-biased VS + Cohen's d, position, letter bias, invalid rate: all with an interval
+        # the paper VS's interval is a bootstrap range, logged as .range_low/.range_high
+        assert sum(k.endswith(".range_low") for k in expected) == 4
+        assert not any(k.startswith("vs.") and k.endswith(".ci_low") for k in logged)
+        # overall + categories + scenarios + 4 scenario categories + variations + 4
+        # de-biased VS + Cohen's d, position, letter bias, invalid rate: all with a CI
         n_var = len({(v.category, v.label) for v in bench.variations if v.evaluated})
         n_cat = len({v.category for v in bench.variations if v.evaluated})
-        assert n_ci == 1 + n_cat + len(bench.scenarios) + 4 + n_var + 4 + 4 + 4, n_ci
+        assert n_ci == 1 + n_cat + len(bench.scenarios) + 4 + n_var + 4 + 4, n_ci
         for key, value in expected.items():  # bounds as in the table, points to its digits
             rel = 1e-12 if key.endswith((".ci_low", ".ci_high")) else 5e-6
             assert logged.get(key) == pytest.approx(value, rel=rel, abs=0), key
@@ -285,7 +295,9 @@ def test_every_interval_is_logged_beside_its_point(tracked) -> None:
         # every point of metrics.json that has an interval sits beside it, with the same value
         flat = flatten_metrics(metrics[model])
         with_ci = [k for k in flat if f"{k}.ci_low" in expected]
-        assert len(with_ci) >= 1 + 10 + 25 + 4 + 4 + 3, sorted(flat)
+        assert len(with_ci) >= 1 + 10 + 25 + 4 + 3, sorted(flat)
+        vs_points = [k for k in flat if k.startswith("vs.")]
+        assert len(vs_points) == 4 and all(f"{k}.range_low" in logged for k in vs_points)
         for k in with_ci:
             assert f"{k}.ci_low" in logged and f"{k}.ci_high" in logged, k
             assert logged[k] == pytest.approx(flat[k], rel=1e-5), k
@@ -297,6 +309,10 @@ def test_every_interval_is_logged_beside_its_point(tracked) -> None:
     for key, value in pooled.items():
         assert logged.get(key) == pytest.approx(value, rel=1e-12, abs=0), key
     assert logged["sbs.category.fashion.ci_low"] == pooled["sbs.category.fashion.ci_low"]
+    # the released code's analyses: effect sizes, the mixed model's R^2, agreement
+    assert "eta2p.variation-category" in logged and "eta2p.variation-category.ci_low" in logged
+    assert "mixed.r2_marginal" in logged and "agreement.icc-3-1" not in logged
+    assert "agreement.icc_3_1" in logged and "agreement.kendall_w.ci_low" in logged
 
 
 def _yaml_text(v: object) -> str:

@@ -260,6 +260,60 @@ def generator_audit_section(audit: pd.DataFrame | None) -> str:
     ])  # fmt: skip
 
 
+#: The released code's analyses (analysis/official_analyses.py): table, title, note.
+OFFICIAL_TABLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "effect_sizes",
+        "Partial η² (variation/scenario category: nested OLS on face × category means; "
+        "demographics: one-way OLS on face means)",
+        "CIs: face bootstrap (percentile).",
+    ),
+    (
+        "mixed_model",
+        "Mixed model of Δ: `delta ~ C(variation_category) + C(scenario_category) + (1 | face)`",
+        "`r2_marginal`: Nakagawa, var(Xβ) / (var(Xβ) + σ²_face + σ²_resid); "
+        "`r2_marginal_released`: the released code's var(fitted − resid), for comparison; "
+        "`method` ols: the face variance was estimated at 0 (the OLS fit is that model).",
+    ),
+    (
+        "negativity_asymmetry",
+        "Negativity asymmetry (|Δ| of the negative vs the positive variation of a pair)",
+        "One-sided Wilcoxon of |Δ_neg| − |Δ_pos| > 0 per face, BH over the pairs; "
+        "ratio = median |Δ_neg| / median |Δ_pos| with a face-bootstrap CI.",
+    ),
+    (
+        "scenario_agreement",
+        "Cross-model agreement of the per-scenario SBS",
+        "ICC(2,1): two-way random, absolute agreement; ICC(3,1): two-way mixed, consistency "
+        '(the released code prints ICC(3,1) as "ICC(2,1)"). CIs: bootstrap over scenarios.',
+    ),
+    (
+        "preference_summary",
+        "Absolute-preference screen of the base faces and |Δ| tail rates",
+        "A model × scenario cell is flagged when z = |φ̄ − 0.5| / (SD/√n) ≥ 3.29, "
+        "|φ̄ − 0.5| ≥ 0.20 and n ≥ 50 (`base_preference.csv` holds the cells).",
+    ),
+)
+
+
+def official_section(inputs: ReportInputs) -> str:
+    """The released code's analyses that the paper's tables do not show."""
+    out = [
+        "## Beyond the paper's tables: the released code's analyses\n\n"
+        "The paper's public code computes these; here they are registered tables with "
+        "intervals (docs/statistics.md)."
+    ]
+    for name, title, note in OFFICIAL_TABLES:
+        df = inputs.table(name)
+        body = (
+            md_table(df.drop(columns=["simulated"], errors="ignore"))
+            if df is not None and not df.empty
+            else f"_`reports/tables/{name}.csv` has no rows (it needs two models)._"
+        )
+        out.append(f"### {title}\n\n{body}\n\n{note}")
+    return "\n\n".join(out)
+
+
 def build_markdown(
     inputs: ReportInputs,
     figs: Sequence[FigureRecord],
@@ -288,6 +342,7 @@ def build_markdown(
         paper_tables_section(inputs.wide, alpha, inputs.analysis.strong_alpha),
         comparison_section(cmp),
         calibration_section(inputs.calibration),
+        official_section(inputs),
         diagnostics_section(inputs),
         qa_section(inputs.qa),
         generator_audit_section(inputs.generator_audit),

@@ -47,7 +47,7 @@ from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.plots_data import category_by_model, scenario_frame
 from stylisticbias.report.provenance import combined_digest
-from stylisticbias.report.run_metrics import interval_metrics
+from stylisticbias.report.run_metrics import interval_metrics, official_metrics
 from stylisticbias.score_store import partition_dir, read_model_scores
 from stylisticbias.tracking import (
     bounded,
@@ -361,8 +361,12 @@ def _log_report(
                 )
             mlflow.log_table(cmp.cells, "tables/paper_comparison.json")
             mlflow.log_table(cmp.claims, "tables/paper_claims.json")
+        summary |= official_metrics(inputs.tables)  # the released code's analyses
         log_metrics(summary)
-        for name in ("profile_agreement", "model_pair_regressions", "cross_model_variance"):
+        pooled_tables = ("profile_agreement", "model_pair_regressions", "cross_model_variance",
+                         "mixed_model", "effect_sizes", "negativity_asymmetry",
+                         "scenario_agreement")  # fmt: skip
+        for name in pooled_tables:
             df = inputs.table(name)
             if df is not None and not df.empty:
                 mlflow.log_table(df, f"tables/{name}.json")

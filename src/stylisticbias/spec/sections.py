@@ -180,6 +180,7 @@ class AnalysisSpec:
     flat view the analysis code uses (``AnalysisSettings.from_config``).
     """
 
+    definitions: str = MISSING
     alpha: float = MISSING
     strong_alpha: float = MISSING
     correction: str = MISSING
