@@ -23,6 +23,7 @@ from stylisticbias.spec.sections import (
     GenerationSpec,
     JudgeSpec,
     PathsSpec,
+    ReleaseSpec,
     SweepSpec,
     TrackingSpec,
     VariationsSpec,
@@ -60,6 +61,7 @@ class Config:
     annotate: AnnotateSpec = field(default_factory=AnnotateSpec)
     annotators: dict[str, Any] = field(default_factory=dict)  # annotators.<name>: typed by engine
     soda: SodaSpec = field(default_factory=SodaSpec)
+    release: ReleaseSpec = field(default_factory=ReleaseSpec)
     sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
 
     @property
