@@ -14,6 +14,7 @@ from stylisticbias.outputs import atomic_write_text
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
+from stylisticbias.report.leaderboard import leaderboard_models, write_leaderboard
 from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.plots_data import (
@@ -179,6 +180,28 @@ def write_plot_data(frames: dict[str, pd.DataFrame], out: Path) -> None:
         df.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
 
 
+def write_report_leaderboard(inputs: ReportInputs, reports: Path) -> Path:
+    """``reports/leaderboard/index.html`` from the loaded tables (models in report order)."""
+    models = inputs.settings.models
+    rows = leaderboard_models(
+        inputs.tables,
+        [m.label for m in models],
+        {m.label: m.simulated for m in models},
+        inputs.analysis.alpha,
+        inputs.analysis.ci,
+    )
+    pooled = reports / "plots" / "sbs_by_scenario.csv"
+    scen = pd.read_csv(pooled) if pooled.exists() else None
+    s = inputs.settings
+    note = (
+        f"{s.n_faces} faces, {s.n_images} images, {s.n_scenarios} scenarios, "
+        f"generator {s.generator}, engine {s.engine} ({s.decoding})."
+    )
+    # the vendored vega builds are the checkout's (.dvc/plots/offline.html), wherever root is
+    out = reports / "leaderboard" / "index.html"
+    return write_leaderboard(rows, out, project_root(), scen, note)
+
+
 def build_report(config: Config, root: Path | None = None) -> None:
     """Read the analysis outputs, write figures + ``reports/README.md``.
 
@@ -207,6 +230,7 @@ def build_report(config: Config, root: Path | None = None) -> None:
         )
     ]
     md = build_markdown(inputs, figs, found, cmp, alpha, reports)
+    write_report_leaderboard(inputs, reports)
     readme = reports / "README.md"
     atomic_write_text(readme, md)
     log.info("wrote %s", readme)
