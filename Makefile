@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro test test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-overhead clean-data
+.PHONY: help setup lock repro exp test test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-overhead clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -34,6 +34,11 @@ lock:  ## re-resolve pyproject.toml's dependencies (+dev) in a fresh venv -> req
 
 repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
 	$(BIN)/dvc repro
+
+# the columns one compares experiments by (README "Reading dvc exp show")
+EXP_KEEP := Experiment$$|Created$$|model_names$$|protocol$$|faces\.n$$|judge\.seeds$$|.*engine\.name$$|[^.]+\.(sbs|sbs_ci_low|sbs_ci_high|significant_share|invalid_rate)$$|coverage$$
+exp: $(STAMP)  ## dvc exp show, only the columns experiments are compared by (models, headline metrics)
+	$(BIN)/dvc exp show --no-pager --drop '.*' --keep '$(EXP_KEEP)'
 
 test: $(STAMP)  ## ruff, the layer contracts (lint-imports) and the default test suite
 	$(BIN)/ruff check src tests pipelines

@@ -179,3 +179,28 @@ def flat(headline: list[Headline], tail: bool = False) -> dict[str, float]:
             if v is not None:
                 out[h.key + suffix] = v
     return out
+
+
+#: ``reports/metrics.json`` (the DVC metrics ``dvc exp show`` lists): per model, these keys
+DVC_KEYS: tuple[str, ...] = (
+    "sbs",
+    "sbs.ci_low",
+    "sbs.ci_high",
+    "significant_share",
+    "invalid_rate",
+)
+#: every number of the analysis per model (the former ``metrics.json``): an output, not a metric
+METRICS_ALL = "metrics_all.json"
+
+
+def dvc_headline(
+    tables: Mapping[str, pd.DataFrame], models: list[str], alpha: float, ci: float = 0.95
+) -> dict[str, dict[str, float]]:
+    """``reports/metrics.json``: ``{model: {sbs, sbs_ci_low, sbs_ci_high, significant_share,
+    invalid_rate}}`` -- five columns per model in ``dvc exp show``; the rest is in
+    :data:`METRICS_ALL`."""
+    out: dict[str, dict[str, float]] = {}
+    for m in models:
+        f = flat(model_headline(tables, m, alpha, ci))
+        out[m] = {k.replace(".", "_"): f[k] for k in DVC_KEYS if k in f}
+    return out
