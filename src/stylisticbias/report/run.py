@@ -108,11 +108,13 @@ def render_figures(
         "fig5_abs_sbs_by_scenario_category_model",
         F.fig_grouped_bars(
             w5,
-            "Fig. 5 - |SBS| by scenario category and model",
-            "|SBS| of the scenario category",
+            "Fig. 5 - |mean SBS| by scenario category and model",
+            "|mean SBS| of the scenario category",
             sim,
         ),
-        "Fig. 5. Absolute SBS aggregated by scenario category and model.",
+        "Fig. 5. |mean SBS| by scenario category and model: the absolute value of each model's "
+        "mean SBS over the category's variation x scenario cells (the headline's mean |SBS| "
+        "per category instead averages each scenario's |SBS|).",
         "comparison",
     )
     w6 = category_by_model(t["sbs_by_category_model"], "sbs_by_category_model")
@@ -226,7 +228,13 @@ def build_report(config: Config, root: Path | None = None) -> None:
     found = [
         md_escape(f)
         for f in findings(
-            inputs.tables, scen, share, reference=reference, large_shift=inputs.analysis.large_shift
+            inputs.tables,
+            scen,
+            share,
+            reference=reference,
+            large_shift=inputs.analysis.large_shift,
+            alpha=alpha,
+            ci=inputs.analysis.ci,
         )
     ]
     md = build_markdown(inputs, figs, found, cmp, alpha, reports)
