@@ -83,14 +83,15 @@ def test_every_model_target_imports() -> None:
         assert isinstance(get_class(target), type), (name, target)
 
 
-def test_model_names_follow_the_model_choice() -> None:
+def test_judged_models_follow_the_model_choice() -> None:
     """One `dvc exp show` column names an experiment's judged models (-S 'model=[...]')."""
     import pytest
 
     from stylisticbias.validate import validate_params
 
     params = compose(["model=[simulated-weak,simulated-strong]"])
-    assert params["model_names"] == ["simulated-weak", "simulated-strong"] == list(params["models"])
-    assert compose(["model=[simulated-strong]"])["model_names"] == ["simulated-strong"]
-    with pytest.raises(StylisticBiasError, match=r"model_names=\['x'\] is derived from models"):
-        validate_params({**params, "model_names": ["x"]})
+    want = ["simulated-weak", "simulated-strong"]
+    assert params["judged_models"] == want == list(params["models"])
+    assert compose(["model=[simulated-strong]"])["judged_models"] == ["simulated-strong"]
+    with pytest.raises(StylisticBiasError, match=r"judged_models=\['x'\] is derived from models"):
+        validate_params({**params, "judged_models": ["x"]})

@@ -126,7 +126,7 @@ def load_config(path: str | Path | None = None) -> Config:
 def judged_models(params: dict[str, Any] | Config) -> list[str]:
     """Names of the judged models (``models`` of the composed configuration), in order."""
     if isinstance(params, Config):
-        return list(params.models)
+        return params.model_names
     return [str(m) for m in (params.get("models") or {})]
 
 

@@ -14,6 +14,7 @@ from stylisticbias.config import project_root
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.judge.run import run_judge
 from stylisticbias.scores import write_scores
+from stylisticbias.spec.parse import config_from_params
 
 
 @pytest.fixture(scope="session")
@@ -27,8 +28,9 @@ def built_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         params = project_params()
         build_faces(params)
         build_variations(params)
-        run_judge("simulated-weak", params)
-        write_scores("simulated-weak", params)
+        config = config_from_params(params)
+        run_judge("simulated-weak", config)
+        write_scores("simulated-weak", config)
     return root
 
 

@@ -210,7 +210,7 @@ def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict
         run_analysis(config_from_params(params))
     track_report(params, root)
     tables = {p.stem: pd.read_csv(p) for p in (root / "reports" / "tables").glob("*.csv")}
-    metrics = json.loads((root / "reports" / "metrics.json").read_text())
+    metrics = json.loads((root / "reports" / "metrics_all.json").read_text())
     return root, params, tables, metrics
 
 
@@ -316,7 +316,7 @@ def test_every_interval_is_logged_beside_its_point(tracked) -> None:
             .query("model == @model and dimension == 'body'")["debiased_ci_high"]
             .iloc[0]
         )
-        # every point of metrics.json that has an interval sits beside it, with the same value
+        # every point of metrics_all.json that has an interval sits beside it, with the same value
         flat = flatten_metrics(metrics[model])
         with_ci = [k for k in flat if f"{k}.ci_low" in expected]
         assert len(with_ci) >= 1 + 10 + 25 + 4 + 4 + 3, sorted(flat)

@@ -9,13 +9,14 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, load_benchmark
-from stylisticbias.config import project_root
+from stylisticbias.config import ROOT, project_root
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
 from stylisticbias.report.leaderboard import leaderboard_models, write_leaderboard
 from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
+from stylisticbias.report.offline_plots import PLOTS_DIR, TEMPLATE_NAME
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.plots_data import (
     category_by_model,
@@ -199,9 +200,12 @@ def write_report_leaderboard(inputs: ReportInputs, reports: Path) -> Path:
         f"{s.n_faces} faces, {s.n_images} images, {s.n_scenarios} scenarios, "
         f"generator {s.generator}, engine {s.engine} ({s.decoding})."
     )
-    # the vendored vega builds are the checkout's (.dvc/plots/offline.html), wherever root is
+    # the vendored vega builds (.dvc/plots/offline.html): the project's, else this checkout's
+    # (a scratch project with its own conf/ but no .dvc/)
+    here = project_root()
+    builds_root = here if (here / PLOTS_DIR / TEMPLATE_NAME).is_file() else ROOT
     out = reports / "leaderboard" / "index.html"
-    return write_leaderboard(rows, out, project_root(), scen, note)
+    return write_leaderboard(rows, out, builds_root, scen, note)
 
 
 def build_report(config: Config, root: Path | None = None) -> None:

@@ -54,7 +54,7 @@ class Config:
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     protocol: str = MISSING
     models: dict[str, Any] = field(default_factory=dict)
-    model_names: list[str] = field(default_factory=list)  # derived: list(models)
+    judged_models: list[str] = field(default_factory=list)  # derived in conf/: list(models)
     generator: Any = MISSING
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     tracking: TrackingSpec = field(default_factory=TrackingSpec)
@@ -64,6 +64,11 @@ class Config:
     soda: SodaSpec = field(default_factory=SodaSpec)
     release: ReleaseSpec = field(default_factory=ReleaseSpec)
     sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
+
+    @property
+    def model_names(self) -> list[str]:
+        """The judged models, in configuration order."""
+        return list(self.models)
 
     def model(self, name: str) -> Any:
         """One judged model's spec; an unknown name is one error line listing the judged ones."""
