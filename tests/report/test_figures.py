@@ -165,6 +165,7 @@ def test_report_figures_keep_their_text_inside_the_canvas(
     from stylisticbias.config import project_root
     from stylisticbias.report import figures as F
     from stylisticbias.report.run import build_report
+    from stylisticbias.spec.parse import config_from_params
 
     params = analysis_output(["simulated-strong", "simulated-weak", "gemma-3"], simulated=True)
     params["tracking"]["enabled"] = False
@@ -179,7 +180,7 @@ def test_report_figures_keep_their_text_inside_the_canvas(
         return real_save(fig, path)
 
     monkeypatch.setattr(F, "save", checked_save)
-    build_report(params, tmp_path)
+    build_report(config_from_params(params), tmp_path)
     written = sorted(p.name for p in (tmp_path / "reports" / "figures").glob("*.png"))
     assert len(written) >= 10 and "fig8_model_pairs_all.png" in written
     assert not problems, "\n".join(f"{k}: {'; '.join(v)}" for k, v in sorted(problems.items()))

@@ -16,6 +16,7 @@ from stylisticbias.config import project_root
 from stylisticbias.report.leaderboard import LeaderboardModel, render, script_json
 from stylisticbias.report.offline_plots import vendored_builds
 from stylisticbias.report.run import build_report
+from stylisticbias.spec.parse import config_from_params
 from stylisticbias_dev.bench.leaderboard import PLOTS_DRAWN, synthetic_models
 from stylisticbias_dev.headless import NoBrowser, browser, open_page
 
@@ -39,7 +40,7 @@ def demo_board(tmp_path: Path, analysis_output) -> Path:
     params = analysis_output(["simulated-strong", "simulated-weak"], simulated=True)
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    build_report(params, tmp_path)
+    build_report(config_from_params(params), tmp_path)
     return tmp_path / "reports" / "leaderboard" / "index.html"
 
 
