@@ -7,7 +7,7 @@ the paper (when one of its models was run), calibration, diagnostics and methods
 
 from __future__ import annotations
 
-import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,30 +32,53 @@ class FigureRecord:
     scope: str  # "pooled" | "comparison" | "diagnostic"
 
 
-def _cell(v: Any, digits: int = 3) -> str:
+#: columns holding p-values (printed ``< 0.001`` below 0.001, never ``0.000``)
+P_COLUMNS = frozenset({"pval", "pval_corr", "p", "p_value", "p_corr"})
+
+
+def format_p(p: float) -> str:
+    """A p-value as a reader expects it: ``< 0.001`` below 0.001, else three decimals."""
+    if not np.isfinite(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _cell(v: Any, digits: int = 3, pvalue: bool = False) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (float, np.floating)):
+        if pvalue:
+            return format_p(float(v))
         return "–" if not np.isfinite(v) else f"{v:.{digits}f}"
     return md_escape(str(v))
 
 
+#: what could start an HTML tag or an entity (``<x``, ``</``, ``<!``, ``&name;``, ``&#1;``);
+#: the one tag the analysis itself writes, ``<u>`` / ``</u>``, is left alone
+_TAG_START = re.compile(r"<(?!/?u>)(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)")
+
+
 def md_escape(text: str) -> str:
-    """Text safe in a markdown table cell: HTML escaped (model names, values and file names may
-    come from user config or imported files), pipes escaped, one line. The one tag the analysis
-    itself writes, ``<u>`` (not significant, :mod:`stylisticbias.analysis.layout`), is kept."""
-    out = html.escape(text, quote=False).replace("&lt;u&gt;", "<u>").replace("&lt;/u&gt;", "</u>")
+    """Text safe in a markdown table cell, without HTML entities: whatever could start a tag or
+    an entity is backslash-escaped (``\\<script>``, ``\\&amp;``: model names, values and file
+    names may come from user config or imported files), pipes escaped, one line. A plain ``&``
+    or ``<`` stays as it is (``Makeup & lips``, ``p < 0.05``); the one tag the analysis itself
+    writes, ``<u>`` (not significant, :mod:`stylisticbias.analysis.layout`), is kept."""
+    out = _ENTITY.sub("\\\\&", _TAG_START.sub("\\\\<", text))
     return out.replace("|", "\\|").replace("\n", " ")
 
 
 def md_table(df: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub markdown table (no index)."""
+    """A GitHub markdown table (no index); p-value columns (:data:`P_COLUMNS`) read
+    ``< 0.001`` below 0.001."""
     if df.empty:
         return "_(no rows)_"
     head = "| " + " | ".join(_cell(c) for c in df.columns) + " |"
     sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    isp = [str(c) in P_COLUMNS for c in df.columns]
     body = [
-        "| " + " | ".join(_cell(v, digits) for v in row) + " |"
+        "| " + " | ".join(_cell(v, digits, p) for v, p in zip(row, isp)) + " |"
         for row in df.itertuples(index=False)
     ]
     return "\n".join([head, sep, *body])
