@@ -15,6 +15,11 @@ from pathlib import Path
 import pytest
 from test_pipeline_e2e import _copy_project, _env
 
+#: a dvc repro, then three runs of every stage: ~7 min under load (make test-all); make test keeps
+#: the kill-and-resume checks of the judge (tests/judge/test_resume.py), the dataset build and
+#: the openai engine
+pytestmark = pytest.mark.slow
+
 MODEL = "simulated-weak"
 #: stage -> (command args, outputs to compare, what to remove first so the run does real work)
 STAGES: dict[str, tuple[list[str], list[str], list[str]]] = {
@@ -22,7 +27,11 @@ STAGES: dict[str, tuple[list[str], list[str], list[str]]] = {
     "variations": (["variations"], ["data/variations"], ["data/.render-cache"]),
     "judge": (["judge", MODEL], [f"data/judgments/{MODEL}"], [f"data/judgments/{MODEL}"]),
     "scores": (["scores", MODEL], [f"data/scores/model={MODEL}"], []),
-    "analyze": (["analyze"], ["reports/tables", "reports/metrics.json"], []),
+    "analyze": (
+        ["analyze"],
+        ["reports/tables", "reports/metrics.json", "reports/metrics_all.json"],
+        [],
+    ),
     "report": (["report"], ["reports/figures", "reports/plots", "reports/README.md"], []),
     "track": (["track"], ["data/tracking/report_runs.json"], []),
 }

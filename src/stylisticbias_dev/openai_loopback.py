@@ -20,8 +20,9 @@ plants its option log-probabilities this way. Planted answers (the annotate test
 [{"image": sha256, "contains": text, "content": reply} | {..., "refusal": reason}, ...]`` answers
 a request showing that image whose prompt contains ``contains`` with that reply (the first
 match), without the model; ``--model`` may then be left out. ``--log FILE`` appends one JSON
-line per request handled (``{"key", "image", "images", "event", "status"}``, ``images`` the
-number of images the request carried; event ``answered``, ``late`` (answered after a timeout
+line per request handled (``{"key", "image", "images", "event", "status", "arrived"}``,
+``images`` the number of images the request carried, ``arrived`` the Unix time the request
+reached the server; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 
 CLI: ``python -m stylisticbias_dev.openai_loopback --model DIR --port N [...]``.
@@ -174,7 +175,7 @@ def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, 
             if log_path is None:
                 return
             line = {"key": key, "image": _image_sha(body), "images": _image_count(body),
-                    "event": event, "status": status}  # fmt: skip
+                    "event": event, "status": status, "arrived": self._arrived}  # fmt: skip
             with log_lock, open(log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")
 
@@ -185,6 +186,7 @@ def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, 
                 self._json(404, {"error": {"message": "not found"}})
 
         def do_POST(self) -> None:
+            self._arrived = time.time()  # when the request reached the server (rate-limit tests)
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._json(404, {"error": {"message": "not found"}})

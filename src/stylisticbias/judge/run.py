@@ -59,6 +59,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.datamodule import build_items
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.factory import make_engine
+from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import (
     FINGERPRINT_FILE,
@@ -279,12 +280,18 @@ def run_judge(
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids
+    if not judge_cfg.get("dry_run"):  # weights on disk or reachable, endpoint up, key set
+        check_model(model_cfg, engine_cfg)
     root = project_root()
     paths = {"paths": asdict(config.paths)}
     out = Path(out_dir) if out_dir else stage_output(paths, "judgments", root) / model_name
     items = judge_items(config, benchmark, verify=True)
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
+    if not judge_cfg.get("dry_run"):  # the expected time of a slow placement (hf on a CPU)
+        n_scenarios = len(judge_cfg.get("scenarios") or benchmark.scenarios)
+        check_model(model_cfg, engine_cfg, n_prompts=n_scenarios * len(settings.orderings),
+                    n_images=len(items))  # fmt: skip
     engine = make_engine(model_cfg, judge_cfg, benchmark)
     if judge_cfg.get("dry_run"):  # estimate requests/tokens/cost; nothing is sent or written
         return _dry_run(engine, items, out)
