@@ -190,6 +190,21 @@ def calibrate(
     return out
 
 
+def task_calibration_json(config: Config) -> dict[str, Any]:
+    """``reports/calibration.json`` of a task protocol: per simulated model,
+    :func:`~stylisticbias.analysis.task_records.task_fit` of its task scores."""
+    from stylisticbias.analysis.task_records import task_fit
+
+    names = [m for m in config.model_names if is_simulated(m, config)]
+    out: dict[str, Any] = {"protocol": config.protocol, "simulated": bool(names), "models": {}}
+    for m in names:
+        path = Path(config.paths.scores) / f"model={m}" / "part-0.parquet"
+        if not path.is_file():
+            raise StylisticBiasError(f"{path}: no task scores (run the scores stage first)")
+        out["models"][m] = task_fit(pd.read_parquet(path))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: write reports/calibration.json."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias.analysis.calibration")
@@ -205,7 +220,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = load_config()
     try:
-        if args.synthetic:
+        bench = load_benchmark(config.protocol)
+        if bench.tasks and not bench.scenarios:  # a task protocol: records vs their exact dists
+            res = task_calibration_json(config)
+        elif args.synthetic:
             res = calibrate(config, n_faces=args.synthetic)
         else:
             from stylisticbias.score_store import read_model_scores

@@ -152,3 +152,33 @@ def task_markdown(tables: dict[str, pd.DataFrame], benchmark: Benchmark,
             lines.append("| " + " | ".join(_fmt(v) for v in row) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def task_fit(scores: pd.DataFrame, alpha: float = 0.01) -> dict[str, object]:
+    """Do a simulated judge's answers follow the exact distributions its records carry?
+
+    ``scores``: one model's task scores (``task_id``, ``group``, ``outcome``, ``count``,
+    ``mass``; :func:`stylisticbias.scores.task_scores`). Per task with exact distributions, the
+    Pearson statistic over its (group, outcome) cells with expected count ``mass`` and
+    ``n_groups * (k - 1)`` degrees of freedom. The records' distributions differ row by row
+    (pairs, orders), so the cell counts are Poisson-binomial, less variable than multinomial:
+    the test is conservative. Free-number tasks (no distribution) are counted, not tested.
+    """
+    from scipy.stats import chi2
+
+    tested = scores[scores["mass"].notna()]
+    per_task = {}
+    for tid, g in tested.groupby("task_id"):
+        g = g[g["mass"] > 0]
+        stat = float((((g["count"] - g["mass"]) ** 2) / g["mass"]).sum())
+        dof = int(sum(len(x) - 1 for _, x in g.groupby("group")))
+        per_task[str(int(tid))] = {"chi2": stat, "dof": dof, "pval": float(chi2.sf(stat, dof))}
+    pvals = [v["pval"] for v in per_task.values()]
+    return {
+        "n_tasks_tested": len(per_task),
+        "n_tasks_free_number": int(scores.loc[scores["mass"].isna(), "task_id"].nunique()),
+        "n_rejected": sum(p < alpha for p in pvals),
+        "alpha": alpha,
+        "min_pval": min(pvals) if pvals else None,
+        "tasks": per_task,
+    }
