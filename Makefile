@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro test test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-overhead clean-data
+.PHONY: help setup lock repro test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -35,13 +35,21 @@ lock:  ## re-resolve pyproject.toml's dependencies (+dev) in a fresh venv -> req
 repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
 	$(BIN)/dvc repro
 
-test: $(STAMP)  ## ruff, the layer contracts (lint-imports) and the default test suite
+# pytest-xdist workers (both cores of the 2-core dev machine); WORKERS=0 runs in one process.
+# --dist loadscope keeps a module's tests (and its module-scoped fixtures) on one worker.
+WORKERS ?= 2
+XDIST   := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadscope)
+
+test: $(STAMP)  ## ruff, the layer contracts (lint-imports) and the default test suite (<= 3 min)
 	$(BIN)/ruff check src tests pipelines
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(XDIST)
 
-test-all: $(STAMP)  ## include slow tests
-	$(BIN)/python -m pytest -q -m "not gpu"
+test-slow: $(STAMP)  ## only the slow tier (@pytest.mark.slow): what make test leaves out
+	$(BIN)/python -m pytest -q $(XDIST) -m "slow and not gpu"
+
+test-all: $(STAMP)  ## every test but the GPU ones: make test + the slow tier
+	$(BIN)/python -m pytest -q $(XDIST) -m "not gpu"
 
 lint: $(STAMP)  ## ruff + the layer contracts
 	$(BIN)/ruff check src tests pipelines
@@ -63,6 +71,7 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 	$(BIN)/python -m stylisticbias_dev.bench.analysis --models 6,20,100 --add-one --workdir .cache/bench-analysis
 	$(BIN)/python -m stylisticbias_dev.bench.scan_engines --workdir .cache/bench-analysis --models 20
 	$(BIN)/python -m stylisticbias_dev.bench.openai_engine --images 2 --scenarios 3 --repeats 3
+	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 3
 
 # Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)
@@ -71,6 +80,12 @@ bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B model
 
 bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 3 plants + 500-replicate null FDR study (CPU, ~40 min)
 	$(BIN)/python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000 --fdr-replicates 500 --jobs 2
+
+bench-calibration-paired: $(STAMP)  ## reports/bench/calibration.json, protocols section: beauty-demo, 24 replicates (CPU, ~6 min)
+	$(BIN)/python -m stylisticbias_dev.bench.paired_calibration --experiment beauty-demo --replicates 24 --faces 108 --population 5000
+
+bench-soda: $(STAMP)  ## reports/bench/soda_null_calibration.json: SODA permutation test size, 200 null replicates (CPU, ~1 min)
+	$(BIN)/python -m stylisticbias_dev.bench.soda_null --replicates 200 --n 20 --n-perm 10000
 
 bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare forwards vs b0e6d99 (CPU, ~30 min)
 	$(BIN)/pip install --quiet -e '.[bench]'

@@ -164,11 +164,12 @@ def _one_line(exc: pytest.ExceptionInfo[StylisticBiasError]) -> str:
     [
         (lambda c: c.update(scenarioz=c.pop("scenarios")), "scenarioz", "",
          "valid keys: name, demographics, observed_marginals, scenarios, prompts, letters, "
-         "parser, orderings, attributes"),
+         "parser, orderings, attributes, task, tasks, option_case, seeds, statistics, licence"),
         (lambda c: c["scenarios"][3].update(postive=c["scenarios"][3].pop("positive")),
-         "postive", "scenarios[3]", "valid keys: id, category, positive, negative"),
+         "postive", "scenarios[3]",
+         "valid keys: id, category, positive, negative, subcategory, tags, stereotype"),
         (lambda c: c["orderings"][1].update(slot=c["orderings"][1].pop("slots")), "slot",
-         "orderings[1]", "valid keys: id, slots"),
+         "orderings[1]", "valid keys: id, slots, answer"),
         (lambda c: c["attributes"][2]["values"][0].update(evaluted=True), "evaluted",
          "attributes[Hair length].values[0]",
          "valid keys: value, prompt, label, evaluated, exclude_gender"),

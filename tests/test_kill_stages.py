@@ -15,6 +15,11 @@ from pathlib import Path
 import pytest
 from test_pipeline_e2e import _copy_project, _env
 
+#: a dvc repro, then three runs of every stage: ~7 min under load (make test-all); make test keeps
+#: the kill-and-resume checks of the judge (tests/judge/test_resume.py), the dataset build and
+#: the openai engine
+pytestmark = pytest.mark.slow
+
 MODEL = "simulated-weak"
 #: stage -> (command args, outputs to compare, what to remove first so the run does real work)
 STAGES: dict[str, tuple[list[str], list[str], list[str]]] = {

@@ -63,6 +63,7 @@ def _repro_again(project: Path) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow  # a whole dvc repro with the tiny hf model: ~1.5 min idle (make test-all)
 def test_smoke_experiment_runs_hf_engine_end_to_end(tmp_path: Path) -> None:
     project = _copy_project(tmp_path / "proj")
     cfg = load_group_option("model", "tiny-llava-next")  # the judge never builds checkpoints

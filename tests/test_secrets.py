@@ -58,7 +58,7 @@ def test_canary_key_appears_nowhere_the_pipeline_writes(tmp_path: Path) -> None:
     assert not _leaks(project, outputs), _leaks(project, outputs)
 
 
-@pytest.mark.parametrize("text", [CANARY, f"x{CANARY[3:]}y"])
+@pytest.mark.parametrize("text", [CANARY, f"x{CANARY[3:]}y"], ids=["key", "embedded"])
 def test_the_leak_check_finds_the_canary(tmp_path: Path, text: str) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "run.log").write_text(f"key={text}\n")

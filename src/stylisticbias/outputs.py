@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 #: project paths no stage output may be, contain or sit inside
 PROTECTED = ("conf", "src", "pipelines", "tests", "docs", ".git", ".dvc", ".locks")
 #: ``params['paths']`` keys that are stage outputs (``data`` is their common parent, not one)
-OUTPUT_KEYS = ("faces", "variations", "judgments", "scores")
+OUTPUT_KEYS = ("faces", "variations", "judgments", "scores", "qa", "annotations", "soda")
 
 
 # --------------------------------------------------------------------------- paths

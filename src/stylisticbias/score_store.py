@@ -58,7 +58,7 @@ def write_model_scores(df: pd.DataFrame, score_dir: str | Path, model: str) -> P
     directory is written beside it and renamed), so a reader never sees half a table.
     """
     out = validate(df, SCORES, scores_file(score_dir, model))
-    others = sorted(set(out["model"].astype(str)) - {model})
+    others = sorted(set(map(str, out["model"].unique())) - {model})
     if others:
         raise StylisticBiasError(f"scores of {model!r}: hold rows of other model(s) {others}")
     final = partition_dir(score_dir, model)

@@ -62,6 +62,7 @@ import pandas as pd
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.protocol.tasks.grouping import codes
 from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.judge.protocol.tasks.registry import task_type
 from stylisticbias.outputs import atomic_path
@@ -123,6 +124,7 @@ def compute_scores(
     undecided_warn: float = 0.01,
     undecided_max: float = 0.05,
     parser: str = "paper",
+    validate_output: bool = True,
 ) -> pd.DataFrame:
     """phi, n_valid, n and delta per (model, image, scenario) -- a ``SCORES`` table.
 
@@ -130,7 +132,8 @@ def compute_scores(
     tables, which supply ``face_id``, ``is_base``, the demographic and attribute columns.
     Judgment images missing from both tables raise :class:`StylisticBiasError`. See the module
     docstring for drawn vs. exact rows, ``source``, ``k``, the undecided-mass limits and
-    ``parser`` (``paper`` | ``official``).
+    ``parser`` (``paper`` | ``official``). ``validate_output=False`` leaves the SCORES check to
+    the caller (:func:`~stylisticbias.score_store.write_model_scores` validates what it writes).
     """
     if source not in ("auto", "drawn", "exact"):
         raise ValueError(f"source: {source!r}; valid: auto, drawn, exact")
@@ -154,7 +157,8 @@ def compute_scores(
         is_base=False
     )
     meta = pd.concat([f, v], ignore_index=True)
-    unknown = sorted(set(phi["image_id"]) - set(meta["image_id"]))
+    known = phi["image_id"].isin(meta["image_id"]).to_numpy()
+    unknown = [] if known.all() else sorted(set(phi["image_id"][~known]))
     if unknown:
         raise StylisticBiasError(
             f"judgments: {len(unknown)} image_id(s) not in faces/variations tables, e.g. "
@@ -187,7 +191,99 @@ def compute_scores(
         .sort_values(["model", "image_id", "scenario_id"], kind="stable")
         .reset_index(drop=True)
     )
-    return validate(df, SCORES, "scores")
+    return validate(df, SCORES, "scores") if validate_output else df
+
+
+#: the judgments columns the scores read (``response`` only for the official parser)
+SCORE_COLUMNS = ("image_id", "model", "decoding", "scenario_id", "ordering", "seed", "choice",
+                 "p_pos", "p_neg", "p_invalid", "p_undecided", "simulated")  # fmt: skip
+_DICTIONARY = ("image_id", "model", "decoding", "choice")  # read as categoricals: codes, no hashing
+_CHOICES = ("positive", "negative", "invalid")
+_DECODINGS = ("generate", "sampled", "exact", "simulated")
+
+
+def read_judgments(path: str | Path, *, with_response: bool = False) -> pd.DataFrame:
+    """The scoring columns of a judgments table, checked against the JUDGMENTS schema.
+
+    The checks run on Arrow columns, vectorised: the file's columns and types, nulls (from the
+    Parquet statistics for columns not read), value ranges, allowed values and unique
+    (image, model, scenario, ordering, seed) keys. Anything they do not pass is handed to the
+    full schema validation (:func:`~stylisticbias.schemas.read_table`), whose one-line error
+    names the file, column and row -- so a bad table fails exactly as before, and a good one is
+    read in a fraction of the time. String keys come back as categoricals.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    cols = [*SCORE_COLUMNS, *(("response",) if with_response else ())]
+    try:
+        pf = pq.ParquetFile(p)
+        table = pq.read_table(p, columns=cols, read_dictionary=list(_DICTIONARY))
+    except Exception:  # missing, unreadable, or a column missing: the full check says which
+        return read_table(p, JUDGMENTS)[cols]
+    schema = pf.schema_arrow
+
+    def strings(t: pa.DataType) -> bool:
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+    kinds = {"image_id": strings, "face_id": strings, "model": strings, "engine": strings,
+             "decoding": strings, "response": strings, "choice": strings,
+             "scenario_id": pa.types.is_integer, "ordering": pa.types.is_integer,
+             "seed": pa.types.is_integer, "p_pos": pa.types.is_floating,
+             "p_neg": pa.types.is_floating, "p_invalid": pa.types.is_floating,
+             "p_undecided": pa.types.is_floating, "simulated": pa.types.is_boolean}  # fmt: skip
+    ok = set(schema.names) == set(JUDGMENTS.columns) and all(
+        kinds[name](schema.field(name).type) for name in kinds
+    )
+    if ok:  # no nulls where the schema has none (columns not read: from the statistics)
+        nullable = {"response", "choice"}
+        meta = pf.metadata
+        for i, name in enumerate(schema.names):
+            if name in nullable:
+                continue
+            if name in cols:
+                ok = ok and table.column(name).null_count == 0
+                continue
+            for rg in range(meta.num_row_groups):
+                stats = meta.row_group(rg).column(i).statistics
+                ok = ok and stats is not None and stats.has_null_count and stats.null_count == 0
+    if ok:
+
+        def within(name: str, lo: float, hi: float | None = None) -> bool:
+            mm = pc.min_max(table.column(name))
+            lo_v, hi_v = mm["min"].as_py(), mm["max"].as_py()
+            return lo_v is None or (lo_v >= lo and (hi is None or hi_v <= hi))
+
+        def allowed(name: str, values: tuple[str, ...]) -> bool:
+            col = table.column(name)
+            seen = set()
+            for chunk in col.chunks:
+                seen.update(chunk.dictionary.to_pylist())
+            return seen <= set(values)  # the dictionaries hold at least every value present
+
+        ok = (within("scenario_id", 1, 10_000) and within("ordering", 1, 4)
+              and within("seed", 0) and all(within(c, 0.0, 1.0) for c in
+                                             ("p_pos", "p_neg", "p_invalid", "p_undecided"))
+              and allowed("decoding", _DECODINGS) and allowed("choice", _CHOICES))  # fmt: skip
+    df = table.to_pandas() if ok else None
+    if df is not None:
+        key = np.zeros(len(df), dtype=np.int64)
+        for c in ("model", "image_id", "scenario_id", "ordering", "seed"):
+            code = codes(df[c])
+            key = key * (int(code.max(initial=-1)) + 2) + (code + 1)
+        if not (len(key) < 2 or bool(np.all(key[1:] > key[:-1]))):  # unsorted: count distinct
+            ok = len(np.unique(key)) == len(key)
+    if not ok or df is None:
+        return read_table(p, JUDGMENTS)[cols]
+    for c in ("scenario_id", "ordering", "seed"):
+        df[c] = df[c].astype(np.int64)
+    for c in ("p_pos", "p_neg", "p_invalid", "p_undecided"):
+        df[c] = df[c].astype(np.float64)
+    return df
 
 
 def write_scores(model_name: str, config: Config, *, source: Source = "auto") -> Path:
@@ -200,7 +296,7 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
     if (bench := load_benchmark(config.protocol)).tasks and not bench.scenarios:
         return write_task_scores(model_name, path("judgments"), path("scores"))
     judgments_file = path("judgments") / model_name / "judgments.parquet"
-    judgments = read_table(judgments_file, JUDGMENTS)
+    judgments = read_judgments(judgments_file, with_response=str(config.judge.parser) == "official")
     faces = read_table(path("faces") / "faces.parquet", FACES)
     variations = read_table(path("variations") / "variations.parquet", VARIATIONS)
     benchmark = load_benchmark(config.protocol)
@@ -219,6 +315,7 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
         undecided_warn=float(judge.undecided_warn),
         undecided_max=float(judge.undecided_max),
         parser=str(judge.parser),
+        validate_output=False,  # write_model_scores validates what it writes, once
     )
     out = write_model_scores(scores, path("scores"), model_name)
     n_null = int(scores["phi"].isna().sum())

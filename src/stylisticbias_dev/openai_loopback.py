@@ -16,9 +16,13 @@ attempt: ``{"429": 0.1, "500": 0.1, "timeout": 0.05, "malformed": 0.05, "retry_a
 fractions of distinct bodies). ``"planted_logprobs": {"": [[token, logprob], ...], "*": [...]}``
 answers every log-probability request from that table instead of the model: the entry keyed by
 the partial answer (``""`` for the first token), else ``"*"`` -- the k-option exactness test
-plants its option log-probabilities this way. ``--log FILE`` appends one JSON line per request
-handled (``{"key", "image", "images", "event", "status"}``, ``images`` the number of images the
-request carried; event ``answered``, ``late`` (answered after a timeout
+plants its option log-probabilities this way. Planted answers (the annotate tests): ``"planted":
+[{"image": sha256, "contains": text, "content": reply} | {..., "refusal": reason}, ...]`` answers
+a request showing that image whose prompt contains ``contains`` with that reply (the first
+match), without the model; ``--model`` may then be left out. ``--log FILE`` appends one JSON
+line per request handled (``{"key", "image", "images", "event", "status", "arrived"}``,
+``images`` the number of images the request carried, ``arrived`` the Unix time the request
+reached the server; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 
 CLI: ``python -m stylisticbias_dev.openai_loopback --model DIR --port N [...]``.
@@ -144,7 +148,7 @@ class Faults:
         return None
 
 
-def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults: Faults,
+def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, faults: Faults,
                  log_path: Path | None) -> type[BaseHTTPRequestHandler]:  # fmt: skip
     """The request handler class bound to one model."""
     log_lock = threading.Lock()
@@ -171,7 +175,7 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
             if log_path is None:
                 return
             line = {"key": key, "image": _image_sha(body), "images": _image_count(body),
-                    "event": event, "status": status}  # fmt: skip
+                    "event": event, "status": status, "arrived": self._arrived}  # fmt: skip
             with log_lock, open(log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")
 
@@ -182,6 +186,7 @@ def make_handler(model: LoopbackModel, served: str, api_key: str | None, faults:
                 self._json(404, {"error": {"message": "not found"}})
 
         def do_POST(self) -> None:
+            self._arrived = time.time()  # when the request reached the server (rate-limit tests)
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._json(404, {"error": {"message": "not found"}})
@@ -246,7 +251,24 @@ def _planted(body: dict[str, Any], table: dict[str, Any]) -> list[list[Any]]:
     return list(table.get(partial, table.get("*", [])))
 
 
-def answer(model: LoopbackModel, served: str, body: dict[str, Any], cfg: dict[str, Any]) -> Any:
+def _planted_answer(body: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """The first planted answer matching the request's images and prompt text, or None."""
+    shas, text = set(), ""
+    for part in body["messages"][0]["content"]:
+        if part.get("type") == "image_url":
+            url = part["image_url"]["url"]
+            shas.add(hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest())
+        elif part.get("type") == "text":
+            text += part["text"]
+    for entry in cfg.get("planted", []):
+        if entry.get("image") in shas and str(entry.get("contains", "")) in text:
+            return dict(entry)
+    return None
+
+
+def answer(
+    model: LoopbackModel | None, served: str, body: dict[str, Any], cfg: dict[str, Any]
+) -> Any:
     """The chat-completion response object of one request."""
     sha = _image_sha(body)
     if sha in set(cfg.get("refuse_400_images", [])):
@@ -258,6 +280,14 @@ def answer(model: LoopbackModel, served: str, body: dict[str, Any], cfg: dict[st
         msg = {"role": "assistant", "content": None, "refusal": None}
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         choice = {"index": 0, "message": msg, "logprobs": None, "finish_reason": "content_filter"}
+        return {**base, "choices": [choice], "usage": usage}
+    planted_answer = _planted_answer(body, cfg)
+    if planted_answer is not None:
+        refusal = planted_answer.get("refusal")
+        msg = {"role": "assistant", "content": planted_answer.get("content"), "refusal": refusal}
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        choice = {"index": 0, "message": msg, "logprobs": None,
+                  "finish_reason": "stop", "stop_reason": None}  # fmt: skip
         return {**base, "choices": [choice], "usage": usage}
     messages = body["messages"]
     if body.get("logprobs") and cfg.get("planted_logprobs") is not None:
@@ -272,6 +302,8 @@ def answer(model: LoopbackModel, served: str, body: dict[str, Any], cfg: dict[st
                                      "finish_reason": "length", "stop_reason": None}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1,
                           "total_tokens": 2}}  # fmt: skip
+    if model is None:
+        raise ValueError("no model loaded and no planted answer matches this request")
     if body.get("logprobs"):
         k = int(body.get("top_logprobs") or 0)
         lp, n_prompt = model.next_logprobs(messages)
@@ -302,10 +334,10 @@ def answer(model: LoopbackModel, served: str, body: dict[str, Any], cfg: dict[st
                       "total_tokens": n_prompt + n_new}}  # fmt: skip
 
 
-def serve(model_dir: str, host: str, port: int, served: str, api_key: str | None,
+def serve(model_dir: str | None, host: str, port: int, served: str, api_key: str | None,
           faults: dict[str, Any], log_path: str | None) -> None:  # fmt: skip
-    """Load the model and serve until killed."""
-    model = LoopbackModel(model_dir)
+    """Load the model (if any) and serve until killed."""
+    model = LoopbackModel(model_dir) if model_dir else None
     handler = make_handler(model, served, api_key, Faults(faults),
                            Path(log_path) if log_path else None)  # fmt: skip
     ThreadingHTTPServer.allow_reuse_address = True
@@ -318,7 +350,7 @@ def serve(model_dir: str, host: str, port: int, served: str, api_key: str | None
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True, help="checkpoint directory")
+    ap.add_argument("--model", default=None, help="checkpoint directory (none: planted only)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--served-model", default="loopback")

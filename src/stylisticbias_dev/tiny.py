@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -302,11 +303,32 @@ def build(arch: str, out: str | Path, seed: int = 0) -> Path:
 
 
 def ensure_built(arch: str, out: str | Path, seed: int = 0) -> Path:
-    """Build ``out`` unless it already holds a checkpoint (``config.json``)."""
+    """Build ``out`` unless it already holds a checkpoint (``config.json``).
+
+    Safe for concurrent callers (pytest-xdist workers, parallel sessions): one builds into a
+    scratch folder beside ``out`` under a file lock and renames it into place; the others wait
+    and find it built.
+    """
+    import shutil
+    import tempfile
+
+    from filelock import FileLock
+
     p = Path(out)
     if (p / "config.json").exists():
         return p
-    return build(arch, p, seed)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(p.parent / f".{p.name}.lock")):
+        if (p / "config.json").exists():  # built by another process while we waited
+            return p
+        tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}-build-", dir=p.parent))
+        try:
+            build(arch, tmp, seed)
+            shutil.rmtree(p, ignore_errors=True)
+            os.replace(tmp, p)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return p
 
 
 def tiny_models() -> list[str]:

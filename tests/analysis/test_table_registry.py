@@ -33,7 +33,7 @@ def test_every_column_is_a_vocabulary_word_and_every_schema_builds() -> None:
             assert set(t.columns) <= set(reg.VOCABULARY), t.name
             assert "simulated" in t.columns and set(t.keys) <= set(t.columns), t.name
         assert reg.schema(t.name).name == t.name
-    assert len(reg.REGISTRY) == len(reg.TABLES)  # names unique
+    assert len(reg.REGISTRY) == len(reg.TABLES) + len(reg.PAIRED_TABLES)  # names unique
     # one vocabulary: the quantity SBS has one name, pairs of models one pair of names
     used = {c for t in reg.TABLES if not t.layout for c in t.columns}
     assert not used & {"effect", "abs_effect", "cum_abs_effect", "model_a", "model_b"}

@@ -108,13 +108,18 @@ def make_tables(
 
 def judge_with(params: dict[str, Any], model: str, **engine: Any) -> dict[str, Any]:
     """Make ``model`` a judged model of ``params`` (its conf/model section, composed with its
-    engine) with ``engine`` keys overridden; returns ``params``."""
+    engine) with ``engine`` keys overridden -- a nested section (``lightning``, ``transport``)
+    key by key, as a Hydra override would; returns ``params``."""
     from stylisticbias.config import load_group_option
 
     models = params.setdefault("models", {})
     if model not in models:
         models[model] = load_group_option("model", model)
     section = dict(models[model])
-    section["engine"] = {**dict(section.get("engine") or {}), **engine}
+    base = dict(section.get("engine") or {})
+    for key, value in engine.items():
+        nested = isinstance(value, dict) and isinstance(base.get(key), dict)
+        base[key] = {**base[key], **value} if nested else value
+    section["engine"] = base
     models[model] = section
     return params

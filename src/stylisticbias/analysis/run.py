@@ -10,6 +10,7 @@ beyond-the-paper tables and the DVC metrics file. docs/statistics.md documents e
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import shutil
@@ -237,6 +238,14 @@ def run_analysis(config: Config) -> StreamStats:
     if len(set(models)) != len(models):
         raise StylisticBiasError(f"params.yaml models: duplicate model names in {models}")
     score_dir = Path(config.paths.scores)
+    if benchmark.statistics.suite == "paired_variation":  # the protocol's own statistics
+        from stylisticbias.analysis.paired_run import run_paired_analysis
+
+        read = functools.partial(read_scores_checked, score_dir)
+        reports = Path(config.paths.reports)
+        names = display_names(models, config)
+        run_paired_analysis(s, reports, config.paths.analysis_cache, benchmark, models, read, names)
+        return StreamStats(computed=tuple(models), cached=())
     judg_dir = Path(config.paths.judgments)
     reports = Path(config.paths.reports)
     if benchmark.tasks and not benchmark.scenarios:  # a task protocol: the task tables

@@ -190,6 +190,60 @@ VOCABULARY: dict[str, Col] = {
         checks=_COUNT,
     ),
     "simulated": Col("bool", "the row comes from a simulated judge", nullable=False),
+    # --- paired-variation protocols (statistics.suite: paired_variation) ---
+    "subcategory": Col("str", "the scenario's subcategory (the protocol's results grouping)"),
+    "halo": Col("bool", "the scenario is tagged statistics.halo_tag", nullable=False),
+    "axis": Col("str", "demographic axis as the protocol names it (gender, age, race)"),
+    "bias_test": Col("str", "which bias: variation (base vs variation) or a demographic axis"),
+    "n_base": Col("count", "base images with a valid phi", checks=_COUNT),
+    "n_variation": Col("count", "variation images with a valid phi", checks=_COUNT),
+    "mean_base": Col("float", "mean phi of the base images", checks=_UNIT),
+    "mean_base_low": Col("float", "lower bootstrap bound of mean_base (faces resampled)"),
+    "mean_base_high": Col("float", "upper bootstrap bound of mean_base"),
+    "mean_variation": Col("float", "mean phi of the variation images", checks=_UNIT),
+    "mean_variation_low": Col("float", "lower bootstrap bound of mean_variation"),
+    "mean_variation_high": Col("float", "upper bootstrap bound of mean_variation"),
+    "shift": Col("float", "mean_variation - mean_base", checks=_SIGNED),
+    "shift_low": Col("float", "lower bootstrap bound of shift (faces resampled)"),
+    "shift_high": Col("float", "upper bootstrap bound of shift"),
+    "mean": Col("float", "mean phi of the group", checks=_UNIT),
+    "mean_low": Col("float", "lower bootstrap bound of mean (faces resampled)"),
+    "mean_high": Col("float", "upper bootstrap bound of mean"),
+    "h": Col("float", "Kruskal-Wallis H (tie-corrected; empty when every phi is equal)"),
+    "significant_alpha": Col(
+        "bool",
+        "pval (pval_bonferroni where given) < the protocol's statistics.alpha",
+        nullable=False,
+    ),
+    "direction": Col("str", "which kind of image has the higher mean phi (or tie)"),
+    "highest_group": Col("str", "group with the highest mean phi"),
+    "lowest_group": Col("str", "group with the lowest mean phi"),
+    "group_stereotyped": Col("str", "the group the stereotyped choice is stereotyped towards"),
+    "group_other": Col("str", "the other choice's group (others = every other group)"),
+    "mean_stereotyped_group": Col("float", "mean phi of group_stereotyped", checks=_UNIT),
+    "mean_other_group": Col("float", "mean phi of group_other", checks=_UNIT),
+    "stereotyped_direction": Col(
+        "bool",
+        "significant and group_stereotyped leans to the stereotyped choice",
+        nullable=False,
+    ),
+    "group_a": Col("str", "first group of a pair"),
+    "group_b": Col("str", "second group of a pair"),
+    "mean_h_a": Col("float", "mean over scenarios of group_a's H"),
+    "mean_h_b": Col("float", "mean over scenarios of group_b's H"),
+    "mean_h_base": Col("float", "mean over scenarios of H on the base images"),
+    "mean_h_variation": Col("float", "mean over scenarios of H on the variation images"),
+    "stronger": Col("str", "the group (or kind) with the larger mean H, or tie"),
+    "pval_bonferroni": Col("float", "pval x n_comparisons, capped at 1", checks=_P),
+    "n_comparisons": Col("count", "size of the Bonferroni family", checks=_COUNT),
+    "n_significant": Col("count", "number of significant scenarios", checks=_COUNT),
+    "n_halo": Col("count", "significant scenarios leaning to the stereotyped trait", checks=_COUNT),
+    "n_opposite": Col("count", "significant scenarios leaning the other way", checks=_COUNT),
+    "halo_rate": Col("float", "n_halo / n_scenarios (halo-tagged scenarios)", checks=_SHARE),
+    "halo_rate_low": Col("float", "lower bootstrap bound of halo_rate (faces resampled)"),
+    "halo_rate_high": Col("float", "upper bootstrap bound of halo_rate"),
+    "significant_rate": Col("float", "n_significant / n_scenarios", checks=_SHARE),
+    "share_significant": Col("float", "share of the scenarios that are significant", checks=_SHARE),
 }
 
 #: Columns of every SBS profile table after its keys.
@@ -537,7 +591,83 @@ TABLES: tuple[TableSpec, ...] = (
     ),
 )
 
-REGISTRY: dict[str, TableSpec] = {t.name: t for t in TABLES}
+_PAIRED_SCEN = ("scenario_id", "scenario_category", "subcategory", "positive", "negative")
+
+#: The tables of a paired-variation protocol (``statistics.suite: paired_variation``,
+#: :mod:`stylisticbias.analysis.paired_variation`); written instead of :data:`TABLES`.
+PAIRED_TABLES: tuple[TableSpec, ...] = (
+    _long(
+        "paired_variation_bias",
+        "per scenario: Kruskal-Wallis of phi, base vs variation images (Tables 10-16)",
+        ("model", *_PAIRED_SCEN),
+        ("halo", "n_base", "n_variation", "mean_base", "mean_base_low", "mean_base_high",
+         "mean_variation", "mean_variation_low", "mean_variation_high", "shift", "shift_low",
+         "shift_high", "h", "pval",
+         "significant_alpha", "direction"),
+        paper_table="Tables 10-16",
+    ),
+    _long(
+        "paired_halo",
+        "halo rate over the halo-tagged scenarios, with its bootstrap CI (Table 2)",
+        ("model",),
+        ("n_scenarios", "n_significant", "n_halo", "n_opposite", "halo_rate", "halo_rate_low",
+         "halo_rate_high", "significant_rate"),
+        paper_table="Table 2",
+    ),
+    _long(
+        "paired_category_rates",
+        "share of significant scenarios per (sub)category and bias (Tables 2, 31-33)",
+        ("model", "bias_test", "scenario_category", "subcategory"),
+        ("n_scenarios", "n_significant", "share_significant"),
+        paper_table="Tables 2, 31-33",
+    ),
+    _long(
+        "paired_group_tests",
+        "per scenario and axis: Kruskal-Wallis of phi between the axis's groups",
+        ("model", "scenario_id", "axis"),
+        ("n_groups", "h", "pval", "significant_alpha", "highest_group", "lowest_group"),
+        paper_table="Tables 3, 31-33",
+    ),
+    _long(
+        "paired_group_means",
+        "per scenario, axis and group: mean phi with its bootstrap CI",
+        ("model", "scenario_id", "axis", "group"),
+        ("n", "mean", "mean_low", "mean_high"),
+    ),
+    _long(
+        "paired_stereotype_groups",
+        "scenarios with a stereotype: Kruskal-Wallis between its two groups, and its direction",
+        ("model", "scenario_id", "axis"),
+        ("group_stereotyped", "group_other", "mean_stereotyped_group", "mean_other_group", "h",
+         "pval", "significant_alpha", "stereotyped_direction"),
+        paper_table="Tables 17-30",
+    ),
+    _long(
+        "paired_subgroup_h",
+        "the variation bias H within each subgroup of an axis, per scenario",
+        ("model", "axis", "group", "scenario_id"),
+        ("h",),
+        paper_table="Figs. 3-4",
+    ),
+    _long(
+        "paired_subgroup_wilcoxon",
+        "W^attr: Wilcoxon signed-rank of the subgroups' H across scenarios, Bonferroni",
+        ("model", "axis", "group_a", "group_b"),
+        ("n_scenarios", "mean_h_a", "mean_h_b", "stronger", "statistic", "pval",
+         "pval_bonferroni", "n_comparisons", "significant_alpha"),
+        paper_table="Tables 5, A, B",
+    ),
+    _long(
+        "paired_group_bias_by_kind",
+        "per axis: the demographic H on base vs variation images (Wilcoxon, Bonferroni)",
+        ("model", "axis"),
+        ("n_scenarios", "mean_h_base", "mean_h_variation", "statistic", "pval",
+         "pval_bonferroni", "n_comparisons", "significant_alpha"),
+        paper_table="Table 4",
+    ),
+)  # fmt: skip
+
+REGISTRY: dict[str, TableSpec] = {t.name: t for t in (*TABLES, *PAIRED_TABLES)}
 LONG_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if not t.layout)
 LAYOUT_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.layout)
 ALWAYS_WRITTEN: tuple[str, ...] = tuple(t.name for t in TABLES if t.written == "always")

@@ -12,6 +12,15 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stylisticbias.benchmark.sections import (
+    check_keys,
+    parse_licence,
+    parse_option_case,
+    parse_seeds,
+    parse_statistics,
+    parse_stereotype,
+    parse_tags,
+)
 from stylisticbias.benchmark.spec import (
     DEFAULT_TASK,
     DEMOGRAPHIC_AXES,
@@ -34,13 +43,17 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
     "base_face": ("age", "gender", "ethnicity", "body_type"),
     "feature_variation": ("gender", "feature_key", "feature_value"),
     "fashion_variation": ("gender", "fashion_style"),
-    "forced_choice": ("letter_1", "option_1", "letter_2", "option_2", "letters"),
-}
+    "forced_choice": ("letter_1", "option_1", "letter_2", "option_2", "letters", "answer_1",
+                      "answer_2"),
+}  # fmt: skip
 _TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
-             "parser", "orderings", "attributes", "task", "tasks")  # fmt: skip
+             "parser", "orderings", "attributes", "task", "tasks", "option_case", "seeds",
+             "statistics", "licence")  # fmt: skip
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
-_SCENARIO_KEYS = ("id", "category", "positive", "negative")
-_ORDERING_KEYS = ("id", "slots")
+_SCENARIO_REQUIRED = ("id", "category", "positive", "negative")
+_SCENARIO_KEYS = (*_SCENARIO_REQUIRED, "subcategory", "tags", "stereotype")
+_ORDERING_REQUIRED = ("id", "slots")
+_ORDERING_KEYS = (*_ORDERING_REQUIRED, "answer")
 _PARSER_KEYS = ("word_letters",)
 _ATTRIBUTE_KEYS = ("name", "table12_category", "key", "category", "gender_scope", "framing",
                    "values")  # fmt: skip
@@ -49,23 +62,7 @@ _VALUE_KEYS = ("value", "prompt", "label", "evaluated", "exclude_gender")
 _FRAMINGS = ("face", "full_body")
 
 
-def _check_keys(
-    node: Any,
-    where: str,
-    allowed: Sequence[str],
-    required: Sequence[str] = (),
-) -> Mapping[str, Any]:
-    """``node`` as a mapping whose keys are all in ``allowed`` and include ``required``."""
-    if not isinstance(node, Mapping):
-        raise StylisticBiasError(f"{where}: expected a mapping with keys {', '.join(allowed)}")
-    valid = ", ".join(allowed)
-    for key in node:
-        if key not in allowed:
-            raise StylisticBiasError(f"{where}: unknown key {key!r}; valid keys: {valid}")
-    for key in required:
-        if key not in node:
-            raise StylisticBiasError(f"{where}: missing key {key!r}; valid keys: {valid}")
-    return node
+_check_keys = check_keys  # one copy, in benchmark.sections
 
 
 def _list(node: Any, where: str) -> list[Any]:
@@ -117,7 +114,7 @@ def _parse_orderings(
     orderings: list[Ordering] = []
     for i, o in enumerate(_list(cfg["orderings"], f"{where}: orderings")):
         w = f"{where}: orderings[{i}]"
-        o = _check_keys(o, w, _ORDERING_KEYS, _ORDERING_KEYS)
+        o = _check_keys(o, w, _ORDERING_KEYS, _ORDERING_REQUIRED)
         raw = o["slots"]
         if (
             not isinstance(raw, list)
@@ -133,7 +130,12 @@ def _parse_orderings(
                 f"{w}.slots: must use letters {', '.join(letters)} and poles "
                 f"{', '.join(POLES)} once each; got {slots}"
             )
-        orderings.append(Ordering(_int(o["id"], f"{w}.id"), slots, letters))  # type: ignore[arg-type]
+        answer = tuple(str(x) for x in o.get("answer") or ())
+        if answer and sorted(answer) != sorted(letters):
+            raise StylisticBiasError(
+                f"{w}.answer: must name letters {', '.join(letters)} once each; got {answer}"
+            )
+        orderings.append(Ordering(_int(o["id"], f"{w}.id"), slots, letters, answer))  # type: ignore[arg-type]
     ids = [o.id for o in orderings]
     if len(set(ids)) != len(ids):
         raise StylisticBiasError(f"{where}: orderings: duplicate ordering ids {ids}")
@@ -337,9 +339,19 @@ def benchmark_from_config(
     scenarios: list[Scenario] = []
     for i, s in enumerate([] if tasks_only else _list(cfg["scenarios"], f"{where}: scenarios")):
         w = f"{where}: scenarios[{i}]"
-        s = _check_keys(s, w, _SCENARIO_KEYS, _SCENARIO_KEYS)
+        s = _check_keys(s, w, _SCENARIO_KEYS, _SCENARIO_REQUIRED)
         sid = _int(s["id"], f"{w}.id")
-        scenarios.append(Scenario(sid, str(s["category"]), str(s["positive"]), str(s["negative"])))
+        scenarios.append(
+            Scenario(
+                sid,
+                str(s["category"]),
+                str(s["positive"]),
+                str(s["negative"]),
+                subcategory=str(s.get("subcategory") or ""),
+                tags=parse_tags(s.get("tags"), f"{w}.tags"),
+                stereotype=parse_stereotype(s.get("stereotype"), demo, f"{w}.stereotype"),
+            )
+        )
     ids = [s.id for s in scenarios]
     if len(set(ids)) != len(ids):
         raise StylisticBiasError(f"{where}: scenarios: duplicate scenario ids {sorted(ids)}")
@@ -352,11 +364,14 @@ def benchmark_from_config(
         if tasks_only and not cfg.get("attributes")
         else _parse_variations(cfg, demo["gender"], where)
     )
+    # the edit prompts are required only for the framings the attribute grid uses
+    needed = {"face": "feature_variation", "full_body": "fashion_variation"}
+    required = ("base_face", "forced_choice", *sorted({needed[v.framing] for v in variations}))
     prompts_cfg = _check_keys(
         cfg.get("prompts") or {},
         f"{where}: prompts",
         tuple(PROMPT_FIELDS),
-        () if tasks_only else tuple(PROMPT_FIELDS),
+        () if tasks_only else required,
     )
     prompts = {k: _template(v, k, f"{where}: prompts.{k}") for k, v in prompts_cfg.items()}
     if "forced_choice" in prompts:
@@ -376,4 +391,14 @@ def benchmark_from_config(
         digest=digest,
         task=str(cfg.get("task") or DEFAULT_TASK),
         tasks=_parse_tasks(cfg, ids, where),
+        option_case=parse_option_case(cfg.get("option_case"), f"{where}: option_case"),
+        seeds=parse_seeds(cfg.get("seeds"), f"{where}: seeds"),
+        statistics=parse_statistics(
+            cfg.get("statistics"),
+            demo,
+            [(v.attribute, v.value) for v in variations],
+            [t for s in scenarios for t in s.tags],
+            f"{where}: statistics",
+        ),
+        licence=parse_licence(cfg.get("licence"), f"{where}: licence"),
     )

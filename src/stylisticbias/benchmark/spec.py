@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from stylisticbias.benchmark.sections import (
+    LicenceSpec,
+    StatisticsSpec,
+    StereotypeTarget,
+    apply_case,
+)
 from stylisticbias.errors import StylisticBiasError
 
 DEMOGRAPHIC_AXES: tuple[str, ...] = ("age", "gender", "ethnicity", "body_type")
@@ -29,12 +35,19 @@ def slug(text: str) -> str:
 
 @dataclass(frozen=True)
 class Scenario:
-    """One binary scenario of Table 1; ``positive`` is the pole phi counts."""
+    """One binary scenario of Table 1; ``positive`` is the pole phi counts.
+
+    Optional annotations (:mod:`stylisticbias.benchmark.sections`): ``subcategory``, ``tags``
+    (e.g. ``halo``) and ``stereotype`` (the demographic group each pole is stereotyped towards).
+    """
 
     id: int
     category: str
     positive: str
     negative: str
+    subcategory: str = ""
+    tags: tuple[str, ...] = ()
+    stereotype: StereotypeTarget | None = None
 
     def pole(self, which: Pole) -> str:
         """The descriptor of one pole."""
@@ -124,11 +137,22 @@ class ParserRules:
 
 @dataclass(frozen=True)
 class Ordering:
-    """One order/label variant of App. C.2: ``slots`` = ((letter, pole), (letter, pole))."""
+    """One order/label variant of App. C.2: ``slots`` = ((letter, pole), (letter, pole)).
+
+    ``answer``: the order of the letters in the prompt's answer instruction (``{answer_1}``,
+    ``{answer_2}``), e.g. ``(b, a)`` for "Respond only with (b) or (a)"; empty: the protocol's
+    letter order.
+    """
 
     id: int
     slots: tuple[tuple[Letter, Pole], tuple[Letter, Pole]]
     letters: tuple[Letter, ...]  # the protocol's letters, in its order
+    answer: tuple[Letter, ...] = ()
+
+    @property
+    def answer_letters(self) -> tuple[Letter, ...]:
+        """The letters in the order the answer instruction names them."""
+        return self.answer or self.letters
 
     def pole_of(self, letter: str) -> Pole:
         """Which pole a letter stands for under this ordering."""
@@ -225,6 +249,10 @@ class Benchmark:
     digest: str = ""  # sha256 of the file's text (cache keys)
     task: str = DEFAULT_TASK  # the task type (``task:``; judge/protocol/tasks/registry.py)
     tasks: tuple[TaskScenario, ...] = ()  # the ``tasks:`` list (task-typed scenarios)
+    option_case: str = "as_written"  # how poles are written into the forced-choice prompt
+    seeds: tuple[int, ...] = ()  # the seeds the paper judged with (informative)
+    statistics: StatisticsSpec = field(default_factory=StatisticsSpec)
+    licence: LicenceSpec = field(default_factory=LicenceSpec)
 
     # ---- lookups -------------------------------------------------------------------------
     @property
@@ -334,17 +362,23 @@ class Benchmark:
     def forced_choice_prompt(self, scenario: Scenario, ordering: Ordering) -> str:
         """Fig. 12 with the two slots filled per the ordering (ordering 1 = Fig. 12 verbatim)."""
         (l1, p1), (l2, p2) = ordering.slots
+        answer = ordering.answer_letters
         return self.prompts["forced_choice"].format(
             letter_1=l1,
-            option_1=scenario.pole(p1),
+            option_1=apply_case(scenario.pole(p1), self.option_case),
             letter_2=l2,
-            option_2=scenario.pole(p2),
+            option_2=apply_case(scenario.pole(p2), self.option_case),
+            answer_1=answer[0],
+            answer_2=answer[1],
         )
 
     def options_shown(self, scenario: Scenario, ordering: Ordering) -> tuple[str, ...]:
         """The pole text each letter stands for under ``ordering``, in the protocol's letter
         order (``(text of (a), text of (b))`` for the paper)."""
-        return tuple(scenario.pole(ordering.pole_of(letter)) for letter in self.letters)
+        return tuple(
+            apply_case(scenario.pole(ordering.pole_of(letter)), self.option_case)
+            for letter in self.letters
+        )
 
 
 #: The protocol spec's public name (the class keeps its historical name for imports).

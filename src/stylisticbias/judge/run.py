@@ -55,6 +55,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.datamodule import build_items
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.factory import make_engine
+from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import (
     FINGERPRINT_FILE,
@@ -76,6 +77,7 @@ from stylisticbias.outputs import (
     safe_member,
     stage_output,
 )
+from stylisticbias.qa.checks import qa_exclusions
 from stylisticbias.schemas import (
     FACES,
     JUDGMENTS,
@@ -92,6 +94,7 @@ log = logging.getLogger(__name__)
 SORT_KEYS = ["image_id", "scenario_id", "ordering", "seed"]
 #: engine settings that change speed or placement, never the records
 _NON_RESULT_ENGINE_KEYS = {
+    "allow_remote_licensed_images",
     "lightning",
     "image_batch_size",
     "num_workers",
@@ -152,6 +155,11 @@ def judge_items(
     benchmark = benchmark if benchmark is not None else load_benchmark(config.protocol)
     faces, variations, faces_dir, var_dir = load_tables(config.paths, benchmark)
     items = build_items(faces, variations, faces_dir, var_dir, images=config.judge.images)
+    excluded = qa_exclusions(config)  # qa.policy=exclude: edits that failed a QA check
+    if excluded:
+        log.warning("qa.policy=exclude: %d failing edit(s) are not judged (data/qa/summary.json)",
+                    sum(it.image_id in excluded for it in items))  # fmt: skip
+        items = [it for it in items if it.image_id not in excluded]
     shas: dict[str, str] = {}
     data = data_root(project_root(), config.paths.data)
     for name, table, base in (
@@ -194,8 +202,14 @@ def fingerprint(
         "model": {k: v for k, v in model_cfg.items() if k not in ("engine", "_target_")},
         "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
         "judge": {k: v for k, v in judge_cfg.items() if k not in ("models", "images", "dry_run")},
-        "scenarios": [s.__dict__ for s in benchmark.scenarios],
-        "orderings": [[o.id, o.slots] for o in benchmark.orderings],
+        # optional annotations enter only when set (a protocol without them keeps its print)
+        "scenarios": [
+            {k: v for k, v in s.__dict__.items() if v not in ("", (), None)}
+            for s in benchmark.scenarios
+        ],
+        "orderings": [
+            [o.id, o.slots, *([o.answer] if o.answer else [])] for o in benchmark.orderings
+        ],
         "forced_choice": benchmark.prompts.get("forced_choice"),
     }
     if hasattr(engine, "fingerprint"):
@@ -241,11 +255,17 @@ def run_judge(
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids
+    if not judge_cfg.get("dry_run"):  # weights on disk or reachable, endpoint up, key set
+        check_model(model_cfg, engine_cfg)
     paths = {"paths": asdict(config.paths)}
     out = Path(out_dir) if out_dir else stage_output(paths, "judgments", root) / model_name
     items = judge_items(config, benchmark, verify=True)
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
+    if not judge_cfg.get("dry_run"):  # the expected time of a slow placement (hf on a CPU)
+        n_scenarios = len(judge_cfg.get("scenarios") or benchmark.scenarios)
+        check_model(model_cfg, engine_cfg, n_prompts=n_scenarios * len(settings.orderings),
+                    n_images=len(items))  # fmt: skip
     engine = make_engine(model_cfg, judge_cfg, benchmark)
     if judge_cfg.get("dry_run"):  # estimate requests/tokens/cost; nothing is sent or written
         return _dry_run(engine, items, out)

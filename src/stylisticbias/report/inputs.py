@@ -112,6 +112,8 @@ class ReportInputs:
     calibration: dict[str, Any] | None = None
     missing_optional: list[str] = field(default_factory=list)
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)  # alpha, ci, ...
+    qa: dict[str, Any] | None = None  # <paths.qa>/summary.json: QA checks of the edits
+    generator_audit: pd.DataFrame | None = None  # <paths.qa>/generator_audit.csv
 
     def table(self, name: str) -> pd.DataFrame | None:
         """A loaded table, or None when an optional one is absent."""
@@ -254,4 +256,13 @@ def load_inputs(config: Config, root: Path, benchmark: Benchmark | None = None) 
     cal_path = reports / "calibration.json"
     calibration = read_json(cal_path, "calibrate") if cal_path.exists() else None
     analysis = AnalysisSettings.from_config(asdict(config.analysis))
-    return ReportInputs(root, tables, wide, metrics, settings, calibration, absent, analysis)
+    qa_dir = root / str(config.paths.qa)
+    qa = read_json(qa_dir / "summary.json", "qa") if (qa_dir / "summary.json").exists() else None
+    audit_path = qa_dir / "generator_audit.csv"
+    audit = None
+    if audit_path.exists() and audit_path.stat().st_size > 1:
+        audit = pd.read_csv(audit_path)
+    return ReportInputs(
+        root, tables, wide, metrics, settings, calibration, absent, analysis, qa=qa,
+        generator_audit=audit,
+    )  # fmt: skip

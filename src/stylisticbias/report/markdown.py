@@ -194,6 +194,72 @@ def diagnostics_section(inputs: ReportInputs) -> str:
     return "\n\n".join(out)
 
 
+def qa_section(qa: dict[str, Any] | None) -> str:
+    """<paths.qa>/summary.json: the QA checks of the edits and what the policy did."""
+    head = "## Quality checks of the edits"
+    if not qa:
+        return f"{head}\n\nNo QA summary in this run (`dvc repro qa`)."
+    rows = [
+        (name, c["checked"], c["passed"], c["failed"], c["unknown"], c["pass_share"])
+        for name, c in qa["checks"].items()
+    ]
+    table = pd.DataFrame(
+        rows, columns=["check", "checked", "passed", "failed", "unknown", "pass share"]
+    )
+    n_ex = len(qa["excluded"])
+    if qa["policy"] == "exclude":
+        policy = (
+            f"**Policy: exclude.** {n_ex} of {qa['edits']} edits failed a check and were left "
+            "out of judging (their ids: `excluded` in `data/qa/summary.json`)."
+        )
+    else:
+        policy = (
+            f"**Policy: report only.** {qa['failed_any']} of {qa['edits']} edits fail at least "
+            "one check; all were judged (`qa.policy=exclude` leaves them out)."
+        )
+    annotator = qa.get("annotator")
+    asked = (
+        f"asked of the annotator `{annotator}`"
+        if annotator
+        else "not asked (`qa.annotator` is null: pixel locality only)"
+    )
+    out = [
+        head,
+        policy,
+        f"Checks: **locality** — change outside the edit's mask (no model, docs/annotate.md); "
+        f"**attribute** and **identity** — {asked}. Unknown: no mask (full-body edits), or an "
+        "invalid answer (kept with its reason).",
+        md_table(table),
+    ]
+    per = pd.DataFrame(qa["checks"].get("attribute", {}).get("per_value", []))
+    if not per.empty:
+        worst = per.sort_values(["pass_share", "attribute", "value"]).head(10)
+        worst = worst[["attribute", "value", "checked", "passed", "pass_share"]]
+        out.append("### Lowest attribute-check pass shares\n\n" + md_table(worst))
+    return "\n\n".join(out)
+
+
+def generator_audit_section(audit: pd.DataFrame | None) -> str:
+    """<paths.qa>/generator_audit.csv: does the generator draw one value differently by group?"""
+    head = "## The generator's own bias (audit of the edits)"
+    if audit is None or audit.empty:
+        return f"{head}\n\nNo generator audit in this run (`dvc repro generator_audit`)."
+    sig = audit[audit["significant"]]
+    cols = ["attribute", "value", "dimension", "group", "n_group", "bds", "group_colour",
+            "rest_colour", "pval_corr"]  # fmt: skip
+    top = sig.sort_values(["bds", "pval_corr"], ascending=[False, True]).head(10)[cols]
+    return "\n\n".join([
+        head,
+        "Every Δ compares an edit with its base face, so a generator that draws one requested "
+        "value differently for different people confounds it. From the pixels each edit "
+        "changed (no model): its dominant colour and its extent; per value and demographic "
+        "group, BDS of the group against the value's other edits with a permutation test, "
+        f"Benjamini–Hochberg over all {len(audit)} tests: **{len(sig)} significant**. The "
+        "largest (`data/qa/generator_audit.csv` has every test; docs/soda.md):",
+        md_table(top) if len(top) else "_None significant._",
+    ])  # fmt: skip
+
+
 def build_markdown(
     inputs: ReportInputs,
     figs: Sequence[FigureRecord],
@@ -223,6 +289,8 @@ def build_markdown(
         comparison_section(cmp),
         calibration_section(inputs.calibration),
         diagnostics_section(inputs),
+        qa_section(inputs.qa),
+        generator_audit_section(inputs.generator_audit),
         "## Methods\n\nMetric definitions (φ, Δ, VS, SBS, Cohen's d, zero and large-shift "
         "shares), the tests (Kruskal–Wallis, Mann–Whitney U, Wilcoxon signed-rank), the "
         "multiple-testing correction and the bootstrap CIs are documented in "

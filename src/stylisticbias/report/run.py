@@ -190,6 +190,11 @@ def build_report(config: Config, root: Path | None = None) -> None:
     if benchmark.tasks and not benchmark.scenarios:  # a task protocol: its tables' report
         build_task_report(benchmark, root / str(config.paths.reports))
         return
+    if benchmark.statistics.suite == "paired_variation":
+        from stylisticbias.report.paired import build_paired_report
+
+        build_paired_report(config, benchmark, root)
+        return
     inputs = load_inputs(config, root, benchmark)
     share = inputs.analysis.pareto_share
     alpha = inputs.analysis.alpha

@@ -111,6 +111,8 @@ class OpenAIEngineSpec:
     transport: TransportSpec = field(default_factory=TransportSpec)
     image_batch_size: int = MISSING
     lightning: LightningSpec = field(default_factory=LightningSpec)
+    #: judge a protocol whose licence forbids API models on a remote endpoint anyway
+    allow_remote_licensed_images: bool = MISSING
 
     def __post_init__(self) -> None:
         if self.name != MISSING:

@@ -10,6 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.annotate import ANNOTATOR_ENGINES, ANNOTATOR_SPECS, AnnotatorSpec
 from stylisticbias.spec.errors import explain
 from stylisticbias.spec.models import MODEL_SPECS
 from stylisticbias.spec.nodes import schema
@@ -69,8 +70,27 @@ def config_from_params(params: Mapping[str, Any], where: str = "params.yaml") ->
     """Parse a composed configuration (a plain mapping) into a :class:`Config`."""
     if isinstance(params, DictConfig):
         params = OmegaConf.to_container(params, resolve=True)  # type: ignore[assignment]
-    body = {**params, "models": {}, "generator": None}
+    body = {**params, "models": {}, "generator": None, "annotators": {}}
     base = typed(Config, body, where)
     models = {str(k): model_spec(str(k), v) for k, v in (params.get("models") or {}).items()}
     generator = generator_spec(params.get("generator") or {})
-    return replace(base, models=models, generator=generator)
+    annotators = {
+        str(k): annotator_spec(str(k), v) for k, v in (params.get("annotators") or {}).items()
+    }
+    return replace(base, models=models, generator=generator, annotators=annotators)
+
+
+def annotator_spec(name: str, data: Mapping[str, Any]) -> AnnotatorSpec:
+    """``annotators.<name>`` as the spec of its engine (one error line naming the file)."""
+    kind = data.get("engine", "simulated") if isinstance(data, Mapping) else None
+    if kind not in ANNOTATOR_SPECS:
+        raise StylisticBiasError(
+            f"annotators.{name}.engine={kind!r}; valid: {', '.join(ANNOTATOR_ENGINES)}"
+        )
+    spec = typed(ANNOTATOR_SPECS[kind], data, f"conf/annotator/{name}.yaml")
+    if spec.name != name:
+        raise StylisticBiasError(
+            f"conf/annotator/{name}.yaml: name={spec.name!r} differs from its package "
+            f"annotators.{name}"
+        )
+    return spec

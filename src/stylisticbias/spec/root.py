@@ -8,12 +8,14 @@ from typing import Any
 from omegaconf import MISSING
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.annotate import AnnotateSpec
 from stylisticbias.spec.generators import (
     DiffusersSpec,
     GeminiSpec,
     ImportSpec,
     ProceduralSpec,
 )
+from stylisticbias.spec.qa import QASpec
 from stylisticbias.spec.sections import (
     AnalysisSpec,
     FacesSpec,
@@ -25,6 +27,7 @@ from stylisticbias.spec.sections import (
     TrackingSpec,
     VariationsSpec,
 )
+from stylisticbias.spec.soda import SodaSpec
 
 #: generator ``_target_`` -> its spec (another class: a plug-in generator, checked by itself)
 GENERATOR_TARGETS: dict[str, type] = {
@@ -53,6 +56,10 @@ class Config:
     generator: Any = MISSING
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     tracking: TrackingSpec = field(default_factory=TrackingSpec)
+    qa: QASpec = field(default_factory=QASpec)
+    annotate: AnnotateSpec = field(default_factory=AnnotateSpec)
+    annotators: dict[str, Any] = field(default_factory=dict)  # annotators.<name>: typed by engine
+    soda: SodaSpec = field(default_factory=SodaSpec)
     sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
 
     @property

@@ -37,6 +37,9 @@ class PathsSpec:
     scores: str = MISSING
     analysis_cache: str | None = MISSING  # null: no per-model summary cache
     reports: str = MISSING
+    qa: str = MISSING  # the locality and QA tables (stylisticbias.qa)
+    annotations: str = MISSING  # one directory per annotator (stylisticbias.annotate)
+    soda: str = MISSING  # the SODA audit: images, annotations, tables (stylisticbias.soda)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ JOB_PATHS = {
     "scores": "data/scores",
     "analysis_cache": "data/analysis",
     "reports": "reports",
+    "qa": "data/qa",
+    "annotations": "data/annotations",
+    "soda": "data/soda",
 }
 _UNSAFE = re.compile(r"[^0-9A-Za-z_.,=+\-\[\]]+")
 
@@ -136,6 +139,9 @@ def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[
         "scores": f"{key}/.unused-scores",
         "analysis_cache": f"{key}/.unused-analysis",
         "reports": f"{key}/.unused-reports",
+        "qa": f"{key}/.unused-qa",
+        "annotations": f"{key}/.unused-annotations",
+        "soda": f"{key}/.unused-soda",
     }
     return with_paths(params, datasets, layout)
 

@@ -464,6 +464,10 @@ def main(argv: list[str] | None = None) -> int:
     }  # fmt: skip
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():  # other protocols' sections (paired_calibration) are kept as they are
+        kept = json.loads(out.read_text(encoding="utf-8")).get("protocols")
+        if kept:
+            doc["protocols"] = kept
     out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     log.info("wrote %s in %.0fs", out, doc["seconds"])
     return 0

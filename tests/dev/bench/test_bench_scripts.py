@@ -32,6 +32,7 @@ def test_generation_bench(tmp_path: Path) -> None:
     _machine_ok(got["machine"])
 
 
+@pytest.mark.slow  # benchmark-like: paper-shaped analysis at 3 sizes (make test-all)
 def test_analysis_bench(tmp_path: Path) -> None:
     out = tmp_path / "analysis.json"
     argv = ["--faces", "6", "--models", "1,2", "--add-one", "--out", str(out)]
@@ -65,6 +66,7 @@ def test_judge_bench(tmp_path: Path) -> None:
     _machine_ok(got["machine"])
 
 
+@pytest.mark.slow  # benchmark-like (make test-all); the profile variant below stays in make test
 def test_judge_gpu_bench_runs_at_tiny_scale_on_cpu(tmp_path: Path) -> None:
     out = tmp_path / "judge_gpu.json"
     argv = ["--model", "qwen3-vl-8b", "--device", "cpu", "--scale", "tiny", "--dtype", "float32",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from stylisticbias_dev.bench import calibration
 
 
@@ -19,6 +21,7 @@ def test_plants_are_what_their_names_say() -> None:
     assert len(p["mixed"]["interactions"]) > len(p["default"]["interactions"])
 
 
+@pytest.mark.slow  # benchmark-like: replicates of three plants (make test-all)
 def test_calibration_bench_writes_every_table(tmp_path: Path) -> None:
     import logging
 

@@ -201,12 +201,14 @@ def _random_text(rng: random.Random, n: int) -> str:
     return "".join(rng.choice(_PIECES) for _ in range(n))
 
 
-def test_decide_prefix_is_sound_on_random_continuations() -> None:
-    """decide_prefix(p) != None  =>  the finished verdict of p + c equals it, for any c."""
+@pytest.mark.parametrize("n", [600, pytest.param(4000, marks=pytest.mark.slow)])
+def test_decide_prefix_is_sound_on_random_continuations(n: int) -> None:
+    """decide_prefix(p) != None  =>  the finished verdict of p + c equals it, for any c
+    (600 random prefixes in make test, 4,000 in make test-all)."""
     rng = random.Random(0)
     decided = 0
     seeds = [*VALID_A, *VALID_B, *INVALID]
-    for i in range(4000):
+    for i in range(n):
         prefix = rng.choice(seeds)[: rng.randint(0, 12)] if i % 2 else ""
         prefix += _random_text(rng, rng.randint(0, 8))
         verdict = decide_prefix(prefix, finished=False)
@@ -219,7 +221,7 @@ def test_decide_prefix_is_sound_on_random_continuations() -> None:
             assert final == verdict, (prefix, cont, verdict, final)
             # unfinished extensions stay decided too
             assert decide_prefix(prefix + cont, finished=False) == verdict
-    assert decided > 200
+    assert decided > n // 20
 
 
 def test_finished_verdict_matches_parse_response() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, VariationValue
+from stylisticbias.dataset.importer.pairs import read_pairs
 from stylisticbias.dataset.importer.settings import ImportSettings
 from stylisticbias.dataset.importer.sources import Entry, Problem, read_entries, with_problem
 from stylisticbias.dataset.importer.vocabulary import EXCLUDED, Vocabulary
@@ -51,7 +52,11 @@ class ImportPlan:
 
 def plan_import(settings: ImportSettings, benchmark: Benchmark, source: Path) -> ImportPlan:
     """Read ``source`` and return every entry mapped to the benchmark, with its problem."""
-    entries = read_entries(settings.layout, source)
+    entries = (
+        read_pairs(source, benchmark)
+        if settings.layout == "pairs"
+        else read_entries(settings.layout, source)
+    )
     vocab = Vocabulary(benchmark, settings.aliases)
     faces = [_map_face(e, vocab, benchmark) for e in entries if e.is_base]
     variations = [_map_variation(e, vocab) for e in entries if not e.is_base]

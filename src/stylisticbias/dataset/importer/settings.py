@@ -8,7 +8,7 @@ from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
 
-LAYOUTS = ("release", "table")
+LAYOUTS = ("release", "table", "pairs")
 MATERIALIZE = ("reference", "copy", "hardlink")
 POLICIES = ("stop", "skip")
 ALIAS_FIELDS = ("attribute", "value", "age", "gender", "ethnicity", "body_type")

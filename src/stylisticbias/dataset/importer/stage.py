@@ -118,7 +118,11 @@ def _source_label(s: ImportSettings, source: Path, root: Path) -> str:
         else f"{source.name} (outside the project)"
     )
     how = {"reference": "referenced in place", "copy": "copied", "hardlink": "hard-linked"}
-    layout = {"release": "the paper's release layout", "table": "a CSV/Parquet manifest"}
+    layout = {
+        "release": "the paper's release layout",
+        "table": "a CSV/Parquet manifest",
+        "pairs": "original/variation pairs",
+    }
     return f"{where} ({layout[s.layout]}, {how[s.materialize]} into data/)".replace(
         "referenced in place into data/", "referenced in place"
     )

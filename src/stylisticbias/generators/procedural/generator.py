@@ -12,7 +12,7 @@ from PIL import Image
 
 from stylisticbias.benchmark import VariationValue
 from stylisticbias.generators.base import EditSpec, FaceSpec, Generator, GenResult
-from stylisticbias.generators.procedural import body, fashion
+from stylisticbias.generators.procedural import beautify, body, fashion
 from stylisticbias.generators.procedural.canvas import Canvas, Layer, over, to_uint8
 from stylisticbias.generators.procedural.scene import FaceScene, apply_variation
 
@@ -106,6 +106,8 @@ class ProceduralGenerator(Generator):
         if variation.framing == "full_body":
             return self._body(spec).render(variation.value)
         sc = self.scene(spec)
+        if variation.key == beautify.KEY:  # a filter over the whole face, not one layer
+            return beautify.beautify(sc.render(), sc.g, sc.layer("head", sc.base).rgba[..., 3])
         return sc.render(apply_variation(sc.base, variation))
 
     def edit_mask(self, spec: FaceSpec, variation: VariationValue) -> np.ndarray:
@@ -113,6 +115,8 @@ class ProceduralGenerator(Generator):
         if variation.framing == "full_body":
             raise ValueError("edit_mask is defined for face edits; fashion images are full-body")
         sc = self.scene(spec)
+        if variation.key == beautify.KEY:
+            return beautify.head_mask(sc.layer("head", sc.base).rgba[..., 3]) > 0
         return sc.changed_mask(apply_variation(sc.base, variation))
 
     # ---- Generator interface -------------------------------------------------------------

@@ -18,6 +18,8 @@ from stylisticbias.generators.procedural import palette
 from stylisticbias.generators.procedural.palette import RGB
 
 AGES = {"young adult": 0.0, "middle-aged adult": 0.5, "elderly": 1.0}
+#: other protocols' spellings of the same age groups (e.g. the FACES database's)
+AGES.update({"young": 0.0, "middle-aged": 0.5, "old": 1.0})
 BODY = {"thin": -1.0, "normal": 0.0, "obese": 1.0}
 
 Point = tuple[float, float]
@@ -145,7 +147,7 @@ def face_geometry(spec: FaceSpec) -> FaceGeometry:
     hair_len = (
         float(u(0.22, 0.28)) if male else float(u(0.64, 0.74))
     )  # men: natural short; women: shoulder length
-    ethnicity = spec.ethnicity
+    ethnicity = palette.PALETTE_OF.get(spec.ethnicity, spec.ethnicity)
     hair = palette.pick(rng, palette.HAIR.get(ethnicity, palette.HAIR["European"]))
     hair = palette.jitter(rng, hair, 6)
     grey = float(np.clip(age * u(0.35, 0.75) + (u(0.0, 0.2) if age >= 0.5 else 0.0), 0, 0.8))

@@ -19,6 +19,15 @@ SKIN: dict[str, list[RGB]] = {
     "Latino": [(230, 188, 150), (214, 168, 128), (196, 148, 108), (172, 124, 88)],
 }
 
+#: labels of other protocols' face sets drawn with the palette of a listed ethnicity (a
+#: stand-in's colours only; e.g. the Chicago Face Database's race labels)
+PALETTE_OF: dict[str, str] = {
+    "Black": "African",
+    "White": "European",
+    "Indian": "Middle Eastern",
+    "Mixed-race": "Latino",
+}
+
 #: natural base hair colours per ethnicity (weights, colours)
 HAIR: dict[str, list[tuple[float, RGB]]] = {
     "Asian": [(0.7, (34, 28, 26)), (0.3, (52, 38, 30))],

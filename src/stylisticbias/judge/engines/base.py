@@ -52,6 +52,21 @@ class JudgeEngine(ABC):
         self.benchmark = benchmark
         self.model_name = str(model_cfg["name"])
 
+    @classmethod
+    def check_runnable(
+        cls,
+        model_cfg: Mapping[str, Any],
+        engine_cfg: Mapping[str, Any],
+        *,
+        n_prompts: int | None = None,
+        n_images: int | None = None,
+    ) -> None:
+        """Fail in one line, within seconds and before any output is touched, when this model
+        cannot run at all (weights missing, endpoint down, key unset); given the run's size
+        (``n_images`` x ``n_prompts``), an engine may warn that it will be very slow. Nothing by
+        default."""
+        return None
+
     def setup(self, device: str = "cpu") -> None:  # noqa: B027 - optional hook
         """Load weights onto ``device`` (called once per process before the first batch)."""
 

@@ -8,6 +8,7 @@ from typing import Any
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import JudgeEngine
+from stylisticbias.judge.protocol.licence import check_licence
 
 
 def make_engine(
@@ -32,5 +33,6 @@ def make_engine(
             f"conf/model/{name}.yaml: _target_ {target!r} is not a JudgeEngine subclass"
         )
     engine_cfg = dict(model_cfg.get("engine") or {})
+    check_licence(model_cfg, benchmark)
     model_only = {k: v for k, v in model_cfg.items() if k not in ("engine", "_target_")}
     return cls(model_only, engine_cfg, judge_cfg, benchmark)

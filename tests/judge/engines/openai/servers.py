@@ -47,12 +47,17 @@ def wait_healthy(url: str, proc: subprocess.Popen[Any], timeout: float = 240.0) 
 
 
 def start_loopback(port: int, *, faults: dict[str, Any] | None = None, log: Path | None = None,
-                   api_key_env: str | None = None, out: Path | None = None
-                   ) -> subprocess.Popen[Any]:  # fmt: skip
-    """The vLLM-shaped loopback server on ``port`` (waits until healthy)."""
-    cmd = [sys.executable, "-m", "stylisticbias_dev.openai_loopback",
-           "--model", str(tiny_llava()), "--port", str(port),
-           "--served-model", "tiny-llava-next", "--faults", json.dumps(faults or {})]  # fmt: skip
+                   api_key_env: str | None = None, out: Path | None = None,
+                   with_model: bool = True) -> subprocess.Popen[Any]:  # fmt: skip
+    """The vLLM-shaped loopback server on ``port`` (waits until healthy).
+
+    ``with_model=False``: no checkpoint is loaded; only planted answers (``faults["planted"]``)
+    are given.
+    """
+    model = ["--model", str(tiny_llava())] if with_model else []
+    cmd = [sys.executable, "-m", "stylisticbias_dev.openai_loopback", *model,
+           "--port", str(port), "--served-model", "tiny-llava-next",
+           "--faults", json.dumps(faults or {})]  # fmt: skip
     if log is not None:
         cmd += ["--log", str(log)]
     if api_key_env is not None:

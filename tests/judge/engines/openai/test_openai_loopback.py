@@ -89,10 +89,12 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def _params(tables: dict[str, Any], cache: Path, url: str, **engine: Any) -> dict[str, Any]:
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = url
     p = json.loads(json.dumps(tables))
-    transport = {"concurrency": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.5,
-                 "read_timeout_s": 30.0, **engine.pop("transport", {})}  # fmt: skip
-    eng = {**load_group_option("engine", "openai"), "cache": str(cache),
-           "progress": False, **engine, "transport": transport}  # fmt: skip
+    base = load_group_option("engine", "openai")
+    transport = {**base["transport"], "concurrency": 4, "backoff_base_s": 0.05,
+                 "backoff_max_s": 0.5, "read_timeout_s": 30.0,
+                 **engine.pop("transport", {})}  # fmt: skip
+    eng = {**base, "cache": str(cache), "progress": False, **engine,
+           "transport": transport}  # fmt: skip
     p["models"] = {MODEL: {**load_group_option("model", MODEL), "engine": eng}}
     return p
 

@@ -112,11 +112,12 @@ def test_every_openai_model_file_parses() -> None:
 def test_report_names_engine_endpoint_host_and_served_model() -> None:
     import pandas as pd
 
-    from stylisticbias.config import load_group_option
+    from stylisticbias.config import compose
     from stylisticbias.report.inputs import _model_info
+    from stylisticbias.spec.parse import config_from_params
 
-    params = {"models": {"vllm-gemma-3-12b": load_group_option("model", "vllm-gemma-3-12b")}}
-    info = _model_info("vllm-gemma-3-12b", pd.DataFrame({"simulated": [False]}), params)
+    config = config_from_params(compose(["model=[vllm-gemma-3-12b]"]))
+    info = _model_info("vllm-gemma-3-12b", pd.DataFrame({"simulated": [False]}), config)
     assert info.hub_id == "google/gemma-3-12b-it @ localhost:8000 (engine openai)"
 
 

@@ -42,6 +42,7 @@ from stylisticbias.judge.engines.hf.batch_sizing import choose as choose_batch_s
 from stylisticbias.judge.engines.hf.exact import ExpandStats, expand_all, prefill, suffix_logits
 from stylisticbias.judge.engines.hf.generation import Decoding, decode_response
 from stylisticbias.judge.engines.hf.loading import load_model_and_processor, resolve_device
+from stylisticbias.judge.engines.hf.preflight import check_hf_weights, warn_cpu
 from stylisticbias.judge.engines.hf.prompts import image_token_id, split_prompts
 from stylisticbias.judge.engines.hf.shared_prefix import (
     SharedPrefixCache,
@@ -72,6 +73,22 @@ log = logging.getLogger(__name__)
 
 class HFJudgeEngine(JudgeEngine):
     """Forced-choice judgments with a transformers image-text-to-text model."""
+
+    @classmethod
+    def check_runnable(
+        cls,
+        model_cfg: Mapping[str, Any],
+        engine_cfg: Mapping[str, Any],
+        *,
+        n_prompts: int | None = None,
+        n_images: int | None = None,
+    ) -> None:
+        """The weights are on disk or the hub answers (:func:`~.preflight.check_hf_weights`);
+        with ``n_images``, a large checkpoint bound for the CPU is warned about
+        (:func:`~.preflight.warn_cpu`)."""
+        check_hf_weights(model_cfg)
+        if n_images:
+            warn_cpu(model_cfg, engine_cfg, n_prompts=n_prompts, n_images=n_images)
 
     def __init__(
         self,

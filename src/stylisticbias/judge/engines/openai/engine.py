@@ -38,6 +38,7 @@ from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.cost import Estimate
 from stylisticbias.judge.engines.openai.cost import estimate as estimate_run
 from stylisticbias.judge.engines.openai.exact import ExactSettings, TextDistribution, expand_texts
+from stylisticbias.judge.engines.openai.preflight import check_served_endpoint
 from stylisticbias.judge.engines.openai.requests import EncodedImage, RequestBuilder, encode_image
 from stylisticbias.judge.engines.openai.spec import EndpointSpec, endpoint_spec, transport_spec
 from stylisticbias.judge.engines.openai.tasks import run_label_distributions
@@ -67,6 +68,18 @@ def exact_unavailable(endpoint: EndpointSpec) -> str | None:
 
 class OpenAIJudgeEngine(JudgeEngine):
     """Forced-choice judgments through an OpenAI-compatible chat-completions endpoint."""
+
+    @classmethod
+    def check_runnable(
+        cls,
+        model_cfg: Mapping[str, Any],
+        engine_cfg: Mapping[str, Any],
+        *,
+        n_prompts: int | None = None,
+        n_images: int | None = None,
+    ) -> None:
+        """The API key is set and the endpoint answers (:func:`check_served_endpoint`)."""
+        check_served_endpoint(model_cfg)
 
     def __init__(
         self,

@@ -3,7 +3,8 @@
 * bounded concurrency (``asyncio.Semaphore``), connect/read timeouts (``httpx2``);
 * retries with exponential backoff and jitter on 408/425/429/5xx, connection errors, timeouts
   and malformed bodies, waiting at least what ``Retry-After`` asks;
-* optional requests-per-minute and tokens-per-minute limits;
+* optional requests-per-minute and tokens-per-minute limits, one limiter per endpoint for the
+  whole run (:func:`endpoint_limiter`);
 * a refusal or content-filter answer (``finish_reason: content_filter``, a ``refusal`` message,
   or a 400 whose error code says content filter) is a *result*: stored and recorded as invalid
   with its reason, never retried;
@@ -19,6 +20,7 @@ import asyncio
 import email.utils
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -87,33 +89,64 @@ class ApiRequest:
 
 
 class RateLimiter:
-    """Requests-per-minute spacing and a tokens-per-minute bucket (both optional)."""
+    """Requests-per-minute spacing and a tokens-per-minute bucket (both optional).
+
+    Each :meth:`acquire` reserves the earliest moment its request fits both limits (under a
+    thread lock, never across an ``await``) and then sleeps until that moment, so one limiter
+    serves every event loop of the process -- the engine runs one ``asyncio.run`` per image
+    batch, and :func:`endpoint_limiter` hands each batch the same limiter.
+    """
 
     def __init__(self, rpm: float | None, tpm: float | None) -> None:
         self.interval = 60.0 / rpm if rpm else 0.0
         self.tpm = float(tpm) if tpm else None
-        self._next = 0.0
-        self._tokens = self.tpm or 0.0
+        self._next = 0.0  # earliest start of the next request (rpm)
+        self._tokens = self.tpm or 0.0  # bucket level at ``_stamp``
         self._stamp = time.monotonic()
-        self._lock = asyncio.Lock()
+        self._lock = threading.Lock()
+
+    def reserve(self, tokens: int) -> float:
+        """Book one request of ``tokens`` tokens; the seconds to wait before sending it."""
+        if not self.interval and self.tpm is None:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next, self._stamp if self.tpm is not None else 0.0)
+            if self.tpm is not None:
+                need = min(float(tokens), self.tpm)
+                level = min(self.tpm, self._tokens + (start - self._stamp) * self.tpm / 60.0)
+                if level < need:
+                    start += (need - level) * 60.0 / self.tpm
+                    level = need
+                self._tokens = level - need
+                self._stamp = start
+            self._next = start + self.interval
+            return start - now
 
     async def acquire(self, tokens: int) -> None:
         """Wait until one more request of ``tokens`` tokens fits the limits."""
-        if not self.interval and self.tpm is None:
-            return
-        async with self._lock:
-            now = time.monotonic()
-            wait = max(0.0, self._next - now)
-            if self.tpm is not None:
-                need = min(float(tokens), self.tpm)
-                self._tokens = min(self.tpm, self._tokens + (now - self._stamp) * self.tpm / 60.0)
-                self._stamp = now
-                if self._tokens < need:
-                    wait = max(wait, (need - self._tokens) * 60.0 / self.tpm)
-                self._tokens -= need
-            if wait > 0:
-                await asyncio.sleep(wait)
-            self._next = time.monotonic() + self.interval
+        wait = self.reserve(tokens)
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
+_LIMITERS: dict[tuple[str, str, float | None, float | None], RateLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def endpoint_limiter(endpoint: EndpointSpec, spec: TransportSpec) -> RateLimiter:
+    """The process's one limiter of ``endpoint`` (URL and served model) at ``spec``'s limits.
+
+    Shared by every :class:`Transport` of that endpoint for the whole run, so the requests of
+    every image batch draw on one RPM spacing and one TPM bucket (a fresh limiter per batch
+    would hand each batch a full bucket). Each process of a multi-process run has its own.
+    """
+    key = (endpoint.url, endpoint.served_model, spec.rpm, spec.tpm)
+    with _LIMITERS_LOCK:
+        lim = _LIMITERS.get(key)
+        if lim is None:
+            lim = _LIMITERS[key] = RateLimiter(spec.rpm, spec.tpm)
+        return lim
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
@@ -225,7 +258,7 @@ class Transport:
         self.stats = stats
         self.on_result = on_result
         self._sem = asyncio.Semaphore(spec.concurrency)
-        self._limiter = RateLimiter(spec.rpm, spec.tpm)
+        self._limiter = endpoint_limiter(endpoint, spec)
         self._client: httpx2.AsyncClient | None = None
         self._secret: str | None = None
         self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}

@@ -24,9 +24,7 @@ from stylisticbias.judge.protocol.parsing import (
 )
 from stylisticbias.judge.protocol.prompts import prompt_specs
 from stylisticbias.judge.protocol.tasks.base import TaskType
-
-#: one score row per (model, image, scenario)
-KEYS = ["model", "image_id", "scenario_id"]
+from stylisticbias.judge.protocol.tasks.grouping import Groups
 
 
 def _bounds(pos: pd.Series, valid: pd.Series, und: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -39,13 +37,17 @@ def _bounds(pos: pd.Series, valid: pd.Series, und: pd.Series) -> tuple[np.ndarra
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
-def _phi_drawn(rows: pd.DataFrame) -> pd.DataFrame:
-    g = rows.assign(
-        _pos=(rows["choice"] == "positive").astype(np.int64),
-        _valid=rows["choice"].isin(["positive", "negative"]).astype(np.int64),
-    ).groupby(KEYS, sort=False)
-    out = g.agg(pos=("_pos", "sum"), n_valid=("_valid", "sum"), n=("_valid", "size"),
-                simulated=("simulated", "any"), undecided=("p_undecided", "mean"))  # fmt: skip
+def _phi_drawn(rows: pd.DataFrame, g: Groups | None = None) -> pd.DataFrame:
+    g = g or Groups(rows)
+    choice = rows["choice"]
+    red = g.reduce(
+        pos=((choice == "positive").to_numpy(dtype=np.int64), "sum"),
+        n_valid=(choice.isin(["positive", "negative"]).to_numpy(dtype=np.int64), "sum"),
+        simulated=(rows["simulated"].to_numpy(dtype=bool), "any"),
+        undecided=(rows["p_undecided"], "mean"),
+    )
+    out = g.keys.assign(pos=red["pos"], n_valid=red["n_valid"], n=g.lengths.astype(np.int64),
+                        simulated=red["simulated"], undecided=red["undecided"])  # fmt: skip
     out["phi"] = np.where(
         out["n_valid"] > 0, out["pos"] / out["n_valid"].where(out["n_valid"] > 0), np.nan
     )
@@ -56,7 +58,7 @@ def _phi_drawn(rows: pd.DataFrame) -> pd.DataFrame:
         out["n_valid"],
         (out["n"] * out["undecided"]).clip(upper=out["n"] - out["n_valid"]),
     )
-    return out.drop(columns="pos").reset_index()
+    return out.drop(columns="pos")
 
 
 def _official_choices(rows: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
@@ -76,10 +78,16 @@ def _official_choices(rows: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
     return rows.assign(choice=choices)
 
 
-def _phi_exact(rows: pd.DataFrame, k: int) -> pd.DataFrame:
-    g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(KEYS, sort=False)
-    out = g.agg(pos=("p_pos", "sum"), valid=("_valid", "sum"), m=("p_pos", "size"),
-                simulated=("simulated", "any"), und=("p_undecided", "sum"))  # fmt: skip
+def _phi_exact(rows: pd.DataFrame, k: int, g: Groups | None = None) -> pd.DataFrame:
+    g = g or Groups(rows)
+    red = g.reduce(
+        pos=(rows["p_pos"], "sum"),
+        valid=(rows["p_pos"] + rows["p_neg"], "sum"),
+        simulated=(rows["simulated"].to_numpy(dtype=bool), "any"),
+        und=(rows["p_undecided"], "sum"),
+    )
+    out = g.keys.assign(pos=red["pos"], valid=red["valid"], m=g.lengths.astype(np.int64),
+                        simulated=red["simulated"], und=red["und"])  # fmt: skip
     out["phi"] = np.where(
         out["valid"] > 0, out["pos"] / out["valid"].where(out["valid"] > 0), np.nan
     )
@@ -88,18 +96,21 @@ def _phi_exact(rows: pd.DataFrame, k: int) -> pd.DataFrame:
     out["undecided"] = out["und"] / out["m"]
     out["n_valid"] = k * out["valid"]
     out["n"] = (k * out["m"]).astype(np.int64)
-    return out.drop(columns=["pos", "valid", "m", "und"]).reset_index()
+    return out.drop(columns=["pos", "valid", "m", "und"])
 
 
-def _phi_expectation_of_drawn(rows: pd.DataFrame) -> pd.Series:
-    """The exact-formula phi from the ``p_*`` of drawn rows (each ordering's seeds averaged)."""
-    g = rows.assign(_valid=rows["p_pos"] + rows["p_neg"]).groupby(KEYS, sort=False)
-    pos, valid = g["p_pos"].sum(), g["_valid"].sum()
+def _phi_expectation_of_drawn(rows: pd.DataFrame, g: Groups | None = None) -> pd.Series:
+    """The exact-formula phi from the ``p_*`` of drawn rows (each ordering's seeds averaged),
+    in the order of ``g.keys``."""
+    g = g or Groups(rows)
+    red = g.reduce(pos=(rows["p_pos"], "sum"), valid=(rows["p_pos"] + rows["p_neg"], "sum"))
+    pos, valid = pd.Series(red["pos"]), pd.Series(red["valid"])
     return (pos / valid.where(valid > 0)).clip(0.0, 1.0).rename("phi_exact")
 
 
-def _phi_paper_from_exact(rows: pd.DataFrame, k: int) -> pd.Series:
-    """The paper's 12-draw estimator from exact rows: K seeded draws per ordering."""
+def _phi_paper_from_exact(rows: pd.DataFrame, k: int, g: Groups | None = None) -> pd.Series:
+    """The paper's 12-draw estimator from exact rows: K seeded draws per ordering, in the
+    order of ``g.keys``."""
     seeds = list(range(1, k + 1))
     pos = np.zeros(len(rows))
     valid = np.zeros(len(rows))
@@ -110,8 +121,9 @@ def _phi_paper_from_exact(rows: pd.DataFrame, k: int) -> pd.Series:
         draws = draw_outcomes(p, seeds, str(img), int(sid), int(oid))
         pos[i] = sum(d == "positive" for d in draws)
         valid[i] = sum(d != "invalid" for d in draws)
-    g = rows[KEYS].assign(_pos=pos, _valid=valid).groupby(KEYS, sort=False)
-    n_pos, n_valid = g["_pos"].sum(), g["_valid"].sum()
+    g = g or Groups(rows)
+    red = g.reduce(pos=(pos, "sum"), valid=(valid, "sum"))
+    n_pos, n_valid = pd.Series(red["pos"]), pd.Series(red["valid"])
     return (n_pos / n_valid.where(n_valid > 0)).rename("phi_paper")
 
 
@@ -130,8 +142,13 @@ def score_cells(
     """
     if "p_undecided" not in judgments.columns:  # a column subset without it: none recorded
         judgments = judgments.assign(p_undecided=0.0)
-    drawn = judgments[judgments["seed"] > 0]
-    exact = judgments[judgments["seed"] == 0]
+    is_drawn = (judgments["seed"] > 0).to_numpy()
+    if is_drawn.all():  # no copy of millions of rows when every row is of one kind
+        drawn, exact = judgments, judgments.iloc[:0]
+    elif not is_drawn.any():
+        drawn, exact = judgments.iloc[:0], judgments
+    else:
+        drawn, exact = judgments[is_drawn], judgments[~is_drawn]
     use = source if source != "auto" else ("drawn" if len(drawn) else "exact")
     if reader not in PARSERS:
         raise StylisticBiasError(
@@ -150,15 +167,15 @@ def score_cells(
         phi["phi"] = phi["phi"].fillna(0.0).where(phi["n"] > 0)
         phi["phi_low"] = phi["phi_high"] = phi["phi"]
     else:
-        phi = _phi_drawn(drawn) if use == "drawn" else _phi_exact(exact, k)
-    if reader == "paper":  # the two estimators side by side
+        rows = drawn if use == "drawn" else exact
+        groups = Groups(rows)
+        phi = _phi_drawn(rows, groups) if use == "drawn" else _phi_exact(rows, k, groups)
+    if reader == "paper":  # the two estimators side by side (aligned with phi's groups)
         if use == "drawn":
-            alt = _phi_expectation_of_drawn(drawn)
-            phi = phi.merge(alt.reset_index(), on=KEYS, how="left")
+            phi["phi_exact"] = _phi_expectation_of_drawn(drawn, groups).to_numpy()
             phi["phi_paper"] = phi["phi"]
         else:
-            alt = _phi_paper_from_exact(exact, k)
-            phi = phi.merge(alt.reset_index(), on=KEYS, how="left")
+            phi["phi_paper"] = _phi_paper_from_exact(exact, k, groups).to_numpy()
             phi["phi_exact"] = phi["phi"]
     else:
         phi["phi_paper"] = phi["phi"]

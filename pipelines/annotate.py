@@ -1,0 +1,22 @@
+"""DVC stage `annotate@ANNOTATOR`: the QA questions about every edit -> data/annotations/NAME/.
+
+Usage: ``python pipelines/annotate.py ANNOTATOR`` (a key of params.yaml ``annotators``).
+Resumes an interrupted run; answers are cached (docs/annotate.md).
+"""
+
+from stylisticbias.cli import run, stage, stage_arguments
+from stylisticbias.config import load_config, load_params
+
+
+@stage
+def main() -> None:
+    """Entry point."""
+    args = stage_arguments(__doc__, model=True)
+    load_config()  # every section typed (annotators by their engine) before anything runs
+    from stylisticbias.annotate.run import run_annotation
+
+    run_annotation(load_params(), args.model)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,247 @@
+"""SODA's metrics on categorical attribute labels (its Eqs. 1-3, App. F, §5.5).
+
+For one object, one attribute ``a`` and one prompt condition ``c`` (``base`` or a group ``g``),
+``P_c^a`` is the empirical distribution of the labels an annotator gave that condition's images,
+on the union of the values observed in the compared conditions.
+
+* ``JS(P, Q)``: Jensen-Shannon divergence ``KL(P||M)/2 + KL(Q||M)/2``, ``M = (P+Q)/2``; base 2
+  by default (in [0, 1]; Table 3's 1.000 values imply base 2); ``distance=True`` gives its
+  square root, as ``scipy.spatial.distance.jensenshannon`` (the released code's natural-log
+  distance is ``base=e, distance=True``).
+* **BDS(g)** = mean over attributes of ``JS(P_base^a, P_g^a)`` (Eq. 1).
+* **CDS(G)** = mean over attributes of the mean over unordered group pairs of dimension ``G`` of
+  ``JS(P_gi^a, P_gj^a)`` (Eq. 2); :func:`cds_per_attribute` is its inner part (Table 3).
+* **VAC** = mean over attributes of ``1 - H(P^a) / H_max`` (Eq. 3); ``H_max = log k`` with ``k``
+  the number of observed values (the released code; one observed value gives 1) or, with
+  ``k_options``, the number of values the attribute can take.
+* **Permutation test** of BDS(g): the base and group images are pooled (each image keeps all
+  its labels) and split at random into the two sizes ``n_perm`` times (seeded); one-sided
+  ``p = (1 + #{BDS_null >= BDS_obs}) / (1 + n_perm)``.
+* **Mitigation**: a paired t-test (``scipy.stats.ttest_rel``) of a metric under the original
+  and the mitigated prompts, paired by (object, dimension), and the mean change in percent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+#: labels of one condition's images: attribute -> one label per image (None: no valid answer)
+Labels = Mapping[str, Sequence[str | None]]
+
+
+def distributions(
+    *samples: Sequence[str | None],
+) -> tuple[list[str], list[np.ndarray]]:
+    """The union support (sorted) and each sample's empirical distribution on it.
+
+    Missing labels (None) are left out; a sample with no label gives an all-zero vector.
+    """
+    support = sorted({x for s in samples for x in s if x is not None})
+    index = {v: i for i, v in enumerate(support)}
+    out = []
+    for s in samples:
+        counts = np.zeros(len(support))
+        for x in s:
+            if x is not None:
+                counts[index[x]] += 1
+        total = counts.sum()
+        out.append(counts / total if total else counts)
+    return support, out
+
+
+def _log(x: np.ndarray, base: float) -> np.ndarray:
+    return np.log(x) / np.log(base)
+
+
+def entropy(p: np.ndarray, base: float = 2.0) -> float:
+    """Shannon entropy of a distribution (0 log 0 = 0)."""
+    p = np.asarray(p, dtype=np.float64)
+    nz = p > 0
+    return float(-(p[nz] * _log(p[nz], base)).sum())
+
+
+def js(p: np.ndarray, q: np.ndarray, base: float = 2.0, distance: bool = False) -> np.ndarray:
+    """Jensen-Shannon divergence (or its square root) of ``p`` and ``q`` along the last axis.
+
+    Rows are normalised to sum to 1 first (an all-zero row gives NaN).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = p / p.sum(axis=-1, keepdims=True)
+        q = q / q.sum(axis=-1, keepdims=True)
+        m = (p + q) / 2
+        kl_p = np.where(p > 0, p * _log(np.where(p > 0, p, 1) / np.where(m > 0, m, 1), base), 0)
+        kl_q = np.where(q > 0, q * _log(np.where(q > 0, q, 1) / np.where(m > 0, m, 1), base), 0)
+    d = np.clip((kl_p.sum(axis=-1) + kl_q.sum(axis=-1)) / 2, 0.0, None)
+    return np.sqrt(d) if distance else d
+
+
+@dataclass(frozen=True)
+class JSSettings:
+    """How JS is taken: the log base and whether the divergence or its square root."""
+
+    base: float = 2.0
+    distance: bool = False
+
+
+#: base-2 Jensen-Shannon divergence (the default of every metric)
+DEFAULT_JS = JSSettings()
+
+
+def js_labels(a: Sequence[str | None], b: Sequence[str | None], s: JSSettings) -> float:
+    """JS between the label distributions of two samples (NaN when either has no label)."""
+    _, (p, q) = distributions(a, b)
+    if not p.sum() or not q.sum():
+        return float("nan")
+    return float(js(p, q, s.base, s.distance))
+
+
+def bds(base: Labels, group: Labels, s: JSSettings = DEFAULT_JS) -> float:
+    """BDS: the mean over attributes of JS(base, group) (attributes of both; NaN ones skipped)."""
+    vals = [js_labels(base[a], group[a], s) for a in sorted(set(base) & set(group))]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def cds_per_attribute(
+    groups: Mapping[str, Labels], attribute: str, s: JSSettings = DEFAULT_JS
+) -> float:
+    """The mean JS over unordered pairs of ``groups`` for one attribute (Table 3's cells)."""
+    vals = [
+        js_labels(groups[g][attribute], groups[h][attribute], s)
+        for g, h in itertools.combinations(sorted(groups), 2)
+    ]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def cds(groups: Mapping[str, Labels], s: JSSettings = DEFAULT_JS) -> float:
+    """CDS of one dimension: the mean over attributes of :func:`cds_per_attribute`."""
+    attrs = sorted(set.intersection(*(set(v) for v in groups.values())))
+    vals = [cds_per_attribute(groups, a, s) for a in attrs]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def concentration(labels: Sequence[str | None], k_options: int | None = None) -> float:
+    """``1 - H / H_max`` of one label sample (``H_max = log k``; one value gives 1.0)."""
+    _, (p,) = distributions(labels)
+    k = k_options if k_options is not None else int((p > 0).sum())
+    if not p.sum():
+        return float("nan")
+    if k <= 1:
+        return 1.0
+    return float(1.0 - entropy(p, 2.0) / np.log2(k))
+
+
+def vac(labels: Labels, k_options: Mapping[str, int] | None = None) -> float:
+    """VAC of one condition: the mean over attributes of :func:`concentration`."""
+    vals = [
+        concentration(labels[a], (k_options or {}).get(a) if k_options else None)
+        for a in sorted(labels)
+    ]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def _onehot(labels: Sequence[str | None]) -> np.ndarray:
+    support = sorted({x for x in labels if x is not None})
+    index = {v: i for i, v in enumerate(support)}
+    x = np.zeros((len(labels), max(1, len(support))))
+    for i, v in enumerate(labels):
+        if v is not None:
+            x[i, index[v]] = 1.0
+    return x
+
+
+def permutation_seed(seed: int, *parts: str) -> int:
+    """A 64-bit seed from ``seed`` and ``parts`` (the same test gets the same shuffles)."""
+    h = hashlib.sha256("\x1f".join([str(seed), *parts]).encode()).digest()
+    return int.from_bytes(h[:8], "big")
+
+
+def split_masks(n: int, n_group: int, n_perm: int, seed: int) -> np.ndarray:
+    """``n_perm`` random splits of ``n`` pooled images: 1.0 marks the ``n_group`` group ones."""
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((n_perm, n)), axis=1)
+    masks = np.zeros((n_perm, n))
+    np.put_along_axis(masks, order[:, :n_group], 1.0, axis=1)
+    return masks
+
+
+def null_bds(base: Labels, group: Labels, masks: np.ndarray, s: JSSettings) -> np.ndarray:
+    """BDS of every split in ``masks`` (rows over the pooled images: base first, then group)."""
+    attrs = sorted(set(base) & set(group))
+    total = np.zeros(len(masks))
+    used = np.zeros(len(masks))
+    for a in attrs:
+        x = _onehot(list(base[a]) + list(group[a]))
+        valid = x.sum(axis=1)
+        cg = masks @ x
+        cb = x.sum(axis=0) - cg
+        d = js(cb, cg, s.base, s.distance)
+        ok = ~np.isnan(d) & ((masks @ valid) > 0) & (((1 - masks) @ valid) > 0)
+        total += np.where(ok, d, 0.0)
+        used += ok
+    with np.errstate(invalid="ignore"):
+        return total / np.where(used > 0, used, np.nan)
+
+
+def permutation_test(
+    base: Labels,
+    group: Labels,
+    n_perm: int = 10_000,
+    seed: int = 0,
+    s: JSSettings = DEFAULT_JS,
+) -> tuple[float, float]:
+    """``(BDS_obs, p)`` of the one-sided label-shuffling test of BDS(group) (module docstring).
+
+    Images are pooled (each keeps all its attribute labels) and re-split ``n_perm`` times.
+    """
+    attrs = sorted(set(base) & set(group))
+    n_b = len(base[attrs[0]]) if attrs else 0
+    n_g = len(group[attrs[0]]) if attrs else 0
+    observed = bds(base, group, s)
+    if not attrs or not n_b or not n_g or np.isnan(observed):
+        return observed, float("nan")
+    null = null_bds(base, group, split_masks(n_b + n_g, n_g, n_perm, seed), s)
+    exceed = int(np.sum(null >= observed - 1e-12))
+    return observed, (1 + exceed) / (1 + n_perm)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """A paired t-test of a metric under two prompt variants."""
+
+    n: int
+    mean_original: float
+    mean_mitigated: float
+    change_pct: float  # mean of the per-pair changes, in percent of the original
+    t: float
+    pval: float
+
+
+def mitigation_test(original: Sequence[float], mitigated: Sequence[float]) -> PairedTest:
+    """``scipy.stats.ttest_rel(mitigated, original)`` and the mean per-pair percent change."""
+    o = np.asarray(original, dtype=np.float64)
+    m = np.asarray(mitigated, dtype=np.float64)
+    if o.shape != m.shape or o.size < 2:
+        raise ValueError("mitigation_test needs two equal-length samples of >= 2 pairs")
+    res = stats.ttest_rel(m, o)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.where(o != 0, (m - o) / o * 100.0, np.nan)
+    return PairedTest(
+        n=int(o.size),
+        mean_original=float(o.mean()),
+        mean_mitigated=float(m.mean()),
+        change_pct=float(np.nanmean(pct)),
+        t=float(res.statistic),
+        pval=float(res.pvalue),
+    )

@@ -1,0 +1,106 @@
+"""The SODA protocol (``conf/benchmark/soda.yaml``): objects, groups, prompt templates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stylisticbias.config import conf_dir
+from stylisticbias.errors import StylisticBiasError
+
+BASE = "base"
+_KEYS = {"kind", "objects", "base_template", "dimensions", "fixed_attributes", "mitigation"}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One prompt condition: the base prompt, or a group of a dimension (optionally mitigated)."""
+
+    dimension: str  # "base" for the base prompt
+    group: str  # "base" for the base prompt
+    variant: str = "original"  # or a mitigation key
+
+    @property
+    def id(self) -> str:
+        """``base``, ``gender=women``, ``gender=women+anti_stereotype``."""
+        if self.dimension == BASE:
+            return BASE
+        tail = "" if self.variant == "original" else f"+{self.variant}"
+        return f"{self.dimension}={self.group}{tail}"
+
+
+@dataclass(frozen=True)
+class SodaProtocol:
+    """Objects x (base + demographic groups) prompt templates, and the mitigation suffixes."""
+
+    objects: tuple[str, ...]
+    base_template: str
+    dimensions: Mapping[str, tuple[str, ...]]
+    templates: Mapping[str, str]
+    fixed_attributes: tuple[str, ...]
+    mitigation: Mapping[str, str]
+    source: str = ""
+
+    def conditions(self, mitigation: str | None = None) -> list[Condition]:
+        """The base condition, every group, and (with ``mitigation``) every group mitigated."""
+        out = [Condition(BASE, BASE)]
+        for dim, groups in self.dimensions.items():
+            out += [Condition(dim, g) for g in groups]
+        if mitigation is not None:
+            if mitigation not in self.mitigation:
+                raise StylisticBiasError(
+                    f"{self.source}: mitigation {mitigation!r}; valid: {', '.join(self.mitigation)}"
+                )
+            for dim, groups in self.dimensions.items():
+                out += [Condition(dim, g, mitigation) for g in groups]
+        return out
+
+    def prompt(self, obj: str, cond: Condition) -> str:
+        """The prompt of ``obj`` under ``cond`` (a mitigation suffix goes before the constraint)."""
+        if cond.dimension == BASE:
+            return self.base_template.format(object=obj)
+        text = self.templates[cond.dimension].format(object=obj, group=cond.group)
+        if cond.variant != "original":
+            head, sep, tail = text.partition(", one product only")
+            text = f"{head} {self.mitigation[cond.variant]}{sep}{tail}"
+        return text
+
+
+def load_soda(name: str = "soda") -> SodaProtocol:
+    """Read ``conf/benchmark/<name>.yaml`` (a SODA protocol); one error line on a bad file."""
+    path = Path(name) if name.endswith(".yaml") else conf_dir() / "benchmark" / f"{name}.yaml"
+    where = f"conf/benchmark/{path.name}"
+    if not path.exists():
+        raise StylisticBiasError(f"{where}: not found (a SODA protocol file)")
+    cfg: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(cfg, dict) or cfg.get("kind") != "soda":
+        raise StylisticBiasError(f"{where}: not a SODA protocol (needs `kind: soda`)")
+    unknown = set(cfg) - _KEYS
+    missing = _KEYS - set(cfg)
+    if unknown or missing:
+        raise StylisticBiasError(
+            f"{where}: unknown key(s) {sorted(unknown)}, missing {sorted(missing)}; "
+            f"valid: {', '.join(sorted(_KEYS))}"
+        )
+    dims: dict[str, tuple[str, ...]] = {}
+    templates: dict[str, str] = {}
+    for dim, d in cfg["dimensions"].items():
+        if set(d) != {"groups", "template"} or len(d["groups"]) < 2:
+            raise StylisticBiasError(
+                f"{where}: dimensions.{dim} needs `groups` (>= 2) and `template`"
+            )
+        dims[str(dim)] = tuple(str(g) for g in d["groups"])
+        templates[str(dim)] = str(d["template"])
+    return SodaProtocol(
+        objects=tuple(str(o) for o in cfg["objects"]),
+        base_template=str(cfg["base_template"]),
+        dimensions=dims,
+        templates=templates,
+        fixed_attributes=tuple(str(a) for a in cfg["fixed_attributes"]),
+        mitigation={str(k): str(v) for k, v in cfg["mitigation"].items()},
+        source=where,
+    )

@@ -1,0 +1,341 @@
+"""The ``soda`` stage: audit a generator the SODA way -> ``<paths.soda>/``.
+
+1. **Images**: every (object, prompt condition) of the protocol -- the base prompt, each
+   demographic group, and each group under the mitigation suffix -- gets ``images_per_prompt``
+   images from the offline stand-in (:mod:`~.demo`), written to ``images/`` with a manifest.
+2. **Attribute discovery** (SODA phase 1): the annotator is asked the free question on
+   ``discovery_per_condition`` images of each condition; the attributes and values it names
+   (the union of its valid answers per object) become the labelling questions.
+3. **Labelling** (phase 2): one categorical question per discovered attribute about every image,
+   through :func:`stylisticbias.annotate.run.annotate_items` (resumable, cached; invalid answers
+   are kept in ``annotations/`` and leave that image's label out).
+4. **Metrics** (:mod:`~.metrics`): BDS per (object, group) with its permutation p-value, CDS per
+   (object, dimension) and attribute, VAC per (object, condition), the mitigation paired t-tests
+   -- tables in ``tables/`` (:data:`~.tables.SODA_TABLES`), ``metrics.json`` and ``README.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stylisticbias.annotate.items import AnnotationItem
+from stylisticbias.annotate.questions import Question
+from stylisticbias.annotate.run import (
+    annotate_items,
+    configured_annotator,
+    make_annotator,
+)
+from stylisticbias.benchmark import slug
+from stylisticbias.config import project_root
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import OutputLock, atomic_write_json, atomic_write_text, stage_output
+from stylisticbias.soda.demo import Planted, StandIn, load_planted
+from stylisticbias.soda.metrics import (
+    JSSettings,
+    Labels,
+    cds,
+    cds_per_attribute,
+    mitigation_test,
+    permutation_seed,
+    permutation_test,
+    vac,
+)
+from stylisticbias.soda.protocol import BASE, Condition, SodaProtocol, load_soda
+from stylisticbias.soda.tables import SODA_TABLES, empty, write_soda_table
+from stylisticbias.spec.parse import typed
+from stylisticbias.spec.soda import SodaSpec
+
+log = logging.getLogger(__name__)
+
+DISCOVERY_TEXT = (
+    'This image was generated for the prompt "{prompt}". Name the visual attributes of the '
+    "{object} that could tell images of {object}s apart (colour, shape, text, background ...), "
+    "each with the values it can take."
+)
+
+
+def soda_spec(params: dict[str, Any]) -> SodaSpec:
+    """The ``soda`` section, typed."""
+    return typed(SodaSpec, params.get("soda") or {}, "params.yaml soda")
+
+
+def _images(spec: SodaSpec, proto: SodaProtocol, stand: StandIn, out: Path) -> pd.DataFrame:
+    rows = []
+    for obj in spec.objects:
+        for cond in proto.conditions(spec.mitigation):
+            for i in range(int(spec.images_per_prompt)):
+                truth = stand.draw(obj, cond, i)
+                rel = f"images/{slug(obj)}/{slug(cond.id)}/{i:03d}.png"
+                path = out / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                stand.render(truth).save(path, format="PNG", optimize=False)
+                rows.append({"image_id": f"{slug(obj)}-{slug(cond.id)}-{i:03d}", "object": obj,
+                             "condition": cond.id, "dimension": cond.dimension,
+                             "group": cond.group, "variant": cond.variant,
+                             "prompt": proto.prompt(obj, cond), "path": rel, **truth})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _discovery(
+    spec: SodaSpec, images: pd.DataFrame, planted: Planted, annotator: Any, out: Path
+) -> dict[str, dict[str, list[str]]]:
+    """object -> attribute -> values named by the annotator (union of its valid answers)."""
+    k = int(spec.discovery_per_condition)
+    sample = images[images["variant"] == "original"].groupby(["object", "condition"]).head(k)
+    truth = [{"attribute": a, "values": list(v)} for a, v in planted.attributes.items()]
+    items = [
+        AnnotationItem(
+            image_id=r["image_id"],
+            path=str(out / r["path"]),
+            questions=(
+                Question(
+                    "discover",
+                    "free",
+                    DISCOVERY_TEXT.format(prompt=r["prompt"], object=r["object"]),
+                ),
+            ),
+            truth={"discover": truth},
+        )
+        for r in sample.to_dict("records")
+    ]
+    table = annotate_items(annotator, items, out / "annotations" / "discovery", 64)
+    found: dict[str, dict[str, list[str]]] = {}
+    obj_of = dict(zip(images["image_id"], images["object"]))
+    for r in table[table["valid"]].itertuples():
+        attrs = found.setdefault(obj_of[r.image_id], {})
+        for entry in json.loads(r.answer):
+            vals = attrs.setdefault(str(entry["attribute"]), [])
+            vals.extend(v for v in entry["values"] if v not in vals)
+    return found
+
+
+def _labels(
+    images: pd.DataFrame, discovered: dict[str, dict[str, list[str]]], annotator: Any, out: Path
+) -> pd.DataFrame:
+    """images with one label column per attribute (None where the answer was invalid)."""
+    items = []
+    for r in images.to_dict("records"):
+        attrs = discovered.get(r["object"], {})
+        qs = tuple(
+            Question(
+                a,
+                "categorical",
+                f"Which {a.replace('_', ' ')} does the {r['object']} in this image have?",
+                tuple(vals),
+            )
+            for a, vals in sorted(attrs.items())
+            if len(vals) >= 2
+        )
+        truth = {a: r[a] for a in attrs if a in r}
+        items.append(AnnotationItem(r["image_id"], str(out / r["path"]), qs, truth=truth))
+    table = annotate_items(annotator, items, out / "annotations" / "labels", 256)
+    labels = images.set_index("image_id")[["object", "condition", "dimension", "group",
+                                           "variant"]].copy()  # fmt: skip
+    for q, rows in table.groupby("question_id"):
+        ans = rows.set_index("image_id")["answer"]
+        labels[f"label:{q}"] = ans.map(lambda a: json.loads(a) if isinstance(a, str) else None)
+    return labels.reset_index()
+
+
+def _sample(labels: pd.DataFrame) -> Labels:
+    cols = [c for c in labels.columns if c.startswith("label:")]
+    return {
+        c.removeprefix("label:"): [None if pd.isna(x) else str(x) for x in labels[c]]
+        for c in cols
+        if labels[c].notna().any()
+    }
+
+
+def soda_metrics(
+    labels: pd.DataFrame,
+    proto: SodaProtocol,
+    spec: SodaSpec,
+    planted: Planted | None = None,
+) -> dict[str, pd.DataFrame]:
+    """The four SODA tables from the labelled images (see the module docstring)."""
+    s = JSSettings(float(spec.js_base), bool(spec.js_distance))
+    bds_rows, cds_rows, vac_rows = [], [], []
+    for obj, rows in labels.groupby("object", sort=True):
+        by_cond = {c: _sample(g) for c, g in rows.groupby("condition", sort=True)}
+        n_by = rows.groupby("condition").size().to_dict()
+        base = by_cond[BASE]
+        for dim, groups in proto.dimensions.items():
+            for group in groups:
+                cid = Condition(dim, group).id
+                obs, p = permutation_test(
+                    base, by_cond[cid], int(spec.n_perm),
+                    permutation_seed(int(spec.seed), str(obj), cid), s,
+                )  # fmt: skip
+                bds_rows.append({
+                    "object": obj, "dimension": dim, "group": group, "bds": obs, "pval": p,
+                    "significant": bool(p < float(spec.alpha)), "n_base": n_by[BASE],
+                    "n_group": n_by[cid],
+                    "planted_shift": bool(planted.is_shifted(group)) if planted else False,
+                })  # fmt: skip
+            variants = ["original"] + ([spec.mitigation] if spec.mitigation else [])
+            for variant in variants:
+                gs = {g: by_cond[Condition(dim, g, variant).id] for g in groups}
+                attrs = sorted(set.intersection(*(set(v) for v in gs.values())))
+                key = {"object": obj, "dimension": dim, "variant": variant}
+                for a in attrs:
+                    cds_rows.append({**key, "attribute": a, "cds": cds_per_attribute(gs, a, s)})
+                cds_rows.append({**key, "attribute": "all", "cds": cds(gs, s)})
+        for cond, lab in by_cond.items():
+            vac_rows.append({"object": obj, "condition": cond, "vac": vac(lab),
+                             "n": n_by[cond]})  # fmt: skip
+    tables = {
+        "soda_bds": pd.DataFrame(bds_rows, columns=list(SODA_TABLES["soda_bds"][1].columns)),
+        "soda_cds": pd.DataFrame(cds_rows, columns=list(SODA_TABLES["soda_cds"][1].columns)),
+        "soda_vac": pd.DataFrame(vac_rows, columns=list(SODA_TABLES["soda_vac"][1].columns)),
+    }
+    tables["soda_mitigation"] = mitigation_table(tables, proto, spec)
+    return tables
+
+
+def mitigation_table(
+    tables: dict[str, pd.DataFrame], proto: SodaProtocol, spec: SodaSpec
+) -> pd.DataFrame:
+    """Paired t-tests of CDS (pairs: objects) per dimension and overall, and of group VAC."""
+    if not spec.mitigation:
+        return empty("soda_mitigation")
+    rows = []
+    c = tables["soda_cds"]
+    c = c[c["attribute"] == "all"]
+    wide = c.pivot_table(index=["object", "dimension"], columns="variant", values="cds")
+    for dim in [*proto.dimensions, "all"]:
+        sub = wide if dim == "all" else wide.xs(dim, level="dimension", drop_level=False)
+        sub = sub.dropna()
+        if len(sub) >= 2:
+            res = mitigation_test(sub["original"].to_numpy(), sub[spec.mitigation].to_numpy())
+            rows.append({"metric": "cds", "dimension": dim, "variant": spec.mitigation,
+                         **_res(res)})  # fmt: skip
+    v = tables["soda_vac"].copy()
+    v = v[v["condition"] != BASE]
+    v["variant"] = np.where(v["condition"].str.contains(r"\+"), spec.mitigation, "original")
+    v["cid"] = v["condition"].str.split("+").str[0]
+    wide = v.pivot_table(index=["object", "cid"], columns="variant", values="vac").dropna()
+    if len(wide) >= 2:
+        res = mitigation_test(wide["original"].to_numpy(), wide[spec.mitigation].to_numpy())
+        rows.append({"metric": "vac", "dimension": "all", "variant": spec.mitigation,
+                     **_res(res)})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(SODA_TABLES["soda_mitigation"][1].columns))
+
+
+def _res(res: Any) -> dict[str, Any]:
+    return {"n": res.n, "mean_original": res.mean_original, "mean_mitigated": res.mean_mitigated,
+            "change_pct": res.change_pct, "t": res.t, "pval": res.pval}  # fmt: skip
+
+
+def summary(tables: dict[str, pd.DataFrame], spec: SodaSpec) -> dict[str, Any]:
+    """Headline numbers: BDS per group, how many planted and null groups were significant."""
+    b = tables["soda_bds"]
+    out: dict[str, Any] = {"enabled": bool(spec.objects), "objects": list(spec.objects)}
+    if b.empty:
+        return out
+    planted, null = b[b["planted_shift"]], b[~b["planted_shift"]]
+    out.update(
+        alpha=float(spec.alpha),
+        n_perm=int(spec.n_perm),
+        bds_by_group={g: float(x) for g, x in b.groupby("group")["bds"].mean().items()},
+        planted_found=int(planted["significant"].sum()),
+        planted_tests=len(planted),
+        null_rejected=int(null["significant"].sum()),
+        null_tests=len(null),
+        vac_mean=float(tables["soda_vac"]["vac"].mean()),
+    )
+    m = tables["soda_mitigation"]
+    if not m.empty:
+        row = m[(m["metric"] == "cds") & (m["dimension"] == "all")]
+        if len(row):
+            out["mitigation_cds_change_pct"] = float(row["change_pct"].iloc[0])
+            out["mitigation_cds_pval"] = float(row["pval"].iloc[0])
+    return out
+
+
+def _md(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in df.itertuples(index=False):
+        cells = [f"{x:.4g}" if isinstance(x, float) else str(x) for x in r]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def readme(tables: dict[str, pd.DataFrame], summ: dict[str, Any], spec: SodaSpec) -> str:
+    """``README.md`` of the audit."""
+    head = "# SODA audit of the image generator"
+    if not summ.get("enabled"):
+        return f"{head}\n\nOff (`soda.objects: []`); `experiment=soda-demo` runs it.\n"
+    b = tables["soda_bds"]
+    by_group = b.groupby(["dimension", "group"], sort=False).agg(
+        bds=("bds", "mean"), significant=("significant", "sum"), objects=("object", "count"),
+        planted_shift=("planted_shift", "first"),
+    ).reset_index()  # fmt: skip
+    parts = [
+        head,
+        "> **SIMULATED.** Images come from the offline stand-in with planted attribute "
+        "distributions (`soda.planted`), labelled by the annotator "
+        f"`{spec.annotator}`; the numbers test the metrics, not any real generator.",
+        f"BDS permutation tests ({spec.n_perm} shuffles, alpha {spec.alpha}): planted "
+        f"differences found in {summ['planted_found']} of {summ['planted_tests']} tests; null "
+        f"groups rejected in {summ['null_rejected']} of {summ['null_tests']}.",
+        "## BDS per group (mean over objects; significant: objects with p < alpha)\n\n"
+        + _md(by_group),
+        "## CDS per dimension (over attributes)\n\n"
+        + _md(
+            tables["soda_cds"][tables["soda_cds"]["attribute"] == "all"]
+            .groupby(["dimension", "variant"])["cds"]
+            .mean()
+            .reset_index()
+        ),
+        "## VAC per condition (mean over objects)\n\n"
+        + _md(tables["soda_vac"].groupby("condition")["vac"].mean().reset_index()),
+    ]
+    if not tables["soda_mitigation"].empty:
+        parts.append("## Mitigation (paired t-tests)\n\n" + _md(tables["soda_mitigation"]))
+    parts.append("Every table is in `tables/` (docs/soda.md explains each column).")
+    return "\n\n".join(parts) + "\n"
+
+
+def run_soda(params: dict[str, Any]) -> Path:
+    """The ``soda`` stage (module docstring); returns ``<paths.soda>``."""
+    spec = soda_spec(params)
+    root = project_root()
+    out = stage_output(params, "soda", root)
+    proto = load_soda(spec.protocol)
+    unknown = sorted(set(spec.objects) - set(proto.objects))
+    if unknown:
+        raise StylisticBiasError(
+            f"soda.objects: unknown {unknown}; valid: {', '.join(proto.objects)} ({proto.source})"
+        )
+    with OutputLock(root, out):
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "tables").mkdir(exist_ok=True)
+        planted = None
+        if spec.objects:
+            planted = load_planted(root / spec.planted)
+            stand = StandIn(planted, int(spec.seed), int(spec.image_size))
+            images = _images(spec, proto, stand, out)
+            annotator = make_annotator(configured_annotator(params, spec.annotator))
+            try:
+                discovered = _discovery(spec, images, planted, annotator, out)
+                labels = _labels(images, discovered, annotator, out)
+            finally:
+                annotator.close()
+            images.to_csv(out / "images.csv", index=False, lineterminator="\n")
+            tables = soda_metrics(labels, proto, spec, planted)
+        else:
+            tables = {name: empty(name) for name in SODA_TABLES}
+        for name, df in tables.items():
+            write_soda_table(name, df, out / "tables")
+        summ = summary(tables, spec)
+        atomic_write_json(out / "metrics.json", summ)
+        atomic_write_text(out / "README.md", readme(tables, summ, spec))
+    log.info("soda: %s", {k: v for k, v in summ.items() if not isinstance(v, dict)})
+    return out

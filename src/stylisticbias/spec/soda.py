@@ -1,0 +1,45 @@
+"""Spec of the ``soda`` section: the SODA audit of an image generator (``stylisticbias.soda``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from omegaconf import MISSING
+
+from stylisticbias.spec.checks import at_least, finite_in
+
+
+@dataclass(frozen=True)
+class SodaSpec:
+    """Which objects, how many images per prompt, the annotator, the tests' settings.
+
+    ``objects: []`` switches the audit off (the stage writes empty tables). ``planted`` is the
+    offline stand-in generator's attribute distributions; ``annotator`` an ``annotators.<name>``.
+    """
+
+    protocol: str = MISSING
+    objects: list[str] = field(default_factory=list)
+    images_per_prompt: int = MISSING
+    discovery_per_condition: int = MISSING
+    planted: str = MISSING
+    annotator: str = MISSING
+    mitigation: str | None = None
+    n_perm: int = MISSING
+    alpha: float = MISSING
+    js_base: float = MISSING
+    js_distance: bool = MISSING
+    seed: int = MISSING
+    image_size: int = MISSING
+
+    def __post_init__(self) -> None:
+        for key in ("images_per_prompt", "n_perm"):
+            if getattr(self, key) != MISSING:
+                at_least(f"soda.{key}", getattr(self, key), 2)
+        if self.discovery_per_condition != MISSING:
+            at_least("soda.discovery_per_condition", self.discovery_per_condition, 1)
+        if self.alpha != MISSING:
+            finite_in("soda.alpha", float(self.alpha), 0.0, 0.5)
+        if self.js_base != MISSING:
+            finite_in("soda.js_base", float(self.js_base), 1.0, 1e9, " (2 or e)")
+        if self.image_size != MISSING:
+            at_least("soda.image_size", self.image_size, 16)

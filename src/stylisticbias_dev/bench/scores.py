@@ -1,0 +1,220 @@
+"""The ``scores`` stage at paper scale beside a plain DuckDB query computing phi and delta.
+
+``python -m stylisticbias_dev.bench.scores [--faces 500] [--repeats 3] [--workdir DIR]``
+
+1. *Setup (not timed)*: 500 identities with the paper marginals and every whitelisted
+   variation (16,226 images), judged by one simulated model under 25 scenarios x 4 orderings x
+   3 seeds: 4.87M responses in ``judgments/sim-1/judgments.parquet`` (a kept ``--workdir``
+   reuses it), plus the faces/variations tables and a ``params.yaml`` pointing at them.
+2. *Timed, side by side, alternating, ``--repeats`` times each*: (a) the stage as a user runs
+   it, ``python pipelines/scores.py sim-1`` in a fresh process (reads, validates, computes
+   every column -- phi, delta, both estimators, the undecided-mass bounds -- and writes the
+   Hive partition); (b) a fresh ``python`` that imports duckdb and runs :data:`BASELINE`:
+   phi and delta per image x scenario from the same Parquet files, written to Parquet.
+   Each is a subprocess: wall seconds and its peak RSS (``RUSAGE_CHILDREN``).
+
+Writes ``reports/bench/scores.json``: both medians, their ratio (target <= 2), rows in and out,
+peak RSS, the baseline query, the command, machine and load averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+import yaml
+
+from stylisticbias.analysis.calibration import synthetic_dataset
+from stylisticbias.benchmark import benchmark_from_params
+from stylisticbias.config import compose, load_group_option, project_root
+from stylisticbias.schemas import FACES, VARIATIONS
+from stylisticbias_dev.bench.analysis import write_judgments
+from stylisticbias_dev.bench.machine import machine_info
+
+
+def provenance(module: str, argv: list[str] | None) -> dict[str, Any]:
+    """The command that produced a benchmark file, where and when it ran."""
+    return {
+        "command": " ".join([module, *(argv if argv is not None else sys.argv[1:])]),
+        "machine": machine_info(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+log = logging.getLogger(__name__)
+
+MODEL = "sim-1"
+
+#: the baseline: phi (share of positive among valid answers) and delta (variation minus its
+#: base face) per image x scenario, from the judgments and the two dataset tables
+BASELINE = """
+COPY (
+  WITH phi AS (
+    SELECT image_id, scenario_id,
+           sum(CASE WHEN choice = 'positive' THEN 1 ELSE 0 END)::DOUBLE
+             / nullif(sum(CASE WHEN choice IN ('positive', 'negative') THEN 1 ELSE 0 END), 0)
+             AS phi
+    FROM read_parquet('{judgments}') WHERE seed > 0
+    GROUP BY image_id, scenario_id
+  ),
+  meta AS (
+    SELECT image_id, face_id, true AS is_base FROM read_parquet('{faces}')
+    UNION ALL
+    SELECT image_id, face_id, false AS is_base FROM read_parquet('{variations}')
+  ),
+  scored AS (SELECT phi.*, meta.face_id, meta.is_base FROM phi JOIN meta USING (image_id))
+  SELECT v.image_id, v.scenario_id, v.phi,
+         CASE WHEN v.is_base THEN NULL ELSE v.phi - b.phi END AS delta
+  FROM scored v LEFT JOIN scored b
+    ON b.is_base AND b.face_id = v.face_id AND b.scenario_id = v.scenario_id
+  ORDER BY v.image_id, v.scenario_id
+) TO '{out}' (FORMAT parquet)
+"""
+
+
+def setup(root: Path, n_faces: int) -> dict[str, Any]:
+    """Write the paper-scale inputs under ``root`` (judgments reused if present)."""
+    params = compose()
+    benchmark = benchmark_from_params(params)
+    faces, var = _complete(*synthetic_dataset(benchmark, n_faces, seed=0))
+    (root / "faces").mkdir(parents=True, exist_ok=True)
+    (root / "variations").mkdir(parents=True, exist_ok=True)
+    faces.to_parquet(root / "faces" / "faces.parquet", index=False)
+    var.to_parquet(root / "variations" / "variations.parquet", index=False)
+    write_judgments(params, benchmark, faces, var, root, 1)
+    params["paths"].update(
+        faces=str(root / "faces"),
+        variations=str(root / "variations"),
+        judgments=str(root / "judgments"),
+        scores=str(root / "scores"),
+        data=str(root),
+    )
+    params["models"] = {MODEL: {**load_group_option("model", "simulated-strong"), "name": MODEL}}
+    (root / "params.json").write_text(json.dumps(params))
+    return params
+
+
+def _complete(faces: pd.DataFrame, var: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The synthetic tables with the image columns the FACES/VARIATIONS schemas require (the
+    stage reads them through their schemas; no image is opened by the scores)."""
+    import hashlib
+
+    def images(df: pd.DataFrame, folder: str) -> pd.DataFrame:
+        ids = df["image_id"].astype(str)
+        return df.assign(
+            generator="procedural", prompt="", seed=0,
+            path=[f"{folder}/{i}.png" for i in ids],
+            sha256=[hashlib.sha256(i.encode()).hexdigest() for i in ids],
+            width=512, height=512, status="ok", reason=None, evaluated=True,
+        )  # fmt: skip
+
+    faces = images(faces, "images")
+    var = images(var, "images")
+    if "framing" not in var:
+        var = var.assign(framing="face")
+    return faces[list(FACES.columns)], var[list(VARIATIONS.columns)]
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS GB) of ``cmd`` in a fresh process (its own ``wait4`` usage)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{err.read().decode()[-3000:]}")
+    return wall, usage.ru_maxrss / 1024**2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the inputs once, time the stage and the baseline alternately, write the JSON."""
+    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.scores")
+    ap.add_argument("--faces", type=int, default=500)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default="reports/bench/scores.json")
+    ap.add_argument("--workdir", default=None, help="scratch dir (default: a temp dir)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    root = Path(args.workdir or tempfile.mkdtemp(prefix="sb-bench-scores-")).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    params = setup(root, args.faces)
+    # the stage script reads params.yaml from its project: a scratch project holding it
+    proj = root / "project"
+    (proj / "pipelines").mkdir(parents=True, exist_ok=True)
+    src = project_root()
+    for rel in ("pipelines/scores.py", "conf", "dvc.yaml"):
+        dst = proj / rel
+        if not dst.exists():
+            dst.symlink_to(src / rel)
+    (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    judgments = root / "judgments" / MODEL / "judgments.parquet"
+    query = BASELINE.format(
+        judgments=judgments,
+        faces=root / "faces" / "faces.parquet",
+        variations=root / "variations" / "variations.parquet",
+        out=root / "baseline.parquet",
+    )
+    env = {**os.environ, "PYTHONPATH": str(src / "src")}
+    stage_cmd = [sys.executable, "pipelines/scores.py", MODEL]
+    base_cmd = [sys.executable, "-c", f"import duckdb; duckdb.sql({query!r})"]
+    stage, base = [], []
+    load_start = os.getloadavg()
+    for _ in range(args.repeats):
+        stage.append(_run(stage_cmd, proj, env))
+        base.append(_run(base_cmd, proj, env))
+        log.info("stage %.2fs, baseline %.2fs", stage[-1][0], base[-1][0])
+    load_end = os.getloadavg()
+    s_med = statistics.median(w for w, _ in stage)
+    b_med = statistics.median(w for w, _ in base)
+    out_rows = pq.ParquetFile(root / "scores" / f"model={MODEL}" / "part-0.parquet").metadata
+    report = {
+        "model": MODEL,
+        "faces": args.faces,
+        "images": pq.ParquetFile(root / "variations" / "variations.parquet").metadata.num_rows
+        + args.faces,
+        "judgments_rows": pq.ParquetFile(judgments).metadata.num_rows,
+        "score_rows": out_rows.num_rows,
+        "score_columns": out_rows.num_columns,
+        "stage_seconds": [round(w, 2) for w, _ in stage],
+        "baseline_seconds": [round(w, 2) for w, _ in base],
+        "stage_seconds_median": round(s_med, 2),
+        "baseline_seconds_median": round(b_med, 2),
+        "ratio_stage_vs_baseline": round(s_med / b_med, 2),
+        "target_ratio": 2.0,
+        "stage_peak_rss_gb": round(max(p for _, p in stage), 3),
+        "baseline_peak_rss_gb": round(max(p for _, p in base), 3),
+        "stage_command": f"python pipelines/scores.py {MODEL}  (params.yaml -> the inputs)",
+        "baseline": "a fresh python: import duckdb; duckdb.sql(BASELINE)",
+        "baseline_query": " ".join(BASELINE.split()),
+        "note": "wall seconds of fresh processes (imports included), alternated",
+        "load_avg_start": [round(x, 2) for x in load_start],
+        "load_avg_end": [round(x, 2) for x in load_end],
+        "simulated": True,
+        **provenance("python -m stylisticbias_dev.bench.scores", argv),
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    log.info("wrote %s: %s", out, {k: report[k] for k in ("stage_seconds_median",
+                                                           "baseline_seconds_median",
+                                                           "ratio_stage_vs_baseline")})  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

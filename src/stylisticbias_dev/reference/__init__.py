@@ -1,0 +1,1 @@
+"""Transcriptions of papers' published tables into the reference CSVs under ``conf/reference/``."""

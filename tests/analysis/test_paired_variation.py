@@ -1,0 +1,288 @@
+"""The paired-variation statistics (Beauty and the Bias) against SciPy on fixed data."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from stylisticbias.analysis import paired_variation as pv
+from stylisticbias.analysis import table_registry as reg
+from stylisticbias.analysis.paired_run import analyze_paired, paired_metrics
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.benchmark import Benchmark, load_benchmark
+
+BOOT = pv.Bootstrap(n_resamples=200, ci=0.95, seed=3)
+
+
+@pytest.fixture(scope="module")
+def beauty() -> Benchmark:
+    return load_benchmark("beauty-and-the-bias")
+
+
+def _scores(beauty: Benchmark, n_faces: int = 36, seed: int = 0, halo: float = 0.3) -> pd.DataFrame:
+    """phi = k/12 per image x scenario; beautified images lean to the stereotyped choice on
+    the halo scenarios by ``halo``; men lean to it on every scenario by 0.1."""
+    rng = np.random.default_rng(seed)
+    axes = beauty.demographics
+    rows = []
+    for f in range(n_faces):
+        demo = {
+            "gender": axes["gender"][f % 2],
+            "age": axes["age"][(f // 2) % 3],
+            "ethnicity": axes["ethnicity"][(f // 6) % 6],
+            "body_type": axes["body_type"][0],
+        }
+        for kind in ("original", "beautified"):
+            base = kind == "original"
+            for s in beauty.scenarios:
+                p = 0.4 + (0.1 if demo["gender"] == "male" else 0.0)
+                if not base and "halo" in s.tags:
+                    p += halo
+                rows.append(
+                    {
+                        "model": "m1",
+                        "image_id": f"f{f:03d}-{kind}",
+                        "face_id": f"f{f:03d}",
+                        "is_base": base,
+                        "attribute": None if base else "Beauty filter",
+                        "value": None if base else "Beautified",
+                        **demo,
+                        "scenario_id": s.id,
+                        "phi": rng.binomial(12, min(p, 0.95)) / 12,
+                        "simulated": True,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _phi(df: pd.DataFrame, sid: int, **where: object) -> np.ndarray:
+    m = df["scenario_id"] == sid
+    for k, v in where.items():
+        m &= df[k] == v
+    return df.loc[m, "phi"].to_numpy()
+
+
+@pytest.mark.parametrize("groups", [2, 3, 6])
+def test_kruskal_counts_is_scipys_kruskal(groups: int) -> None:
+    rng = np.random.default_rng(groups)
+    data = [rng.integers(0, 13, size=rng.integers(3, 30)) / 12 for _ in range(groups)]
+    values = np.unique(np.concatenate(data))
+    counts = np.array([[np.sum(g == v) for v in values] for g in data], dtype=float)
+    h, p, k = pv.kruskal_counts(counts)
+    ref = stats.kruskal(*data)
+    assert h == pytest.approx(ref.statistic, rel=1e-12)
+    assert p == pytest.approx(ref.pvalue, rel=1e-10)
+    assert k == groups
+    # integer frequency weights are repeated observations (what a bootstrap replicate is)
+    w = rng.integers(1, 4, size=counts.shape[1])
+    rep = [np.repeat(values, (c * w).astype(int)) for c in counts]
+    h2, p2, _ = pv.kruskal_counts(counts * w)
+    assert h2 == pytest.approx(stats.kruskal(*rep).statistic, rel=1e-12)
+    assert p2 == pytest.approx(stats.kruskal(*rep).pvalue, rel=1e-10)
+
+
+def test_kruskal_counts_degenerate_cases() -> None:
+    h, p, k = pv.kruskal_counts(np.array([[3.0, 0.0], [4.0, 0.0]]))  # every value equal
+    assert np.isnan(h) and np.isnan(p) and k == 2
+    h, p, k = pv.kruskal_counts(np.array([[3.0, 1.0], [0.0, 0.0]]))  # one non-empty group
+    assert np.isnan(h) and k == 1
+    # an empty group is left out, as if not given
+    h3, _, k3 = pv.kruskal_counts(np.array([[3.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 2.0, 2.0]]))
+    assert k3 == 2
+    assert h3 == pytest.approx(stats.kruskal([0, 0, 0, 1], [0, 1, 1, 2, 2]).statistic)
+
+
+def test_variation_bias_is_kruskal_of_original_vs_beautified(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    data = pv.paired_data(df, beauty, spec)
+    out = pv.variation_bias(data, beauty, spec, BOOT)
+    assert len(out) == 91
+    for sid in (1, 40, 47, 73, 91):
+        row = out[out["scenario_id"] == sid].iloc[0]
+        o, b = _phi(df, sid, is_base=True), _phi(df, sid, is_base=False)
+        ref = stats.kruskal(o, b)
+        assert row["h"] == pytest.approx(ref.statistic, rel=1e-10)
+        assert row["pval"] == pytest.approx(ref.pvalue, rel=1e-8)
+        assert row["significant_alpha"] == (ref.pvalue < 0.01)
+        assert row["mean_base"] == pytest.approx(o.mean())
+        assert row["mean_variation"] == pytest.approx(b.mean())
+        assert row["mean_base_low"] <= row["mean_base"] <= row["mean_base_high"]
+        assert row["direction"] == ("beautified" if b.mean() > o.mean() else "original")
+        assert row["halo"] == ("halo" in beauty.scenario(sid).tags)
+
+
+def test_halo_rate_counts_significant_scenarios_towards_the_positive_trait(
+    beauty: Benchmark,
+) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    data = pv.paired_data(df, beauty, spec)
+    res = pv.halo_rate(data, beauty, spec, BOOT)
+    halo_ids = [s.id for s in beauty.scenarios if "halo" in s.tags]
+    n_halo = n_sig = 0
+    for sid in halo_ids:
+        o, b = _phi(df, sid, is_base=True), _phi(df, sid, is_base=False)
+        sig = stats.kruskal(o, b).pvalue < 0.01
+        n_sig += sig
+        n_halo += sig and b.mean() > o.mean()
+    assert res["n_scenarios"] == 33
+    assert (res["n_significant"], res["n_halo"]) == (n_sig, n_halo)
+    assert res["halo_rate"] == pytest.approx(n_halo / 33)
+    assert res["halo_rate_low"] <= res["halo_rate"] <= res["halo_rate_high"]
+    assert res["halo_rate"] > 0.8  # the planted halo (0.3 on phi) is found
+    # without a planted halo, hardly any scenario counts
+    null = pv.halo_rate(pv.paired_data(_scores(beauty, halo=0.0), beauty, spec), beauty, spec, BOOT)
+    assert null["halo_rate"] < 0.15
+
+
+def test_group_tests_and_means_are_scipys(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    tests, means = pv.group_tests(pv.paired_data(df, beauty, spec), beauty, spec, BOOT)
+    for axis, col in (("gender", "gender"), ("age", "age"), ("race", "ethnicity")):
+        groups = list(beauty.demographics[col])
+        for sid in (2, 50):
+            data = [_phi(df, sid, **{col: g}) for g in groups]
+            ref = stats.kruskal(*data)
+            row = tests[(tests["scenario_id"] == sid) & (tests["axis"] == axis)].iloc[0]
+            assert row["h"] == pytest.approx(ref.statistic, rel=1e-10)
+            assert row["pval"] == pytest.approx(ref.pvalue, rel=1e-8)
+            assert row["n_groups"] == len(groups)
+            m = means[(means["scenario_id"] == sid) & (means["axis"] == axis)]
+            assert m["mean"].to_numpy() == pytest.approx([d.mean() for d in data])
+            assert row["highest_group"] == groups[int(np.argmax([d.mean() for d in data]))]
+
+
+def test_stereotype_groups_compare_the_two_groups(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    out = pv.stereotype_groups(pv.paired_data(df, beauty, spec), beauty, spec)
+    assert len(out) == 19 + 12
+    row = out[out["scenario_id"] == 20].iloc[0]  # Construction worker (Latino) / Bus driver
+    assert (row["group_stereotyped"], row["group_other"]) == ("Latino", "Black")
+    la, bl = _phi(df, 20, ethnicity="Latino"), _phi(df, 20, ethnicity="Black")
+    assert row["h"] == pytest.approx(stats.kruskal(la, bl).statistic, rel=1e-10)
+    assert row["mean_stereotyped_group"] == pytest.approx(la.mean())
+    male = out[out["scenario_id"] == 1].iloc[0]
+    m, f = _phi(df, 1, gender="male"), _phi(df, 1, gender="female")
+    assert male["pval"] == pytest.approx(stats.kruskal(m, f).pvalue, rel=1e-8)
+    assert male["stereotyped_direction"] == bool(male["significant_alpha"] and m.mean() > f.mean())
+
+
+def test_w_attr_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    sub_h, pairs = pv.subgroup_variation_bias(pv.paired_data(df, beauty, spec), beauty, spec)
+    assert sorted(pairs.groupby("axis").size().to_dict().items()) == [
+        ("age", 3), ("gender", 1), ("race", 15)
+    ]  # fmt: skip
+    ids = [s.id for s in beauty.scenarios]
+
+    def h_of(col: str, g: str) -> np.ndarray:
+        out = []
+        for sid in ids:
+            o = _phi(df, sid, is_base=True, **{col: g})
+            b = _phi(df, sid, is_base=False, **{col: g})
+            out.append(np.nan if np.all(np.r_[o, b] == o[0]) else stats.kruskal(o, b).statistic)
+        return np.array(out)
+
+    for axis, col, a, b in (("gender", "gender", "male", "female"), ("age", "age", "young", "old")):
+        ha, hb = h_of(col, a), h_of(col, b)
+        keep = ~(np.isnan(ha) | np.isnan(hb))
+        ref = stats.wilcoxon(ha[keep], hb[keep])
+        row = pairs[(pairs["axis"] == axis) & (pairs["group_a"] == a) & (pairs["group_b"] == b)]
+        row = row.iloc[0]
+        assert row["statistic"] == pytest.approx(ref.statistic)
+        assert row["pval"] == pytest.approx(ref.pvalue, rel=1e-10)
+        k = 1 if axis == "gender" else 3
+        assert row["n_comparisons"] == k
+        assert row["pval_bonferroni"] == pytest.approx(min(1.0, ref.pvalue * k), rel=1e-10)
+        got = sub_h[(sub_h["axis"] == axis) & (sub_h["group"] == a)]["h"].to_numpy()
+        assert got == pytest.approx(ha, nan_ok=True)
+
+
+def test_group_bias_by_kind_is_wilcoxon_of_h_on_original_vs_beautified(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    out = pv.group_bias_by_kind(pv.paired_data(df, beauty, spec), beauty, spec)
+    ho, hb = [], []
+    for s in beauty.scenarios:
+        for base, acc in ((True, ho), (False, hb)):
+            acc.append(
+                stats.kruskal(
+                    *(_phi(df, s.id, is_base=base, gender=g) for g in ("male", "female"))
+                ).statistic
+            )
+    ref = stats.wilcoxon(ho, hb)
+    row = out[out["axis"] == "gender"].iloc[0]
+    assert row["statistic"] == pytest.approx(ref.statistic)
+    assert row["pval_bonferroni"] == pytest.approx(min(1.0, 3 * ref.pvalue), rel=1e-10)
+
+
+def test_every_table_matches_its_registry_schema(beauty: Benchmark, tmp_path) -> None:
+    df = _scores(beauty, n_faces=24)
+    df2 = _scores(beauty, n_faces=24, seed=1).assign(model="m2")
+    s = AnalysisSettings(n_resamples=50)
+    tables = analyze_paired({"m1": df, "m2": df2}, beauty, s, {"m1": "Model one"})
+    assert set(tables) == {t.name for t in reg.PAIRED_TABLES}
+    for t in reg.PAIRED_TABLES:
+        assert set(t.columns) <= set(reg.VOCABULARY), t.name
+    reg.write_tables(tables, tmp_path)
+    for t in reg.PAIRED_TABLES:
+        back = reg.read_table(t.name, tmp_path)
+        assert list(back.columns) == list(t.columns)
+        assert set(back["model"]) == {"Model one", "m2"}
+    rates = tables["paired_category_rates"]
+    total = rates[(rates["bias_test"] == "variation") & (rates["scenario_category"] == "all")]
+    assert total["n_scenarios"].tolist() == [91, 91]
+    sub = rates[(rates["bias_test"] == "variation") & (rates["subcategory"] == "Sentiment")]
+    assert sub["n_scenarios"].tolist() == [33, 33]
+    metrics = paired_metrics(tables)
+    assert set(metrics) == {"Model one", "m2"}
+    assert 0 <= metrics["m2"]["halo"]["rate"] <= 1
+    assert metrics["m2"]["share_significant"]["variation"]["all"] == pytest.approx(
+        total["share_significant"].iloc[1]
+    )
+
+
+def test_bootstrap_is_deterministic_and_face_level(beauty: Benchmark) -> None:
+    df = _scores(beauty, n_faces=12)
+    spec = beauty.statistics
+    data = pv.paired_data(df, beauty, spec)
+    a = pv.variation_bias(data, beauty, spec, BOOT)
+    b = pv.variation_bias(data, beauty, spec, BOOT)
+    pd.testing.assert_frame_equal(a, b)
+    # a replicate's counts are the draw counts times each face's counts (faces, not rows)
+    w = np.zeros((1, len(data.faces)))
+    w[0, 0] = 12.0
+    one = data.weighted(w)[0]
+    assert one == pytest.approx(12 * data.counts[0])
+    assert list(itertools.islice(data.faces, 2)) == ["f000", "f001"]
+
+
+def test_shift_and_group_gap_cis_are_face_bootstraps_of_the_differences(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    data = pv.paired_data(df, beauty, spec)
+    out = pv.variation_bias(data, beauty, spec, BOOT)
+    row = out[out["scenario_id"] == 47].iloc[0]
+    o, b = _phi(df, 47, is_base=True), _phi(df, 47, is_base=False)
+    assert row["shift"] == pytest.approx(b.mean() - o.mean())
+    assert row["shift_low"] < row["shift"] < row["shift_high"]
+    # the CI by hand: resample faces with the same draw counts
+    w = pv.face_weights(len(data.faces), BOOT.n_resamples, BOOT.seed)
+    per_face = df[df["scenario_id"] == 47].pivot(index="face_id", columns="is_base", values="phi")
+    per_face = per_face.loc[list(data.faces)]
+    diffs = (w @ per_face[False].to_numpy() - w @ per_face[True].to_numpy()) / w.sum(axis=1)
+    lo, hi = np.percentile(diffs, [2.5, 97.5])
+    assert (row["shift_low"], row["shift_high"]) == pytest.approx((lo, hi), abs=1e-8)  # phi rounded
+    gap, glo, ghi = pv.group_gap(data, "gender", "male", "female", BOOT)
+    s = list(data.scenario_ids).index(1)
+    m, f = _phi(df, 1, gender="male"), _phi(df, 1, gender="female")
+    assert gap[s] == pytest.approx(f.mean() - m.mean())
+    assert glo[s] <= gap[s] <= ghi[s]

@@ -1,0 +1,86 @@
+"""The report of a paired-variation protocol: headline, figures, paper comparison."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stylisticbias.analysis.paired_run import analyze_paired, write_paired
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.benchmark import benchmark_from_params
+from stylisticbias.config import ROOT, compose
+from stylisticbias.report.paired import build_paired_report, compare_categories
+from stylisticbias.spec.parse import config_from_params
+
+
+def _scores(bench, model: str, halo: float, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for f in range(36):
+        demo = {
+            "gender": bench.demographics["gender"][f % 2],
+            "age": bench.demographics["age"][(f // 2) % 3],
+            "ethnicity": bench.demographics["ethnicity"][(f // 6) % 6],
+            "body_type": "not labelled",
+        }
+        for base in (True, False):
+            for s in bench.scenarios:
+                p = 0.45 + (halo if not base and "halo" in s.tags else 0.0)
+                rows.append({"model": model, "face_id": f"f{f:02d}", "is_base": base,
+                             "attribute": None if base else "Beauty filter",
+                             "value": None if base else "Beautified", **demo,
+                             "scenario_id": s.id, "phi": rng.binomial(12, p) / 12,
+                             "simulated": True})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> tuple[Path, dict]:
+    params = compose(["experiment=beauty-demo"])
+    params["paths"]["reports"] = "reports"
+    bench = benchmark_from_params(params)
+    shutil.copytree(ROOT / "conf" / "reference", tmp_path / "conf" / "reference")
+    scores = {
+        "simulated-halo-strong": _scores(bench, "simulated-halo-strong", 0.25, 0),
+        "simulated-halo-weak": _scores(bench, "simulated-halo-weak", 0.1, 1),
+    }
+    tables = analyze_paired(scores, bench, AnalysisSettings(n_resamples=100))
+    write_paired(tables, tmp_path / "reports")
+    cal = {"halo": {"coverage": 0.95, "n_cells": 66}, "simulated": True}
+    (tmp_path / "reports" / "calibration.json").write_text(json.dumps(cal))
+    build_paired_report(config_from_params(params), bench, tmp_path)
+    return tmp_path, params
+
+
+def test_report_has_its_headline_figures_and_comparison(report) -> None:
+    root, _ = report
+    md = (root / "reports" / "README.md").read_text(encoding="utf-8")
+    assert md.startswith("# beauty-and-the-bias: original vs beautified images — SIMULATED")
+    assert "**Halo effect** over the 33 `halo` scenarios" in md
+    assert "| simulated-halo-strong | 33 |" in md
+    assert "**Share of scenarios with a significant bias**" in md
+    assert "## Comparison with the paper" in md and "| Average |" in md
+    assert "83.8" in md  # the paper's table-backed total of Table 2 (Average)
+    assert "halo shift: CI coverage 0.95 over 66 cells" in md
+    for png in ("paired_h_by_scenario.png", "paired_means.png"):
+        assert (root / "reports" / "figures" / png).stat().st_size > 10_000
+        assert f"figures/{png}" in md
+    plot = pd.read_csv(root / "reports" / "plots" / "paired_h_by_scenario.csv")
+    assert len(plot) == 2 * 91
+
+
+def test_a_paper_model_is_compared_with_its_own_row(report) -> None:
+    root, _ = report
+    rates = pd.read_csv(root / "reports" / "tables" / "paired_category_rates.csv")
+    ref = pd.read_csv(ROOT / "conf/reference/beauty-and-the-bias/category_rates.csv")
+    out = compare_categories(rates, ref, {"simulated-halo-strong": "Gemma"})
+    gemma = out[(out["model"] == "simulated-halo-strong") & (out["bias"] == "attractiveness")]
+    assert gemma["paper row"].iloc[0] == "Gemma"
+    assert gemma["Total"].iloc[0].endswith(" / 89.0")  # Table 2: Gemma 89.0%
+    weak = out[out["model"] == "simulated-halo-weak"]
+    assert set(weak["paper row"]) == {"Average"}

@@ -1,0 +1,53 @@
+"""The generator audit: colour buckets, a planted group difference found, a null one not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from stylisticbias.soda.generator_audit import audit_table, colour_bucket, dominant_colour
+
+
+def test_colour_buckets() -> None:
+    px = np.array([[250, 250, 250], [10, 10, 10], [128, 128, 128], [200, 30, 30],
+                   [40, 70, 200], [40, 200, 40], [230, 200, 40], [160, 90, 40]])  # fmt: skip
+    assert list(colour_bucket(px)) == ["white", "black", "grey", "red", "blue", "green",
+                                       "yellow", "orange_brown"]  # fmt: skip
+    img = np.zeros((4, 4, 3), np.uint8)
+    img[:3] = (200, 30, 30)
+    region = np.ones((4, 4), bool)
+    assert dominant_colour(img, region) == "red"
+    assert dominant_colour(img, np.zeros((4, 4), bool)) is None
+
+
+def _labels(rng: np.random.Generator, planted: bool) -> pd.DataFrame:
+    rows = []
+    for i in range(60):
+        age = ("young adult", "middle-aged adult", "elderly")[i % 3]
+        p_red = 0.9 if planted and age == "elderly" else 0.2
+        rows.append({
+            "image_id": f"f{i}", "attribute": "Fashion style", "value": "Formal",
+            "framing": "full_body", "age": age, "gender": ("male", "female")[i % 2],
+            "ethnicity": "Asian", "body_type": "normal",
+            "colour": "red" if rng.random() < p_red else "blue",
+            "changed_share": float(rng.uniform(0.1, 0.3)),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_planted_group_difference_found_null_not() -> None:
+    rng = np.random.default_rng(0)
+    found = audit_table(_labels(rng, True), n_perm=2000, seed=1, alpha=0.05)
+    top = found.iloc[0]
+    assert (top["dimension"], top["group"], top["group_colour"]) == ("age", "elderly", "red")
+    assert top["significant"] and top["rest_colour"] == "blue"
+    null = audit_table(_labels(rng, False), n_perm=2000, seed=1, alpha=0.05)
+    assert not null["significant"].any()
+    assert set(null["dimension"]) == {"age", "gender"}  # one-group dimensions are not tested
+    assert (null["dimension"] == "gender").sum() == 1  # two groups: one test, not two
+
+
+def test_too_few_edits_give_an_empty_table_with_columns() -> None:
+    rng = np.random.default_rng(1)
+    out = audit_table(_labels(rng, True).head(6), n_perm=100, seed=1, alpha=0.05)
+    assert out.empty and "significant" in out.columns
