@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead clean-data
+.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -34,6 +34,11 @@ lock:  ## re-resolve pyproject.toml's dependencies (+dev) in a fresh venv -> req
 
 repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
 	$(BIN)/dvc repro
+
+# the columns one compares experiments by (README "Reading dvc exp show")
+EXP_KEEP := Experiment$$|Created$$|judged_models$$|protocol$$|faces\.n$$|judge\.seeds$$|.*engine\.name$$|[^.]+\.(sbs|sbs_ci_low|sbs_ci_high|significant_share|invalid_rate)$$|coverage$$
+exp: $(STAMP)  ## dvc exp show, only the columns experiments are compared by (models, headline metrics)
+	$(BIN)/dvc exp show --no-pager --drop '.*' --keep '$(EXP_KEEP)'
 
 # pytest-xdist workers (both cores of the 2-core dev machine); WORKERS=0 runs in one process.
 # --dist loadscope keeps a module's tests (and its module-scoped fixtures) on one worker.
@@ -72,6 +77,8 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 	$(BIN)/python -m stylisticbias_dev.bench.scan_engines --workdir .cache/bench-analysis --models 20
 	$(BIN)/python -m stylisticbias_dev.bench.openai_engine --images 2 --scenarios 3 --repeats 3
 	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 3
+	$(BIN)/python -m stylisticbias_dev.bench.official_import
+	$(BIN)/python -m stylisticbias_dev.bench.leaderboard --models 100 --repeats 3
 
 # Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)

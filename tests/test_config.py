@@ -81,3 +81,17 @@ def test_every_model_target_imports() -> None:
     for name in config.available("model"):
         target = load_group_option("model", name)["_target_"]
         assert isinstance(get_class(target), type), (name, target)
+
+
+def test_judged_models_follow_the_model_choice() -> None:
+    """One `dvc exp show` column names an experiment's judged models (-S 'model=[...]')."""
+    import pytest
+
+    from stylisticbias.validate import validate_params
+
+    params = compose(["model=[simulated-weak,simulated-strong]"])
+    want = ["simulated-weak", "simulated-strong"]
+    assert params["judged_models"] == want == list(params["models"])
+    assert compose(["model=[simulated-strong]"])["judged_models"] == ["simulated-strong"]
+    with pytest.raises(StylisticBiasError, match=r"judged_models=\['x'\] is derived from models"):
+        validate_params({**params, "judged_models": ["x"]})

@@ -27,7 +27,11 @@ STAGES: dict[str, tuple[list[str], list[str], list[str]]] = {
     "variations": (["variations"], ["data/variations"], ["data/.render-cache"]),
     "judge": (["judge", MODEL], [f"data/judgments/{MODEL}"], [f"data/judgments/{MODEL}"]),
     "scores": (["scores", MODEL], [f"data/scores/model={MODEL}"], []),
-    "analyze": (["analyze"], ["reports/tables", "reports/metrics.json"], []),
+    "analyze": (
+        ["analyze"],
+        ["reports/tables", "reports/metrics.json", "reports/metrics_all.json"],
+        [],
+    ),
     "report": (["report"], ["reports/figures", "reports/plots", "reports/README.md"], []),
     "track": (["track"], ["data/tracking/report_runs.json"], []),
 }

@@ -31,7 +31,8 @@ def _params(tmp_path: Path, enabled: bool = True) -> dict:
 
 SUMMARY = {"model": "simulated-strong", "engine": "simulated", "simulated": True,
            "images_per_s": 100.0, "prompts_per_s": 30000.0, "invalid_rate": 0.02,
-           "undecided_mass": 0.0, "image_tokens_per_image": None, "n_images": 10}  # fmt: skip
+           "undecided_mass": 0.0, "image_tokens_per_image": None, "n_images": 10,
+           "images_judged": 10, "images_resumed": 0}  # fmt: skip
 RUN_PARAMS = {"model": "simulated-strong", "engine": "simulated", "decoding": "simulated",
               "temperature": 0.2, "orderings": [1, 2, 3, 4], "seeds": [1, 2, 3]}  # fmt: skip
 
@@ -57,6 +58,15 @@ def test_judge_run_is_logged_and_nested(tmp_path: Path, monkeypatch: pytest.Monk
     )
     assert r["tags.simulated"] == "true" and r["tags.mlflow.parentRunId"] == parent_id
     assert "tags.git_commit" in runs
+
+
+def test_a_run_that_judged_nothing_logs_nothing(tmp_path: Path) -> None:
+    params = _params(tmp_path)
+    assert log_judge_run(tracking_spec(params), RUN_PARAMS, SUMMARY)
+    resumed = {**SUMMARY, "images_judged": 0, "images_resumed": 10, "images_per_s": None}
+    assert log_judge_run(tracking_spec(params), RUN_PARAMS, resumed) is None
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    assert len(mlflow.search_runs(experiment_names=["t"])) == 1
 
 
 def test_disabled_tracking_logs_nothing(tmp_path: Path) -> None:

@@ -125,6 +125,7 @@ def compute_scores(
     undecided_max: float = 0.05,
     parser: str = "paper",
     validate_output: bool = True,
+    definitions: str = "paper",
 ) -> pd.DataFrame:
     """phi, n_valid, n and delta per (model, image, scenario) -- a ``SCORES`` table.
 
@@ -134,6 +135,9 @@ def compute_scores(
     docstring for drawn vs. exact rows, ``source``, ``k``, the undecided-mass limits and
     ``parser`` (``paper`` | ``official``). ``validate_output=False`` leaves the SCORES check to
     the caller (:func:`~stylisticbias.score_store.write_model_scores` validates what it writes).
+    ``definitions`` (``analysis.definitions``):
+    ``official`` keeps unparsed answers in phi's denominator (phi = # positive / n) under either
+    reader, as the paper's released code does; it needs drawn rows.
     """
     if source not in ("auto", "drawn", "exact"):
         raise ValueError(f"source: {source!r}; valid: auto, drawn, exact")
@@ -146,7 +150,23 @@ def compute_scores(
         raise StylisticBiasError(
             f"params.yaml judge.parser: {parser!r}; valid: {', '.join(task.readers)}"
         )
+    if definitions not in ("paper", "official"):
+        raise StylisticBiasError(
+            f"params.yaml analysis.definitions: {definitions!r}; valid: paper, official"
+        )
     phi = task.score_cells(judgments, benchmark, source=source, k=k, reader=parser)
+    if definitions == "official" and parser != "official":
+        if source == "exact" or not (judgments["seed"] > 0).any():
+            raise StylisticBiasError(
+                "analysis.definitions official: the official phi needs drawn responses; the "
+                "judgments hold only exact rows (seed 0). Re-judge with engine.decoding "
+                "generate, or use analysis.definitions paper"
+            )
+        # the paper's code: unparsed answers stay in the denominator (phi = # positive / n)
+        phi["phi"] = np.where(phi["n"] > 0, phi["phi"] * phi["n_valid"] / phi["n"], np.nan)
+        phi["phi"] = phi["phi"].fillna(0.0).where(phi["n"] > 0)
+        phi["phi_low"] = phi["phi_high"] = phi["phi_paper"] = phi["phi"]
+        phi["phi_exact"] = np.nan
     phi = _exclude_undecided(phi, undecided_warn, undecided_max)
 
     demo = list(DEMOGRAPHIC_AXES)
@@ -316,6 +336,7 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
         undecided_max=float(judge.undecided_max),
         parser=str(judge.parser),
         validate_output=False,  # write_model_scores validates what it writes, once
+        definitions=str(config.analysis.definitions),
     )
     out = write_model_scores(scores, path("scores"), model_name)
     n_null = int(scores["phi"].isna().sum())

@@ -39,6 +39,13 @@ def validate_params(params: dict[str, Any]) -> None:
     for name, model in (params.get("models") or {}).items():
         _check_model(str(name), model)
         _check_tasks(str(name), model, bench)
+    names = params.get("judged_models")
+    if names is not None and list(names) != list(params.get("models") or {}):
+        raise StylisticBiasError(
+            f"judged_models={list(names)} is derived from models "
+            f"({list(params.get('models') or {})}); do not set it: choose the judged models "
+            "with `model=[...]`"
+        )
     scen = judge.get("scenarios", "all")
     if scen not in (None, "all"):
         if not isinstance(scen, list):

@@ -99,8 +99,18 @@ def test_run_analysis_writes_every_table(synth, default_params, tmp_path) -> Non
         assert (out / f"{f}.csv").exists(), f
     vs = pd.read_csv(out / "vs_by_model.csv")
     assert (vs.model == "Average").sum() == 4 and vs.simulated.all()
-    metrics = json.loads((tmp_path / "reports" / "metrics.json").read_text())
+    head = json.loads((tmp_path / "reports" / "metrics.json").read_text())
+    assert set(head) == {"m1", "m2"} and set(head["m1"]) == {  # the DVC metrics: headline only
+        "sbs",
+        "sbs_ci_low",
+        "sbs_ci_high",
+        "significant_share",
+        "invalid_rate",
+    } - ({"invalid_rate"} if "invalid_rate" not in head["m1"] else set())
+    assert head["m1"]["sbs_ci_low"] < head["m1"]["sbs"] < head["m1"]["sbs_ci_high"]
+    metrics = json.loads((tmp_path / "reports" / "metrics_all.json").read_text())
     m1 = metrics["m1"]
+    assert m1["sbs"]["overall"] == pytest.approx(head["m1"]["sbs"], rel=1e-5)
     assert set(m1["vs"]) == {"age", "gender", "ethnicity", "body_type"}
     assert "fashion" in m1["sbs"]["category"] and "stylish" in m1["sbs"]["scenario"]
     assert m1["pareto"]["n_variations_80"] >= 1 and "cohens_d" in m1

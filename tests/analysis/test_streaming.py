@@ -5,9 +5,9 @@ models, on a small demo-configured dataset (paper marginals, the whitelist), jud
 simulated engine (which never looks at pixels, so no images are rendered). One extra model lacks
 some faces (the face index of the analysis is then the union) and one has no judgments file
 (no diagnostics for it); one carries undecided mass (some rows above ``judge.undecided_max``, so
-excluded). Every table and metrics.json are compared, the estimator extensions included: the
-de-biased VS columns of Table 2, Table 3's per-cell contrast tests, ``undecided_mass.csv`` and
-``estimator_comparison.csv``.
+excluded). Every table, metrics.json and metrics_all.json are compared, the estimator
+extensions included: the de-biased VS columns of Table 2, Table 3's per-cell contrast tests,
+``undecided_mass.csv`` and ``estimator_comparison.csv``.
 """
 
 from __future__ import annotations
@@ -135,6 +135,20 @@ def _assert_same_csv(a: Path, b: Path) -> None:
             assert x[c].tolist() == y[c].tolist(), f"{a.name}:{c}"
 
 
+def _assert_same_json(ref_path: Path, ours_path: Path) -> None:
+    m_ref = json.loads(ref_path.read_text())
+    m_ours = json.loads(ours_path.read_text())
+    assert m_ref.keys() == m_ours.keys()
+    flat_ref, flat_ours = pd.json_normalize(m_ref), pd.json_normalize(m_ours)
+    assert list(flat_ref.columns) == list(flat_ours.columns)
+    for c in flat_ref.columns:
+        a, b = flat_ref[c].iloc[0], flat_ours[c].iloc[0]
+        if isinstance(a, float) and isinstance(b, float):
+            assert a == pytest.approx(b, rel=1e-9, abs=1e-12), c
+        else:
+            assert a == b, c
+
+
 def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
     root, params = demo_root
     ref_dir = root / "ref"
@@ -145,22 +159,14 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
     ours = root / "reports" / "tables"
     names = sorted(p.name for p in (ref_dir / "tables").glob("*.csv"))
     assert names == sorted(p.name for p in ours.glob("*.csv"))
-    assert len(names) == len(ref) == 31  # long tables + the paper-layout ones (write_tables)
+    assert len(names) == len(ref) == 38  # long tables + the paper-layout ones (write_tables)
     assert "position_bias.csv" in names and "model_pair_regressions.csv" in names
     assert "undecided_mass.csv" in names and "estimator_comparison.csv" in names
     for n in names:
         _assert_same_csv(ref_dir / "tables" / n, ours / n)
-    m_ref = json.loads((ref_dir / "metrics.json").read_text())
-    m_ours = json.loads((root / "reports" / "metrics.json").read_text())
-    assert m_ref.keys() == m_ours.keys()
-    flat_ref, flat_ours = pd.json_normalize(m_ref), pd.json_normalize(m_ours)
-    assert list(flat_ref.columns) == list(flat_ours.columns)
-    for c in flat_ref.columns:
-        a, b = flat_ref[c].iloc[0], flat_ours[c].iloc[0]
-        if isinstance(a, float) and isinstance(b, float):
-            assert a == pytest.approx(b, rel=1e-9, abs=1e-12), c
-        else:
-            assert a == b, c
+    for name in ("metrics.json", "metrics_all.json"):
+        _assert_same_json(ref_dir / name, root / "reports" / name)
+
     # the extra model without judgments has no diagnostics; the one lacking faces is analysed
     pos = pd.read_csv(ours / "position_bias.csv")
     assert "sim-extra-b" not in set(pos.model) and len(pos) == 3

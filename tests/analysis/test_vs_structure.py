@@ -37,7 +37,7 @@ def test_vs_matches_pandas(synth: pd.DataFrame, ddof: int) -> None:
     assert_allclose(row.loc["body", "vs"], _vs_pandas(base, "body_type", ddof))
     # age is planted (0.04 per step), body is not
     assert row.loc["age", "pval"] < 0.01 < row.loc["body", "pval"]
-    assert row.loc["age", "ci_low"] <= row.loc["age", "vs"] <= row.loc["age", "ci_high"]
+    assert row.loc["age", "range_low"] <= row.loc["age", "vs"] <= row.loc["age", "range_high"]
 
 
 def test_vs_permutation_p_is_permutation_test(synth: pd.DataFrame) -> None:
@@ -94,7 +94,7 @@ def test_bc_interval_matches_its_formula_and_falls_back_outside_the_replicates()
     assert_allclose(lo[0], np.percentile(boot[:, 0], 2.5))
 
 
-def test_vs_near_zero_ci_contains_the_estimate(caplog: pytest.LogCaptureFixture) -> None:
+def test_vs_near_zero_range_contains_the_estimate(caplog: pytest.LogCaptureFixture) -> None:
     """Group means exactly equal (VS = 0), every replicate > 0: one warning, CI holds the 0."""
     rng = np.random.default_rng(0)
     vals = rng.uniform(0.2, 0.8, size=(20, 3))  # 20 faces per group x 3 scenarios
@@ -109,7 +109,7 @@ def test_vs_near_zero_ci_contains_the_estimate(caplog: pytest.LogCaptureFixture)
         out = variation_strength(df, {"age": "age"}, n_resamples=300, n_permutations=0)
     row = out.iloc[0]
     assert row.vs == pytest.approx(0.0, abs=1e-12)
-    assert row.ci_low == pytest.approx(0.0, abs=1e-12) and row.ci_high > 0.01
+    assert row.range_low == pytest.approx(0.0, abs=1e-12) and row.range_high > 0.01
     warns = [r for r in caplog.records if "outside its bootstrap distribution" in r.message]
     assert len(warns) == 1 and "m1/age" in warns[0].message
 

@@ -66,3 +66,121 @@ def test_fig3_title_names_its_order() -> None:
     title = fig.get_suptitle()
     assert "largest on top" in title and "ascending" not in title
     plt.close(fig)
+
+
+def _drawn_texts(fig) -> list[Text]:
+    """The texts a draw of ``fig`` shows: visible, non-empty, and for tick labels only those
+    of ticks inside the axis' view interval (matplotlib keeps the others, undrawn)."""
+    hidden: set[int] = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                loc = tick.get_loc()
+                if loc is None or not (lo - 1e-9 * abs(hi - lo) <= loc <= hi + 1e-9 * abs(hi - lo)):
+                    hidden |= {id(tick.label1), id(tick.label2)}
+    return [
+        t
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and id(t) not in hidden
+    ]
+
+
+def text_outside(fig, tol: float = 1.0) -> list[str]:
+    """Every drawn text of ``fig`` whose box leaves the canvas (clipped in the PNG)."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    w, h = fig.bbox.width, fig.bbox.height
+    bad = []
+    for t in _drawn_texts(fig):
+        bb = t.get_window_extent(r)
+        if bb.x0 < -tol or bb.y0 < -tol or bb.x1 > w + tol or bb.y1 > h + tol:
+            box = f"({bb.x0:.0f},{bb.y0:.0f})-({bb.x1:.0f},{bb.y1:.0f})"
+            bad.append(f"{t.get_text()[:40]!r} at {box} of {w:.0f}x{h:.0f}")
+    return bad
+
+
+def _corners(t: Text, r) -> np.ndarray:
+    """The four corners of a (possibly rotated) text's box, in display pixels: the unrotated
+    box's size turned by the rotation about the drawn box's centre."""
+    bb = t.get_window_extent(r)
+    angle = t.get_rotation()
+    t.set_rotation(0)
+    flat = t.get_window_extent(r)
+    t.set_rotation(angle)
+    a = np.deg2rad(angle)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    half = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * [flat.width / 2, flat.height / 2]
+    return half @ rot.T + [(bb.x0 + bb.x1) / 2, (bb.y0 + bb.y1) / 2]
+
+
+def _overlap(p: np.ndarray, q: np.ndarray, margin: float = 1.0) -> bool:
+    """Separating-axis test of two convex quadrilaterals (overlap deeper than ``margin`` px)."""
+    for poly in (p, q):
+        for i in range(4):
+            edge = poly[(i + 1) % 4] - poly[i]
+            n = np.array([-edge[1], edge[0]]) / (np.hypot(*edge) or 1.0)
+            a, b = p @ n, q @ n
+            if a.max() - margin <= b.min() or b.max() - margin <= a.min():
+                return False
+    return True
+
+
+def overlapping_labels(fig) -> list[str]:
+    """Pairs of drawn tick labels of one axis whose (rotated) boxes overlap: unreadable."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    drawn = {id(t) for t in _drawn_texts(fig)}
+    bad = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t for t in axis.get_ticklabels() if id(t) in drawn]
+            quads = [_corners(t, r) for t in labels]
+            for (p, tp), (q, tq) in itertools.combinations(zip(quads, labels), 2):
+                if _overlap(p, q):
+                    bad.append(f"{tp.get_text()[:20]!r} / {tq.get_text()[:20]!r}")
+    return bad
+
+
+def test_the_text_checks_catch_clipped_and_overlapping_text() -> None:
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1])
+    fig.tight_layout()
+    assert text_outside(fig) == [] and overlapping_labels(fig) == []
+    fig.text(-0.2, 0.5, "cut off at the left edge")
+    ax.set_xticks([0.0, 0.01], ["a long tick label", "another long one"])
+    assert len(text_outside(fig)) == 1 and len(overlapping_labels(fig)) == 1
+    ax.set_xticks([0.0, 1.0], ["a long tick label", "another long one"], rotation=90)
+    assert overlapping_labels(fig) == []  # turned: side by side, no overlap
+    plt.close(fig)
+
+
+def test_report_figures_keep_their_text_inside_the_canvas(
+    tmp_path, analysis_output, monkeypatch
+) -> None:
+    """Every figure the report writes (three models: the all-pairs grid too): no title, label or
+    note clipped at the canvas edge, no two tick labels on top of each other."""
+    import shutil
+
+    from stylisticbias.config import project_root
+    from stylisticbias.report import figures as F
+    from stylisticbias.report.run import build_report
+    from stylisticbias.spec.parse import config_from_params
+
+    params = analysis_output(["simulated-strong", "simulated-weak", "gemma-3"], simulated=True)
+    params["tracking"]["enabled"] = False
+    shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
+    problems: dict[str, list[str]] = {}
+    real_save = F.save
+
+    def checked_save(fig, path):
+        bad = text_outside(fig) + overlapping_labels(fig)
+        if bad:
+            problems[path.name] = bad
+        return real_save(fig, path)
+
+    monkeypatch.setattr(F, "save", checked_save)
+    build_report(config_from_params(params), tmp_path)
+    written = sorted(p.name for p in (tmp_path / "reports" / "figures").glob("*.png"))
+    assert len(written) >= 10 and "fig8_model_pairs_all.png" in written
+    assert not problems, "\n".join(f"{k}: {'; '.join(v)}" for k, v in sorted(problems.items()))

@@ -61,6 +61,16 @@ def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, analysi
     wide = (tmp_path / "reports" / "tables" / "table02_vs.csv").read_text().splitlines()
     assert "| " + wide[1].replace(",", " | ") + " |" in md  # embedded as analyze wrote it
     assert "nothing to compare" in md
+    # read-through polish: no HTML entities; headline bullets carry intervals / significance;
+    # "weakest" says what it means; the two category aggregations are named
+    import re
+
+    assert not re.search(r"&(#[0-9]+|#x[0-9a-f]+|[a-z][a-z0-9]*);", md, re.I), "HTML entity"
+    head = md.split("## Headline findings", 1)[1].split("\n## ", 1)[0]
+    assert "weakest (smallest \\|SBS\\|)" in head and "95% CI [" in head
+    assert "corrected p" in head and "significant in" in head
+    assert "mean \\|SBS\\| (the mean over a category's scenarios" in head
+    assert "\\|mean SBS\\|" in head and "|mean SBS| by scenario category and model" in md
     assert "docs/statistics.md" in md
 
 
@@ -108,6 +118,21 @@ def test_user_strings_reach_the_report_inert() -> None:
 
     evil = "<script>alert(1)</script>"
     table = md_table(pd.DataFrame({"model": [evil], "value": [f"a|b {evil}"]}))
-    assert "<script" not in table and "&lt;script&gt;" in table
-    assert "<script" not in md_escape(f"Largest |SBS|: {evil} (0.1)")
+    assert "<script" not in table.replace("\\<script", "") and "\\<script>" in table
+    assert "<script" not in md_escape(f"Largest |SBS|: {evil} (0.1)").replace("\\<", "")
     assert md_escape("<u>-0.002</u>") == "<u>-0.002</u>"  # the analysis' own mark survives
+    # no HTML entities: a plain & or < stays, what could start an entity or a tag is escaped
+    assert md_escape("Makeup & lips, p < 0.05") == "Makeup & lips, p < 0.05"
+    assert md_escape("a &amp; b &#60; c") == "a \\&amp; b \\&#60; c"
+    assert md_escape("<img src=x>") == "\\<img src=x>"
+
+
+def test_p_values_below_a_thousandth_read_as_such() -> None:
+    import pandas as pd
+
+    from stylisticbias.report.markdown import format_p, md_table
+
+    assert format_p(0.0004) == "< 0.001" and format_p(0.001) == "0.001"
+    assert format_p(0.04567) == "0.046"
+    table = md_table(pd.DataFrame({"pval": [1e-9, 0.2], "pval_corr": [3e-4, 0.5], "x": [1e-9, 2]}))
+    assert table.count("< 0.001") == 2 and "0.000" in table  # x is no p-value

@@ -20,6 +20,8 @@ from stylisticbias.benchmark import benchmark_from_params, slug
 from stylisticbias.config import compose, load_group_option, load_params, project_root
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.report.mlflow_log import (
+    ALL_METRICS_TABLE,
+    MAX_RUN_METRICS,
     SWEEP_ENV,
     flatten_metrics,
     generator_option,
@@ -100,12 +102,21 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     models = children[children["tags.stylisticbias.run_kind"] == "model"]
     assert sorted(models["tags.model"]) == sorted(["simulated-strong", "simulated-weak"] * 2)
     for col in (
-        "metrics.vs.age",
-        "metrics.sbs.overall",
-        "metrics.pareto.n_variations_80",
-        "metrics.sbs.category.fashion",
+        "metrics.sbs",
+        "metrics.sbs.ci_low",
+        "metrics.vs_debiased.age.ci_high",
+        "metrics.significant_share",
+        "metrics.invalid_rate.ci_low",
+        "metrics.n_variations_80",
     ):
         assert models[col].notna().all(), col
+    client = mlflow.MlflowClient()
+    for run_id in models["run_id"]:  # the run page: the headline only
+        assert 10 <= len(client.get_run(run_id).data.metrics) <= MAX_RUN_METRICS
+    # the same data tags in every model run (keyed by role, not by the model's partition path)
+    tags = [{k for k in r.index if k.startswith("tags.data.") and pd.notna(r[k])}
+            for _, r in models.iterrows()]  # fmt: skip
+    assert all(t == tags[0] for t in tags) and "tags.data.scores" in tags[0], tags[0]
     assert (models["tags.git_commit"] == git_repo).all()
     assert (models["tags.mlflow.source.git.commit"] == git_repo).all()
     assert (models["tags.simulated"] == "true").all()
@@ -116,7 +127,10 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     assert ds.dataset.name.startswith("scores/simulated-")
     assert len(ds.dataset.digest) == 32
     arts = {a.path for a in mlflow.MlflowClient().list_artifacts(run.info.run_id, "tables")}
-    assert "tables/sbs_by_scenario.json" in arts
+    assert {"tables/sbs_by_scenario.json", ALL_METRICS_TABLE} <= arts
+    # two model runs hold the same artifact paths: the compare view lines them up
+    for other in models["run_id"]:
+        assert _artifacts(other) == _artifacts(run.info.run_id)
 
     comp = children[children["tags.stylisticbias.run_kind"] == "comparison"]
     assert len(comp) == 2 and (comp["metrics.n_models"] == 2).all()
@@ -196,7 +210,7 @@ def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict
         run_analysis(config_from_params(params))
     track_report(params, root)
     tables = {p.stem: pd.read_csv(p) for p in (root / "reports" / "tables").glob("*.csv")}
-    metrics = json.loads((root / "reports" / "metrics.json").read_text())
+    metrics = json.loads((root / "reports" / "metrics_all.json").read_text())
     return root, params, tables, metrics
 
 
@@ -206,10 +220,30 @@ def _runs(params: dict) -> pd.DataFrame:
     return mlflow.search_runs([exp.experiment_id])
 
 
+def _artifacts(run_id: str, path: str = "") -> set[str]:
+    out: set[str] = set()
+    for a in mlflow.MlflowClient().list_artifacts(run_id, path):
+        out |= _artifacts(run_id, a.path) if a.is_dir else {a.path}
+    return out
+
+
 def _logged(params: dict, run_id: str) -> tuple[dict[str, float], dict[str, str]]:
+    """The run's logged table of every number (checked against its headline metrics)."""
     mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
     data = mlflow.MlflowClient().get_run(run_id).data
-    return data.metrics, data.params
+    root = Path(params["tracking"]["tracking_uri"].removeprefix("sqlite:///")).parent
+    with contextlib.chdir(root):  # artifact paths are relative to the store's directory
+        table = mlflow.load_table(ALL_METRICS_TABLE, run_ids=[run_id])
+    every = dict(zip(table["metric"], table["value"].astype(float)))
+    # the run page's headline repeats numbers of the table under its own names
+    same = {"sbs": "sbs.overall", "invalid_rate": "invalid_rate", "cohens_d": "cohens_d"}
+    for key, value in data.metrics.items():
+        base, _, bound = key.partition(".ci_")
+        twin = same.get(base, base if base.startswith("vs_debiased.") else None)
+        if twin is not None and (twin + (f".ci_{bound}" if bound else "")) in every:
+            want = every[twin + (f".ci_{bound}" if bound else "")]
+            assert value == pytest.approx(want, rel=5e-6), key  # tables: 6 digits
+    return every, data.params
 
 
 #: (table, metric prefix, label columns, point, low, high, row filter): written out here by hand,
@@ -222,7 +256,7 @@ EXPECTED_INTERVALS = [
      "ci_low", "ci_high", None),
     ("sbs_by_variation_model", "sbs.variation", ["category", "variation"], "sbs", "ci_low",
      "ci_high", None),
-    ("vs_by_model", "vs", ["dimension"], "vs", "ci_low", "ci_high", None),
+    ("vs_by_model", "vs", ["dimension"], "vs", "range_low", "range_high", None),
     ("vs_by_model", "vs_debiased", ["dimension"], "vs_debiased", "debiased_ci_low",
      "debiased_ci_high", None),
     ("per_model_effects", "cohens_d", [], "cohens_d", "d_ci_low", "d_ci_high", None),
@@ -245,7 +279,14 @@ def _expected(tables: dict[str, pd.DataFrame], model: str) -> dict[str, float]:
                 DIM_NAMES[row[c]] if c == "dimension" else slug(str(row[c])) for c in labels
             ]
             name = ".".join(parts)
-            for key, col in ((name, point), (f"{name}.ci_low", low), (f"{name}.ci_high", high)):
+            lo_name, hi_name = (
+                ("range_low", "range_high") if low == "range_low" else ("ci_low", "ci_high")
+            )
+            for key, col in (
+                (name, point),
+                (f"{name}.{lo_name}", low),
+                (f"{name}.{hi_name}", high),
+            ):
                 if np.isfinite(row[col]):
                     out[key] = float(row[col])
     return out
@@ -261,11 +302,14 @@ def test_every_interval_is_logged_beside_its_point(tracked) -> None:
         logged, _ = _logged(params, run_id)
         expected = _expected(tables, model)
         n_ci = sum(k.endswith(".ci_low") for k in expected)
-        # overall + categories + scenarios + 4 scenario categories + variations + 4 VS + 4
-        # de-biased VS + Cohen's d, position, letter bias, invalid rate: all with an interval
+        # the paper VS's interval is a bootstrap range, logged as .range_low/.range_high
+        assert sum(k.endswith(".range_low") for k in expected) == 4
+        assert not any(k.startswith("vs.") and k.endswith(".ci_low") for k in logged)
+        # overall + categories + scenarios + 4 scenario categories + variations + 4
+        # de-biased VS + Cohen's d, position, letter bias, invalid rate: all with a CI
         n_var = len({(v.category, v.label) for v in bench.variations if v.evaluated})
         n_cat = len({v.category for v in bench.variations if v.evaluated})
-        assert n_ci == 1 + n_cat + len(bench.scenarios) + 4 + n_var + 4 + 4 + 4, n_ci
+        assert n_ci == 1 + n_cat + len(bench.scenarios) + 4 + n_var + 4 + 4, n_ci
         for key, value in expected.items():  # bounds as in the table, points to its digits
             rel = 1e-12 if key.endswith((".ci_low", ".ci_high")) else 5e-6
             assert logged.get(key) == pytest.approx(value, rel=rel, abs=0), key
@@ -282,10 +326,12 @@ def test_every_interval_is_logged_beside_its_point(tracked) -> None:
             .query("model == @model and dimension == 'body'")["debiased_ci_high"]
             .iloc[0]
         )
-        # every point of metrics.json that has an interval sits beside it, with the same value
+        # every point of metrics_all.json that has an interval sits beside it, with the same value
         flat = flatten_metrics(metrics[model])
         with_ci = [k for k in flat if f"{k}.ci_low" in expected]
-        assert len(with_ci) >= 1 + 10 + 25 + 4 + 4 + 3, sorted(flat)
+        assert len(with_ci) >= 1 + 10 + 25 + 4 + 3, sorted(flat)
+        vs_points = [k for k in flat if k.startswith("vs.")]
+        assert len(vs_points) == 4 and all(f"{k}.range_low" in logged for k in vs_points)
         for k in with_ci:
             assert f"{k}.ci_low" in logged and f"{k}.ci_high" in logged, k
             assert logged[k] == pytest.approx(flat[k], rel=1e-5), k
@@ -297,6 +343,10 @@ def test_every_interval_is_logged_beside_its_point(tracked) -> None:
     for key, value in pooled.items():
         assert logged.get(key) == pytest.approx(value, rel=1e-12, abs=0), key
     assert logged["sbs.category.fashion.ci_low"] == pooled["sbs.category.fashion.ci_low"]
+    # the released code's analyses: effect sizes, the mixed model's R^2, agreement
+    assert "eta2p.variation-category" in logged and "eta2p.variation-category.ci_low" in logged
+    assert "mixed.r2_marginal" in logged and "agreement.icc-3-1" not in logged
+    assert "agreement.icc_3_1" in logged and "agreement.kendall_w.ci_low" in logged
 
 
 def _yaml_text(v: object) -> str:

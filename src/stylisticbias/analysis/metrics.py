@@ -174,6 +174,7 @@ def sbs(
     min_faces: int = 2,
     zero_method: str = "wilcox",
     correction: bool = False,
+    scipy_method: bool = False,
     faces: pd.Index | None = None,
     weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
@@ -208,6 +209,7 @@ def sbs(
         min_faces=min_faces,
         zero_method=zero_method,
         correction=correction,
+        scipy_method=scipy_method,
         weights=weights,
     )
 
@@ -223,6 +225,7 @@ def sbs_frame(
     min_faces: int = 2,
     zero_method: str = "wilcox",
     correction: bool = False,
+    scipy_method: bool = False,
     weights: np.ndarray | None = None,
     boot_out: list[np.ndarray] | None = None,
 ) -> pd.DataFrame:
@@ -251,6 +254,7 @@ def sbs_frame(
             min_faces=min_faces,
             zero_method=zero_method,
             correction=correction,
+            scipy_method=scipy_method,
         )
     out["pval"] = pval
     out["pval_corr"] = p_adjust(pval, method)
@@ -272,6 +276,7 @@ def face_effects(
     min_faces: int = 2,
     zero_method: str = "wilcox",
     correction: bool = False,
+    scipy_method: bool = False,
     faces: pd.Index | None = None,
     weights: np.ndarray | None = None,
 ) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
 from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs_frame
+from stylisticbias.analysis.official import adjust_untested_as_one, table3_official
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import contrast_ttest, marks, p_adjust
 from stylisticbias.analysis.table_registry import spec
@@ -116,6 +117,10 @@ def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataF
     present = shift.frame[["attribute", "value"]].drop_duplicates()
     grid = table12_grid(benchmark, evaluated_only=False).merge(present, on=["attribute", "value"])
     df = grid.merge(shift.frame, on=["attribute", "value", "dimension", "group"], how="left")
+    if s.official:  # the released code: BH over every cell with data, untested as p = 1
+        df["pval_corr"] = adjust_untested_as_one(
+            df["pval"].to_numpy(), df["effect"].notna().to_numpy(), s.correction
+        )
     df = with_significance(df, s)
     df.loc[~df["applicable"], "significance"] = ""
     lut = {(v.attribute, v.value): v for v in benchmark.variations}
@@ -156,6 +161,11 @@ def table3(
     """
     cat_of = {(v.attribute, v.value): v.category for v in benchmark.variations}
     fr = shift.frame
+    if s.official and shift.num is not None and shift.den is not None:
+        off = table3_official(
+            fr, shift.num, shift.den, benchmark.categories, cat_of, s, average_label=AVERAGE
+        )
+        return off[spec("sbs_category_by_demographic").built_columns]
     cats = np.array([cat_of[(a, v)] for a, v in zip(fr.attribute, fr.value)])
     if shift.num is None or shift.den is None:
         raise ValueError("table3: the Table 12 cells carry no face-level sums (Shift.num/den)")

@@ -29,6 +29,11 @@ from stylisticbias.analysis.diagnostics import bias_tables, response_sums
 from stylisticbias.analysis.estimators import estimator_rows
 from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs
 from stylisticbias.analysis.model_tables import table2_cells, table7_cells, table11_cells
+from stylisticbias.analysis.official_analyses import (
+    ATTRIBUTE_SCENARIO,
+    base_preference,
+    shift_tails,
+)
 from stylisticbias.analysis.paper_tables import DIMENSIONS
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.undecided import undecided_table
@@ -85,6 +90,7 @@ CATEGORICAL = [
 POOLED: dict[str, tuple[str, ...]] = {
     **{f"t12_{dim}": ("attribute", "value", col) for dim, col in DIMENSIONS.items()},
     **SBS_GROUPINGS,
+    "attribute_scenario": ATTRIBUTE_SCENARIO,
 }
 #: per-model tables whose ``pval_corr`` is one correction family over all models
 CORRECTED_ACROSS_MODELS = (
@@ -92,7 +98,7 @@ CORRECTED_ACROSS_MODELS = (
     "sbs_overall",
     *(f"sbs_{k}" for k in SBS_GROUPINGS),
 )
-FORMAT = 2  # bump when the saved layout changes
+FORMAT = 3  # bump when the saved layout changes
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,7 @@ def summarize_model(
     tables["demographic_tests"] = table11_cells(scores, s)
     # undecided mass bounds and the paper-vs-exact estimators
     tables["undecided_mass"] = undecided_table(scores)
+    tables["base_preference"] = base_preference(scores)
     comparison = estimator_rows(scores, s)
     if comparison is not None:
         tables["estimator_comparison"] = comparison
@@ -160,6 +167,7 @@ def summarize_model(
         for key, by in SBS_GROUPINGS.items():
             tables[f"sbs_{key}"] = sbs(delta, ["model", *by], **kw).astype({"model": str})
         tables["sbs_overall"] = sbs(delta, ["model"], **kw).astype({"model": str})
+        tables["shift_tails"] = shift_tails(delta)
         for key, by in POOLED.items():
             sums[key] = cell_sums(delta, list(by), faces=faces)[0]
     else:

@@ -24,12 +24,19 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from stylisticbias.analysis import table_registry as registry
-from stylisticbias.analysis.beyond_tables import SBS_VOCABULARY, beyond
+from stylisticbias.analysis.beyond_tables import ALL, SBS_VOCABULARY, beyond
 from stylisticbias.analysis.diagnostics import JUDGMENT_COLUMNS, bias_tables, response_sums
 from stylisticbias.analysis.estimators import estimator_comparison
+from stylisticbias.analysis.headline import METRICS_ALL, dvc_headline
 from stylisticbias.analysis.layout import metrics_json, wide_tables
-from stylisticbias.analysis.metrics import sbs
+from stylisticbias.analysis.metrics import cell_sums, sbs
 from stylisticbias.analysis.model_tables import table2, table7, table11
+from stylisticbias.analysis.official_analyses import (
+    ATTRIBUTE_SCENARIO,
+    base_preference,
+    official_analyses,
+    shift_tails,
+)
 from stylisticbias.analysis.paper_tables import (
     DIMENSIONS,
     shift_cells,
@@ -178,6 +185,23 @@ def analyze(
     )
     t["sbs_overall"] = ov.astype({"model": str}).rename(columns=SBS_VOCABULARY)
     t["undecided_mass"] = undecided_table(scores)
+    pooled = {f"t12_{d}": cell_sums(delta, ["attribute", "value", c], faces=faces)[0]
+              for d, c in DIMENSIONS.items()}  # fmt: skip
+    pooled["attribute_scenario"] = cell_sums(delta, list(ATTRIBUTE_SCENARIO), faces=faces)[0]
+    cells = [base_preference(g) for _, g in scores.groupby("model", sort=True, observed=True)]
+    t.update(
+        official_analyses(
+            pooled,
+            t["sbs_by_scenario"],
+            pd.concat(cells, ignore_index=True),
+            shift_tails(delta),
+            faces,
+            benchmark,
+            s,
+            dimensions=DIMENSIONS,
+            pooled_label=ALL,
+        )
+    )
     comparison = estimator_comparison(scores, s)
     if comparison is not None:
         t["estimator_comparison"] = comparison
@@ -291,14 +315,22 @@ def write_tables(
     metrics = metrics_json(
         tables, {m: m for m in models}, simulated, {d: c for d, c in DIMENSIONS.items()}
     )
+    headline = dvc_headline(tables, models, s.alpha, s.ci)
     _label(tables, names, simulated)
     tables.update(wide_tables(tables, benchmark, s))
     out = reports / "tables"
     registry.write_tables(tables, out)
     for name in set(registry.REGISTRY) - set(tables):
         (out / registry.spec(name).file).unlink(missing_ok=True)
-    atomic_write_json(reports / "metrics.json", round_floats(metrics))
-    log.info("wrote %d tables to %s and %s", len(tables), out, reports / "metrics.json")
+    atomic_write_json(reports / METRICS_ALL, round_floats(metrics))
+    atomic_write_json(reports / "metrics.json", round_floats(headline))
+    log.info(
+        "wrote %d tables to %s, %s (every number) and %s (the headline, DVC metrics)",
+        len(tables),
+        out,
+        reports / METRICS_ALL,
+        reports / "metrics.json",
+    )
 
 
 def write_task_report(
@@ -307,7 +339,7 @@ def write_task_report(
 ) -> None:  # fmt: skip
     """A task protocol's analysis: every model's task tables (stacked over models) ->
     ``reports/tables/<table>.csv``, their markdown -> ``reports/tables/task_report.md``,
-    and table sizes -> ``reports/metrics.json``."""
+    and table sizes -> ``reports/metrics.json`` (and ``metrics_all.json``)."""
     parts: dict[str, list[pd.DataFrame]] = {}
     for m in models:
         rec = read_task_records(judg_dir / m / RECORDS_FILE)
@@ -327,8 +359,9 @@ def write_task_report(
         tmp.write_text(task_markdown(tables, benchmark), encoding="utf-8")
     metrics = {"protocol": benchmark.name, "models": list(models),
                "tables": {n: len(df) for n, df in sorted(tables.items())}}  # fmt: skip
-    with atomic_path(reports / "metrics.json") as tmp:
-        tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    for name in (METRICS_ALL, "metrics.json"):  # every number and the headline: the same
+        with atomic_path(reports / name) as tmp:
+            tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     log.info("task protocol %s: %d tables -> %s", benchmark.name, len(tables), out)
 
 

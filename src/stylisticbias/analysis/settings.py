@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
 
 CORRECTIONS = ("fdr_bh", "bonferroni", "holm", "none")
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
+#: ``analysis.definitions``: ``paper`` (the paper's text, our default) or ``official`` (the
+#: choices of the paper's released code; docs/statistics.md, "Definitions").
+DEFINITIONS = ("paper", "official")
+#: A cell the released code's Wilcoxon helper skips (p = 1) below this many faces.
+OFFICIAL_MIN_FACES = 5
 
 
 @dataclass(frozen=True)
 class AnalysisSettings:
     """Every knob of the analysis; docs/statistics.md explains each."""
 
+    definitions: str = "paper"
     alpha: float = 0.05
     strong_alpha: float = 0.001
     correction: str = "fdr_bh"
@@ -40,6 +46,10 @@ class AnalysisSettings:
 
     def __post_init__(self) -> None:
         where = "params.yaml analysis"
+        if self.definitions not in DEFINITIONS:
+            raise StylisticBiasError(
+                f"{where}.definitions: {self.definitions!r}; valid: {', '.join(DEFINITIONS)}"
+            )
         if self.correction not in CORRECTIONS:
             raise StylisticBiasError(
                 f"{where}.correction: {self.correction!r}; valid: {', '.join(CORRECTIONS)}"
@@ -65,7 +75,9 @@ class AnalysisSettings:
 
     def sbs_kwargs(self) -> dict[str, Any]:
         """Keyword arguments every SBS estimate shares (``metrics.sbs`` / ``sbs_frame``)."""
+        extra: dict[str, Any] = {"scipy_method": True} if self.official else {}
         return {
+            **extra,
             "n_resamples": self.n_resamples,
             "ci": self.ci,
             "seed": self.seed,
@@ -74,6 +86,22 @@ class AnalysisSettings:
             "zero_method": self.wilcoxon_zero_method,
             "correction": self.wilcoxon_correction,
         }
+
+    @property
+    def official(self) -> bool:
+        """True under ``definitions: official`` (the paper's released code's choices)."""
+        return self.definitions == "official"
+
+    def resolved(self) -> AnalysisSettings:
+        """The settings with ``definitions: official`` applied (``paper``: unchanged).
+
+        ``official`` sets VS's ``ddof`` to 1 and ``min_faces`` to 5 (its Wilcoxon helper returns
+        p = 1 below five faces); the other official choices (untested cells entered as p = 1 in
+        BH, Table 3 from pooled face means) are read from :attr:`official` where they apply.
+        """
+        if not self.official:
+            return self
+        return replace(self, vs_ddof=1, min_faces=OFFICIAL_MIN_FACES)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> AnalysisSettings:
@@ -93,4 +121,4 @@ class AnalysisSettings:
             )
         if "group_abbrev" in flat:
             flat["group_abbrev"] = {str(k): str(v) for k, v in flat["group_abbrev"].items()}
-        return cls(**flat)
+        return cls(**flat).resolved()

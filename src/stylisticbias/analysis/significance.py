@@ -86,6 +86,7 @@ def wilcoxon_faces(
     min_faces: int = 2,
     zero_method: str = "wilcox",
     correction: bool = False,
+    scipy_method: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided one-sample Wilcoxon signed-rank test of each column against 0.
 
@@ -94,7 +95,9 @@ def wilcoxon_faces(
     all exactly zero, is not tested: its p-value is NaN and a warning names the cell.
     ``correction``: continuity correction of the normal approximation (R's ``wilcox.test``
     default is ``correct = TRUE``, SciPy's is False; the paper does not say; setting
-    ``analysis.wilcoxon_correction``). The exact test is unaffected.
+    ``analysis.wilcoxon_correction``). The exact test is unaffected. ``scipy_method``: SciPy's
+    own ``method="auto"`` (what the paper's released code calls) instead of R's rule
+    (:func:`wilcoxon_method`).
     """
     fm = np.asarray(face_means, dtype=np.float64)
     if fm.ndim != 2:
@@ -116,7 +119,10 @@ def wilcoxon_faces(
             zeros.append(f"{name} ({x.size} faces)")
             continue
         pval[c] = stats.wilcoxon(
-            x, zero_method=zero_method, correction=correction, method=wilcoxon_method(x)
+            x,
+            zero_method=zero_method,
+            correction=correction,
+            method="auto" if scipy_method else wilcoxon_method(x),
         ).pvalue
     if few:
         log.warning(

@@ -41,6 +41,7 @@ from stylisticbias.analysis.bootstrap import face_weights
 from stylisticbias.analysis.estimators import order_rows as estimator_order
 from stylisticbias.analysis.metrics import CellSums, sbs_frame
 from stylisticbias.analysis.model_tables import table2_finish, table7_finish, table11_finish
+from stylisticbias.analysis.official_analyses import official_analyses
 from stylisticbias.analysis.paper_tables import (
     DIMENSIONS,
     shift_from_sums,
@@ -155,6 +156,19 @@ def combine(
         sbs_tables[key] = pd.concat([per[f"sbs_{key}"], all_rows], ignore_index=True)
     t.update(beyond_from_sbs(sbs_tables, benchmark, s))
     t["sbs_overall"] = per["sbs_overall"].rename(columns=SBS_VOCABULARY)
+    t.update(
+        official_analyses(
+            pooled,
+            t["sbs_by_scenario"],
+            per["base_preference"],
+            per.get("shift_tails", pd.DataFrame(columns=["model", "n"])),
+            faces,
+            benchmark,
+            s,
+            dimensions=DIMENSIONS,
+            pooled_label=ALL,
+        )
+    )
     t["undecided_mass"] = undecided_order(parts.get("undecided_mass", []))
     comparison = estimator_order(parts.get("estimator_comparison", []))
     if comparison is not None:

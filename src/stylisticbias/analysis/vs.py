@@ -5,6 +5,12 @@ group g of dimension d in scenario s, its standard deviation across the groups (
 population, 1 = sample -- the paper does not say; config ``analysis.vs_ddof``), averaged over the
 scenarios. Computed for all groups x scenarios at once from a (faces x scenarios) phi matrix.
 
+Interval of the paper's VS (``range_low``/``range_high``): a face-bootstrap *range*
+(bias-corrected percentile), not a confidence interval -- VS is biased upward by its noise floor
+and the range is pinned to that biased estimate (under an all-null plant it covers the true VS in
+0 of 168 cells). The confidence interval is the de-biased VS's (``debiased_ci_low/high``), whose
+coverage the calibration measures (``reports/bench/calibration.json``, ``vs_debiased``).
+
 Significance (the paper's Table 2 marks; the paper does not name the test): a face-label
 permutation test -- the groups of dimension d are shuffled across the model's base faces
 (each face keeps its whole scenario vector), VS is recomputed, and
@@ -84,7 +90,7 @@ def variation_strength(
 
     Returns
     -------
-    DataFrame ``model, dimension, vs, ci_low, ci_high, pval, pval_corr, n, n_groups,
+    DataFrame ``model, dimension, vs, range_low, range_high, pval, pval_corr, n, n_groups,
     n_scenarios, vs_debiased, debiased_ci_low, debiased_ci_high, noise_floor`` (``n`` = base
     faces; the de-biased VS and its noise floor as in the module docstring).
 
@@ -166,8 +172,8 @@ def variation_strength(
             "model",
             "dimension",
             "vs",
-            "ci_low",
-            "ci_high",
+            "range_low",
+            "range_high",
             "pval",
             "n",
             "n_groups",

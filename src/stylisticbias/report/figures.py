@@ -8,6 +8,7 @@ diagonal ``SIMULATED`` watermark and a subtitle, so no figure can be mistaken fo
 from __future__ import annotations
 
 import itertools
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,16 @@ def category_colors(categories: list[str]) -> dict[str, str]:
     return out
 
 
+def _wrap(text: str, width_in: float, size_pt: float) -> str:
+    """``text`` broken into lines that fit ``width_in`` inches at ``size_pt`` (bold sans:
+    about 0.62 em per character)."""
+    return textwrap.fill(text, max(16, int(width_in * 72 / (0.62 * size_pt))))
+
+
 def _decorate(fig: Figure, title: str, simulated: bool, subtitle: str | None = None) -> None:
+    title = _wrap(title, fig.get_figwidth() * 0.96, 13)
     fig.suptitle(title, fontsize=13, fontweight="bold")
+    top = 0.95 - (title.count("\n") * 13 * 1.25 / 72) / fig.get_figheight()
     notes = [s for s in (subtitle, SIM_NOTE if simulated else None) if s]
     if notes:
         fig.text(
@@ -68,7 +77,7 @@ def _decorate(fig: Figure, title: str, simulated: bool, subtitle: str | None = N
             fontweight="bold",
             zorder=0,
         )
-    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.03, 1, top))
 
 
 def save(fig: Figure, path: Path) -> Path:
@@ -356,7 +365,8 @@ def fig_pairs_grid(wide: pd.DataFrame, models: list[str], simulated: bool) -> Fi
     for ax, (mx, my) in zip(axes.flat, pairs):
         fit = pair_fit(wide[mx], wide[my])
         _pair_axes(ax, wide, mx, my, fit, colors, labels=False)
-        ax.set_title(f"{my} ~ {mx}: slope {fit['slope']:.2f}, r {fit['r']:.2f}", fontsize=9)
+        head = _wrap(f"{my} ~ {mx}", 4.0, 9)
+        ax.set_title(f"{head}\nslope {fit['slope']:.2f}, r {fit['r']:.2f}", fontsize=9)
         ax.xaxis.label.set_size(8)
         ax.yaxis.label.set_size(8)
     for ax in axes.flat[len(pairs) :]:

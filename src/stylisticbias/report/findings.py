@@ -6,7 +6,9 @@ import pandas as pd
 
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.table_registry import large_shift_header
+from stylisticbias.report.markdown import format_p
 from stylisticbias.report.plots_data import (
+    POOLED_LABELS,
     chosen_pair,
     pair_stats,
     pareto_frame,
@@ -18,7 +20,46 @@ from stylisticbias.report.plots_data import (
 from stylisticbias.report.tables import DIMENSION_ALIASES
 
 
-def _vs_ranking(vs: pd.DataFrame) -> list[str]:
+def _interval(row: pd.Series | None, ci: float, value: str = "sbs") -> str:
+    """``SBS +0.032, 95% CI [+0.013, +0.050], corrected p = 0.004`` of a table row (what the
+    row has of it)."""
+    if row is None:
+        return ""
+    parts = [f"SBS {float(row[value]):+.3f}"] if value in row else []
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if lo is not None and hi is not None and pd.notna(lo) and pd.notna(hi):
+        parts.append(f"{ci:.0%} CI [{float(lo):+.3f}, {float(hi):+.3f}]")
+    p = row.get("pval_corr")
+    if p is not None and pd.notna(p):
+        parts.append(f"corrected p {_p_text(float(p))}")
+    return ", ".join(parts)
+
+
+def _p_text(p: float) -> str:
+    text = format_p(p)
+    return text if text.startswith("<") else f"= {text}"
+
+
+def _pooled_row(df: pd.DataFrame | None, **eq: object) -> pd.Series | None:
+    """The all-models row of a long table matching ``eq``."""
+    if df is None or "model" not in df.columns:
+        return None
+    mask = df["model"].astype(str).isin(POOLED_LABELS)
+    for k, v in eq.items():
+        mask &= df[k].astype(str) == str(v)
+    hit = df[mask]
+    return hit.iloc[0] if len(hit) else None
+
+
+def _significant(vs: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Per model x dimension: whether the VS test is significant (corrected p < alpha)."""
+    pm = per_model(vs)
+    if "pval_corr" not in pm.columns:  # a table without tests: nothing to say
+        return pm.iloc[0:0].assign(sig=pd.Series(dtype=bool))
+    return pm.assign(sig=pd.to_numeric(pm["pval_corr"], errors="coerce") < alpha)
+
+
+def _vs_ranking(vs: pd.DataFrame, alpha: float = AnalysisSettings.alpha) -> list[str]:
     """Dimensions (and models) ranked by the de-biased VS when the table has it.
 
     The paper's VS carries a noise floor (sampling error of the group means) that grows with the
@@ -30,6 +71,13 @@ def _vs_ranking(vs: pd.DataFrame) -> list[str]:
     vs = vs.assign(dimension=vs["dimension"].replace(DIMENSION_ALIASES))
     pool = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")
     dims = pool[eff].mean().sort_values(ascending=False)
+    sig = _significant(vs, alpha)
+    n_models = sig["model"].nunique()
+    k_dim = sig.groupby("dimension")["sig"].sum()
+
+    def signif(d: str) -> str:
+        return f"; significant in {int(k_dim.get(d, 0))}/{n_models} models" if n_models else ""
+
     if debiased:
         raw = pool["vs"].mean()
         floor = pool["noise_floor"].mean()
@@ -39,7 +87,7 @@ def _vs_ranking(vs: pd.DataFrame) -> list[str]:
             "the paper's VS, more for dimensions with more and smaller groups, so its ranking "
             "can put pure noise above a real effect): "
             + ", ".join(
-                f"{d} {v:.3f} (paper VS {raw[d]:.3f}, noise floor {floor[d]:.3f})"
+                f"{d} {v:.3f} (paper VS {raw[d]:.3f}, noise floor {floor[d]:.3f}{signif(d)})"
                 for d, v in dims.items()
             )
             + "."
@@ -47,16 +95,30 @@ def _vs_ranking(vs: pd.DataFrame) -> list[str]:
     else:
         out = [
             "VS by demographic dimension (pooled over models): "
-            + ", ".join(f"{d} {v:.3f}" for d, v in dims.items())
+            + ", ".join(
+                f"{d} {v:.3f}" + (f" ({signif(d)[2:]})" if signif(d) else "")
+                for d, v in dims.items()
+            )
             + "."
         ]
     pm = per_model(vs)
     if pm["model"].nunique() > 1:
         by_model = pm.groupby("model")[eff].mean().sort_values(ascending=False)
+        k_model = sig.groupby("model")["sig"].sum()
+        n_dims = sig.groupby("model")["sig"].size()
         label = "de-biased VS" if debiased else "VS"
+
+        def dims_sig(m: str) -> str:
+            if m not in n_dims:
+                return ""
+            return (
+                f" ({int(k_model.get(m, 0))}/{int(n_dims[m])} dimensions significant, "
+                f"corrected p < {alpha:g})"
+            )
+
         out.append(
-            f"Models by mean {label}: "
-            + ", ".join(f"{m} {v:.3f}" for m, v in by_model.items())
+            f"Models by mean {label} over the dimensions: "
+            + ", ".join(f"{m} {v:.3f}{dims_sig(m)}" for m, v in by_model.items())
             + "."
         )
     return out
@@ -88,13 +150,24 @@ def findings(
     top: int = 5,
     reference: pd.DataFrame | None = None,
     large_shift: float = AnalysisSettings.large_shift,
+    alpha: float = AnalysisSettings.alpha,
+    ci: float = AnalysisSettings.ci,
 ) -> list[str]:
-    """Bullet sentences for the report's headline section (``reference``: the paper's headline
-    numbers, ``conf/reference/paper/headline_numbers.csv``)."""
+    """Bullet sentences for the report's headline section, each number with its interval or
+    its significance (``reference``: the paper's headline numbers,
+    ``conf/reference/paper/headline_numbers.csv``)."""
     out: list[str] = []
     par, n80 = pareto_frame(tables["pareto"], pareto_share)
-    lead = ", ".join(f"{r.label} ({r.abs_sbs:.3f})" for r in par.head(top).itertuples())
-    out.append(f"Largest |SBS| variations: {lead}.")
+    var = tables.get("sbs_by_variation_model")
+
+    def lead_item(r: object) -> str:
+        row = _pooled_row(var, category=r.category, variation=r.label)  # type: ignore[attr-defined]
+        pooled_sbs = _interval(row, ci)
+        extra = f"; pooled {pooled_sbs}" if pooled_sbs else ""
+        return f"{r.label} (|SBS| {r.abs_sbs:.3f}{extra})"  # type: ignore[attr-defined]
+
+    lead = ", ".join(lead_item(r) for r in par.head(top).itertuples())
+    out.append(f"Largest |SBS| variations (mean over models of each model's |SBS|): {lead}.")
     out.append(
         f"{n80} of {len(par)} variations account for {pareto_share:.0%} of the total "
         f"|SBS|{paper_pareto(reference, pareto_share)}."
@@ -103,22 +176,28 @@ def findings(
     hi = sc.loc[sc["sbs"].abs().idxmax()]
     lo = sc.loc[sc["sbs"].abs().idxmin()]
     out.append(
-        f"Strongest scenario: {hi['label']} (SBS {hi['sbs']:+.3f}); weakest: "
-        f"{lo['label']} (SBS {lo['sbs']:+.3f})."
+        f"Strongest scenario (largest |SBS|, pooled over models): {hi['label']} "
+        f"({_interval(hi, ci)}); weakest (smallest |SBS|): {lo['label']} ({_interval(lo, ci)})."
     )
     cats = sc.groupby("category")["abs_sbs"].mean().sort_values(ascending=False)
     out.append(
-        "Scenario categories by mean |SBS|: "
+        "Scenario categories by mean |SBS| (the mean over a category's scenarios of each "
+        "scenario's |SBS|; Fig. 5 shows the other aggregation, |mean SBS|: the absolute value "
+        "of a model's mean SBS over the category): "
         + ", ".join(f"{c} {v:.3f}" for c, v in cats.items())
         + "."
     )
-    out += _vs_ranking(tables["vs_by_model"])
+    out += _vs_ranking(tables["vs_by_model"], alpha)
     pme = per_model(tables["per_model_effects"])
     if len(pme) > 1:
         s = pme.sort_values("sbs", ascending=False)
         out.append(
             "Models by overall SBS: "
-            + ", ".join(f"{r['model']} {r['sbs']:+.4f}" for _, r in s.iterrows())
+            + ", ".join(
+                f"{r['model']} {r['sbs']:+.4f} ({ci:.0%} CI [{r['ci_low']:+.4f}, "
+                f"{r['ci_high']:+.4f}], corrected p {_p_text(float(r['pval_corr']))})"
+                for _, r in s.iterrows()
+            )
             + "."
         )
     wide = scenario_by_model(tables["sbs_by_scenario"], scenarios)
@@ -127,9 +206,10 @@ def findings(
     if pair:
         fit = pair_stats(tables.get("model_pair_regressions"), wide, *pair)
         flips = int(((wide[pair[0]] * wide[pair[1]]) < 0).sum())
+        p = f", p {_p_text(fit['pval'])}" if "pval" in fit else ""
         out.append(
             f"{pair[1]} on {pair[0]} per-scenario mean Δ: slope {fit['slope']:.2f}, "
-            f"r {fit['r']:.2f}; {flips} scenario(s) change sign."
+            f"r {fit['r']:.2f}{p}; {flips} scenario(s) change sign."
         )
     out += _undecided(tables.get("undecided_mass"))
     out += _estimators(tables.get("estimator_comparison"), large_shift)

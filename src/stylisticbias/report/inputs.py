@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.analysis import table_registry as registry
+from stylisticbias.analysis.headline import METRICS_ALL
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import ROOT
@@ -251,7 +252,7 @@ def load_inputs(config: Config, root: Path, benchmark: Benchmark | None = None) 
     reports = root / str(config.paths.reports)
     tables, absent = load_tables(reports / "tables")
     wide = {n: registry.read_table(n, reports / "tables") for n in registry.LAYOUT_TABLES}
-    metrics = read_json(reports / "metrics.json", "analyze")
+    metrics = read_json(reports / METRICS_ALL, "analyze")  # every number (metrics.json: headline)
     settings = load_settings(config, root, benchmark)
     cal_path = reports / "calibration.json"
     calibration = read_json(cal_path, "calibrate") if cal_path.exists() else None

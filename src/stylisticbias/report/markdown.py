@@ -7,7 +7,7 @@ the paper (when one of its models was run), calibration, diagnostics and methods
 
 from __future__ import annotations
 
-import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,30 +32,53 @@ class FigureRecord:
     scope: str  # "pooled" | "comparison" | "diagnostic"
 
 
-def _cell(v: Any, digits: int = 3) -> str:
+#: columns holding p-values (printed ``< 0.001`` below 0.001, never ``0.000``)
+P_COLUMNS = frozenset({"pval", "pval_corr", "p", "p_value", "p_corr"})
+
+
+def format_p(p: float) -> str:
+    """A p-value as a reader expects it: ``< 0.001`` below 0.001, else three decimals."""
+    if not np.isfinite(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _cell(v: Any, digits: int = 3, pvalue: bool = False) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "yes" if v else "no"
     if isinstance(v, (float, np.floating)):
+        if pvalue:
+            return format_p(float(v))
         return "–" if not np.isfinite(v) else f"{v:.{digits}f}"
     return md_escape(str(v))
 
 
+#: what could start an HTML tag or an entity (``<x``, ``</``, ``<!``, ``&name;``, ``&#1;``);
+#: the one tag the analysis itself writes, ``<u>`` / ``</u>``, is left alone
+_TAG_START = re.compile(r"<(?!/?u>)(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)")
+
+
 def md_escape(text: str) -> str:
-    """Text safe in a markdown table cell: HTML escaped (model names, values and file names may
-    come from user config or imported files), pipes escaped, one line. The one tag the analysis
-    itself writes, ``<u>`` (not significant, :mod:`stylisticbias.analysis.layout`), is kept."""
-    out = html.escape(text, quote=False).replace("&lt;u&gt;", "<u>").replace("&lt;/u&gt;", "</u>")
+    """Text safe in a markdown table cell, without HTML entities: whatever could start a tag or
+    an entity is backslash-escaped (``\\<script>``, ``\\&amp;``: model names, values and file
+    names may come from user config or imported files), pipes escaped, one line. A plain ``&``
+    or ``<`` stays as it is (``Makeup & lips``, ``p < 0.05``); the one tag the analysis itself
+    writes, ``<u>`` (not significant, :mod:`stylisticbias.analysis.layout`), is kept."""
+    out = _ENTITY.sub("\\\\&", _TAG_START.sub("\\\\<", text))
     return out.replace("|", "\\|").replace("\n", " ")
 
 
 def md_table(df: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub markdown table (no index)."""
+    """A GitHub markdown table (no index); p-value columns (:data:`P_COLUMNS`) read
+    ``< 0.001`` below 0.001."""
     if df.empty:
         return "_(no rows)_"
     head = "| " + " | ".join(_cell(c) for c in df.columns) + " |"
     sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    isp = [str(c) in P_COLUMNS for c in df.columns]
     body = [
-        "| " + " | ".join(_cell(v, digits) for v in row) + " |"
+        "| " + " | ".join(_cell(v, digits, p) for v, p in zip(row, isp)) + " |"
         for row in df.itertuples(index=False)
     ]
     return "\n".join([head, sep, *body])
@@ -260,6 +283,60 @@ def generator_audit_section(audit: pd.DataFrame | None) -> str:
     ])  # fmt: skip
 
 
+#: The released code's analyses (analysis/official_analyses.py): table, title, note.
+OFFICIAL_TABLES: tuple[tuple[str, str, str], ...] = (
+    (
+        "effect_sizes",
+        "Partial η² (variation/scenario category: nested OLS on face × category means; "
+        "demographics: one-way OLS on face means)",
+        "CIs: face bootstrap (percentile).",
+    ),
+    (
+        "mixed_model",
+        "Mixed model of Δ: `delta ~ C(variation_category) + C(scenario_category) + (1 | face)`",
+        "`r2_marginal`: Nakagawa, var(Xβ) / (var(Xβ) + σ²_face + σ²_resid); "
+        "`r2_marginal_released`: the released code's var(fitted − resid), for comparison; "
+        "`method` ols: the face variance was estimated at 0 (the OLS fit is that model).",
+    ),
+    (
+        "negativity_asymmetry",
+        "Negativity asymmetry (|Δ| of the negative vs the positive variation of a pair)",
+        "One-sided Wilcoxon of |Δ_neg| − |Δ_pos| > 0 per face, BH over the pairs; "
+        "ratio = median |Δ_neg| / median |Δ_pos| with a face-bootstrap CI.",
+    ),
+    (
+        "scenario_agreement",
+        "Cross-model agreement of the per-scenario SBS",
+        "ICC(2,1): two-way random, absolute agreement; ICC(3,1): two-way mixed, consistency "
+        '(the released code prints ICC(3,1) as "ICC(2,1)"). CIs: bootstrap over scenarios.',
+    ),
+    (
+        "preference_summary",
+        "Absolute-preference screen of the base faces and |Δ| tail rates",
+        "A model × scenario cell is flagged when z = |φ̄ − 0.5| / (SD/√n) ≥ 3.29, "
+        "|φ̄ − 0.5| ≥ 0.20 and n ≥ 50 (`base_preference.csv` holds the cells).",
+    ),
+)
+
+
+def official_section(inputs: ReportInputs) -> str:
+    """The released code's analyses that the paper's tables do not show."""
+    out = [
+        "## Beyond the paper's tables: the released code's analyses\n\n"
+        "The paper's public code computes these; here they are registered tables with "
+        "intervals (docs/statistics.md)."
+    ]
+    for name, title, note in OFFICIAL_TABLES:
+        df = inputs.table(name)
+        body = (
+            md_table(df.drop(columns=["simulated"], errors="ignore"))
+            if df is not None and not df.empty
+            else f"_`reports/tables/{name}.csv` has no rows (it needs two models)._"
+        )
+        out.append(f"### {title}\n\n{body}\n\n{note}")
+    return "\n\n".join(out)
+
+
 def build_markdown(
     inputs: ReportInputs,
     figs: Sequence[FigureRecord],
@@ -288,6 +365,7 @@ def build_markdown(
         paper_tables_section(inputs.wide, alpha, inputs.analysis.strong_alpha),
         comparison_section(cmp),
         calibration_section(inputs.calibration),
+        official_section(inputs),
         diagnostics_section(inputs),
         qa_section(inputs.qa),
         generator_audit_section(inputs.generator_audit),

@@ -1,12 +1,20 @@
 """Log the analysis to MLflow: one run per model, one comparison run, sweeps as parent/child.
 
-* **Per-model run** (``run_kind=model``): the model's ``reports/metrics.json`` entry flattened to
-  stable dotted names (``vs.age``, ``sbs.category.fashion``, ``pareto.n_variations_80`` ...), its
-  rows of every analysis table (``mlflow.log_table``), per-model figures (``mlflow.log_figure``),
-  and its scores as a dataset input whose digest is the DVC md5 of images + scores.
+* **Per-model run** (``run_kind=model``): the model's headline metrics
+  (:mod:`stylisticbias.analysis.headline`: ``sbs``, ``vs_debiased.age``, ``significant_share``,
+  ``invalid_rate``, ... each with ``.ci_low`` / ``.ci_high``; at most :data:`MAX_RUN_METRICS`),
+  so the run page shows what matters; every other number (each interval of the tables and
+  ``metrics.json``'s entry: ``sbs.category.fashion``, ``sbs.scenario.stylish``, ...) in the
+  logged table ``tables/metrics_all.json`` (columns ``metric``, ``value``); its rows of every
+  per-model analysis table (``mlflow.log_table``, the same artifact names in every model run, so
+  the UI's compare view lines them up), per-model figures (``mlflow.log_figure``), and its
+  scores as a dataset input whose digest is the DVC md5 of images + scores, with the data
+  versions as tags keyed by role (``data.faces``, ``data.variations``, ``data.scores``: the same
+  keys in every model run).
 * **Comparison run** (``run_kind=comparison``): the cross-model figures (Figs. 5-8), the pooled
   figures, ``reports/README.md``, the profile-agreement / pair-regression / paper-comparison
-  tables and the paper-comparison summary as metrics (``paper.table2.mae`` ...).
+  tables, the paper-comparison summary as metrics (``paper.table2.mae`` ...) and the pooled
+  (``All``) headline; the pooled long tail in ``tables/metrics_all.json``.
 * **Sweeps**: when a sweep id is found (env ``STYLISTICBIAS_SWEEP_ID``; a queued
   ``dvc exp run`` -> ``dvc-exp:<baseline rev>``; a Hydra multirun -> its sweep dir), every run is
   created as a child (``mlflow.parentRunId``) of one parent run tagged with that id, found or
@@ -40,6 +48,7 @@ from typing import Any
 
 import pandas as pd
 
+from stylisticbias.analysis.headline import flat, model_headline
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report import figures as F
 from stylisticbias.report.inputs import ModelInfo, ReportInputs
@@ -47,7 +56,7 @@ from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.plots_data import category_by_model, scenario_frame
 from stylisticbias.report.provenance import combined_digest
-from stylisticbias.report.run_metrics import interval_metrics
+from stylisticbias.report.run_metrics import interval_metrics, official_metrics
 from stylisticbias.score_store import partition_dir, read_model_scores
 from stylisticbias.tracking import (
     bounded,
@@ -75,6 +84,10 @@ TAG_DIGEST = "stylisticbias.report_digest"
 TAG_KEY = "stylisticbias.run_key"
 #: the model label of the analysis tables' rows pooled over all models
 POOLED = "All"
+#: the most metrics a run page shows (the headline with its intervals; the rest is a table)
+MAX_RUN_METRICS = 30
+#: the logged table of every number of a run (``metric``, ``value``)
+ALL_METRICS_TABLE = "tables/metrics_all.json"
 _KEY_BAD = re.compile(r"[^0-9A-Za-z_\-. /]+")
 
 
@@ -238,8 +251,17 @@ def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
             df, source=rel, name=f"scores/{m.name}", digest=combined_digest(versions)
         )
         mlflow.log_input(ds, context="scores")
-    # MLflow tag keys allow no "=" (Hive partition directories are model=<name>)
-    mlflow.set_tags({f"data.{v.path.replace('=', ':')}": f"{v.md5} ({v.source})" for v in versions})
+    # keyed by role, not path (a model's partition is data/scores/model=<name>): the same tag
+    # keys in every model run, so the compare view lines them up
+    mlflow.set_tags({f"data.{_data_role(v.path, scores_dir)}": f"{v.md5} ({v.path}, {v.source})"
+                     for v in versions})  # fmt: skip
+
+
+def _data_role(path: str, scores_dir: str) -> str:
+    """``data/faces`` -> ``faces``; the model's score partition -> ``scores``."""
+    if path == scores_dir or path.startswith(scores_dir.rstrip("/") + "/"):
+        return "scores"
+    return _KEY_BAD.sub("_", Path(path).name.replace("=", "_"))
 
 
 def _model_figures(inputs: ReportInputs, label: str, scen: pd.DataFrame, sim: bool) -> None:
@@ -261,21 +283,42 @@ def _model_figures(inputs: ReportInputs, label: str, scen: pd.DataFrame, sim: bo
 
 
 def _model_tables(inputs: ReportInputs, label: str) -> None:
+    """The model's rows of every per-model table, under the same name in every model run (an
+    empty table where the model has no rows)."""
     import mlflow
 
-    for name, df in inputs.tables.items():
+    for name, df in sorted(inputs.tables.items()):
         if "model" in df.columns:
             rows = df[df["model"].astype(str) == label]
-            if not rows.empty:
-                mlflow.log_table(rows.reset_index(drop=True), f"tables/{name}.json")
+            mlflow.log_table(rows.reset_index(drop=True), f"tables/{name}.json")
 
 
-def _model_metrics(inputs: ReportInputs, m: ModelInfo) -> dict[str, float]:
+def all_metrics(inputs: ReportInputs, label: str, name: str | None = None) -> dict[str, float]:
     """Every interval of the tables (point + ``.ci_low`` / ``.ci_high``) and ``metrics.json``'s
     entry (whose points, written with more digits than the tables, win)."""
-    entry = inputs.metrics.get(m.label, inputs.metrics.get(m.name))
+    entry = inputs.metrics.get(label, inputs.metrics.get(name or label))
     points = flatten_metrics(entry) if isinstance(entry, Mapping) else {}
-    return interval_metrics(inputs.tables, m.label) | points
+    return interval_metrics(inputs.tables, label) | points
+
+
+def headline_metrics(inputs: ReportInputs, label: str) -> dict[str, float]:
+    """The run page's metrics: the headline of ``label`` with its intervals."""
+    a = inputs.analysis
+    head = flat(model_headline(inputs.tables, label, a.alpha, a.ci))
+    if len(head) > MAX_RUN_METRICS:  # a headline grown past the run page's budget
+        raise StylisticBiasError(
+            f"{len(head)} headline metrics for {label}; at most {MAX_RUN_METRICS} fit a run "
+            "page (stylisticbias.analysis.headline: mark the rest tail=True)"
+        )
+    return head
+
+
+def _log_all(metrics: Mapping[str, float]) -> None:
+    import mlflow
+
+    keys = sorted(metrics)
+    table = pd.DataFrame({"metric": keys, "value": [metrics[k] for k in keys]})
+    mlflow.log_table(table, ALL_METRICS_TABLE)
 
 
 def log_report(
@@ -339,7 +382,8 @@ def _log_report(
             log_params(
                 {**common, "model": m.label, "model.config": m.name, "model.hub_id": m.hub_id}
             )
-            log_metrics(_model_metrics(inputs, m))
+            log_metrics(headline_metrics(inputs, m.label))
+            _log_all(all_metrics(inputs, m.label, m.name))
             _model_dataset(inputs, m, scores_dir)
             _model_tables(inputs, m.label)
             _model_figures(inputs, m.label, scen, m.simulated)
@@ -352,8 +396,9 @@ def _log_report(
     ) as run:
         log_params(common)
         pooled = {k: v for k, v in inputs.metrics.items() if s.model(k) is None}
-        summary = {"n_models": float(len(s.models)), **flatten_metrics(pooled)}
-        summary |= interval_metrics(inputs.tables, POOLED)  # the tables' all-models rows
+        summary = {"n_models": float(len(s.models))}
+        summary |= headline_metrics(inputs, POOLED)  # the tables' all-models rows
+        _log_all(flatten_metrics(pooled) | interval_metrics(inputs.tables, POOLED))
         if cmp is not None:
             for r in cmp.summary.to_dict("records"):
                 summary |= flatten_metrics(
@@ -361,8 +406,12 @@ def _log_report(
                 )
             mlflow.log_table(cmp.cells, "tables/paper_comparison.json")
             mlflow.log_table(cmp.claims, "tables/paper_claims.json")
+        summary |= official_metrics(inputs.tables)  # the released code's analyses
         log_metrics(summary)
-        for name in ("profile_agreement", "model_pair_regressions", "cross_model_variance"):
+        pooled_tables = ("profile_agreement", "model_pair_regressions", "cross_model_variance",
+                         "mixed_model", "effect_sizes", "negativity_asymmetry",
+                         "scenario_agreement")  # fmt: skip
+        for name in pooled_tables:
             df = inputs.table(name)
             if df is not None and not df.empty:
                 mlflow.log_table(df, f"tables/{name}.json")

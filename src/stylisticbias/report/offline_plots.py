@@ -169,6 +169,17 @@ def check_template(template: str) -> None:
         raise StylisticBiasError("offline plot template: loads a script from outside the page")
 
 
+def vendored_builds(root: Path) -> dict[str, str]:
+    """The inlined builds of the committed template (``package -> code``, load order), checked
+    against :data:`VENDORED` first: what other offline pages (the leaderboard) embed."""
+    path = root / PLOTS_DIR / TEMPLATE_NAME
+    if not path.is_file():
+        raise StylisticBiasError(f"{path}: missing; run python -m {__name__}")
+    template = path.read_bytes().decode("utf-8")
+    check_template(template)
+    return {m["package"]: m["body"] for m in _SCRIPT_RE.finditer(template)}
+
+
 def _npm_install(dest: Path) -> Path:
     """Install the pinned packages (and their dependency tree, for the licences) into
     ``dest``; return its ``node_modules``."""

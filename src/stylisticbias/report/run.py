@@ -9,12 +9,14 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, load_benchmark
-from stylisticbias.config import project_root
+from stylisticbias.config import ROOT, project_root
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
+from stylisticbias.report.leaderboard import leaderboard_models, write_leaderboard
 from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
+from stylisticbias.report.offline_plots import PLOTS_DIR, TEMPLATE_NAME
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.plots_data import (
     category_by_model,
@@ -108,11 +110,13 @@ def render_figures(
         "fig5_abs_sbs_by_scenario_category_model",
         F.fig_grouped_bars(
             w5,
-            "Fig. 5 - |SBS| by scenario category and model",
-            "|SBS| of the scenario category",
+            "Fig. 5 - |mean SBS| by scenario category and model",
+            "|mean SBS| of the scenario category",
             sim,
         ),
-        "Fig. 5. Absolute SBS aggregated by scenario category and model.",
+        "Fig. 5. |mean SBS| by scenario category and model: the absolute value of each model's "
+        "mean SBS over the category's variation x scenario cells (the headline's mean |SBS| "
+        "per category instead averages each scenario's |SBS|).",
         "comparison",
     )
     w6 = category_by_model(t["sbs_by_category_model"], "sbs_by_category_model")
@@ -180,6 +184,31 @@ def write_plot_data(frames: dict[str, pd.DataFrame], out: Path) -> None:
         df.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
 
 
+def write_report_leaderboard(inputs: ReportInputs, reports: Path) -> Path:
+    """``reports/leaderboard/index.html`` from the loaded tables (models in report order)."""
+    models = inputs.settings.models
+    rows = leaderboard_models(
+        inputs.tables,
+        [m.label for m in models],
+        {m.label: m.simulated for m in models},
+        inputs.analysis.alpha,
+        inputs.analysis.ci,
+    )
+    pooled = reports / "plots" / "sbs_by_scenario.csv"
+    scen = pd.read_csv(pooled) if pooled.exists() else None
+    s = inputs.settings
+    note = (
+        f"{s.n_faces} faces, {s.n_images} images, {s.n_scenarios} scenarios, "
+        f"generator {s.generator}, engine {s.engine} ({s.decoding})."
+    )
+    # the vendored vega builds (.dvc/plots/offline.html): the project's, else this checkout's
+    # (a scratch project with its own conf/ but no .dvc/)
+    here = project_root()
+    builds_root = here if (here / PLOTS_DIR / TEMPLATE_NAME).is_file() else ROOT
+    out = reports / "leaderboard" / "index.html"
+    return write_leaderboard(rows, out, builds_root, scen, note)
+
+
 def build_report(config: Config, root: Path | None = None) -> None:
     """Read the analysis outputs, write figures + ``reports/README.md``.
 
@@ -207,10 +236,17 @@ def build_report(config: Config, root: Path | None = None) -> None:
     found = [
         md_escape(f)
         for f in findings(
-            inputs.tables, scen, share, reference=reference, large_shift=inputs.analysis.large_shift
+            inputs.tables,
+            scen,
+            share,
+            reference=reference,
+            large_shift=inputs.analysis.large_shift,
+            alpha=alpha,
+            ci=inputs.analysis.ci,
         )
     ]
     md = build_markdown(inputs, figs, found, cmp, alpha, reports)
+    write_report_leaderboard(inputs, reports)
     readme = reports / "README.md"
     atomic_write_text(readme, md)
     log.info("wrote %s", readme)

@@ -42,6 +42,9 @@ class MetricFamily:
     keys: tuple[str, ...] = ()
     low: str = CI_LOW
     high: str = CI_HIGH
+    #: the metric-name suffixes of the bounds (an interval that is not a CI says so)
+    low_name: str = CI_LOW
+    high_name: str = CI_HIGH
     where: tuple[tuple[str, Any], ...] = ()
 
     def name(self, row: Mapping[str, Any]) -> str:
@@ -62,7 +65,17 @@ FAMILIES: tuple[MetricFamily, ...] = (
         "sbs_by_scenario_category_model", "sbs.scenario_category", "sbs", ("scenario_category",)
     ),
     MetricFamily("sbs_by_variation_model", "sbs.variation", "sbs", ("category", "variation")),
-    MetricFamily("vs_by_model", "vs", "vs", ("dimension",)),
+    # the paper VS's interval is a bootstrap range, not a CI (analysis/vs.py)
+    MetricFamily(
+        "vs_by_model",
+        "vs",
+        "vs",
+        ("dimension",),
+        low="range_low",
+        high="range_high",
+        low_name="range_low",
+        high_name="range_high",
+    ),
     MetricFamily(
         "vs_by_model",
         "vs_debiased",
@@ -113,9 +126,43 @@ def interval_metrics(
             rows = rows[rows[col] == value]
         for row in rows.to_dict("records"):
             name = fam.name(row)
-            for key, col in ((name, fam.value), (f"{name}.{CI_LOW}", fam.low),
-                             (f"{name}.{CI_HIGH}", fam.high)):  # fmt: skip
+            for key, col in ((name, fam.value), (f"{name}.{fam.low_name}", fam.low),
+                             (f"{name}.{fam.high_name}", fam.high)):  # fmt: skip
                 v = _finite(row[col])
                 if v is not None:
                     out[key] = v
+    return out
+
+
+def official_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
+    """The released code's pooled analyses as metrics: ``eta2p.<factor>`` (with its interval),
+    ``mixed.<term>`` for the variance components and R^2, ``agreement.<measure>`` (with its
+    interval) for Kendall's W and the ICCs, ``negativity.<pair>.ratio`` (with its interval)."""
+    out: dict[str, float] = {}
+
+    def put(name: str, row: Mapping[str, Any], value: str) -> None:
+        for key, col in (
+            (name, value),
+            (f"{name}.{CI_LOW}", CI_LOW),
+            (f"{name}.{CI_HIGH}", CI_HIGH),
+        ):
+            v = _finite(row.get(col))
+            if v is not None:
+                out[key] = v
+
+    es = tables.get("effect_sizes")
+    for row in [] if es is None else es.to_dict("records"):
+        put(f"eta2p.{slug(str(row['factor']))}", row, "partial_eta2")
+    mm = tables.get("mixed_model")
+    for row in [] if mm is None else mm.to_dict("records"):
+        if str(row["term"]) in ("face_variance", "residual_variance", "r2_marginal",
+                                "r2_conditional"):  # fmt: skip
+            put(f"mixed.{row['term']}", row, "estimate")
+    ag = tables.get("scenario_agreement")
+    for row in [] if ag is None else ag.to_dict("records"):
+        if str(row["model_x"]) == "all":
+            put(f"agreement.{row['measure']}", row, "estimate")
+    na = tables.get("negativity_asymmetry")
+    for row in [] if na is None else na.to_dict("records"):
+        put(f"negativity.{slug(str(row['pair']))}.ratio", row, "ratio")
     return out

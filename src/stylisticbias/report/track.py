@@ -132,7 +132,7 @@ def run_log_path(out: Path) -> Path:
 def _report_digest(reports: Path) -> str:
     """md5 over the report's README, metrics and tables (names and bytes), in name order."""
     h = hashlib.md5()
-    files = [reports / "README.md", reports / "metrics.json"]
+    files = [reports / "README.md", reports / "metrics.json", reports / "metrics_all.json"]
     files += sorted((reports / "tables").glob("*.csv"))
     for f in files:
         if f.is_file():

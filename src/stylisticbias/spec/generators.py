@@ -106,6 +106,7 @@ class ImportSpec:
     materialize: str = MISSING
     on_error: str = MISSING
     watch_dir: str = MISSING
+    license: str | None = MISSING  # the set's licence (SPDX id or URL); null = not given
     aliases: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -23,6 +23,7 @@ from stylisticbias.spec.sections import (
     GenerationSpec,
     JudgeSpec,
     PathsSpec,
+    ReleaseSpec,
     SweepSpec,
     TrackingSpec,
     VariationsSpec,
@@ -53,6 +54,7 @@ class Config:
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     protocol: str = MISSING
     models: dict[str, Any] = field(default_factory=dict)
+    judged_models: list[str] = field(default_factory=list)  # derived in conf/: list(models)
     generator: Any = MISSING
     analysis: AnalysisSpec = field(default_factory=AnalysisSpec)
     tracking: TrackingSpec = field(default_factory=TrackingSpec)
@@ -60,6 +62,7 @@ class Config:
     annotate: AnnotateSpec = field(default_factory=AnnotateSpec)
     annotators: dict[str, Any] = field(default_factory=dict)  # annotators.<name>: typed by engine
     soda: SodaSpec = field(default_factory=SodaSpec)
+    release: ReleaseSpec = field(default_factory=ReleaseSpec)
     sweep: SweepSpec | None = None  # only in a sweep's composition (conf/sweep.yaml)
 
     @property

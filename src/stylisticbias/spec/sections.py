@@ -8,6 +8,7 @@ objects (at compose time and when a stage loads ``params.yaml``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,8 @@ IMAGE_SETS = ("evaluated", "all")
 PARSERS = ("paper", "official")
 #: variations.scope
 SCOPES = ("full", "evaluated")
+#: release.materialize
+RELEASE_MATERIALIZE = ("hardlink", "copy")
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,33 @@ class TrackingSpec:
 
 
 @dataclass(frozen=True)
+class ReleaseSpec:
+    """The publishable dataset folder (``python -m stylisticbias.release``; docs/release.md).
+
+    ``license`` is the licence of a *generated* set, chosen by whoever publishes it (an SPDX id
+    or a URL); an imported set's licence is ``generator.license`` and is never guessed.
+    """
+
+    out: str = MISSING
+    name: str = MISSING
+    license: str | None = MISSING
+    materialize: str = MISSING
+    judgments: bool = MISSING
+    url: str | None = MISSING
+    date_published: str | None = MISSING
+    citation: str = MISSING
+
+    def __post_init__(self) -> None:
+        if self.materialize != MISSING:
+            choice("release.materialize", self.materialize, RELEASE_MATERIALIZE)
+        if isinstance(self.name, str) and self.name != MISSING and not self.name.strip():
+            raise StylisticBiasError("release.name is empty: name the dataset")
+        d = self.date_published
+        if isinstance(d, str) and d != MISSING and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", d):
+            raise StylisticBiasError(f"release.date_published={d!r}: expected YYYY-MM-DD or null")
+
+
+@dataclass(frozen=True)
 class BootstrapSpec:
     """Face-level bootstrap of every interval."""
 
@@ -180,6 +210,7 @@ class AnalysisSpec:
     flat view the analysis code uses (``AnalysisSettings.from_config``).
     """
 
+    definitions: str = MISSING
     alpha: float = MISSING
     strong_alpha: float = MISSING
     correction: str = MISSING

@@ -191,7 +191,15 @@ def log_metrics(metrics: Mapping[str, Any]) -> None:
 def log_judge_run(
     tracking: TrackingSpec, run_params: Mapping[str, Any], summary: Mapping[str, Any]
 ) -> str | None:
-    """Log one judge run (params from the engine, metrics from its run log); returns the run id."""
+    """Log one judge run (params from the engine, metrics from its run log); returns the run id.
+
+    A run that judged no image (everything resumed from finished records, or a dry run) logs
+    nothing: the run that judged them is already in the store, and a second run with the same
+    numbers would only clutter the experiment.
+    """
+    if not summary.get("images_judged"):
+        log.info("judge %s: no image judged in this run; nothing new to log", summary.get("model"))
+        return None
     tags = {
         "stage": "judge",
         "model": summary.get("model"),

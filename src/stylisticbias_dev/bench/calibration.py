@@ -32,8 +32,8 @@ plant's tested tables also get ``fdr_study`` (:func:`null_fdr_study`: ``--fdr-re
 replicates of the tests alone, the FDR with its binomial interval), which then gives their
 ``fdr`` and ``fdr_ci95`` (the main replicates' value: ``fdr_main_replicates``; ``fdr_replicates``
 says how many replicates ``fdr`` rests on in every plant). For VS
-also ``paper_vs_ci_contains_estimate`` (the paper VS interval holds its own estimate) and the
-coverage per dimension (``by_dimension``).
+also ``paper_vs_ci_contains_estimate`` (the paper VS's bootstrap range holds its own estimate)
+and the coverage per dimension (``by_dimension``).
 
 ``python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000
 --fdr-replicates 500 --jobs 2`` (the ``make bench-calibration`` target). The demo's cheap
@@ -377,7 +377,7 @@ def run(
                 collected[name].append(e.merge(truth[name], on=keys, how="inner")
                                        .assign(replicate=r))  # fmt: skip
             v = est["vs"]
-            vs_own.append(((v["ci_low"] <= v["vs"]) & (v["vs"] <= v["ci_high"])).to_numpy())
+            vs_own.append(((v["range_low"] <= v["vs"]) & (v["vs"] <= v["range_high"])).to_numpy())
             e = v.drop(columns=["ci_low", "ci_high"]).rename(
                 columns={"vs_debiased": "est", "debiased_ci_low": "ci_low",
                          "debiased_ci_high": "ci_high"}

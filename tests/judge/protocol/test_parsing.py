@@ -11,8 +11,10 @@ import pytest
 from stylisticbias.judge.protocol.parsing import (
     classify,
     decide_prefix,
+    fold,
     parse_official,
     parse_response,
+    split_reasoning,
 )
 
 VALID_A = [
@@ -312,3 +314,75 @@ def test_official_reader_differs_from_the_paper_text_on_the_corpus() -> None:
     invalid = [r for r in CORPUS if r["label"] == "invalid"]
     read = [r for r in invalid if parse_official(r["text"], r["option_a"], r["option_b"])]
     assert len(read) > len(invalid) / 2
+
+
+# ---- what real models write: reasoning blocks, full-width/CJK forms, homoglyphs ---------------
+
+NEW_KINDS = {"reasoning", "fullwidth_cjk", "homoglyph", "guess", "unclosed_word"}
+
+
+def test_corpus_holds_100_answers_of_the_new_kinds_all_read_right() -> None:
+    """Reasoning blocks, full-width/CJK forms, homoglyphs, committed guesses and an unclosed
+    "(a Trustworthy": >= 100 answers, every kind both letters, 0 wrong letters, recall >= 99%."""
+    new = [r for r in CORPUS if r["kind"] in NEW_KINDS]
+    assert len(new) >= 100
+    for kind in NEW_KINDS:
+        assert {r["label"] for r in new if r["kind"] == kind} >= {"a", "b"}, kind
+    got = [(r, parse_response(r["text"])) for r in new]
+    wrong = [(r["text"], p) for r, p in got if r["label"] in "ab" and p not in (None, r["label"])]
+    assert not wrong
+    assert not [r["text"] for r, p in got if r["label"] == "invalid" and p is not None]
+    valid = [r for r, _ in got if r["label"] in "ab"]
+    missed = [r["text"] for r, p in got if r["label"] in "ab" and p is None]
+    assert 1 - len(missed) / len(valid) >= 0.99, missed
+
+
+def test_corpus_recall_at_least_99_percent() -> None:
+    valid = [r for r in CORPUS if r["label"] in "ab"]
+    missed = [r["text"] for r in valid if parse_response(r["text"]) is None]
+    assert 1 - len(missed) / len(valid) >= 0.99, missed
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("<think>maybe (b), not sure</think>\n(a)", "a"),
+        ("<think>\n\n</think>\n\nB", "b"),
+        ("<think>cut off before the answer (a)", None),
+        ("<think>(a)</think>", None),  # the answer after the block is empty
+        ("<think>(a)</think>\nNeither.", None),
+        ("Ａ", "a"),
+        ("（Ｂ）", "b"),
+        ("答案：A", "a"),
+        ("答案是 A", "a"),
+        ("(\u0430)", "a"),  # Cyrillic a
+        ("\u0392.", "b"),  # Greek capital Beta
+        ("I guess (a).", "a"),
+        ("(a Trustworthy", "a"),
+        ("(a photo alone is not enough to tell)", None),  # an aside, closed
+        ("(b Poor, maybe", None),  # a weak mention and a hedge
+    ],
+)
+def test_new_answer_forms(text: str, want: str | None) -> None:
+    assert parse_response(text) == want
+
+
+def test_fold_is_per_character_so_prefixes_stay_prefixes() -> None:
+    text = "A\u0300（Ｂ）\u0430 ﬁ ①"
+    for i in range(len(text) + 1):
+        assert fold(text).startswith(fold(text[:i]))
+    assert fold("plain ascii (a)") == "plain ascii (a)"
+
+
+def test_split_reasoning() -> None:
+    assert split_reasoning("  <think>r</think>\n(a)") == ("r", "\n(a)")
+    assert split_reasoning("<think>open") == ("open", None)
+    assert split_reasoning("(b) <think>x</think>") == ("", "(b) <think>x</think>")
+
+
+def test_reasoning_prefix_is_undecided_until_the_block_closes() -> None:
+    text = "<think>I cannot tell, neither fits</think>\n(b)"
+    for i in range(len(text)):
+        assert decide_prefix(text[:i], finished=False) is None, text[:i]
+    assert decide_prefix(text, finished=True) == "b"
+    assert decide_prefix("<think>neither", finished=True) == "invalid"

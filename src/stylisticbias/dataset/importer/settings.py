@@ -65,6 +65,7 @@ class ImportSettings:
             "aliases",
             "watch_dir",
             "workers",
+            "license",  # read by the release (stylisticbias.release), not by the import
         }
         extra = sorted(set(cfg) - known)
         if extra:

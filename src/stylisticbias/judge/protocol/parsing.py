@@ -2,13 +2,20 @@
 
 Two readers (``judge.parser``):
 
+Before reading, a response is *folded* (:func:`fold`: NFKC per character, so ``Ａ``, ``（Ｂ）``
+and ``答案：A`` read as ``A``, ``(B)``, ``答案:A``; Cyrillic/Greek look-alikes of a and b mapped to
+them) and a leading reasoning block (``<think>...</think>``, :func:`split_reasoning`) is dropped:
+the answer is what follows it, and a response cut off inside its reasoning is invalid.
+
 ``paper`` (default; App. C.2 as written: "responses that cannot be unambiguously mapped to one
 of the two options including refusals, hedged answers, and outputs containing both letters or
 neither are recorded as invalid"; invalid answers leave phi's denominator):
 
 * A **letter mention** is one of
     - a parenthesised letter anywhere: ``(a)``, ``( B )``; an unclosed one, ``(a`` followed by
-      punctuation, a line break or the end (``(a: Competent``, a cut-off ``(b``);
+      punctuation, a line break or the end (``(a: Competent``, a cut-off ``(b``); at the start
+      of the response or after an answer word also when a word follows (``(a Trustworthy``), a
+      *weak* mention: read only at the end, with no ``)`` after it and no marker anywhere;
     - a bare letter that *starts* the response, after optional decoration (``*``, quotes, ``[``,
       ``Answer:``, ``Option``, ``The answer is``), followed by punctuation, a line break or the end:
       ``a``, ``A)``, ``b.``, ``**B**``, ``A\nThe person ...``;
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -79,7 +87,29 @@ _NOT_WORD_BEFORE = r"(?<![a-z0-9\u00c0-\u024f])"
 _DECOR = r"(?:[\s*_`\"'\[\]#>:.-]|answer|option|choice|the\s+answer\s+is|my\s+answer\s+is|is)*"
 _ANSWER_WORDS = (
     r"answer|option|choice|choose|chose|select|selected|pick|go\s+with|respuesta|antwort|"
-    r"r[eé]ponse|risposta|resposta|odpowied[zź]|w[aä]hle|choisis|elijo|escolho|scelgo"
+    r"r[eé]ponse|risposta|resposta|odpowied[zź]|w[aä]hle|choisis|elijo|escolho|scelgo|"
+    r"guess|答案是|答案为|答案為|答案|回答|答え|选择|選択|選擇|选项|選項|정답|답"
+)
+# The opening tags of a reasoning block that starts a response (``<think>...</think>``); the
+# answer is what follows the block's closing tag.
+_REASONING_TAGS = ("think", "thinking", "reasoning")
+# Look-alikes of the Latin letters in other scripts (NFKC keeps them): Cyrillic and Greek
+# capitals and small letters drawn as a/A or b/B.
+_HOMOGLYPHS = str.maketrans(
+    {
+        "\u0430": "a",  # Cyrillic small a
+        "\u0410": "A",  # Cyrillic capital A
+        "\u03b1": "a",  # Greek small alpha
+        "\u0391": "A",  # Greek capital Alpha
+        "\u0412": "B",  # Cyrillic capital Ve
+        "\u0392": "B",  # Greek capital Beta
+        "\u03b2": "b",  # Greek small beta
+        "\u042c": "b",  # Cyrillic capital soft sign
+        "\u044c": "b",  # Cyrillic small soft sign
+        "\u13aa": "A",  # Cherokee A
+        "\u13f4": "B",  # Cherokee Yv
+        "\u0251": "a",  # Latin small alpha
+    }
 )
 _MARKER_WORDS = (
     "neither",
@@ -92,7 +122,6 @@ _MARKER_WORDS = (
     "couldn't",
     "could be",
     "might be",
-    "i guess",
     "unable",
     "impossible",
     "not possible",
@@ -141,6 +170,7 @@ class _Patterns:
     after_word: re.Pattern[str]
     mid: re.Pattern[str]
     markers: re.Pattern[str]
+    weak: re.Pattern[str]
     official_open: re.Pattern[str]
 
 
@@ -172,6 +202,14 @@ def patterns(rules: ParserRules) -> _Patterns:
             r"\b(?:" + "|".join(_MARKER_WORDS) + r")(?=[^a-z0-9])"
             r"|\bnot\s+(?:option\s+)?\(?\s*" + cls + _AFTER_MID
         ),
+        # An unclosed parenthesised letter followed by a word ("(a Trustworthy") at the start of
+        # the response or after an answer word: a *weak* mention (the "(a" could open an aside,
+        # "(a photo says little)"). Read only in a finished response with no ")" after it and
+        # no hedge/refusal marker anywhere; never part of an early (prefix) verdict.
+        weak=re.compile(
+            r"(?:^" + _DECOR + r"|\b(?:" + _ANSWER_WORDS + r")(?:\s+is)?\s*[:\-=]?\s*)"
+            r"\(\s*(" + cls + r")(?=[ \t]+[^\W\d_])"
+        ),
         official_open=re.compile(r"\((" + cls + r")(?=[^a-z0-9]|$)"),
     )
 
@@ -180,11 +218,66 @@ def _rules(rules: ParserRules | None) -> ParserRules:
     return rules if rules is not None else default_parser_rules()
 
 
-def _normalise(text: str, finished: bool) -> str:
-    """Lower-case, unify quotes; append the end sentinel when the text is finished."""
-    t = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+@functools.lru_cache(maxsize=4096)
+def _fold_char(c: str) -> str:
+    """One character's NFKC form with the homoglyph map applied (full-width and CJK forms:
+    ``Ａ`` -> ``A``, ``（`` -> ``(``, ``：`` -> ``:``; Cyrillic ``а`` -> ``a``)."""
+    return unicodedata.normalize("NFKC", c).translate(_HOMOGLYPHS)
+
+
+def fold(text: str) -> str:
+    """NFKC normalisation and the homoglyph map, character by character.
+
+    Per character (no composition across characters), so the folded form of a prefix is a prefix
+    of the folded text: prefix decidability survives. ASCII text is returned as it is.
+    """
+    if text.isascii():
+        return text
+    return "".join(_fold_char(c) for c in text)
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """``(reasoning, answer)`` of a response that opens with a reasoning block.
+
+    A response that starts (after white space) with ``<think>`` (or ``<thinking>``,
+    ``<reasoning>``) carries its answer after the matching closing tag; ``answer`` is None while
+    the block is open (a response cut off in its reasoning has no answer). Any other response is
+    all answer: ``("", text)``. A served model's separate ``reasoning_content`` field never
+    reaches the parser: the answer is the message's ``content``.
+    """
+    head = text.lstrip()
+    low = head[:16].lower()
+    for tag in _REASONING_TAGS:
+        opening = f"<{tag}>"
+        if low.startswith(opening):
+            close = head.lower().find(f"</{tag}>", len(opening))
+            if close == -1:
+                return head[len(opening) :], None
+            return head[len(opening) : close], head[close + len(tag) + 3 :]
+    return "", text
+
+
+def _reasoning_pending(t: str) -> bool:
+    """True if ``t`` (lower-cased, stripped) may still become the opening of a reasoning tag."""
+    return any(f"<{tag}>".startswith(t) for tag in _REASONING_TAGS) and t != ""
+
+
+def _normalise(text: str, finished: bool) -> str | None:
+    """Fold, lower-case, unify quotes, drop a leading reasoning block; append the end sentinel
+    when the text is finished. None: nothing can be read yet (inside a reasoning block).
+
+    A finished response whose reasoning block never closed reads as the empty answer (invalid).
+    """
+    t = fold(text).replace("\u2019", "'").replace("\u2018", "'").lower()
     t = t.replace("\u201c", '"').replace("\u201d", '"')
     t = t.lstrip()
+    if t.startswith("<"):
+        if not finished and _reasoning_pending(t):
+            return None
+        _, answer = split_reasoning(t)
+        if answer is None:
+            return _END if finished else None
+        t = answer.lstrip()
     if finished:  # no rstrip: the finished text must extend the unfinished one (monotonicity)
         t = t + _END
     return t
@@ -202,14 +295,19 @@ def _mentions(t: str, pt: _Patterns) -> list[tuple[int, str]]:
     return found
 
 
-def _verdict(t: str, pt: _Patterns) -> Letter | Literal["invalid"] | None:
+def _verdict(t: str | None, pt: _Patterns) -> Letter | Literal["invalid"] | None:
     """Verdict from the confirmed evidence in ``t``; None when nothing is fixed yet."""
+    if t is None:
+        return None
     mentions = _mentions(t, pt)
-    letters = {x for _, x in mentions}
+    weak = []
+    if t.endswith(_END):
+        weak = [(m.start(1), m.group(1)) for m in pt.weak.finditer(t) if ")" not in t[m.end() :]]
+    letters = {x for _, x in mentions + weak}
     if len(letters) >= 2:
         return "invalid"
     marker = pt.markers.search(t)
-    if marker and (not mentions or marker.start() < min(p for p, _ in mentions)):
+    if marker and (not mentions or weak or marker.start() < min(p for p, _ in mentions)):
         return "invalid"
     if t.endswith(_END):
         return letters.pop() if len(letters) == 1 else "invalid"

@@ -17,6 +17,7 @@ from stylisticbias.judge.engines.openai.transport import (
     normalise,
     retry_after_seconds,
 )
+from stylisticbias.judge.protocol.parsing import parse_response
 
 
 def test_retry_after_forms() -> None:
@@ -51,6 +52,17 @@ def test_normalise_refusals_and_malformed() -> None:
     for bad in bads:
         with pytest.raises(MalformedResponse):
             normalise(bad)
+
+
+def test_reasoning_content_is_not_the_answer() -> None:
+    """A served reasoning model's separate ``reasoning_content`` never reaches the parser: the
+    answer is ``content``; reasoning that used up the tokens leaves no answer (invalid)."""
+    msg = {"content": "(b)", "reasoning_content": "Maybe (a)? Not sure."}
+    n = normalise({"choices": [{"message": msg, "finish_reason": "stop"}]})
+    assert parse_response(n["content"]) == "b"
+    cut = {"content": None, "reasoning_content": "The person looks (a"}
+    n = normalise({"choices": [{"message": cut, "finish_reason": "length"}]})
+    assert parse_response(n["content"]) is None
 
 
 def test_rate_limiter_spaces_requests() -> None:

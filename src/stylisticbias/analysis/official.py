@@ -1,0 +1,159 @@
+"""The paper's released code's definitions (``analysis.definitions: official``).
+
+Where the paper's text leaves a choice open, its released code (``timo-cavelius/StylisticBias``,
+``src/evaluation/``) makes one; under ``official`` the analysis makes the same choice so that the
+same raw answers give that code's numbers (docs/statistics.md, "Definitions"):
+
+* phi counts unparsed answers in its denominator (``scores``, ``compute_scores(definitions=)``);
+* VS uses the sample standard deviation (``ddof`` 1) and Wilcoxon cells need five faces
+  (:meth:`~stylisticbias.analysis.settings.AnalysisSettings.resolved`);
+* Benjamini-Hochberg runs over *every* cell with data, an untested cell entering as p = 1
+  (:func:`adjust_untested_as_one`);
+* Table 3 (:func:`table3_official`): per demographic group the mean over faces of each face's
+  mean shift over the category's rows, averaged over the groups; its test is one Wilcoxon per
+  category and dimension on the pooled per-face means, BH across all cells.
+
+The released code's unit for Table 3 is a model x face; ours is the face (a face's rows of every
+model pooled), the same for one model. With several models the two differ; the table says so
+(``unit``).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.significance import TIE_DECIMALS, marks, p_adjust
+
+log = logging.getLogger(__name__)
+
+
+def adjust_untested_as_one(pval: np.ndarray, has_data: np.ndarray, method: str) -> np.ndarray:
+    """Corrected p-values with every cell that has data in the family, untested ones as p = 1.
+
+    Cells without data stay NaN (out of the family), as in the released code, whose cell list
+    holds only cells with rows.
+    """
+    p = np.asarray(pval, dtype=np.float64).copy()
+    has = np.asarray(has_data, dtype=bool)
+    p[has & ~np.isfinite(p)] = 1.0
+    p[~has] = np.nan
+    out = p_adjust(p, method)
+    return np.where(has, out, np.nan)
+
+
+def official_wilcoxon_p(x: np.ndarray, min_faces: int) -> float:
+    """The released code's face-level test: two-sided Wilcoxon signed-rank (SciPy defaults);
+    p = 1 with fewer than ``min_faces`` finite values or when all are zero. The values are rounded
+    to ``TIE_DECIMALS`` first, as in every test here (equal shifts tie; the released code ranks the
+    float noise of its summation order)."""
+    x = np.asarray(x, dtype=np.float64)
+    x = np.round(x[np.isfinite(x)], TIE_DECIMALS)
+    if x.size < min_faces or not np.any(x != 0):
+        return 1.0
+    return float(stats.wilcoxon(x, alternative="two-sided").pvalue)
+
+
+def _face_means(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Per-face mean over the columns' rows (NaN where a face has none): (faces,)."""
+    top, bottom = num.sum(axis=1), den.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+
+
+def _group_mean_of_face_means(
+    x: np.ndarray, groups: list[np.ndarray], weights: np.ndarray | None
+) -> tuple[float, np.ndarray | None]:
+    """Mean over groups of the mean face value per group (and its bootstrap replicates)."""
+    means, boots = [], []
+    for g in groups:
+        ok = g & np.isfinite(x)
+        if not ok.any():
+            continue
+        means.append(float(x[ok].mean()))
+        if weights is not None:
+            w = weights[:, ok]
+            tot = w.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boots.append(np.where(tot > 0, (w @ x[ok]) / np.where(tot > 0, tot, 1), np.nan))
+    value = float(np.mean(means)) if means else np.nan
+    if weights is None or not boots:
+        return value, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return value, np.nanmean(np.column_stack(boots), axis=1)
+
+
+def table3_official(
+    frame: pd.DataFrame,
+    num: np.ndarray,
+    den: np.ndarray,
+    categories: list[str],
+    category_of: dict[tuple[str, str], str],
+    s: AnalysisSettings,
+    *,
+    average_label: str,
+) -> pd.DataFrame:
+    """Table 3 as the released code computes it, from the Table 12 cells' face sums.
+
+    ``frame``: the Table 12 cell keys (``attribute, value, dimension, group``, one row per column
+    of ``num``/``den``, the (faces x cells) sums of delta and row counts). Per category and
+    dimension: ``sbs`` = mean over the dimension's groups of the mean over the group's faces of
+    each face's mean delta over the category's rows; ``pval`` = Wilcoxon of every face's mean
+    delta over the category's rows (faces of all groups pooled;
+    :func:`official_wilcoxon_p`); ``pval_corr`` = BH over all category x dimension cells (untested
+    as p = 1). CI: face bootstrap of the same ``sbs``.
+    """
+    cats = np.array([category_of[(a, v)] for a, v in zip(frame["attribute"], frame["value"])])
+    dims = frame["dimension"].to_numpy()
+    grp = frame["group"].to_numpy()
+    n_faces = num.shape[0]
+    w = face_weights(n_faces, s.n_resamples, s.seed) if s.n_resamples else None
+    rows = []
+    boots: dict[tuple[str, str], np.ndarray] = {}
+    order = [c for c in categories if c in set(cats)]
+    for cat in order:
+        for dim in dict.fromkeys(dims):
+            m = (cats == cat) & (dims == dim)
+            if not m.any():
+                continue
+            pooled = _face_means(num[:, m], den[:, m])
+            member = []
+            for g in dict.fromkeys(grp[m]):
+                cols = m & (grp == g)
+                member.append(den[:, cols].sum(axis=1) > 0)
+            value, b = _group_mean_of_face_means(pooled, member, w)
+            lo = hi = np.nan
+            if b is not None:
+                boots[(cat, dim)] = b
+                l_, h_ = percentile_ci(b[:, None], s.ci)
+                lo, hi = float(l_[0]), float(h_[0])
+            n_f = int(np.isfinite(pooled).sum())
+            p = official_wilcoxon_p(pooled, s.min_faces) if n_f else np.nan
+            rows.append((cat, str(dim), value, lo, hi, p, int(den[:, m].sum()), n_f, int(m.sum())))
+    df = pd.DataFrame(
+        rows,
+        columns=["category", "dimension", "sbs", "ci_low", "ci_high", "pval", "n", "n_faces",
+                 "n_cells"],
+    )  # fmt: skip
+    df["pval_corr"] = adjust_untested_as_one(
+        df["pval"].to_numpy(), df["n_faces"].to_numpy() > 0, s.correction
+    )
+    df["significance"] = marks(df["pval_corr"].to_numpy(), s.alpha, s.strong_alpha)
+    avg = df.groupby("dimension", sort=False)["sbs"].mean().reset_index()
+    avg.insert(0, "category", average_label)
+    for dim in avg["dimension"]:
+        have = [boots[(c, dim)] for c in order if (c, dim) in boots]
+        if have:
+            b = np.nanmean(np.column_stack(have), axis=1)
+            l_, h_ = percentile_ci(b[:, None], s.ci)
+            avg.loc[avg["dimension"] == dim, ["ci_low", "ci_high"]] = [l_[0], h_[0]]
+    avg["significance"] = ""
+    log.info("Table 3 (official definitions): %d category x dimension cells", len(df))
+    return pd.concat([df, avg], ignore_index=True)

@@ -1,0 +1,241 @@
+"""The released code's analyses, each checked against a computation written here directly with
+statsmodels / SciPy (not our helpers)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.formula.api as smf
+from scipy import stats
+from statsmodels.stats.anova import anova_lm
+
+from stylisticbias.analysis.metrics import cell_sums
+from stylisticbias.analysis.official_analyses import (
+    NEGATIVITY_PAIRS,
+    icc,
+    mixed_effects,
+    official_analyses,
+)
+from stylisticbias.analysis.paper_tables import DIMENSIONS
+from stylisticbias.analysis.run import analyze
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.benchmark import Benchmark
+
+S = replace(AnalysisSettings(), n_resamples=30, n_permutations=30)
+
+
+@pytest.fixture(scope="module")
+def scores(synth: pd.DataFrame) -> pd.DataFrame:
+    sc = synth.copy()
+    # a per-face random intercept so the mixed model has face variance to estimate
+    rng = np.random.default_rng(5)
+    bump = dict(zip(sc["face_id"].unique(), rng.normal(0, 0.05, sc["face_id"].nunique())))
+    d = ~sc["is_base"]
+    sc.loc[d, "delta"] = sc.loc[d, "delta"] + sc.loc[d, "face_id"].map(bump).astype(float)
+    return sc
+
+
+@pytest.fixture(scope="module")
+def tables(scores: pd.DataFrame, benchmark: Benchmark) -> dict[str, pd.DataFrame]:
+    return analyze(scores, benchmark, S)
+
+
+def _face_cat_frame(scores: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
+    d = scores[~scores["is_base"] & scores["delta"].notna()].copy()
+    cat = {sc.id: sc.category for sc in benchmark.scenarios}
+    d["scat"] = d["scenario_id"].map(cat).astype(str)
+    d["vcat"] = d["category"].astype(str)
+    return d.groupby(["face_id", "vcat", "scat"], as_index=False, observed=True)["delta"].mean()
+
+
+def test_mixed_model_matches_statsmodels(scores, tables, benchmark) -> None:
+    df = _face_cat_frame(scores, benchmark)
+    res = smf.mixedlm("delta ~ C(vcat) + C(scat)", df, groups=df["face_id"]).fit(
+        method="lbfgs", maxiter=2000
+    )
+    got = tables["mixed_model"].set_index("term")
+    assert (got["method"] == "mixedlm").all()
+    fe = res.fe_params.to_numpy()
+    ours = got["estimate"].iloc[: len(fe)].to_numpy()
+    np.testing.assert_allclose(ours, fe, atol=1e-6)
+    var_f = np.var(res.model.exog @ res.fe_params.to_numpy())
+    face_var = float(res.cov_re.iloc[0, 0])
+    r2m = var_f / (var_f + face_var + res.scale)
+    assert got.loc["r2_marginal", "estimate"] == pytest.approx(r2m, rel=1e-4)
+    assert got.loc["face_variance", "estimate"] == pytest.approx(face_var, rel=1e-4)
+
+
+def test_zero_face_variance_is_the_ols_fit() -> None:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "face_id": np.repeat([f"f{i}" for i in range(20)], 6),
+            "variation_category": np.tile(["A", "B", "C"], 40),
+            "scenario_category": np.tile(["x", "x", "x", "y", "y", "y"], 20),
+        }
+    )
+    df["delta"] = (df["variation_category"] == "B") * 0.1 + rng.normal(0, 0.05, len(df))
+    out = mixed_effects(df).set_index("term")
+    ols = smf.ols("delta ~ C(variation_category) + C(scenario_category)", df).fit()
+    if out["method"].iloc[0] == "ols":
+        np.testing.assert_allclose(out["estimate"].iloc[: len(ols.params)], ols.params, atol=1e-9)
+        assert out.loc["face_variance", "estimate"] == 0.0
+    assert np.isfinite(out.loc["r2_marginal", "estimate"])
+
+
+def test_partial_eta2_matches_anova_lm(scores, tables, benchmark) -> None:
+    df = _face_cat_frame(scores, benchmark)
+    full = smf.ols("delta ~ C(vcat) + C(scat)", df).fit()
+    got = tables["effect_sizes"].set_index("factor")
+    for factor, reduced in (("variation_category", "delta ~ C(scat)"),
+                            ("scenario_category", "delta ~ C(vcat)")):  # fmt: skip
+        red = smf.ols(reduced, df).fit()
+        a = anova_lm(red, full)
+        ss, f, p = a["ss_diff"].iloc[1], a["F"].iloc[1], a["Pr(>F)"].iloc[1]
+        assert got.loc[factor, "partial_eta2"] == pytest.approx(ss / (ss + full.ssr), rel=1e-9)
+        assert got.loc[factor, "statistic"] == pytest.approx(f, rel=1e-9)
+        assert got.loc[factor, "pval"] == pytest.approx(p, rel=1e-6, abs=1e-300)
+    d = scores[~scores["is_base"] & scores["delta"].notna()]
+    fm = d.groupby("face_id", observed=True).agg(
+        delta=("delta", "mean"), **{dim: (col, "first") for dim, col in DIMENSIONS.items()}
+    )
+    for dim in DIMENSIONS:
+        fm[dim] = fm[dim].astype(str)
+        one = smf.ols(f"delta ~ C({dim})", fm).fit()
+        a = anova_lm(smf.ols("delta ~ 1", fm).fit(), one)
+        ss = a["ss_diff"].iloc[1]
+        assert got.loc[dim, "partial_eta2"] == pytest.approx(ss / (ss + one.ssr), rel=1e-9)
+        assert got.loc[dim, "pval"] == pytest.approx(a["Pr(>F)"].iloc[1], rel=1e-6)
+    assert (got["ci_low"] <= got["ci_high"]).all()
+
+
+def test_negativity_asymmetry_matches_scipy(scores, tables) -> None:
+    d = scores[~scores["is_base"] & scores["delta"].notna()]
+    got = tables["negativity_asymmetry"].set_index("pair")
+    ps = []
+    for pr in NEGATIVITY_PAIRS:
+        sub = d if pr.gender is None else d[d["gender"] == pr.gender]
+
+        def fm(av, sub=sub):
+            m = (sub["attribute"] == av[0]) & (sub["value"] == av[1])
+            return sub[m].groupby("face_id", observed=True)["delta"].mean()
+
+        pos, neg = fm(pr.positive), fm(pr.negative)
+        common = pos.index.intersection(neg.index)
+        ap = np.round(pos[common].abs().to_numpy(), 12)  # ties are ties
+        an = np.round(neg[common].abs().to_numpy(), 12)
+        r = stats.wilcoxon(an - ap, zero_method="wilcox", alternative="greater")
+        ps.append(r.pvalue)
+        row = got.loc[pr.label]
+        assert row["n_faces"] == len(common)
+        assert row["pval"] == pytest.approx(r.pvalue, rel=1e-9)
+        assert row["ratio"] == pytest.approx(np.median(an) / np.median(ap), rel=1e-9)
+    bh = stats.false_discovery_control(ps)
+    np.testing.assert_allclose(got["pval_corr"].to_numpy(), bh, rtol=1e-9)
+
+
+def test_icc_matches_two_way_anova() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(0, 1, (25, 1)) + rng.normal(0, 0.5, (25, 4)) + np.array([0, 0.3, -0.2, 0.1])
+    long = pd.DataFrame(
+        {"y": x.ravel(), "item": np.repeat(np.arange(25), 4), "rater": np.tile(np.arange(4), 25)}
+    )
+    a = anova_lm(smf.ols("y ~ C(item) + C(rater)", long).fit())
+    msr, msc, mse = a["mean_sq"].iloc[0], a["mean_sq"].iloc[1], a["mean_sq"].iloc[2]
+    n, k = x.shape
+    want2 = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
+    want3 = (msr - mse) / (msr + (k - 1) * mse)
+    got2, got3 = icc(x)
+    assert got2 == pytest.approx(want2, rel=1e-9)
+    assert got3 == pytest.approx(want3, rel=1e-9)
+    assert got2 != pytest.approx(got3)  # rater offsets: absolute agreement < consistency
+
+
+def test_scenario_agreement_matches_scipy(tables) -> None:
+    by = tables["sbs_by_scenario"]
+    wide = by[by["model"] != "All"].pivot(index="scenario_id", columns="model", values="sbs")
+    got = tables["scenario_agreement"].set_index("measure")
+    # Friedman: scenarios are the treatments, models the blocks; W = chi2 / (k (n - 1))
+    chi2 = stats.friedmanchisquare(*wide.to_numpy()).statistic
+    k, n = wide.shape[1], len(wide)
+    assert got.loc["kendall_w", "estimate"] == pytest.approx(chi2 / (k * (n - 1)), rel=1e-9)
+    rho = stats.spearmanr(wide.iloc[:, 0], wide.iloc[:, 1])[0]
+    assert got.loc["spearman", "estimate"] == pytest.approx(rho, rel=1e-9)
+
+
+def test_preference_screen_and_tails(scores, tables) -> None:
+    base = scores[scores["is_base"] & scores["phi"].notna()]
+    g = base.groupby(["model", "scenario_id"], observed=True)["phi"]
+    m, sd, n = g.mean(), g.std(ddof=1), g.size()
+    z = (m - 0.5).abs() / (sd / np.sqrt(n))
+    flag = (z >= 3.29) & ((m - 0.5).abs() >= 0.2) & (n >= 50)
+    got = tables["base_preference"].set_index(["model", "scenario_id"])
+    np.testing.assert_allclose(got["z"].to_numpy(), z.to_numpy(), rtol=1e-9)
+    assert (got["flagged"].to_numpy() == flag.to_numpy()).all()
+    d = scores[~scores["is_base"] & scores["delta"].notna()]
+    summ = tables["preference_summary"].set_index("model")
+    for model, dm in d.groupby("model", observed=True):
+        a = dm["delta"].abs()
+        assert summ.loc[model, "tail_rate_50"] == pytest.approx((a >= 0.5).mean())
+        assert summ.loc[model, "tail_rate_75"] == pytest.approx((a >= 0.75).mean())
+
+
+def test_official_definitions_use_the_released_categories(scores, benchmark) -> None:
+    d = scores[~scores["is_base"] & scores["delta"].notna()]
+    faces = pd.Index(np.sort(scores["face_id"].astype(str).unique()))
+    pooled = {f"t12_{k}": cell_sums(d, ["attribute", "value", c], faces=faces)[0]
+              for k, c in DIMENSIONS.items()}  # fmt: skip
+    pooled["attribute_scenario"] = cell_sums(d, ["attribute", "scenario_id"], faces=faces)[0]
+    by = pd.DataFrame({"model": ["m1"], "scenario_id": [1], "sbs": [0.0]})
+    off = replace(S, definitions="official")
+    cells = pd.DataFrame(
+        columns=["model", "scenario_id", "mean_phi", "phi_sd", "n", "z", "flagged"]
+    )
+    tails = pd.DataFrame({"model": ["m1"], "n": [1], "n_tail_50": [0], "n_tail_75": [0]})
+    t = official_analyses(pooled, by, cells, tails, faces, benchmark, off, dimensions=DIMENSIONS,
+                          pooled_label="All")  # fmt: skip
+    terms = " ".join(t["mixed_model"]["term"])
+    assert "Hair color" in terms and "Hair length" in terms and "Socioeconomic]" in terms
+
+
+def test_interaction_tests_match_statsmodels_and_scipy(scores, tables, benchmark) -> None:
+    d = scores[~scores["is_base"] & scores["delta"].notna()]
+    fashion = [v for v in benchmark.variations if v.evaluated and v.category == "Fashion"]
+    lab = {(v.attribute, v.value): v.label for v in fashion}
+    f = d[d["category"] == "Fashion"].copy()
+    f["style"] = [lab[(a, v)] for a, v in zip(f["attribute"], f["value"])]
+    fl = f.groupby(["face_id", "style"], as_index=False, observed=True).agg(
+        delta=("delta", "mean"), group=("age", "first")
+    )
+    fl["group"] = fl["group"].astype(str)
+    full = smf.ols("delta ~ C(style) * C(group)", fl).fit()
+    a = anova_lm(smf.ols("delta ~ C(style) + C(group)", fl).fit(), full)
+    got = tables["interaction_tests"]
+    t4 = got[(got["table"] == "Table 4") & (got["dimension"] == "age")].set_index(
+        ["test", "variation"]
+    )
+    row = t4.loc[("ols_interaction", "all")]
+    assert row["statistic"] == pytest.approx(a["F"].iloc[1], rel=1e-9)
+    assert row["pval"] == pytest.approx(a["Pr(>F)"].iloc[1], rel=1e-6)
+    ss = a["ss_diff"].iloc[1]
+    assert row["partial_eta2"] == pytest.approx(ss / (ss + full.ssr), rel=1e-9)
+    mw_p = []
+    for style, sdf in fl.groupby("style"):
+        y = sdf.loc[sdf["group"] == "young adult", "delta"].to_numpy()
+        e = sdf.loc[sdf["group"] == "elderly", "delta"].to_numpy()
+        r = stats.mannwhitneyu(y, e, alternative="two-sided")
+        sp = np.sqrt(((len(y) - 1) * y.var(ddof=1) + (len(e) - 1) * e.var(ddof=1))
+                     / (len(y) + len(e) - 2))  # fmt: skip
+        got_row = t4.loc[("mann_whitney", style)]
+        assert got_row["pval"] == pytest.approx(r.pvalue, rel=1e-9)
+        assert got_row["cohens_d_pooled"] == pytest.approx((y.mean() - e.mean()) / sp, rel=1e-9)
+        kw = stats.kruskal(*[sdf.loc[sdf["group"] == g, "delta"] for g in sorted(set(sdf.group))])
+        assert t4.loc[("kruskal", style), "pval"] == pytest.approx(kw.pvalue, rel=1e-9)
+        mw_p.append((style, r.pvalue))
+    bh = dict(zip([s for s, _ in mw_p], stats.false_discovery_control([p for _, p in mw_p])))
+    for style, q in bh.items():
+        assert t4.loc[("mann_whitney", style), "pval_corr"] == pytest.approx(q, rel=1e-9)
+    assert 0 < t4.loc[("permutation", "all"), "pval"] <= 1
