@@ -1,7 +1,8 @@
 """The report of a task protocol (REFLECT, VIGNETTE): ``reports/README.md`` from the analyze
 stage's task tables section (``reports/tables/task_report.md``) and the calibration of the
 simulated judges' records (``reports/calibration.json``). Figures are not drawn for task
-protocols: ``reports/figures/`` and ``reports/plots/`` are left empty."""
+protocols, nor a leaderboard: ``reports/figures/``, ``reports/plots/`` and
+``reports/leaderboard/`` are left empty."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def build_task_report(benchmark: Benchmark, reports: Path) -> Path:
              ""]  # fmt: skip
     lines += calibration_lines(cal)
     md = "\n".join(lines) + "\n" + section.read_text(encoding="utf-8")
-    for d in ("figures", "plots"):
+    for d in ("figures", "plots", "leaderboard"):
         (reports / d).mkdir(parents=True, exist_ok=True)
     readme = reports / "README.md"
     atomic_write_text(readme, md)
