@@ -51,6 +51,7 @@ phi is null or the base face was not judged.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Literal
@@ -62,7 +63,9 @@ from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.protocol.tasks.grouping import codes
+from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.judge.protocol.tasks.registry import task_type
+from stylisticbias.outputs import atomic_path
 from stylisticbias.schemas import (
     FACES,
     JUDGMENT_RECORDS,
@@ -316,6 +319,8 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
         p = Path(getattr(config.paths, key))
         return p if p.is_absolute() else project_root() / p
 
+    if (bench := load_benchmark(config.protocol)).tasks and not bench.scenarios:
+        return write_task_scores(model_name, path("judgments"), path("scores"))
     judgments_file = path("judgments") / model_name / "judgments.parquet"
     judgments = read_judgments(judgments_file, with_response=str(config.judge.parser) == "official")
     faces = read_table(path("faces") / "faces.parquet", FACES)
@@ -350,3 +355,32 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
         out,
     )
     return out
+
+
+def task_scores(records: pd.DataFrame) -> pd.DataFrame:
+    """Per task x group x outcome of a task protocol's records: the answers' ``count`` and
+    the exact expected count ``mass`` (the summed outcome distributions; NaN for a free
+    number), plus the mean ``value`` of numeric answers."""
+    rows = []
+    for (tid, group), g in records.groupby(["task_id", "first"], sort=True):
+        dists = [json.loads(d) for d in g["dist"] if d]
+        outcomes = sorted(set(g["outcome"]) | {o for d in dists for o in d})
+        for o in outcomes:
+            mass = sum(d.get(o, 0.0) for d in dists) if dists else float("nan")
+            sel = g["outcome"] == o
+            rows.append({"task_id": int(tid), "group": str(group), "outcome": o,
+                         "count": int(sel.sum()), "mass": float(mass), "n": len(g),
+                         "mean_value": float(g.loc[sel, "value"].mean())})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def write_task_scores(model_name: str, judgments: Path, scores: Path) -> Path:
+    """Score one model's task records into ``data/scores/model=<model>/part-0.parquet``."""
+    records = read_task_records(judgments / model_name / RECORDS_FILE)
+    out = scores / f"model={model_name}"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "part-0.parquet"
+    with atomic_path(path) as tmp:
+        task_scores(records).to_parquet(tmp, index=False)
+    log.info("%s: task scores -> %s", model_name, path)
+    return path

@@ -51,3 +51,11 @@ def test_too_few_edits_give_an_empty_table_with_columns() -> None:
     rng = np.random.default_rng(1)
     out = audit_table(_labels(rng, True).head(6), n_perm=100, seed=1, alpha=0.05)
     assert out.empty and "significant" in out.columns
+
+
+def test_no_edits_give_an_empty_audit():
+    """A protocol of tasks alone has no variations: the audit is empty, with its columns."""
+    from stylisticbias.soda.generator_audit import AUDIT_COLUMNS
+
+    out = audit_table(pd.DataFrame(), n_perm=10, seed=0, alpha=0.05)
+    assert out.empty and list(out.columns) == list(AUDIT_COLUMNS)

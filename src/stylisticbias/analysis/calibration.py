@@ -190,6 +190,21 @@ def calibrate(
     return out
 
 
+def task_calibration_json(config: Config) -> dict[str, Any]:
+    """``reports/calibration.json`` of a task protocol: per simulated model,
+    :func:`~stylisticbias.analysis.task_records.task_fit` of its task scores."""
+    from stylisticbias.analysis.task_records import task_fit
+
+    names = [m for m in config.model_names if is_simulated(m, config)]
+    out: dict[str, Any] = {"protocol": config.protocol, "simulated": bool(names), "models": {}}
+    for m in names:
+        path = Path(config.paths.scores) / f"model={m}" / "part-0.parquet"
+        if not path.is_file():
+            raise StylisticBiasError(f"{path}: no task scores (run the scores stage first)")
+        out["models"][m] = task_fit(pd.read_parquet(path))
+    return out
+
+
 def calibrate_paired(config: Config) -> dict[str, Any]:
     """The ``calibrate`` stage for a paired-variation protocol: the pipeline's own faces and
     simulated scores against the exact truth of those images
@@ -239,7 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     config = load_config()
     try:
-        if load_benchmark(config.protocol).statistics.suite == "paired_variation":
+        bench = load_benchmark(config.protocol)
+        if bench.tasks and not bench.scenarios:  # a task protocol: records vs their exact dists
+            res = task_calibration_json(config)
+        elif load_benchmark(config.protocol).statistics.suite == "paired_variation":
             res = calibrate_paired(config)
         elif args.synthetic:
             res = calibrate(config, n_faces=args.synthetic)

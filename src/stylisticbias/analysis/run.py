@@ -11,7 +11,9 @@ beyond-the-paper tables and the DVC metrics file. docs/statistics.md documents e
 from __future__ import annotations
 
 import functools
+import json
 import logging
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -56,9 +58,12 @@ from stylisticbias.analysis.streaming import (
     model_inputs,
     settings_digest,
 )
+from stylisticbias.analysis.task_records import task_markdown, task_tables_from_records
+from stylisticbias.analysis.task_tables import validate_task_table
 from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
 from stylisticbias.score_store import file_digest, read_model_scores, scores_digest, scores_file
 from stylisticbias.spec import Config
@@ -267,6 +272,9 @@ def run_analysis(config: Config) -> StreamStats:
         return StreamStats(computed=tuple(models), cached=())
     judg_dir = Path(config.paths.judgments)
     reports = Path(config.paths.reports)
+    if benchmark.tasks and not benchmark.scenarios:  # a task protocol: the task tables
+        write_task_report(models, benchmark, judg_dir, reports, config, s)
+        return StreamStats(computed=tuple(models), cached=())
     cache = Path(config.paths.analysis_cache) if config.paths.analysis_cache else None
     digests = {}
     for m in models:
@@ -323,3 +331,41 @@ def write_tables(
         reports / METRICS_ALL,
         reports / "metrics.json",
     )
+
+
+def write_task_report(
+    models: Sequence[str], benchmark: Benchmark, judg_dir: Path, reports: Path,
+    config: Config, s: AnalysisSettings,
+) -> None:  # fmt: skip
+    """A task protocol's analysis: every model's task tables (stacked over models) ->
+    ``reports/tables/<table>.csv``, their markdown -> ``reports/tables/task_report.md``,
+    and table sizes -> ``reports/metrics.json`` (and ``metrics_all.json``)."""
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for m in models:
+        rec = read_task_records(judg_dir / m / RECORDS_FILE)
+        tabs = task_tables_from_records(rec, benchmark, m, n_boot=s.n_resamples, seed=s.seed,
+                                        simulated=_simulated(config, m))  # fmt: skip
+        for name, df in tabs.items():
+            parts.setdefault(name, []).append(df)
+    tables = {n: pd.concat(d, ignore_index=True) for n, d in parts.items()}
+    out = reports / "tables"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for name, df in tables.items():
+        write_csv(validate_task_table(name, df), out / f"{name}.csv")
+    md = out / "task_report.md"
+    with atomic_path(md) as tmp:
+        tmp.write_text(task_markdown(tables, benchmark), encoding="utf-8")
+    metrics = {"protocol": benchmark.name, "models": list(models),
+               "tables": {n: len(df) for n, df in sorted(tables.items())}}  # fmt: skip
+    for name in (METRICS_ALL, "metrics.json"):  # every number and the headline: the same
+        with atomic_path(reports / name) as tmp:
+            tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    log.info("task protocol %s: %d tables -> %s", benchmark.name, len(tables), out)
+
+
+def _simulated(config: Config, model: str) -> bool:
+    from stylisticbias.analysis.calibration import is_simulated
+
+    return is_simulated(model, config)

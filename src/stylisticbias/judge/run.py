@@ -67,6 +67,7 @@ from stylisticbias.judge.records import (
     stash_dir,
     switch_configuration,
 )
+from stylisticbias.judge.task_run import is_task_protocol, run_task_judge
 from stylisticbias.judge.writer import (
     RANK_SUMMARY_GLOB,
     concat_shards,
@@ -277,12 +278,15 @@ def run_judge(
     engine_cfg = dict(model_cfg.get("engine") or {})
     judge_cfg = asdict(config.judge)
     benchmark = load_benchmark(config.protocol)
+    root = project_root()
+    if is_task_protocol(benchmark):  # REFLECT, VIGNETTE, ...: task records, not judgments
+        out = Path(out_dir) if out_dir else _path(config.paths, "judgments") / model_name
+        return run_task_judge(model_name, model_cfg, benchmark, _path(config.paths, "faces"), out)
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids
     if not judge_cfg.get("dry_run"):  # weights on disk or reachable, endpoint up, key set
         check_model(model_cfg, engine_cfg)
-    root = project_root()
     paths = {"paths": asdict(config.paths)}
     out = Path(out_dir) if out_dir else stage_output(paths, "judgments", root) / model_name
     items = judge_items(config, benchmark, verify=True)

@@ -168,6 +168,6 @@ def build_locality(params: dict[str, Any]) -> Path:
     else:
         log.info("locality: %d edits, no masks (%s): whole-image change only", len(table),
                  masks.name)  # fmt: skip
-    if table.empty:
+    if table.empty and benchmark.variations:  # a protocol without edits (tasks alone) has none
         raise StylisticBiasError(f"{var_dir / 'variations.parquet'}: no variations to measure")
     return path

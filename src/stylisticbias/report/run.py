@@ -34,6 +34,7 @@ from stylisticbias.report.plots_data import (
     scenario_frame,
     variance_frame,
 )
+from stylisticbias.report.task_report import build_task_report
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
@@ -227,6 +228,9 @@ def build_report(config: Config, root: Path | None = None) -> None:
     """
     root = root or project_root()
     benchmark = load_benchmark(config.protocol)  # the protocol, resolved once for the stage
+    if benchmark.tasks and not benchmark.scenarios:  # a task protocol: its tables' report
+        build_task_report(benchmark, root / str(config.paths.reports))
+        return
     if benchmark.statistics.suite == "paired_variation":
         from stylisticbias.report.paired import build_paired_report
 

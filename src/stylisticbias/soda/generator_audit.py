@@ -139,6 +139,8 @@ def audit_table(
     labels: pd.DataFrame, n_perm: int, seed: int, alpha: float, min_group: int = 5
 ) -> pd.DataFrame:
     """Per (value, dimension, group): BDS of the group vs the rest of the value's edits."""
+    if labels.empty:  # no edits (a protocol of tasks alone): nothing to audit
+        return pd.DataFrame(columns=list(AUDIT_COLUMNS))
     labels = labels.copy()
     labels["extent"] = _extent(labels)
     rows = []

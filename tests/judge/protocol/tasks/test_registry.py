@@ -134,10 +134,15 @@ def test_engine_without_the_task_fails_at_compose_time() -> None:
         check_engine_tasks(bench, "simulated", "models.sim")
     msg = str(err.value)
     assert "\n" not in msg
-    assert msg.startswith("models.sim: engine 'simulated' cannot judge task type 'choice_k'")
+    # beside binary scenarios, the other task types are not judged by any engine
+    assert msg.startswith("models.sim: protocol")
+    assert "choice_k, numeric, pairwise, text_only beside scenarios:" in msg
+    # a protocol of tasks alone: the simulated engine judges them, hf does not
+    reflect = load_benchmark("reflect")
+    check_engine_tasks(reflect, "simulated", "models.sim")
     model = {"name": "m", "_target_": "stylisticbias.judge.engines.hf.engine.HFJudgeEngine"}
     with pytest.raises(StylisticBiasError, match="engine 'hf' cannot judge task type"):
-        _check_tasks("m", model, bench)
+        _check_tasks("m", model, reflect)
     # the paper's protocol asks only binary: every engine judges it
     paper = load_benchmark("stylisticbias")
     for engine in ("hf", "openai", "simulated"):

@@ -92,6 +92,13 @@ def check_protocol_tasks(benchmark: Benchmark) -> None:
 def check_engine_tasks(benchmark: Benchmark, engine: str, where: str) -> None:
     """Raise one line if engine ``engine`` cannot judge a task type the protocol asks."""
     check_protocol_tasks(benchmark)
+    mixed = [n for n in benchmark.task_names if n != DEFAULT_TASK] if benchmark.scenarios else []
+    if mixed:  # the judge stage routes them only in a protocol of tasks alone
+        raise StylisticBiasError(
+            f"{where}: protocol {benchmark.name or benchmark.source} asks task type(s) "
+            f"{', '.join(sorted(set(mixed)))} beside scenarios:; the judge stage judges them "
+            "only in a protocol without scenarios: (e.g. conf/benchmark/reflect.yaml)"
+        )
     for name in benchmark.task_names:
         tt = scenario_task(name, benchmark.source)
         if engine not in tt.engines:

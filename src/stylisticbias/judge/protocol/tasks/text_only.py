@@ -27,7 +27,7 @@ class TextOnly(ScenarioTask):
     """A wrapper: the task named by ``answers``, without images."""
 
     name: ClassVar[str] = "text_only"
-    engines: ClassVar[frozenset[str]] = frozenset()  # the judge stage does not route it yet
+    engines: ClassVar[frozenset[str]] = frozenset({"simulated"})  # judge/task_run.py
     images: ClassVar[int] = 0
 
     def __init__(self, lookup: Callable[[str, str], ScenarioTask]) -> None:

@@ -1,0 +1,150 @@
+"""The judge stage for task protocols (``tasks:`` without ``scenarios:``, e.g. REFLECT,
+VIGNETTE): every task prompt asked of the protocol's faces, written as task records
+(:mod:`~stylisticbias.judge.protocol.tasks.records`).
+
+Units: every face of ``faces.parquet`` with status ok for single-image tasks; for pairwise
+tasks the faces are taken in ``face_id`` order in blocks of four (an *instance*, the stand-in
+for REFLECT's source photo with its variants) and every cross-group pair of a block is asked
+in both orders. Offline stand-in, stated: the pairs are two different procedural faces, not
+counterfactual edits of one photo, and the simulated judge does not look at pixels.
+
+Only the ``simulated`` engine is routed here (it answers from planted effects,
+:mod:`~stylisticbias.judge.engines.simulated.task_plants`, and gives the exact outcome
+distribution in closed form); the other engines are refused at compose time by the task
+types' engine sets.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stylisticbias.benchmark import Benchmark, TaskScenario
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.engines.simulated.task_plants import face_group, plant_for
+from stylisticbias.judge.engines.simulated.tasks import (
+    choice_k_probs,
+    pairwise_first_prob,
+    simulate_answers,
+)
+from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, validate_task_records
+from stylisticbias.judge.protocol.tasks.registry import task_of
+from stylisticbias.outputs import atomic_path
+from stylisticbias.schemas import FACES, read_table
+
+log = logging.getLogger(__name__)
+BLOCK = 4
+
+
+def is_task_protocol(benchmark: Benchmark) -> bool:
+    """True when the protocol has ``tasks:`` and no binary ``scenarios:``."""
+    return bool(benchmark.tasks) and not benchmark.scenarios
+
+
+def _answers_type(sc: TaskScenario) -> str:
+    return sc.answers if sc.task == "text_only" else sc.task
+
+
+def exact_dist(sc: TaskScenario, benchmark: Benchmark, groups: tuple[str, ...],
+               variant: int) -> str:  # fmt: skip
+    """JSON of the simulated judge's exact outcome probabilities ('' for a free number)."""
+    plant = plant_for(sc)
+    inv = plant.invalid_rate
+    kind = _answers_type(sc)
+    if kind == "choice_k":
+        base = plant.base or (1.0,) * len(sc.options)
+        p = choice_k_probs(base, plant.effect(groups[0]))
+        dist = {o.label: (1 - inv) * float(q) for o, q in zip(sc.options, p)}
+    elif kind == "pairwise":
+        p1 = pairwise_first_prob(plant, groups[0], groups[1], variant)
+        dist = {"first": (1 - inv) * p1, "second": (1 - inv) * (1 - p1)}
+    else:
+        return ""
+    dist["invalid"] = inv
+    return json.dumps(dist, sort_keys=True)
+
+
+def task_units(faces: pd.DataFrame) -> tuple[list[tuple[str, str, str]], list[Any]]:
+    """Single-image units ``(face_id, image_id, group)`` and pair units
+    ``(instance, (image_a, image_b), (group_a, group_b))``."""
+    ok = faces[faces["status"] == "ok"].sort_values("face_id")
+    singles = [(str(r.face_id), str(r.image_id), face_group(str(r.ethnicity), str(r.gender)))
+               for r in ok.itertuples(index=False)]  # fmt: skip
+    pairs = []
+    for b in range(len(singles) // BLOCK):
+        block = singles[b * BLOCK : (b + 1) * BLOCK]
+        for x, y in itertools.combinations(block, 2):
+            if x[2] != y[2]:
+                pairs.append((f"inst{b:03d}", (x[1], y[1]), (x[2], y[2])))
+    return singles, pairs
+
+
+def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str,
+                 seed: int) -> pd.DataFrame:  # fmt: skip
+    """Every task prompt of ``benchmark`` answered by the simulated judge (the records)."""
+    singles, pairs = task_units(faces)
+    rows: list[dict[str, Any]] = []
+    for sc in benchmark.tasks:
+        task = task_of(sc)
+        paired = _answers_type(sc) == "pairwise"
+        if paired and not pairs:
+            raise StylisticBiasError(
+                f"task {sc.id}: no cross-group pair of faces in blocks of {BLOCK}; "
+                "judge more faces (faces.n)"
+            )
+        if paired:
+            units = [f"{u}|{a}|{b}" for u, (a, b), _ in pairs]
+            groups = [g for _, _, g in pairs]
+            ids = ["|".join(i) for _, i, _ in pairs]
+            insts = [u for u, _, _ in pairs]
+        else:
+            units = [f for f, _, _ in singles]
+            groups = [(g,) for _, _, g in singles]
+            ids = [i for _, i, _ in singles]
+            insts = units
+        for prompt in task.prompts(sc, benchmark):
+            answers = simulate_answers(benchmark, sc, prompt, plant_for(sc), units, groups, seed)
+            for inst, iid, g, (text, ans) in zip(insts, ids, groups, answers):
+                rows.append({
+                    "model": model, "task_id": int(sc.id), "task": sc.task,
+                    "answers": _answers_type(sc), "variant": int(prompt.variant),
+                    "unit": inst, "image_ids": iid, "first": g[0],
+                    "second": g[1] if len(g) > 1 else "", "response": text,
+                    "outcome": ans.outcome,
+                    "value": float(ans.value) if ans.valid and ans.value is not None
+                    and _answers_type(sc) == "numeric" else float("nan"),
+                    "dist": exact_dist(sc, benchmark, tuple(g), int(prompt.variant)),
+                })  # fmt: skip
+    df = pd.DataFrame(rows)
+    df["task_id"] = df["task_id"].astype("int64")
+    df["variant"] = df["variant"].astype("int64")
+    df["value"] = df["value"].astype("float64")
+    return validate_task_records(df, f"{model} task records")
+
+
+def run_task_judge(model_name: str, model_cfg: dict[str, Any], benchmark: Benchmark,
+                   faces_dir: Path, out: Path) -> Path:  # fmt: skip
+    """Judge a task protocol with the simulated engine; writes ``out/task_records.parquet``."""
+    engine = str((model_cfg.get("engine") or {}).get("name", ""))
+    if engine != "simulated":
+        raise StylisticBiasError(
+            f"models.{model_name}: engine {engine!r} cannot judge the task protocol "
+            f"{benchmark.name}; engines that can: simulated"
+        )
+    faces = read_table(faces_dir / "faces.parquet", FACES)
+    df = task_records(benchmark, faces, model_name, int(model_cfg.get("seed", 0)))
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.iterdir():  # the directory holds this run's records only
+        if stale.is_file() and stale.name != RECORDS_FILE:
+            stale.unlink()
+    path = out / RECORDS_FILE
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False)
+    log.info("%s: %d task records (%d tasks) -> %s", model_name, len(df),
+             df["task_id"].nunique(), path)  # fmt: skip
+    return path

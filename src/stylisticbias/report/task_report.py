@@ -1,0 +1,55 @@
+"""The report of a task protocol (REFLECT, VIGNETTE): ``reports/README.md`` from the analyze
+stage's task tables section (``reports/tables/task_report.md``) and the calibration of the
+simulated judges' records (``reports/calibration.json``). Figures are not drawn for task
+protocols, nor a leaderboard: ``reports/figures/``, ``reports/plots/`` and
+``reports/leaderboard/`` are left empty."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from stylisticbias.benchmark import Benchmark
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.outputs import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+
+def calibration_lines(cal: dict) -> list[str]:
+    """The calibration summary: per simulated model, tasks tested and rejected."""
+    models = cal.get("models") or {}
+    if not models:
+        return ["No simulated judge among the models: nothing to calibrate.", ""]
+    lines = ["| model | tasks tested | free-number tasks | rejected | alpha | min p |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for m, r in models.items():
+        minp = "" if r["min_pval"] is None else f"{r['min_pval']:.3g}"
+        lines.append(f"| {m} | {r['n_tasks_tested']} | {r['n_tasks_free_number']} | "
+                     f"{r['n_rejected']} | {r['alpha']} | {minp} |")  # fmt: skip
+    return [*lines, ""]
+
+
+def build_task_report(benchmark: Benchmark, reports: Path) -> Path:
+    """Write ``reports/README.md`` for a task protocol; returns its path."""
+    section = reports / "tables" / "task_report.md"
+    cal_path = reports / "calibration.json"
+    for p, stage in ((section, "analyze"), (cal_path, "calibrate")):
+        if not p.is_file():
+            raise StylisticBiasError(f"{p}: not found; it is written by the `{stage}` stage")
+    cal = json.loads(cal_path.read_text(encoding="utf-8"))
+    lines = [f"# {benchmark.name}: task protocol report", "",
+             "Tables: `reports/tables/*.csv` (all rows); below, the first rows of each.",
+             "",
+             "## Calibration: the simulated judges' answers against their exact distributions",
+             "", "Pearson test per task (conservative; `reports/calibration.json`).",
+             ""]  # fmt: skip
+    lines += calibration_lines(cal)
+    md = "\n".join(lines) + "\n" + section.read_text(encoding="utf-8")
+    for d in ("figures", "plots", "leaderboard"):
+        (reports / d).mkdir(parents=True, exist_ok=True)
+    readme = reports / "README.md"
+    atomic_write_text(readme, md)
+    log.info("wrote %s", readme)
+    return readme

@@ -1,0 +1,77 @@
+"""Task tables, task scores and the task calibration from the simulated judge's records."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from stylisticbias.analysis.task_records import task_fit, task_markdown, task_tables_from_records
+from stylisticbias.benchmark import load_benchmark
+from stylisticbias.judge.task_run import task_records
+from stylisticbias.scores import task_scores
+
+
+def faces(n: int) -> pd.DataFrame:
+    eth = ["White", "Black", "Asian", "Latino", "Middle Eastern"]
+    return pd.DataFrame({
+        "face_id": [f"F{i:04d}" for i in range(n)],
+        "image_id": [f"F{i:04d}-base" for i in range(n)],
+        "ethnicity": [eth[i % 5] for i in range(n)],
+        "gender": ["female" if (i // 5) % 2 == 0 else "male" for i in range(n)],
+        "status": ["ok"] * n,
+    })  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def reflect_records() -> pd.DataFrame:
+    return task_records(load_benchmark("reflect"), faces(600), "sim", seed=2)
+
+
+def test_reflect_tables_from_records(reflect_records):
+    bench = load_benchmark("reflect")
+    tabs = task_tables_from_records(reflect_records, bench, "sim", n_boot=20, simulated=True)
+    assert set(tabs) == {"reflect_win_rates", "position_bias", "reflect_mcq_distribution",
+                         "reflect_mcq_gaps", "reflect_salary_gaps",
+                         "reflect_salary_tests"}  # fmt: skip
+    # one position-bias row per pairwise task; the planted bias toward slot 1 shows
+    pb = tabs["position_bias"]
+    assert sorted(pb["scenario_id"]) == [1, 2, 3]
+    assert (pb["position_bias"] > 0).all()
+    # planted: white-male wins more often than black-female
+    wr = tabs["reflect_win_rates"]
+    wr = wr[wr["scenario_id"] == 1].set_index("group")
+    assert (
+        wr.filter(like="win").iloc[:, 0]["white-male"]
+        > wr.filter(like="win").iloc[:, 0]["black-female"]
+    )
+    md = task_markdown(tabs, bench)
+    assert md.startswith("## Task protocol: reflect") and "### reflect_salary_gaps" in md
+
+
+def test_task_scores_and_fit(reflect_records):
+    sc = task_scores(reflect_records)
+    # counts add up to the records; expected masses to the records with a distribution
+    assert sc.groupby("task_id")["count"].sum().to_dict() == (
+        reflect_records.groupby("task_id").size().to_dict()
+    )
+    with_dist = reflect_records[reflect_records["dist"] != ""]
+    assert sc["mass"].sum() == pytest.approx(len(with_dist))
+    fit = task_fit(sc, alpha=0.001)
+    assert fit["n_tasks_tested"] == 5 and fit["n_tasks_free_number"] == 6
+    assert fit["n_rejected"] == 0
+    # answers that ignore their distributions are rejected
+    wrong = sc.copy()
+    first = wrong["outcome"] == "first"
+    wrong.loc[first, "count"] = wrong.loc[first, "count"] * 2
+    assert task_fit(wrong, alpha=0.001)["n_rejected"] >= 3
+
+
+def test_vignette_tables_from_records():
+    bench = load_benchmark("vignette")
+    rec = task_records(bench, faces(80), "sim", seed=1)
+    tabs = task_tables_from_records(rec, bench, "sim", n_boot=10, simulated=True)
+    assert {"vignette_selection", "vignette_log_odds", "vignette_pair_comp", "vignette_polarity",
+            "vignette_text_vs_image", "position_bias"} <= set(tabs)  # fmt: skip
+    assert "reflect_win_rates" not in tabs
+    # every text-only question is compared with the image question it mirrors (301-306)
+    assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == list(range(301, 307))

@@ -1,0 +1,90 @@
+"""The judge stage's task protocol route: task records of the simulated judge."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import chisquare
+
+from stylisticbias.benchmark import load_benchmark
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.protocol.tasks.records import validate_task_records
+from stylisticbias.judge.task_run import is_task_protocol, run_task_judge, task_records, task_units
+
+
+def faces(n: int) -> pd.DataFrame:
+    """``n`` faces cycling over REFLECT's ten race x gender groups."""
+    eth = ["White", "Black", "Asian", "Latino", "Middle Eastern"]
+    return pd.DataFrame({
+        "face_id": [f"F{i:04d}" for i in range(n)],
+        "image_id": [f"F{i:04d}-base" for i in range(n)],
+        "ethnicity": [eth[i % 5] for i in range(n)],
+        "gender": ["female" if (i // 5) % 2 == 0 else "male" for i in range(n)],
+        "status": ["ok"] * n,
+    })  # fmt: skip
+
+
+def test_protocol_kinds():
+    assert is_task_protocol(load_benchmark("reflect"))
+    assert not is_task_protocol(load_benchmark("stylisticbias"))
+
+
+def test_units_pair_cross_group_faces_within_blocks():
+    singles, pairs = task_units(faces(12))
+    assert len(singles) == 12
+    assert pairs and all(ga != gb for _, _, (ga, gb) in pairs)
+    # faces of one pair share their block of four
+    for inst, (a, b), _ in pairs:
+        assert int(a[1:5]) // 4 == int(b[1:5]) // 4 == int(inst[4:])
+
+
+def test_records_follow_their_exact_distributions():
+    """At large N the answers' outcome counts match the summed exact distributions."""
+    bench = load_benchmark("reflect")
+    rec = task_records(bench, faces(2000), "sim", seed=3)
+    for tid in (1, 11):
+        r = rec[(rec["task_id"] == tid)]
+        dists = [json.loads(d) for d in r["dist"]]
+        keys = sorted(dists[0])
+        expected = np.array([sum(d[k] for d in dists) for k in keys])
+        observed = np.array([(r["outcome"] == k).sum() for k in keys])
+        assert chisquare(observed, expected).pvalue > 1e-3, tid
+    # numeric answers carry a value and no distribution
+    num = rec[rec["task"] == "numeric"]
+    assert (num["dist"] == "").all()
+    assert num.loc[num["outcome"] == "value", "value"].gt(0).all()
+
+
+def test_planted_pairwise_effect_and_valence_flip():
+    """VIGNETTE: white-male is favoured for "friendly" and disfavoured for "unfriendly"."""
+    bench = load_benchmark("vignette")
+    rec = task_records(bench, faces(400), "sim", seed=1)
+
+    def share(tid: int) -> float:
+        r = rec[(rec["task_id"] == tid) & (rec["outcome"] != "invalid")]
+        won = ((r["first"] == "white-male") & (r["outcome"] == "first")) | (
+            (r["second"] == "white-male") & (r["outcome"] == "second")
+        )
+        return won.sum() / ((r["first"] == "white-male") | (r["second"] == "white-male")).sum()
+
+    assert share(101) > 0.55 > 0.45 > share(102)
+
+
+def test_schema_rejects_bad_distribution():
+    rec = task_records(load_benchmark("reflect"), faces(8), "sim", seed=0)
+    bad = rec.copy()
+    i = int(np.flatnonzero(bad["dist"] != "")[0])
+    bad.loc[i, "dist"] = json.dumps({"first": 0.9, "second": 0.3, "invalid": 0.0})
+    with pytest.raises(StylisticBiasError, match=f"row {i}: dist sums to"):
+        validate_task_records(bad, "x.parquet")
+    with pytest.raises(StylisticBiasError, match="missing column"):
+        validate_task_records(rec.drop(columns="dist"), "x.parquet")
+
+
+def test_only_the_simulated_engine_is_routed(tmp_path):
+    with pytest.raises(StylisticBiasError, match="engines that can: simulated"):
+        run_task_judge("m", {"engine": {"name": "hf"}}, load_benchmark("reflect"), tmp_path,
+                       tmp_path / "out")  # fmt: skip
