@@ -195,3 +195,16 @@ def test_no_issue_numbers_or_merge_markers() -> None:
             if MARKERS.search(path.name):
                 hits.append(f"{rel}: file name")
     assert hits == [], "\n".join(hits)
+
+
+def test_test_modules_have_unique_basenames() -> None:
+    """pytest's default import mode needs one basename per test module (tests/ has no
+    ``__init__.py``): two ``test_run.py`` break collection of the whole suite."""
+    tests = Path(__file__).resolve().parent
+    seen: dict[str, Path] = {}
+    dupes = []
+    for path in sorted(tests.rglob("test_*.py")):
+        if path.name in seen:
+            dupes.append(f"{seen[path.name].relative_to(tests)} / {path.relative_to(tests)}")
+        seen.setdefault(path.name, path)
+    assert dupes == [], "rename one of each pair: " + "; ".join(dupes)

@@ -39,12 +39,14 @@ def dvc_project(tmp_path: Path) -> Path:
     """A DVC project with our dvc.yaml, conf/ and the judge stages' deps (tiny stand-ins for
     data), each judge stage committed as if it had run."""
     root = config.project_root()
-    for rel in ("conf", "pipelines", "src/stylisticbias/judge"):
+    for rel in ("conf", "pipelines", "src/stylisticbias/judge", "src/stylisticbias/qa"):
         shutil.copytree(root / rel, tmp_path / rel, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(root / "dvc.yaml", tmp_path / "dvc.yaml")
     for rel in ("data/faces", "data/variations", "data/import"):
         (tmp_path / rel).mkdir(parents=True)
         (tmp_path / rel / "x.parquet").write_bytes(rel.encode())
+    (tmp_path / "data/qa").mkdir(parents=True)
+    (tmp_path / "data/qa/checks.parquet").write_bytes(b"qa")  # qa.policy=exclude reads it
     _dvc(tmp_path, "init", "--no-scm", "-q")
     return tmp_path
 

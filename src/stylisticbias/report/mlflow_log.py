@@ -398,7 +398,9 @@ def _log_report(
         pooled = {k: v for k, v in inputs.metrics.items() if s.model(k) is None}
         summary = {"n_models": float(len(s.models))}
         summary |= headline_metrics(inputs, POOLED)  # the tables' all-models rows
-        _log_all(flatten_metrics(pooled) | interval_metrics(inputs.tables, POOLED))
+        # the released code's analyses (effect sizes, mixed model, agreement) join the table
+        official = official_metrics(inputs.tables)
+        _log_all(flatten_metrics(pooled) | interval_metrics(inputs.tables, POOLED) | official)
         if cmp is not None:
             for r in cmp.summary.to_dict("records"):
                 summary |= flatten_metrics(
@@ -406,7 +408,6 @@ def _log_report(
                 )
             mlflow.log_table(cmp.cells, "tables/paper_comparison.json")
             mlflow.log_table(cmp.claims, "tables/paper_claims.json")
-        summary |= official_metrics(inputs.tables)  # the released code's analyses
         log_metrics(summary)
         pooled_tables = ("profile_agreement", "model_pair_regressions", "cross_model_variance",
                          "mixed_model", "effect_sizes", "negativity_asymmetry",

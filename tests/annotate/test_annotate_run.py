@@ -151,7 +151,7 @@ KILLED = textwrap.dedent(
     """
     import sys, time
     sys.path.insert(0, {tests!r})
-    from test_run import items, spec
+    from test_annotate_run import items, spec
     from stylisticbias.annotate.run import annotate_items, make_annotator
     ann = make_annotator(spec())
     inner = ann.annotate
