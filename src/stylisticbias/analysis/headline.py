@@ -82,6 +82,21 @@ def _row(df: pd.DataFrame | None, model: str, **eq: object) -> pd.Series | None:
     return hit.iloc[0] if len(hit) else None
 
 
+def _from_row(
+    key: str,
+    label: str,
+    row: pd.Series,
+    value: str,
+    low: str,
+    high: str,
+    pval: str | None = None,
+) -> Headline:
+    """A headline from one table row: its point, interval and (where given) corrected p
+    columns."""
+    p = None if pval is None else _num(row[pval])
+    return Headline(key, label, _num(row[value]), _num(row[low]), _num(row[high]), p)
+
+
 def model_headline(
     tables: Mapping[str, pd.DataFrame], model: str, alpha: float, ci: float = 0.95
 ) -> list[Headline]:
@@ -91,30 +106,16 @@ def model_headline(
     r = _row(tables.get("sbs_overall"), model)
     if r is not None:
         out.append(
-            Headline(
-                "sbs",
-                "SBS (all variations)",
-                _num(r["sbs"]),
-                _num(r["ci_low"]),
-                _num(r["ci_high"]),
-                _num(r["pval_corr"]),
-            )
+            _from_row("sbs", "SBS (all variations)", r, "sbs", "ci_low", "ci_high", "pval_corr")
         )
         out.append(Headline("abs_sbs", "|SBS| (all variations)", _num(r["abs_sbs"])))
     vs = tables.get("vs_by_model")
     for dim in DIMENSIONS:
         r = _row(vs, model, dimension=dim)
         if r is not None:
-            out.append(
-                Headline(
-                    f"vs_debiased.{DIMENSIONS[dim]}",
-                    f"VS de-biased, {DIMENSIONS[dim].replace('_', ' ')}",
-                    _num(r["vs_debiased"]),
-                    _num(r["debiased_ci_low"]),
-                    _num(r["debiased_ci_high"]),
-                    _num(r["pval_corr"]),
-                )
-            )
+            key, label = DIMENSIONS[dim], DIMENSIONS[dim].replace("_", " ")
+            cols = ("vs_debiased", "debiased_ci_low", "debiased_ci_high", "pval_corr")
+            out.append(_from_row(f"vs_debiased.{key}", f"VS de-biased, {label}", r, *cols))
     var = tables.get("sbs_by_variation_model")
     if var is not None:
         mine = var[var["model"] == model]
@@ -127,26 +128,11 @@ def model_headline(
             )
     r = _row(tables.get("invalid_rates"), model, scenario_id=0)
     if r is not None:
-        out.append(
-            Headline(
-                "invalid_rate",
-                "invalid answers (share)",
-                _num(r["invalid_rate"]),
-                _num(r["ci_low"]),
-                _num(r["ci_high"]),
-            )
-        )
+        cols = ("invalid_rate", "ci_low", "ci_high")
+        out.append(_from_row("invalid_rate", "invalid answers (share)", r, *cols))
     r = _row(tables.get("per_model_effects"), model)
     if r is not None:
-        out.append(
-            Headline(
-                "cohens_d",
-                "Cohen's d",
-                _num(r["cohens_d"]),
-                _num(r["d_ci_low"]),
-                _num(r["d_ci_high"]),
-            )
-        )
+        out.append(_from_row("cohens_d", "Cohen's d", r, "cohens_d", "d_ci_low", "d_ci_high"))
     par = tables.get("pareto")
     if par is not None and (par["model"] == model).any():
         n80 = par.loc[par["model"] == model, "n_variations_threshold"].iloc[0]
