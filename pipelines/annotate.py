@@ -5,17 +5,17 @@ Resumes an interrupted run; answers are cached (docs/annotate.md).
 """
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 
 
 @stage
 def main() -> None:
     """Entry point."""
     args = stage_arguments(__doc__, model=True)
-    load_config()  # every section typed (annotators by their engine) before anything runs
+    config = load_config()  # every section typed (annotators by their engine) first
     from stylisticbias.annotate.run import run_annotation
 
-    run_annotation(load_params(), args.model)
+    run_annotation(config, args.model)
 
 
 if __name__ == "__main__":

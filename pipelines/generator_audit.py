@@ -1,7 +1,7 @@
 """DVC stage `generator_audit`: the variation generator's own bias -> data/qa/."""
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.soda.generator_audit import build_generator_audit
 
 
@@ -9,8 +9,7 @@ from stylisticbias.soda.generator_audit import build_generator_audit
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    build_generator_audit(load_params())
+    build_generator_audit(load_config())  # every section typed before anything runs
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """DVC stage `locality`: pixel-level edit locality of every variation -> data/qa/."""
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.qa.stage import build_locality
 
 
@@ -9,8 +9,7 @@ from stylisticbias.qa.stage import build_locality
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    build_locality(load_params())
+    build_locality(load_config())  # every section typed before anything runs
 
 
 if __name__ == "__main__":

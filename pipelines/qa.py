@@ -1,7 +1,7 @@
 """DVC stage `qa`: locality + annotator checks per edit -> data/qa/ (table, summary, gallery)."""
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.qa.checks import build_checks
 
 
@@ -9,8 +9,7 @@ from stylisticbias.qa.checks import build_checks
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    build_checks(load_params())
+    build_checks(load_config())  # every section typed before anything runs
 
 
 if __name__ == "__main__":

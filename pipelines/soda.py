@@ -1,7 +1,7 @@
 """DVC stage `soda`: the SODA audit of an image generator -> data/soda/ (docs/soda.md)."""
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.soda.stage import run_soda
 
 
@@ -9,8 +9,7 @@ from stylisticbias.soda.stage import run_soda
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    run_soda(load_params())
+    run_soda(load_config())  # every section typed before anything runs
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ ALLOWED: dict[str, str] = {
 }
 
 #: Stage chains that still take the mapping (converted: judge, scores, analyze, calibrate,
-#: report; not yet: faces/variations, track, annotate, qa, locality, generator_audit, soda).
+#: report, annotate, qa, locality, generator_audit, soda; not yet: faces/variations, track).
 NOT_YET: set[str] = {
     "stylisticbias.dataset.build:BuildContext.from_params",
     "stylisticbias.dataset.build:faces_spec",
@@ -72,18 +72,6 @@ NOT_YET: set[str] = {
     "stylisticbias.report.mlflow_log:_log_report",
     "stylisticbias.report.track:runs_file",
     "stylisticbias.report.track:track_report",
-    # the annotate, qa, locality, generator_audit and soda stages
-    "stylisticbias.annotate.run:annotate_spec",
-    "stylisticbias.annotate.run:configured_annotator",
-    "stylisticbias.annotate.run:run_annotation",
-    "stylisticbias.qa.checks:build_checks",
-    "stylisticbias.qa.gallery:write_qa_gallery",
-    "stylisticbias.qa.stage:build_locality",
-    "stylisticbias.qa.stage:mask_source",
-    "stylisticbias.qa.stage:qa_spec",
-    "stylisticbias.soda.generator_audit:build_generator_audit",
-    "stylisticbias.soda.stage:run_soda",
-    "stylisticbias.soda.stage:soda_spec",
     # the release command
     "stylisticbias.release.build:_model_parts",
     "stylisticbias.release.build:build_release",
@@ -96,11 +84,6 @@ SCRIPTS_WITH_PARAMS = {
     "faces.py",
     "variations.py",
     "track.py",
-    "annotate.py",
-    "qa.py",
-    "locality.py",
-    "generator_audit.py",
-    "soda.py",
 }
 
 

@@ -168,3 +168,34 @@ def get(params: dict[str, Any], dotted: str) -> Any:
             raise StylisticBiasError(f"params.yaml: missing key {dotted!r} (under {where}: {keys})")
         node = node[part]
     return node
+
+
+def config_path(config: Config, key: str) -> Path:
+    """``paths.<key>`` of a typed configuration, absolute (relative paths: the project root)."""
+    p = Path(str(getattr(config.paths, key)))
+    return p if p.is_absolute() else project_root() / p
+
+
+def config_output(config: Config, key: str) -> Path:
+    """``paths.<key>`` resolved and checked against every other declared output, as
+    :func:`stylisticbias.outputs.stage_output` checks it for composed params (the generator's
+    inputs, ``source``/``watch_dir``, included)."""
+    from dataclasses import asdict, is_dataclass
+
+    from stylisticbias.outputs import stage_output
+
+    gen = config.generator
+    generator = asdict(gen) if is_dataclass(gen) and not isinstance(gen, type) else dict(gen or {})
+    view = {"paths": asdict(config.paths), "generator": generator}
+    return stage_output(view, key, project_root())
+
+
+def configured_annotator(config: Config, name: str) -> Any:
+    """The typed spec of ``annotators.<name>``; an unknown name lists the configured ones."""
+    if name not in config.annotators:
+        raise StylisticBiasError(
+            f"annotator {name!r} is not configured; configured: "
+            f"{', '.join(config.annotators) or '(none)'} (params.yaml annotators; choose with "
+            "`annotator=[...]`)"
+        )
+    return config.annotators[name]

@@ -48,9 +48,10 @@ def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.
     params = _params("report")
     build_faces(params)
     var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
-    build_locality(params)
-    run_annotation(params, "simulated-annotator")
-    table = schemas.read_table(build_checks(params), CHECKS)
+    config = config_from_params(params)
+    build_locality(config)
+    run_annotation(config, "simulated-annotator")
+    table = schemas.read_table(build_checks(config), CHECKS)
     assert len(table) == len(var) and not table["excluded"].any()
     spec = annotator_spec("simulated-annotator", params["annotators"]["simulated-annotator"])
     for r in table.itertuples():
@@ -74,15 +75,15 @@ def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.
     assert summary["policy"] == "report" and summary["excluded"] == []
     assert summary["failed_any"] == int((~table["qa_pass"]).sum()) > 0
     assert (project / "data/qa/gallery.html").read_text().count('class="card"') > 0
-    assert qa_exclusions(params) == set()
-    all_items = {it.image_id for it in judge_items(config_from_params(params))}
+    assert qa_exclusions(config) == set()
+    all_items = {it.image_id for it in judge_items(config)}
 
-    excl = _params("exclude")
+    excl = config_from_params(_params("exclude"))
     table = schemas.read_table(build_checks(excl), CHECKS)
     failing = set(table.loc[~table["qa_pass"], "image_id"])
     assert set(table.loc[table["excluded"], "image_id"]) == failing and failing
     assert qa_exclusions(excl) == failing
     summary = json.loads((project / "data/qa/summary.json").read_text())
     assert summary["excluded"] == sorted(failing)
-    kept = {it.image_id for it in judge_items(config_from_params(excl))}
+    kept = {it.image_id for it in judge_items(excl)}
     assert kept == all_items - failing

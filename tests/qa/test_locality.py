@@ -26,6 +26,7 @@ from stylisticbias.qa.locality import (
 )
 from stylisticbias.qa.stage import build_locality
 from stylisticbias.qa.tables import LOCALITY
+from stylisticbias.spec.parse import config_from_params
 
 SIZE = 64
 BENCH = benchmark_from_params(load_params())
@@ -129,7 +130,7 @@ def test_stage_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     img_path.unlink()
     Image.fromarray(leaked).save(img_path)
 
-    table = schemas.read_table(build_locality(params), LOCALITY)
+    table = schemas.read_table(build_locality(config_from_params(params)), LOCALITY)
     assert len(table) == len(var) and set(table["image_id"]) == set(var["image_id"])
     face_rows = table[table["framing"] == "face"]
     assert (face_rows["mask_source"] == "layers").all()
@@ -144,5 +145,5 @@ def test_stage_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert body["locality_pass"].isna().all() and body["reason"].str.contains("framing|x").all()
     # deterministic: a rerun writes the same bytes
     first = (tmp_path / "data/qa/locality.parquet").read_bytes()
-    build_locality(params)
+    build_locality(config_from_params(params))
     assert (tmp_path / "data/qa/locality.parquet").read_bytes() == first

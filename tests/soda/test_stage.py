@@ -15,6 +15,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.soda.demo import load_planted, null_calibration
 from stylisticbias.soda.protocol import Condition, load_soda
 from stylisticbias.soda.stage import run_soda
+from stylisticbias.spec.parse import config_from_params
 
 
 def test_protocol_prompts_are_table_1() -> None:
@@ -49,7 +50,9 @@ def test_soda_stage_recovers_what_was_planted(
 ) -> None:
     shutil.copytree(project_root() / "conf", tmp_path / "conf")
     monkeypatch.chdir(tmp_path)
-    params = compose(["experiment=soda-demo", "soda.objects=[car,cup,sofa]", "soda.n_perm=2000"])
+    params = config_from_params(
+        compose(["experiment=soda-demo", "soda.objects=[car,cup,sofa]", "soda.n_perm=2000"])
+    )
     out = run_soda(params)
     bds = pd.read_csv(out / "tables/soda_bds.csv")
     assert len(bds) == 3 * 9
@@ -83,8 +86,8 @@ def test_soda_stage_recovers_what_was_planted(
 def test_soda_off_by_default_and_bad_objects(tmp_path: Path, monkeypatch) -> None:
     shutil.copytree(project_root() / "conf", tmp_path / "conf")
     monkeypatch.chdir(tmp_path)
-    out = run_soda(compose())
+    out = run_soda(config_from_params(compose()))
     assert json.loads((out / "metrics.json").read_text())["enabled"] is False
     assert pd.read_csv(out / "tables/soda_bds.csv").empty
     with pytest.raises(StylisticBiasError, match=r"soda.objects: unknown \['boat'\]; valid: car"):
-        run_soda(compose(["soda.objects=[boat]"]))
+        run_soda(config_from_params(compose(["soda.objects=[boat]"])))

@@ -28,18 +28,20 @@ from stylisticbias import schemas
 from stylisticbias.annotate.base import Annotator
 from stylisticbias.annotate.items import AnnotationItem, items_digest, qa_items
 from stylisticbias.annotate.tables import ANNOTATIONS, COLUMNS
-from stylisticbias.benchmark import benchmark_from_params
-from stylisticbias.config import get, project_root
-from stylisticbias.errors import StylisticBiasError
+from stylisticbias.benchmark import load_benchmark
+from stylisticbias.config import config_output, config_path, configured_annotator, project_root
 from stylisticbias.outputs import (
     OutputLock,
     atomic_write_json,
     data_root,
     remove_temp_files,
-    stage_output,
 )
-from stylisticbias.spec.annotate import AnnotateSpec, AnnotatorSpec, SimulatedAnnotatorSpec
-from stylisticbias.spec.parse import annotator_spec, typed
+from stylisticbias.spec import Config
+from stylisticbias.spec.annotate import (
+    AnnotatorSpec,
+    HFAnnotatorSpec,
+    SimulatedAnnotatorSpec,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,28 +50,16 @@ FINGERPRINT = "_fingerprint.json"
 SHARDS = "shards"
 
 
-def annotate_spec(params: Mapping[str, Any]) -> AnnotateSpec:
-    """The ``annotate`` section, typed."""
-    return typed(AnnotateSpec, params.get("annotate") or {}, "params.yaml annotate")
-
-
-def configured_annotator(params: Mapping[str, Any], name: str) -> AnnotatorSpec:
-    """``annotators.<name>`` typed; an unknown name lists the configured annotators."""
-    known = dict(params.get("annotators") or {})
-    if name not in known:
-        raise StylisticBiasError(
-            f"annotator {name!r} is not configured; configured: {', '.join(known) or '(none)'} "
-            "(params.yaml annotators; choose with `annotator=[...]`)"
-        )
-    return annotator_spec(name, known[name])
-
-
 def make_annotator(spec: AnnotatorSpec) -> Annotator:
     """The engine of an annotator spec."""
     if isinstance(spec, SimulatedAnnotatorSpec):
         from stylisticbias.annotate.simulated import SimulatedAnnotator
 
         return SimulatedAnnotator(spec)
+    if isinstance(spec, HFAnnotatorSpec):
+        from stylisticbias.annotate.hf import HFAnnotator
+
+        return HFAnnotator(spec)
     from stylisticbias.annotate.openai import OpenAIAnnotator
 
     return OpenAIAnnotator(spec)
@@ -203,19 +193,17 @@ def summary(table: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def run_annotation(params: dict[str, Any], name: str) -> Path:
+def run_annotation(config: Config, name: str) -> Path:
     """The ``annotate@<name>`` stage: the QA questions about every rendered variation."""
-    spec = configured_annotator(params, name)
-    settings = annotate_spec(params)
+    spec = configured_annotator(config, name)
+    settings = config.annotate
     root = project_root()
-    base = stage_output(params, "annotations", root)
-    out = base / name
-    data = data_root(root, get(params, "paths.data"))
-    faces_dir = root / str(get(params, "paths.faces"))
-    var_dir = root / str(get(params, "paths.variations"))
+    out = config_output(config, "annotations") / name
+    data = data_root(root, config.paths.data)
+    faces_dir, var_dir = config_path(config, "faces"), config_path(config, "variations")
     faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
     variations = schemas.read_table(var_dir / "variations.parquet", schemas.VARIATIONS)
-    items = qa_items(faces, variations, faces_dir, var_dir, benchmark_from_params(params),
+    items = qa_items(faces, variations, faces_dir, var_dir, load_benchmark(config.protocol),
                      list(settings.questions), data)  # fmt: skip
     annotator = make_annotator(spec)
     try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,11 @@ import pandas as pd
 import pandera.pandas as pa
 
 from stylisticbias import schemas
-from stylisticbias.config import get, project_root
-from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import OutputLock, atomic_write_json, stage_output
-from stylisticbias.qa.stage import LOCALITY_FILE, qa_spec
+from stylisticbias.config import config_output, config_path, configured_annotator, project_root
+from stylisticbias.outputs import OutputLock, atomic_write_json
+from stylisticbias.qa.stage import LOCALITY_FILE
 from stylisticbias.qa.tables import LOCALITY
+from stylisticbias.spec import Config
 from stylisticbias.spec.qa import QASpec
 
 log = logging.getLogger(__name__)
@@ -139,22 +138,18 @@ def summary(table: pd.DataFrame, spec: QASpec) -> dict[str, Any]:
     }
 
 
-def build_checks(params: dict[str, Any]) -> Path:
+def build_checks(config: Config) -> Path:
     """The ``qa`` stage: ``checks.parquet``, ``summary.json`` and ``gallery.html`` in paths.qa."""
-    spec = qa_spec(params)
+    spec = config.qa
     root = project_root()
-    out_dir = stage_output(params, "qa", root)
-    var_dir = root / str(get(params, "paths.variations"))
+    out_dir = config_output(config, "qa")
+    var_dir = config_path(config, "variations")
     variations = schemas.read_table(var_dir / "variations.parquet", schemas.VARIATIONS)
     locality = schemas.read_table(out_dir / LOCALITY_FILE, LOCALITY)
     annotations = None
     if spec.annotator is not None:
-        if spec.annotator not in (params.get("annotators") or {}):
-            raise StylisticBiasError(
-                f"qa.annotator={spec.annotator!r} is not configured; configured: "
-                f"{', '.join(params.get('annotators') or {}) or '(none)'} (annotator=[...])"
-            )
-        path = root / str(get(params, "paths.annotations")) / spec.annotator / "annotations.parquet"
+        configured_annotator(config, spec.annotator)  # one line listing the configured ones
+        path = config_path(config, "annotations") / spec.annotator / "annotations.parquet"
         annotations = schemas.read_table(path, schemas.ANNOTATIONS)
     table = checks_table(variations, locality, annotations, spec)
     with OutputLock(root, out_dir / "checks"):
@@ -163,7 +158,7 @@ def build_checks(params: dict[str, Any]) -> Path:
         atomic_write_json(out_dir / SUMMARY_FILE, summ)
         from stylisticbias.qa.gallery import write_qa_gallery
 
-        write_qa_gallery(table, variations, params, out_dir / "gallery.html")
+        write_qa_gallery(table, variations, config, out_dir / "gallery.html")
     log.info(
         "qa: %d edits, %d fail a check (policy %s: %d excluded from judging)",
         len(table), summ["failed_any"], spec.policy, len(summ["excluded"]),
@@ -171,16 +166,9 @@ def build_checks(params: dict[str, Any]) -> Path:
     return out_dir / CHECKS_FILE
 
 
-def qa_exclusions(config: Any) -> set[str]:
-    """Image ids the judge leaves out: none under ``qa.policy: report``; else ``excluded``.
-
-    ``config``: the typed :class:`~stylisticbias.spec.Config`, or composed params (a mapping).
-    """
-    if isinstance(config, Mapping):
-        spec, qa_dir = qa_spec(config), str(get(dict(config), "paths.qa"))
-    else:
-        spec, qa_dir = config.qa, str(config.paths.qa)
-    if spec.policy != "exclude":
+def qa_exclusions(config: Config) -> set[str]:
+    """Image ids the judge leaves out: none under ``qa.policy: report``; else ``excluded``."""
+    if config.qa.policy != "exclude":
         return set()
-    table = schemas.read_table(project_root() / qa_dir / CHECKS_FILE, CHECKS)
+    table = schemas.read_table(config_path(config, "qa") / CHECKS_FILE, CHECKS)
     return set(table.loc[table["excluded"], "image_id"].astype(str))

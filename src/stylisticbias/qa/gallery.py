@@ -14,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from stylisticbias.config import get, project_root
+from stylisticbias.config import config_path
+from stylisticbias.spec import Config
 
 #: edits shown per section
 MAX_CARDS = 200
@@ -40,12 +41,11 @@ def _badge(value: Any, name: str) -> str:
 
 
 def write_qa_gallery(
-    table: pd.DataFrame, variations: pd.DataFrame, params: dict[str, Any], out: Path
+    table: pd.DataFrame, variations: pd.DataFrame, config: Config, out: Path
 ) -> Path:
     """Write the QA gallery of ``table`` (the QA checks) to ``out``."""
-    root = project_root()
-    var_dir = root / str(get(params, "paths.variations"))
-    faces_dir = root / str(get(params, "paths.faces"))
+    var_dir = config_path(config, "variations")
+    faces_dir = config_path(config, "faces")
     faces = pd.read_parquet(faces_dir / "faces.parquet", columns=["face_id", "path"])
     face_path = dict(zip(faces["face_id"], faces["path"]))
     var_path = dict(zip(variations["image_id"], variations["path"]))
@@ -85,7 +85,7 @@ def write_qa_gallery(
     text = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>QA of the edits</title>"
         f"<style>{CSS}</style></head><body><h1>QA of the edits</h1>"
-        f"<p>Policy: <b>{html.escape(str(get(params, 'qa.policy')))}</b>; "
+        f"<p>Policy: <b>{html.escape(str(config.qa.policy))}</b>; "
         f"{int(table['excluded'].sum())} edit(s) excluded from judging.</p>"
         "<table class='sum'><tr><th>check</th><th>checked</th><th>passed</th><th>failed</th>"
         f"<th>unknown</th></tr>{''.join(rows)}</table>"

@@ -10,7 +10,7 @@ every face-framed edit with its base face pixel by pixel and writes
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,10 @@ import pandas as pd
 from PIL import Image
 
 from stylisticbias import schemas
-from stylisticbias.benchmark import Benchmark, benchmark_from_params
-from stylisticbias.config import get, project_root
+from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.config import config_output, config_path, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import OutputLock, data_root, safe_member, stage_output
+from stylisticbias.outputs import OutputLock, data_root, safe_member
 from stylisticbias.qa.locality import (
     LocalityThresholds,
     MaskSource,
@@ -30,17 +30,12 @@ from stylisticbias.qa.locality import (
     mask_source_for,
 )
 from stylisticbias.qa.tables import LOCALITY
-from stylisticbias.spec.parse import typed
+from stylisticbias.spec import Config
 from stylisticbias.spec.qa import QASpec
 
 log = logging.getLogger(__name__)
 
 LOCALITY_FILE = "locality.parquet"
-
-
-def qa_spec(params: Mapping[str, Any]) -> QASpec:
-    """The ``qa`` section as its typed spec."""
-    return typed(QASpec, params.get("qa") or {}, "params.yaml qa")
 
 
 def thresholds(spec: QASpec) -> LocalityThresholds:
@@ -51,7 +46,13 @@ def thresholds(spec: QASpec) -> LocalityThresholds:
     )
 
 
-def mask_source(params: Mapping[str, Any]) -> MaskSource:
+def generator_section(config: Config) -> dict[str, Any]:
+    """The configured generator's section as the mapping its class is built from."""
+    gen = config.generator
+    return asdict(gen) if is_dataclass(gen) and not isinstance(gen, type) else dict(gen or {})
+
+
+def mask_source(config: Config) -> MaskSource:
     """Masks of the configured generator: exact when its class has ``edit_mask``, else none.
 
     Only such a generator is constructed (a diffusion model or an API client never is).
@@ -60,7 +61,7 @@ def mask_source(params: Mapping[str, Any]) -> MaskSource:
 
     from stylisticbias.dataset.rendering import generator_config, make_generator
 
-    cfg = generator_config(dict(params))
+    cfg = generator_config({"generator": generator_section(config)})
     try:
         cls = get_class(str(cfg["_target_"]))
     except Exception:  # an import set or a plug-in that does not import: no masks
@@ -136,20 +137,18 @@ def locality_table(
     return out.sort_values("image_id", kind="stable").reset_index(drop=True)
 
 
-def build_locality(params: dict[str, Any]) -> Path:
+def build_locality(config: Config) -> Path:
     """Measure every variation's edit locality; write ``<paths.qa>/locality.parquet``."""
-    spec = qa_spec(params)
     root = project_root()
-    out_dir = stage_output(params, "qa", root)
-    data = data_root(root, get(params, "paths.data"))
-    faces_dir = root / str(get(params, "paths.faces"))
-    var_dir = root / str(get(params, "paths.variations"))
+    out_dir = config_output(config, "qa")
+    data = data_root(root, config.paths.data)
+    faces_dir, var_dir = config_path(config, "faces"), config_path(config, "variations")
     faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
     variations = schemas.read_table(var_dir / "variations.parquet", schemas.VARIATIONS)
-    benchmark = benchmark_from_params(params)
-    limits = thresholds(spec)
+    benchmark = load_benchmark(config.protocol)
+    limits = thresholds(config.qa)
     with OutputLock(root, out_dir):
-        masks = mask_source(params)
+        masks = mask_source(config)
         table = locality_table(
             faces, variations, faces_dir, var_dir, benchmark, masks, limits, data
         )

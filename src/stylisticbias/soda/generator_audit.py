@@ -20,9 +20,7 @@ test (the report shows the strongest).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,11 +28,11 @@ from PIL import Image
 from statsmodels.stats.multitest import multipletests
 
 from stylisticbias import schemas
-from stylisticbias.config import get, project_root
-from stylisticbias.outputs import OutputLock, atomic_write_text, safe_member, stage_output
+from stylisticbias.config import config_output, config_path, project_root
+from stylisticbias.outputs import OutputLock, atomic_write_text, safe_member
 from stylisticbias.qa.locality import pixel_change
-from stylisticbias.qa.stage import qa_spec
 from stylisticbias.soda.metrics import permutation_seed, permutation_test
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
@@ -178,18 +176,17 @@ def audit_table(
     return out.sort_values(["pval_corr", "bds"], ascending=[True, False], kind="stable")
 
 
-def build_generator_audit(params: Mapping[str, Any]) -> Path:
+def build_generator_audit(config: Config) -> Path:
     """The ``generator_audit`` stage: ``<paths.qa>/generator_audit.csv``."""
-    spec = qa_spec(params)
+    spec = config.qa
     root = project_root()
-    out_dir = stage_output(dict(params), "qa", root)
-    faces_dir = root / str(get(dict(params), "paths.faces"))
-    var_dir = root / str(get(dict(params), "paths.variations"))
+    out_dir = config_output(config, "qa")
+    faces_dir, var_dir = config_path(config, "faces"), config_path(config, "variations")
     faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
     variations = schemas.read_table(var_dir / "variations.parquet", schemas.VARIATIONS)
     labels = edit_labels(faces, variations, faces_dir, var_dir, float(spec.locality.pixel_tol))
     audit = spec.audit
-    table = audit_table(labels, int(audit.n_perm), int(params.get("seed", 0)), float(audit.alpha))
+    table = audit_table(labels, int(audit.n_perm), int(config.seed), float(audit.alpha))
     with OutputLock(root, out_dir / "audit"):
         path = out_dir / AUDIT_FILE
         atomic_write_text(path, table.to_csv(index=False, float_format="%.10g",

@@ -26,15 +26,11 @@ import pandas as pd
 
 from stylisticbias.annotate.items import AnnotationItem
 from stylisticbias.annotate.questions import Question
-from stylisticbias.annotate.run import (
-    annotate_items,
-    configured_annotator,
-    make_annotator,
-)
+from stylisticbias.annotate.run import annotate_items, make_annotator
 from stylisticbias.benchmark import slug
-from stylisticbias.config import project_root
+from stylisticbias.config import config_output, configured_annotator, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import OutputLock, atomic_write_json, atomic_write_text, stage_output
+from stylisticbias.outputs import OutputLock, atomic_write_json, atomic_write_text
 from stylisticbias.soda.demo import Planted, StandIn, load_planted
 from stylisticbias.soda.metrics import (
     JSSettings,
@@ -48,7 +44,7 @@ from stylisticbias.soda.metrics import (
 )
 from stylisticbias.soda.protocol import BASE, Condition, SodaProtocol, load_soda
 from stylisticbias.soda.tables import SODA_TABLES, empty, write_soda_table
-from stylisticbias.spec.parse import typed
+from stylisticbias.spec import Config
 from stylisticbias.spec.soda import SodaSpec
 
 log = logging.getLogger(__name__)
@@ -58,11 +54,6 @@ DISCOVERY_TEXT = (
     "{object} that could tell images of {object}s apart (colour, shape, text, background ...), "
     "each with the values it can take."
 )
-
-
-def soda_spec(params: dict[str, Any]) -> SodaSpec:
-    """The ``soda`` section, typed."""
-    return typed(SodaSpec, params.get("soda") or {}, "params.yaml soda")
 
 
 def _images(spec: SodaSpec, proto: SodaProtocol, stand: StandIn, out: Path) -> pd.DataFrame:
@@ -303,11 +294,11 @@ def readme(tables: dict[str, pd.DataFrame], summ: dict[str, Any], spec: SodaSpec
     return "\n\n".join(parts) + "\n"
 
 
-def run_soda(params: dict[str, Any]) -> Path:
+def run_soda(config: Config) -> Path:
     """The ``soda`` stage (module docstring); returns ``<paths.soda>``."""
-    spec = soda_spec(params)
+    spec = config.soda
     root = project_root()
-    out = stage_output(params, "soda", root)
+    out = config_output(config, "soda")
     proto = load_soda(spec.protocol)
     unknown = sorted(set(spec.objects) - set(proto.objects))
     if unknown:
@@ -322,7 +313,7 @@ def run_soda(params: dict[str, Any]) -> Path:
             planted = load_planted(root / spec.planted)
             stand = StandIn(planted, int(spec.seed), int(spec.image_size))
             images = _images(spec, proto, stand, out)
-            annotator = make_annotator(configured_annotator(params, spec.annotator))
+            annotator = make_annotator(configured_annotator(config, spec.annotator))
             try:
                 discovered = _discovery(spec, images, planted, annotator, out)
                 labels = _labels(images, discovered, annotator, out)
