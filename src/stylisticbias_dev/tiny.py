@@ -142,6 +142,7 @@ def plant_grammar(
     sharpness: float = 2.0,
     preference: float = 8.0,
     aliases: Mapping[str, str] | None = None,
+    grammar: Mapping[str, Mapping[str, float]] | None = None,
 ) -> None:
     """Plant the bigram answer grammar into a randomly initialised model (in place).
 
@@ -151,7 +152,8 @@ def plant_grammar(
     only by the random layers (so it depends on the image and the prompt), pushes ``a`` up and
     ``b`` down with weight ``preference``: that is where the a/b split comes from.
     ``aliases``: grammar piece -> the vocabulary's spelling of it (a real BPE vocabulary spells
-    a space ``Ġ`` or ``▁``).
+    a space ``Ġ`` or ``▁``). ``grammar``: another bigram grammar (same shape as the default;
+    ``"<start>"`` and ``"<eos>"`` stand for ``start_token`` and the EOS token).
     """
     import torch
 
@@ -162,7 +164,8 @@ def plant_grammar(
     hidden = emb.shape[1]
     vocab = tokenizer.get_vocab()
     names = {**dict(aliases or {}), _START: start_token, _EOS: tokenizer.eos_token}
-    pieces = [p for p in _GRAMMAR if names.get(p, p) in vocab]
+    rules = _GRAMMAR if grammar is None else grammar
+    pieces = [p for p in rules if names.get(p, p) in vocab]
     if len(pieces) + 1 > hidden:
         raise StylisticBiasError(f"tiny model: hidden size {hidden} < {len(pieces) + 1} directions")
     pref = len(pieces)
@@ -174,7 +177,7 @@ def plant_grammar(
         for i, prev in enumerate(pieces):
             emb[vocab[names.get(prev, prev)], i] += 1.0
             row = torch.full((head.shape[0],), _OTHER, device=head.device)
-            for nxt, logit in _GRAMMAR[prev].items():
+            for nxt, logit in rules[prev].items():
                 tid = vocab.get(names.get(nxt, nxt))
                 if tid is not None:
                     row[tid] = logit

@@ -25,7 +25,9 @@ def record(
     refusal: str | None = None,
     probs: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """One ANNOTATIONS row: the raw reply, validated (invalid answers keep their reason)."""
+    """One ANNOTATIONS row: the raw reply, validated (invalid answers keep their reason).
+
+    ``probs``: the engine's distribution over the answers, if it gives one."""
     answer, valid, reason = validate_reply(question, content, refusal)
     return {
         "image_id": item.image_id,
@@ -37,7 +39,8 @@ def record(
         "answer": canonical(answer) if valid else None,
         "valid": bool(valid),
         "reason": reason,
-        "probs": probabilities_json(probs) if valid else None,
+        # an exact distribution is kept whatever the modal reply was (its invalid mass too)
+        "probs": probabilities_json(probs),
     }
 
 

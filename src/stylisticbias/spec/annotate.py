@@ -2,8 +2,9 @@
 
 An annotator is a model asked structured questions about images (``stylisticbias.annotate``);
 ``conf/annotator/<name>.yaml`` (``# @package annotators.<name>``) holds one, typed here by its
-engine: ``simulated`` (planted answers and failure rates, offline) or ``openai`` (any
-OpenAI-compatible chat-completions endpoint, the same ``endpoint:`` section as a judged model).
+engine: ``simulated`` (planted answers and failure rates, offline), ``openai`` (any
+OpenAI-compatible chat-completions endpoint, the same ``endpoint:`` section as a judged model) or
+``hf`` (a transformers checkpoint, loaded as the ``hf`` judge engine loads one).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.checks import at_least, choice, finite_in
 
 #: annotator engines
-ANNOTATOR_ENGINES = ("simulated", "openai")
+ANNOTATOR_ENGINES = ("simulated", "openai", "hf")
 #: annotate.questions: the QA checks an annotator is asked about each edit
 QA_QUESTIONS = ("attribute", "identity", "attribute_value")
 
@@ -81,6 +82,36 @@ class SimulatedAnnotatorSpec:
 
 
 @dataclass(frozen=True)
+class ExactAnnotationSpec:
+    """The exact expansion of categorical and yes/no answers (``stylisticbias.annotate.exact``).
+
+    ``temperature`` (> 0) of the distribution, ``max_new_tokens`` after the prefill
+    ``{"answer": "``, ``prune_threshold`` and ``max_branches_per_suffix`` (their mass is
+    undecided), ``top_logprobs`` per request (``openai`` only).
+    """
+
+    temperature: float = 1.0
+    max_new_tokens: int = 12
+    prune_threshold: float = 1e-4
+    max_branches_per_suffix: int = 64
+    top_logprobs: int = 20
+
+    def __post_init__(self) -> None:
+        at_least("exact_settings.max_new_tokens", self.max_new_tokens, 1)
+        at_least("exact_settings.max_branches_per_suffix", self.max_branches_per_suffix, 1)
+        at_least("exact_settings.top_logprobs", self.top_logprobs, 1)
+        finite_in("exact_settings.prune_threshold", float(self.prune_threshold), 0.0, 1.0)
+
+
+def _exact_temperature(name: str, exact: Any, settings: Any) -> None:
+    if exact is True and isinstance(settings, ExactAnnotationSpec) and settings.temperature <= 0:
+        raise StylisticBiasError(
+            f"annotators.{name}.exact_settings.temperature={settings.temperature}: exact "
+            "distributions need a temperature > 0"
+        )
+
+
+@dataclass(frozen=True)
 class OpenAIAnnotatorSpec:
     """An annotator behind an OpenAI-compatible endpoint (image(s) + question -> JSON answer).
 
@@ -99,6 +130,8 @@ class OpenAIAnnotatorSpec:
     max_tokens: int = MISSING
     seed: int = MISSING
     json_mode: bool = MISSING
+    exact: bool = False
+    exact_settings: ExactAnnotationSpec = field(default_factory=ExactAnnotationSpec)
     engine: str = "openai"
 
     def __post_init__(self) -> None:
@@ -107,12 +140,50 @@ class OpenAIAnnotatorSpec:
             at_least(f"annotators.{self.name}.max_tokens", self.max_tokens, 1)
         if self.temperature != MISSING:
             at_least(f"annotators.{self.name}.temperature", self.temperature, 0)
+        _exact_temperature(self.name, self.exact, self.exact_settings)
+
+
+@dataclass(frozen=True)
+class HFAnnotatorSpec:
+    """An annotator on a transformers image-text-to-text checkpoint (the ``hf`` judge engine's
+    loading, prompts and exact expansion).
+
+    ``hub_id``/``revision``/``dtype``/``local_build``/``chat_template_kwargs`` as in
+    ``conf/model/*.yaml``; ``device`` (``auto``: CUDA when present). Every question gets one
+    seeded ``generate`` reply (``temperature``, ``max_tokens``; temperature 0: greedy); with
+    ``exact``, categorical and yes/no questions get the exact answer distribution instead
+    (``exact_settings``), their reply the most probable answer's.
+    """
+
+    name: str = MISSING
+    display_name: str = MISSING
+    hub_id: str = MISSING
+    revision: str | None = None
+    dtype: str = MISSING
+    device: str = MISSING
+    local_build: str | None = None
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+    temperature: float = MISSING
+    max_tokens: int = MISSING
+    seed: int = MISSING
+    exact: bool = MISSING
+    exact_settings: ExactAnnotationSpec = field(default_factory=ExactAnnotationSpec)
+    engine: str = "hf"
+
+    def __post_init__(self) -> None:
+        choice(f"annotators.{self.name}.engine", self.engine, ("hf",))
+        if self.max_tokens != MISSING:
+            at_least(f"annotators.{self.name}.max_tokens", self.max_tokens, 1)
+        if self.temperature != MISSING:
+            at_least(f"annotators.{self.name}.temperature", self.temperature, 0)
+        _exact_temperature(self.name, self.exact, self.exact_settings)
 
 
 #: annotator engine -> its spec
 ANNOTATOR_SPECS: dict[str, type] = {
     "simulated": SimulatedAnnotatorSpec,
     "openai": OpenAIAnnotatorSpec,
+    "hf": HFAnnotatorSpec,
 }
 
-AnnotatorSpec = SimulatedAnnotatorSpec | OpenAIAnnotatorSpec
+AnnotatorSpec = SimulatedAnnotatorSpec | OpenAIAnnotatorSpec | HFAnnotatorSpec

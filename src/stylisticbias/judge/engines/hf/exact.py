@@ -31,6 +31,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from stylisticbias.benchmark import default_parser_rules
@@ -230,7 +231,8 @@ def expand(
     stats.calls.append(("suffix", n, width))
 
     rules = decoding.parser or default_parser_rules()
-    dists = [Distribution.over(rules.letters) for _ in range(n)]
+    decide = decoding.decide or partial(decide_prefix, rules=rules)
+    dists = [Distribution.over(decoding.labels or rules.letters) for _ in range(n)]
     owner = list(range(n))
     gens: list[list[int]] = [[] for _ in range(n)]
     branch_p = torch.ones(n, dtype=torch.float64, device=dev)
@@ -267,10 +269,10 @@ def expand(
             d = dists[owner[i]]
             if tk in eos or len(g) >= decoding.max_new_tokens:
                 text = decode_response(tokenizer, g)
-                d.add(str(decide_prefix(text, finished=True, rules=rules)), p, text)
+                d.add(str(decide(text, finished=True)), p, text)
                 continue
             text = decode_response(tokenizer, g)
-            v = decide_prefix(_clean_prefix(text), finished=False, rules=rules)
+            v = decide(_clean_prefix(text), finished=False)
             if v is not None:
                 d.add(str(v), p, text)
                 continue

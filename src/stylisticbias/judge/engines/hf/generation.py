@@ -7,7 +7,7 @@ response decoding, and whether suffixes may be left-padded into one batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,11 @@ class Decoding:
     max_branches_per_suffix: int = 64
     # the protocol's parser rules (Benchmark.parser); None: the paper protocol's
     parser: ParserRules | None = None
+    # another reader of a response in place of the letter parser: ``decide(text, finished)``
+    # returns one of ``labels``, ``"invalid"`` or (unfinished text only) None, as
+    # ``decide_prefix`` does; ``labels`` are the outcomes it can return (a question's answers)
+    decide: Callable[..., str | None] | None = None
+    labels: tuple[str, ...] | None = None
 
     def generate_kwargs(self) -> dict[str, Any]:
         """The kwargs of the literal ``model.generate`` call."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from stylisticbias.benchmark import ParserRules, default_parser_rules
@@ -48,6 +49,10 @@ class ExactSettings:
     eos_tokens: tuple[str, ...] = ("</s>",)
     vocab_size: int = 262144
     parser: ParserRules | None = None  # the protocol's (Benchmark.parser); None: the paper's
+    # another reader in place of the letter parser (``Decoding.decide`` of the hf engine):
+    # ``decide(text, finished)`` -> one of ``labels``, "invalid" or None (unfinished text)
+    decide: Callable[..., str | None] | None = None
+    labels: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -113,7 +118,9 @@ async def expand_texts(
     depth are fetched concurrently (``gather``, e.g. ``asyncio.gather``).
     """
     rules = settings.parser or default_parser_rules()
-    dists = [TextDistribution(mass={**{x: 0.0 for x in rules.letters}, "invalid": 0.0})
+    decide = settings.decide or partial(decide_prefix, rules=rules)
+    labels = settings.labels or rules.letters
+    dists = [TextDistribution(mass={**{x: 0.0 for x in labels}, "invalid": 0.0})
              for _ in range(n_prompts)]  # fmt: skip
     live = [_Node(k, "", 1.0, 0) for k in range(n_prompts)]
     thr = float(settings.prune_threshold)
@@ -142,14 +149,14 @@ async def expand_texts(
                     d.undecided += p
                     continue
                 if tok in settings.eos_tokens:
-                    d.add(str(decide_prefix(node.text, finished=True, rules=rules)), p, node.text)
+                    d.add(str(decide(node.text, finished=True)), p, node.text)
                     continue
                 text = node.text + tok
                 n = node.n_tokens + 1
                 if n >= settings.max_new_tokens:
-                    d.add(str(decide_prefix(text, finished=True, rules=rules)), p, text)
+                    d.add(str(decide(text, finished=True)), p, text)
                     continue
-                v = decide_prefix(_clean_prefix(text), finished=False, rules=rules)
+                v = decide(_clean_prefix(text), finished=False)
                 if v is not None:
                     d.add(str(v), p, text)
                     continue
