@@ -144,3 +144,50 @@ def test_gallery_renders_images_in_chromium(tmp_path: Path) -> None:
     skin = np.median(base[44:50, 34:44].reshape(-1, 3), axis=0)  # forehead/cheek skin
     close = (np.abs(img - skin).sum(-1) < 30).mean()
     assert close > 0.001, f"skin tone {skin} not found in the screenshot"
+
+
+def _dump_dom(page: Path, tmp_path: Path) -> str:
+    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}",
+           "--dump-dom", page.resolve().as_uri()]  # fmt: skip
+    return subprocess.run(cmd, check=True, capture_output=True, timeout=60, text=True).stdout
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="/usr/bin/chromium not installed (apt-get install chromium)"
+)
+def test_gallery_shows_the_qa_checks_of_every_edit(tmp_path: Path) -> None:
+    """The qa stage's data script fills in a badge row under every edit (run in Chromium)."""
+    import json
+
+    from stylisticbias.qa.gallery import write_gallery_data
+
+    faces, variations, fdir, vdir = _tiny_dataset(tmp_path)
+    qa_dir = tmp_path / "data" / "qa"
+    out = write_gallery(faces, variations, vdir / "gallery.html", fdir, vdir,
+                        qa_script="../qa/gallery_qa.js")  # fmt: skip
+    before = _dump_dom(out, tmp_path)  # the qa stage has not run yet: the page says so
+    assert "not run yet" in before and 'class="qa"' not in before
+    ok = variations[variations["status"] == "ok"].reset_index(drop=True)
+    flags = [True, False, None]
+    table = pd.DataFrame({
+        "image_id": ok["image_id"],
+        "locality_pass": [flags[i % 3] for i in range(len(ok))],
+        "attribute_pass": [flags[(i + 1) % 3] for i in range(len(ok))],
+        "identity_pass": [True] * len(ok),
+        "attribute_reason": [None if i % 3 != 1 else "outside_schema: x" for i in range(len(ok))],
+        "identity_reason": [None] * len(ok),
+        "excluded": [i == 0 for i in range(len(ok))],
+    })  # fmt: skip
+    summary = {"policy": "exclude", "failed_any": 7, "edits": len(ok), "excluded": ["x"]}
+    qa_dir.mkdir(parents=True)
+    js = write_gallery_data(table, summary, qa_dir)
+    data = json.loads(js.read_text().removeprefix("window.STYLISTICBIAS_QA = ").rstrip(";\n"))
+    assert data["images"][ok["image_id"][1]][:4] == [False, None, True, False]
+    dom = _dump_dom(out, tmp_path)
+    assert dom.count('<div class="qa">') == len(ok)
+    assert f"7 of {len(ok)} edits fail a check; 1 excluded" in dom
+    assert dom.count('title="excluded from judging (qa.policy=exclude)"') == 1
+    first = dom.split(f'data-image-id="{ok["image_id"][0]}"')[1].split("</figure>")[0]
+    assert "L\u2713" in first and "A\u2717" in first and "I\u2713" in first

@@ -75,6 +75,13 @@ def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.
     assert summary["policy"] == "report" and summary["excluded"] == []
     assert summary["failed_any"] == int((~table["qa_pass"]).sum()) > 0
     assert (project / "data/qa/gallery.html").read_text().count('class="card"') > 0
+    # the variations gallery loads the per-image checks from the qa stage's data script
+    data = (project / "data/qa/gallery_qa.js").read_text()
+    assert data.startswith("window.STYLISTICBIAS_QA = ")
+    assert all(f'"{i}": [' in data for i in table["image_id"])
+    page = (project / "data/variations/gallery.html").read_text()
+    assert '<script src="../qa/gallery_qa.js"></script>' in page
+    assert all(f'data-image-id="{i}"' in page for i in table["image_id"])
     assert qa_exclusions(config) == set()
     all_items = {it.image_id for it in judge_items(config)}
 

@@ -15,6 +15,7 @@ killed resumes where it stopped; outputs are hard links into the cache.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,7 +351,7 @@ def _build_variations(params: dict[str, Any], out_dir: Path, faces_dir: Path, sc
             if rec.status == "ok":
                 ctx.cache.materialize(rec, tmp / row["path"])
         schemas.write_table(frame, tmp / "variations.parquet", schemas.VARIATIONS)
-        gallery = _write_gallery(params, faces, frame, faces_dir, tmp)
+        gallery = _write_gallery(params, faces, frame, faces_dir, tmp, final=out_dir)
     log.info("gallery: %s", out_dir / gallery.name)
     _log_failures("variations", rows)
     return out_dir / "variations.parquet"
@@ -362,12 +363,26 @@ def _write_gallery(
     variations: pd.DataFrame,
     faces_dir: Path,
     out_dir: Path,
+    final: Path | None = None,
 ) -> Path:
-    from stylisticbias.gallery import write_gallery
+    """The contact sheet in ``out_dir`` (``final``: where it will live, for the relative link
+    to the QA stage's data script ``<paths.qa>/gallery_qa.js``)."""
+    from stylisticbias.gallery import QA_DATA, write_gallery
 
     max_faces = params.get("gallery", {}).get("max_faces")
+    qa_dir = (params.get("paths") or {}).get("qa")
+    qa_script = None
+    if qa_dir is not None:
+        target = project_root() / str(qa_dir) / QA_DATA
+        qa_script = Path(os.path.relpath(target, (final or out_dir).resolve())).as_posix()
     return write_gallery(
-        faces, variations, out_dir / "gallery.html", faces_dir, out_dir, max_faces=max_faces
+        faces,
+        variations,
+        out_dir / "gallery.html",
+        faces_dir,
+        out_dir,
+        max_faces=max_faces,
+        qa_script=qa_script,
     )
 
 

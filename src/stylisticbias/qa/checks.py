@@ -139,7 +139,8 @@ def summary(table: pd.DataFrame, spec: QASpec) -> dict[str, Any]:
 
 
 def build_checks(config: Config) -> Path:
-    """The ``qa`` stage: ``checks.parquet``, ``summary.json`` and ``gallery.html`` in paths.qa."""
+    """The ``qa`` stage: ``checks.parquet``, ``summary.json``, ``gallery.html`` and the
+    variations gallery's ``gallery_qa.js`` in paths.qa."""
     spec = config.qa
     root = project_root()
     out_dir = config_output(config, "qa")
@@ -156,9 +157,10 @@ def build_checks(config: Config) -> Path:
         schemas.write_table(table, out_dir / CHECKS_FILE, CHECKS)
         summ = summary(table, spec)
         atomic_write_json(out_dir / SUMMARY_FILE, summ)
-        from stylisticbias.qa.gallery import write_qa_gallery
+        from stylisticbias.qa.gallery import write_gallery_data, write_qa_gallery
 
         write_qa_gallery(table, variations, config, out_dir / "gallery.html")
+        write_gallery_data(table, summ, out_dir)
     log.info(
         "qa: %d edits, %d fail a check (policy %s: %d excluded from judging)",
         len(table), summ["failed_any"], spec.policy, len(summ["excluded"]),

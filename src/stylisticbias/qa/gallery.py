@@ -3,11 +3,15 @@
 A summary table (checked, passed, failed, unknown per check) and one card per edit that failed
 a check (its image beside its base face, the failed checks and the annotator's reasons), then
 a sample of passing edits. Images are referenced relative to the HTML file.
+
+``<paths.qa>/gallery_qa.js`` (:func:`write_gallery_data`): the same checks per image for the
+variations stage's contact sheet (``stylisticbias.gallery``), which loads it.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,6 +19,8 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.config import config_path
+from stylisticbias.gallery import QA_DATA
+from stylisticbias.outputs import atomic_write_text
 from stylisticbias.spec import Config
 
 #: edits shown per section
@@ -96,7 +102,36 @@ def write_qa_gallery(
         + "".join(card(r) for r in passing.head(MAX_CARDS).itertuples())
         + "</div></body></html>\n"
     )
-    from stylisticbias.outputs import atomic_write_text
-
     atomic_write_text(out, text)
     return out
+
+
+def _flag(x: Any) -> bool | None:
+    return None if pd.isna(x) else bool(x)
+
+
+def _reason(x: Any) -> str | None:
+    return str(x) if isinstance(x, str) else None
+
+
+def write_gallery_data(table: pd.DataFrame, summary: dict[str, Any], out_dir: Path) -> Path:
+    """``<out_dir>/gallery_qa.js``: ``window.STYLISTICBIAS_QA = {note, images}`` with, per
+    image id, ``[locality, attribute, identity, excluded, locality reason, attribute reason,
+    identity reason]`` (null: unknown) -- the QA badges of the variations gallery."""
+    images = {
+        str(r.image_id): [_flag(r.locality_pass), _flag(r.attribute_pass),
+                          _flag(r.identity_pass), bool(r.excluded), None,
+                          _reason(r.attribute_reason), _reason(r.identity_reason)]
+        for r in table.itertuples()
+    }  # fmt: skip
+    n_ex = len(summary["excluded"])
+    note = (
+        f"QA of the edits (policy {summary['policy']}): {summary['failed_any']} of "
+        f"{summary['edits']} edits fail a check; {n_ex} excluded from judging"
+        f"{' (outlined)' if n_ex else ''}. Under each edit: L locality, A attribute, I identity "
+        "(\u2713 pass, \u2717 fail, ? unknown); hover for the reason."
+    )
+    body = json.dumps({"note": note, "images": images}, sort_keys=True, ensure_ascii=True)
+    path = out_dir / QA_DATA
+    atomic_write_text(path, f"window.STYLISTICBIAS_QA = {body};\n")
+    return path

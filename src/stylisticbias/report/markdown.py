@@ -217,6 +217,10 @@ def diagnostics_section(inputs: ReportInputs) -> str:
     return "\n\n".join(out)
 
 
+#: excluded edits the report lists by id (all are in the QA summary)
+MAX_EXCLUDED_LISTED = 20
+
+
 def qa_section(qa: dict[str, Any] | None) -> str:
     """<paths.qa>/summary.json: the QA checks of the edits and what the policy did."""
     head = "## Quality checks of the edits"
@@ -231,9 +235,12 @@ def qa_section(qa: dict[str, Any] | None) -> str:
     )
     n_ex = len(qa["excluded"])
     if qa["policy"] == "exclude":
+        shown = ", ".join(f"`{i}`" for i in qa["excluded"][:MAX_EXCLUDED_LISTED])
+        more = n_ex - min(n_ex, MAX_EXCLUDED_LISTED)
         policy = (
             f"**Policy: exclude.** {n_ex} of {qa['edits']} edits failed a check and were left "
-            "out of judging (their ids: `excluded` in `data/qa/summary.json`)."
+            "out of judging (every id: `excluded` in `data/qa/summary.json`)"
+            + (f": {shown}{f' and {more} more' if more else ''}." if n_ex else ".")
         )
     else:
         policy = (
