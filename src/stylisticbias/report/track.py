@@ -1,4 +1,5 @@
-"""DVC stage ``track``: log the written report to MLflow (one run per model + a comparison).
+"""DVC stage ``track``: log the written report to MLflow (one run per model + a comparison, and
+the SODA audit's run when it ran: :mod:`stylisticbias.report.soda_tracking`).
 
 Split from the ``report`` stage so the report's files (committed to git) and the MLflow store
 (local to each machine) are separate outputs: a fresh clone has the report already, but not its
@@ -99,10 +100,31 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
         run_log["runs_url"] = _runs_url(spec)
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
+    if record["enabled"]:
+        _track_soda(params, root, record, run_log)
     run_log["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     atomic_write_json(run_log_path(out), {**record, **run_log})
     atomic_write_json(out, record)
     return out
+
+
+def _track_soda(
+    params: dict[str, Any], root: Path, record: dict[str, Any], run_log: dict[str, Any]
+) -> None:
+    """The SODA audit (``<paths.soda>``), when it ran, as one more run (``run_kind=soda``)."""
+    from stylisticbias.report.soda_tracking import audit_digest, log_soda, read_audit
+    from stylisticbias.tracking import bounded, tracking_spec
+
+    soda_dir = root / str(get(params, "paths.soda"))
+    if read_audit(soda_dir) is None:
+        return
+    record["soda_digest"] = audit_digest(soda_dir)
+    spec = tracking_spec(params)
+    with bounded(spec):
+        run_id = log_soda(spec, soda_dir, dict(params["soda"]), float(get(params, "analysis.ci")))
+    if run_id is not None:
+        run_log["runs"]["soda"] = run_id
+        run_log.setdefault("tracking_uri", spec.tracking_uri)
 
 
 def _add_interval_tables(tables: dict[str, pd.DataFrame], tables_dir: Path) -> None:
