@@ -15,7 +15,7 @@ from stylisticbias.annotate.run import run_annotation
 from stylisticbias.annotate.simulated import planted_failure, planted_invalid
 from stylisticbias.config import compose, project_root
 from stylisticbias.dataset.build import build_faces, build_variations
-from stylisticbias.judge.run import judge_items
+from stylisticbias.judge.items import judge_items
 from stylisticbias.qa.checks import CHECKS, build_checks, qa_exclusions
 from stylisticbias.qa.stage import build_locality
 from stylisticbias.spec.parse import annotator_spec, config_from_params

@@ -16,7 +16,7 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.run import judge_items
+from stylisticbias.judge.items import judge_items
 from stylisticbias.spec.parse import config_from_params
 
 RELEASE = Path("data/import/release")
