@@ -46,8 +46,8 @@ def _params(policy: str) -> dict:
 def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(project)
     params = _params("report")
-    build_faces(params)
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    build_faces(config_from_params(params))
+    var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     build_locality(params)
     run_annotation(params, "simulated-annotator")
     table = schemas.read_table(build_checks(params), CHECKS)

@@ -19,7 +19,7 @@ from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.datamodule import build_items
 from stylisticbias.judge.engines.base import ImageItem
-from stylisticbias.outputs import data_root, safe_member
+from stylisticbias.output_paths import data_root, safe_member
 from stylisticbias.qa.checks import qa_exclusions
 from stylisticbias.schemas import FACES, VARIATIONS, check_demographics, read_table
 from stylisticbias.spec import Config

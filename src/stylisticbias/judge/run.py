@@ -20,7 +20,7 @@ per-rank summaries, which carry timings too, are removed once consolidated).
 
 Before anything is touched the whole ``judge`` section is checked
 (:class:`~stylisticbias.judge.protocol.settings.JudgeSettings`), the output path is checked
-(:func:`stylisticbias.outputs.stage_output`), a lock refuses a second process on the same
+(:func:`stylisticbias.output_paths.stage_output`), a lock refuses a second process on the same
 output, and every image is checked: its manifest path must stay inside its table's directory and
 its bytes must match the manifest's sha256.
 
@@ -66,7 +66,8 @@ from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
 from stylisticbias.judge.task_run import is_task_protocol, run_task_judge
 from stylisticbias.judge.writer import RANK_SUMMARY_GLOB
-from stylisticbias.outputs import OutputLock, stage_output
+from stylisticbias.output_paths import stage_output
+from stylisticbias.outputs import OutputLock
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)

@@ -25,8 +25,8 @@ MODELS = ["simulated-strong", "simulated-weak"]
 
 
 def _run_pipeline(project: Path, params: dict) -> str:
-    build_faces(params)
-    build_variations(params)
+    build_faces(config_from_params(params))
+    build_variations(config_from_params(params))
     items = {it.image_id for it in judge_items(config_from_params(params))}
     for m in MODELS:
         out = run_judge(m, config_from_params(params), progress=False)
