@@ -182,7 +182,7 @@ def config_output(config: Config, key: str) -> Path:
     inputs, ``source``/``watch_dir``, included)."""
     from dataclasses import asdict, is_dataclass
 
-    from stylisticbias.outputs import stage_output
+    from stylisticbias.output_paths import stage_output
 
     gen = config.generator
     generator = asdict(gen) if is_dataclass(gen) and not isinstance(gen, type) else dict(gen or {})

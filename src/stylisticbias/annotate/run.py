@@ -30,12 +30,8 @@ from stylisticbias.annotate.items import AnnotationItem, items_digest, qa_items
 from stylisticbias.annotate.tables import ANNOTATIONS, COLUMNS
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.config import config_output, config_path, configured_annotator, project_root
-from stylisticbias.outputs import (
-    OutputLock,
-    atomic_write_json,
-    data_root,
-    remove_temp_files,
-)
+from stylisticbias.output_paths import data_root
+from stylisticbias.outputs import OutputLock, atomic_write_json, remove_temp_files
 from stylisticbias.spec import Config
 from stylisticbias.spec.annotate import (
     AnnotatorSpec,

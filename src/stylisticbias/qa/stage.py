@@ -10,7 +10,6 @@ every face-framed edit with its base face pixel by pixel and writes
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,8 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import config_output, config_path, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import OutputLock, data_root, safe_member
+from stylisticbias.output_paths import data_root, safe_member
+from stylisticbias.outputs import OutputLock
 from stylisticbias.qa.locality import (
     LocalityThresholds,
     MaskSource,
@@ -46,12 +46,6 @@ def thresholds(spec: QASpec) -> LocalityThresholds:
     )
 
 
-def generator_section(config: Config) -> dict[str, Any]:
-    """The configured generator's section as the mapping its class is built from."""
-    gen = config.generator
-    return asdict(gen) if is_dataclass(gen) and not isinstance(gen, type) else dict(gen or {})
-
-
 def mask_source(config: Config) -> MaskSource:
     """Masks of the configured generator: exact when its class has ``edit_mask``, else none.
 
@@ -61,7 +55,7 @@ def mask_source(config: Config) -> MaskSource:
 
     from stylisticbias.dataset.rendering import generator_config, make_generator
 
-    cfg = generator_config({"generator": generator_section(config)})
+    cfg = generator_config(config.generator)
     try:
         cls = get_class(str(cfg["_target_"]))
     except Exception:  # an import set or a plug-in that does not import: no masks

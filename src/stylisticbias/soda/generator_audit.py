@@ -29,7 +29,8 @@ from statsmodels.stats.multitest import multipletests
 
 from stylisticbias import schemas
 from stylisticbias.config import config_output, config_path, project_root
-from stylisticbias.outputs import OutputLock, atomic_write_text, safe_member
+from stylisticbias.output_paths import safe_member
+from stylisticbias.outputs import OutputLock, atomic_write_text
 from stylisticbias.qa.locality import pixel_change
 from stylisticbias.soda.metrics import permutation_seed, permutation_test
 from stylisticbias.spec import Config
