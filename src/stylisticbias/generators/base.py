@@ -65,6 +65,9 @@ class Generator(ABC):
     file_format: str = "png"
     #: how many requests the builder passes per call
     batch_size: int = 8
+    #: ``generate_faces`` draws what its prompt says (a text-to-image model), so it can render
+    #: any prompt, e.g. a SODA object prompt; False: it draws faces whatever the prompt
+    text_to_image: bool = False
 
     @abstractmethod
     def generate_faces(self, specs: Sequence[FaceSpec]) -> list[GenResult]:

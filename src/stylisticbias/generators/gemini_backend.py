@@ -112,6 +112,8 @@ class GeminiGenerator(Generator):
         quality: JPEG/WebP quality.
     """
 
+    text_to_image = True  # prompts are sent as given: any prompt renders
+
     name = "gemini"
 
     def __init__(

@@ -2,7 +2,11 @@
 
 1. **Images**: every (object, prompt condition) of the protocol -- the base prompt, each
    demographic group, and each group under the mitigation suffix -- gets ``images_per_prompt``
-   images from the offline stand-in (:mod:`~.demo`), written to ``images/`` with a manifest.
+   images, written to ``images/`` with a manifest: from the offline stand-in (:mod:`~.demo`,
+   ``soda.generator: standin``), or from the configured text-to-image generator
+   (``soda.generator: configured``: diffusers or Gemini, each SODA prompt sent verbatim through
+   its ``generate_faces``, one seed per image; a refused or blocked image is kept in the
+   manifest with its reason and left out of the labelling).
 2. **Attribute discovery** (SODA phase 1): the annotator is asked the free question on
    ``discovery_per_condition`` images of each condition; the attributes and values it names
    (the union of its valid answers per object) become the labelling questions.
@@ -70,6 +74,61 @@ def _images(spec: SodaSpec, proto: SodaProtocol, stand: StandIn, out: Path) -> p
                              "condition": cond.id, "dimension": cond.dimension,
                              "group": cond.group, "variant": cond.variant,
                              "prompt": proto.prompt(obj, cond), "path": rel, **truth})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def configured_generator(config: Config) -> Any:
+    """The ``generator:`` section's generator, refused unless it draws what a prompt says."""
+    from hydra.utils import get_class
+
+    from stylisticbias.dataset.rendering import generator_config, make_generator
+
+    cfg = generator_config(config.generator)
+    target = str(cfg["_target_"])
+    try:
+        cls = get_class(target)
+    except Exception as exc:
+        raise StylisticBiasError(f"generator._target_={target!r} does not import: {exc}") from exc
+    if not getattr(cls, "text_to_image", False):
+        raise StylisticBiasError(
+            f"soda.generator=configured needs a text-to-image generator; generator._target_="
+            f"{target!r} draws faces whatever the prompt (choose generator=diffusers or "
+            "generator=gemini, or soda.generator=standin)"
+        )
+    return make_generator(cfg)
+
+
+def _generated_images(
+    spec: SodaSpec, proto: SodaProtocol, generator: Any, out: Path
+) -> pd.DataFrame:
+    """Every (object, condition, i) image from ``generator.generate_faces`` (prompt verbatim)."""
+    from stylisticbias.generators.base import FaceSpec
+
+    wanted = []
+    for obj in spec.objects:
+        for cond in proto.conditions(spec.mitigation):
+            for i in range(int(spec.images_per_prompt)):
+                image_id = f"{slug(obj)}-{slug(cond.id)}-{i:03d}"
+                seed = permutation_seed(int(spec.seed), "image", str(obj), cond.id, str(i))
+                req = FaceSpec(image_id, "", "", "", "", seed % 2**31, proto.prompt(obj, cond))
+                wanted.append((obj, cond, i, req))
+    size = max(1, int(getattr(generator, "batch_size", 1)))
+    results = []
+    for k in range(0, len(wanted), size):
+        results += generator.generate_faces([w[3] for w in wanted[k : k + size]])
+    ext = str(getattr(generator, "file_format", "png"))
+    rows = []
+    for (obj, cond, i, req), res in zip(wanted, results, strict=True):
+        rel = f"images/{slug(obj)}/{slug(cond.id)}/{i:03d}.{ext}"
+        if res.status == "ok" and res.image is not None:
+            path = out / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            res.image.save(path, **dict(getattr(generator, "save_kwargs", {}) or {}))
+        rows.append({"image_id": req.face_id, "object": obj, "condition": cond.id,
+                     "dimension": cond.dimension, "group": cond.group, "variant": cond.variant,
+                     "prompt": req.prompt, "seed": req.seed, "status": res.status,
+                     "reason": res.reason,
+                     "path": rel if res.status == "ok" else None})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -268,11 +327,17 @@ def readme(tables: dict[str, pd.DataFrame], summ: dict[str, Any], spec: SodaSpec
         bds=("bds", "mean"), significant=("significant", "sum"), objects=("object", "count"),
         planted_shift=("planted_shift", "first"),
     ).reset_index()  # fmt: skip
-    parts = [
-        head,
+    banner = (
         "> **SIMULATED.** Images come from the offline stand-in with planted attribute "
         "distributions (`soda.planted`), labelled by the annotator "
-        f"`{spec.annotator}`; the numbers test the metrics, not any real generator.",
+        f"`{spec.annotator}`; the numbers test the metrics, not any real generator."
+        if spec.generator == "standin"
+        else f"Images from the configured generator, labelled by the annotator `{spec.annotator}`"
+        f" ({summ.get('images_failed', 0)} not generated: `images.csv` says why)."
+    )
+    parts = [
+        head,
+        banner,
         f"BDS permutation tests ({spec.n_perm} shuffles, alpha {spec.alpha}): planted "
         f"differences found in {summ['planted_found']} of {summ['planted_tests']} tests; null "
         f"groups rejected in {summ['null_rejected']} of {summ['null_tests']}.",
@@ -309,23 +374,40 @@ def run_soda(config: Config) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         (out / "tables").mkdir(exist_ok=True)
         planted = None
+        failed = 0
         if spec.objects:
             planted = load_planted(root / spec.planted)
-            stand = StandIn(planted, int(spec.seed), int(spec.image_size))
-            images = _images(spec, proto, stand, out)
+            if spec.generator == "configured":
+                generator = configured_generator(config)
+                try:
+                    images = _generated_images(spec, proto, generator, out)
+                finally:
+                    generator.close()
+                failed = int((images["status"] != "ok").sum())
+                if failed:
+                    log.warning("soda: %d image(s) not generated (kept in images.csv with the "
+                                "reason; left out of the labelling)", failed)  # fmt: skip
+                usable = images[images["status"] == "ok"].reset_index(drop=True)
+                truth = None
+            else:
+                stand = StandIn(planted, int(spec.seed), int(spec.image_size))
+                images = usable = _images(spec, proto, stand, out)
+                truth = planted
             annotator = make_annotator(configured_annotator(config, spec.annotator))
             try:
-                discovered = _discovery(spec, images, planted, annotator, out)
-                labels = _labels(images, discovered, annotator, out)
+                discovered = _discovery(spec, usable, planted, annotator, out)
+                labels = _labels(usable, discovered, annotator, out)
             finally:
                 annotator.close()
             images.to_csv(out / "images.csv", index=False, lineterminator="\n")
-            tables = soda_metrics(labels, proto, spec, planted)
+            tables = soda_metrics(labels, proto, spec, truth)
         else:
             tables = {name: empty(name) for name in SODA_TABLES}
         for name, df in tables.items():
             write_soda_table(name, df, out / "tables")
         summ = summary(tables, spec)
+        if spec.objects:
+            summ.update(generator=spec.generator, images_failed=failed)
         atomic_write_json(out / "metrics.json", summ)
         atomic_write_text(out / "README.md", readme(tables, summ, spec))
     log.info("soda: %s", {k: v for k, v in summ.items() if not isinstance(v, dict)})

@@ -6,21 +6,27 @@ from dataclasses import dataclass, field
 
 from omegaconf import MISSING
 
-from stylisticbias.spec.checks import at_least, finite_in
+from stylisticbias.spec.checks import at_least, choice, finite_in
+
+#: soda.generator: the offline stand-in, or the configured ``generator:`` (text to image)
+SODA_GENERATORS = ("standin", "configured")
 
 
 @dataclass(frozen=True)
 class SodaSpec:
     """Which objects, how many images per prompt, the annotator, the tests' settings.
 
-    ``objects: []`` switches the audit off (the stage writes empty tables). ``planted`` is the
-    offline stand-in generator's attribute distributions; ``annotator`` an ``annotators.<name>``.
+    ``objects: []`` switches the audit off (the stage writes empty tables). ``generator``:
+    ``standin`` (the offline stand-in drawing ``planted``, the attribute distributions it is
+    tested against) or ``configured`` (the ``generator:`` section's text-to-image model, asked
+    each SODA prompt verbatim); ``annotator`` an ``annotators.<name>``.
     """
 
     protocol: str = MISSING
     objects: list[str] = field(default_factory=list)
     images_per_prompt: int = MISSING
     discovery_per_condition: int = MISSING
+    generator: str = MISSING
     planted: str = MISSING
     annotator: str = MISSING
     mitigation: str | None = None
@@ -32,6 +38,8 @@ class SodaSpec:
     image_size: int = MISSING
 
     def __post_init__(self) -> None:
+        if self.generator != MISSING:
+            choice("soda.generator", self.generator, SODA_GENERATORS)
         for key in ("images_per_prompt", "n_perm"):
             if getattr(self, key) != MISSING:
                 at_least(f"soda.{key}", getattr(self, key), 2)

@@ -65,6 +65,8 @@ class DiffusersGenerator(Generator):
         progress_bar: show diffusers' per-call progress bars.
     """
 
+    text_to_image = True  # prompts are sent as given: any prompt renders
+
     name = "diffusers"
 
     def __init__(
