@@ -12,11 +12,11 @@ Output, ``data/judgments/<model>/``:
   ``judgments.parquet`` and removed at the end, so an interrupted and resumed run leaves the
   same bytes -- and the same DVC hash -- as an uninterrupted one.
 
-Beside it, ``data/judgments/<model>.run.json`` (:func:`run_log_path`) -- model, engine,
-decoding, counts, timing, invalid rate, undecided mass, image tokens per image (if the engine
-reports them), simulated flag, MLflow run id. It describes the invocation, not the data, so it
-lives outside the DVC output: identical judgments hash identically whatever the timing (the
-per-rank summaries, which carry timings too, are removed once consolidated).
+Beside it, ``data/judgments/<model>.run.json`` (:func:`~.summary.run_log_path`) -- model,
+engine, decoding, counts, timing, invalid rate, undecided mass, image tokens per image (if the
+engine reports them), simulated flag, MLflow run id. It describes the invocation, not the data,
+so it lives outside the DVC output: identical judgments hash identically whatever the timing
+(the per-rank summaries, which carry timings too, are removed once consolidated).
 
 Before anything is touched the whole ``judge`` section is checked
 (:class:`~stylisticbias.judge.protocol.settings.JudgeSettings`), the output path is checked
@@ -107,8 +107,8 @@ def run_judge(
     """Judge all images of the run with one model; returns ``data/judgments/<model>/``.
 
     Every rank of a multi-process run calls this; only rank 0 consolidates, writes the run log
-    (:func:`run_log_path`) and logs to MLflow. The protocol (``config.protocol``) is resolved
-    here, once, and passed on.
+    (:func:`~.summary.run_log_path`) and logs to MLflow. The protocol (``config.protocol``) is
+    resolved here, once, and passed on.
     """
     model_cfg = model_section(config, model_name)
     engine_cfg = dict(model_cfg.get("engine") or {})
