@@ -103,7 +103,7 @@ def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:
         return
     from stylisticbias.dataset.importer import ImportSettings, is_import
 
-    if is_import({"generator": gen_cfg}):
+    if is_import(gen_cfg):
         ImportSettings.from_config(gen_cfg)  # layout / materialize / on_error / aliases
         return
     try:

@@ -40,7 +40,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.generators.base import EditSpec, FaceSpec
 from stylisticbias.outputs import OutputLock, atomic_dir, data_root, stage_output
 from stylisticbias.sampling import face_seed, sample_identities
-from stylisticbias.spec.parse import typed
+from stylisticbias.spec.parse import config_from_params, typed
 from stylisticbias.spec.sections import FacesSpec
 
 log = logging.getLogger(__name__)
@@ -137,8 +137,8 @@ def build_faces(params: dict[str, Any]) -> Path:
     root = project_root()
     out_dir = stage_output(params, "faces", root)
     with OutputLock(root, out_dir):
-        if is_import(params):  # generator: import -- an existing image set, nothing rendered
-            return import_faces(params)
+        if is_import(params.get("generator")):  # an existing image set, nothing rendered
+            return import_faces(config_from_params(params))
         return _build_faces(params, settings, out_dir)
 
 
@@ -239,8 +239,8 @@ def build_variations(params: dict[str, Any]) -> Path:
     faces_dir = root / str(get(params, "paths.faces"))
     scope = str((params.get("variations") or {}).get("scope", "full"))
     with OutputLock(root, out_dir):
-        if is_import(params):
-            return import_variations(params)
+        if is_import(params.get("generator")):
+            return import_variations(config_from_params(params))
         return _build_variations(params, out_dir, faces_dir, scope)
 
 

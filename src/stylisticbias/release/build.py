@@ -142,7 +142,7 @@ def build_release(params: dict[str, Any]) -> ReleaseResult:
     """Write the release folder named by ``release.out``; returns where and what."""
     root = project_root()
     rel_cfg = params["release"]
-    imported = is_import(params)
+    imported = is_import(params.get("generator"))
     lic = release_license(params, imported)  # first: a missing licence writes nothing
     out_final = _out_dir(str(rel_cfg["out"]), root)
     gen = dict(params.get("generator") or {})
