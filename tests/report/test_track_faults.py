@@ -32,6 +32,7 @@ from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
 from stylisticbias.spec.parse import config_from_params
 from stylisticbias.tracking import TrackingError, bound_s, tracking_spec
+from stylisticbias_dev.http_stub import answer, http_stub
 
 MODELS = ["simulated-strong", "simulated-weak"]
 
@@ -78,76 +79,33 @@ def _silent_server() -> Iterator[str]:
         srv.close()
 
 
-@contextlib.contextmanager
-def _hanging_api_server() -> Iterator[str]:
+def _hanging_api_server() -> contextlib.AbstractContextManager[str]:
     """An HTTP server whose ``/health`` says OK but whose MLflow API never answers."""
-    release = threading.Event()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            if self.path.rstrip("/") == "/health":
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"OK")
-            else:
-                release.wait(60)
+    def hang(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        if h.path.rstrip("/") == "/health":
+            answer(h, b"OK")
+        else:
+            stop.wait(60)
 
-        do_GET = do_POST = _answer
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        release.set()
-        srv.shutdown()
-        srv.server_close()
+    return http_stub(get=hang, post=hang)
 
 
-@contextlib.contextmanager
-def _trickling_server(health_ok: bool) -> Iterator[str]:
+def _trickling_server(health_ok: bool) -> contextlib.AbstractContextManager[str]:
     """An HTTP server that answers one byte every 2 s, forever (``/health`` too, unless
     ``health_ok``): no read ever waits longer than 2 s, so a per-read timeout never fires."""
-    stop = threading.Event()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            if health_ok and self.path.rstrip("/") == "/health":
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"OK")
-                return
-            self.wfile.write(b"HTTP/1.1 200 OK\r\n")  # then headers, one byte at a time
-            while not stop.is_set():
-                try:
-                    self.wfile.write(b"X")
-                    self.wfile.flush()
-                except OSError:
-                    return
-                stop.wait(2)
+    def trickle(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        if health_ok and h.path.rstrip("/") == "/health":
+            answer(h, b"OK")
+            return
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")  # then a header, one byte at a time
+        while not stop.is_set():
+            h.wfile.write(b"X")
+            h.wfile.flush()
+            stop.wait(2)
 
-        do_GET = do_POST = _answer
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        stop.set()
-        srv.shutdown()
-        srv.server_close()
+    return http_stub(get=trickle, post=trickle)
 
 
 def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:

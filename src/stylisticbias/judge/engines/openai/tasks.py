@@ -14,7 +14,7 @@ from typing import Any
 from stylisticbias.benchmark import ParserRules
 from stylisticbias.judge.engines.openai.exact import TextDistribution, expand_texts
 from stylisticbias.judge.engines.openai.requests import EncodedImage
-from stylisticbias.judge.engines.openai.transport import Transport
+from stylisticbias.judge.engines.openai.transport import Transport, gather_or_cancel
 
 
 async def label_distributions(
@@ -35,7 +35,7 @@ async def label_distributions(
         req = engine.builder.logprobs_images(imgs, texts[k], prefix, settings.top_logprobs)
         return await tr.fetch(req)
 
-    return await expand_texts(len(texts), fetch, settings, asyncio.gather)
+    return await expand_texts(len(texts), fetch, settings, gather_or_cancel)
 
 
 def run_label_distributions(
