@@ -25,9 +25,18 @@ from stylisticbias.dataset.imaging import to_rgb
 from stylisticbias.dataset.importer import images as import_images
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.datamodule import decode_image
+from stylisticbias.spec.parse import config_from_params
 
 RELEASE = Path("data/import/release")
 TABLE = "data/import/set.csv"
+
+
+def _faces(params: dict) -> Path:
+    return build_faces(config_from_params(params))
+
+
+def _variations(params: dict) -> Path:
+    return build_variations(config_from_params(params))
 
 
 def _table_params(*overrides: str) -> dict:
@@ -61,7 +70,7 @@ def test_paths_leaving_the_manifest_folder_are_refused_unread(
         df.loc[line - 2, "path"] = path
         df.to_csv(project / TABLE, index=False)
         with pytest.raises(StylisticBiasError) as exc:
-            build_faces(_table_params())
+            _faces(_table_params())
         msg = str(exc.value)
         assert "\n" not in msg and f"set.csv line {line}" in msg and "refused, not read" in msg
         assert "0x" not in msg and "unsafe_path" in msg, msg
@@ -71,8 +80,8 @@ def test_paths_leaving_the_manifest_folder_are_refused_unread(
     df.loc[2, "path"] = str(secret)
     df.to_csv(project / TABLE, index=False)
     params = _table_params("generator.on_error=skip")
-    faces = schemas.read_table(build_faces(params), schemas.FACES)
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    faces = schemas.read_table(_faces(params), schemas.FACES)
+    var = schemas.read_table(_variations(params), schemas.VARIATIONS)
     skipped = pd.read_parquet(project / "data/variations/skipped.parquet")
     assert list(skipped["check"]) == ["unsafe_path"]
     assert skipped["reason"].str.contains("leaves the manifest's folder").all()
@@ -91,13 +100,13 @@ def test_reference_symlink_out_of_the_data_root_is_refused_unread(
     img.unlink()
     img.symlink_to(outside)
     with pytest.raises(StylisticBiasError) as exc:
-        build_faces(import_params("generator.materialize=reference"))
+        _faces(import_params("generator.materialize=reference"))
     msg = str(exc.value)
     assert "\n" not in msg and meta_of(img).name in msg and "link leading out" in msg, msg
     assert outside.resolve() not in {Path(os.path.realpath(p)) for p in opened}
     # copied in, the link is fine: its bytes enter data/ and nothing reads it in place later
-    build_faces(import_params())
-    var = schemas.read_table(build_variations(import_params()), schemas.VARIATIONS)
+    _faces(import_params())
+    var = schemas.read_table(_variations(import_params()), schemas.VARIATIONS)
     assert (var["status"] == "ok").all()
 
 
@@ -108,10 +117,10 @@ def test_no_memory_address_in_messages_or_the_reason_column(
     img = written[1].variations["eyewear--sunglasses"]
     img.write_text("not an image at all\n")  # Pillow: cannot identify <_io.BytesIO at 0x..>
     with pytest.raises(StylisticBiasError) as exc:
-        build_faces(import_params())
+        _faces(import_params())
     assert "corrupt image" in str(exc.value) and "0x" not in str(exc.value), exc.value
-    build_faces(import_params("generator.on_error=skip"))
-    build_variations(import_params("generator.on_error=skip"))
+    _faces(import_params("generator.on_error=skip"))
+    _variations(import_params("generator.on_error=skip"))
     for d in ("faces", "variations"):
         skipped = pd.read_parquet(project / f"data/{d}/skipped.parquet")
         assert not skipped["reason"].str.contains("0x").any()
@@ -133,8 +142,8 @@ def _files(project: Path) -> dict[Path, bytes]:
 def test_stop_is_all_or_nothing_across_both_stages(project: Path, bench: Benchmark) -> None:
     written = write_release(project / RELEASE, bench, 2)
     params = import_params()
-    build_faces(params)
-    build_variations(params)
+    _faces(params)
+    _variations(params)
     before = _files(project)
     # the source changes: a new base face image and a corrupt variation
     base = written[0].folder / f"{written[0].stem}.png"
@@ -142,7 +151,7 @@ def test_stop_is_all_or_nothing_across_both_stages(project: Path, bench: Benchma
     bad = written[1].variations["eyewear--sunglasses"]
     bad.write_bytes(bad.read_bytes()[:200])
     with pytest.raises(StylisticBiasError, match=r"corrupt image .*import faces: 1 problem"):
-        build_faces(params)
+        _faces(params)
     after = _files(project)
     assert after == before  # neither output swapped in: the previous dataset is whole
 
@@ -182,8 +191,8 @@ def test_16_bit_grey_and_alpha_are_converted_by_the_stated_rule_with_a_warning(
     _rgba(rgba)
     params = import_params(f"generator.materialize={materialize}")
     with caplog.at_level(logging.WARNING):
-        faces = schemas.read_table(build_faces(params), schemas.FACES)
-        var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+        faces = schemas.read_table(_faces(params), schemas.FACES)
+        var = schemas.read_table(_variations(params), schemas.VARIATIONS)
     text = caplog.text
     assert "16-bit grayscale scaled to 8 bits" in text and base.name in text
     assert "alpha channel composited on white" in text and rgba.name in text
@@ -212,8 +221,8 @@ def test_ignored_files_are_listed(
     meta.rename(misnamed)
     params = import_params("generator.on_error=skip")
     with caplog.at_level(logging.WARNING):
-        build_faces(params)
-        build_variations(params)
+        _faces(params)
+        _variations(params)
     expected = sorted(
         ["README.txt", "loose.png", misnamed.relative_to(project / RELEASE).as_posix()]
     )
@@ -234,7 +243,7 @@ def test_a_huge_image_is_our_one_line_not_pillows_warning(
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         with pytest.raises(StylisticBiasError) as exc:
-            build_faces(import_params())
+            _faces(import_params())
     msg = str(exc.value)
     assert "\n" not in msg and "decompression-bomb limit" in msg and "1,500 pixels" in msg, msg
     assert not [w for w in got if issubclass(w.category, Image.DecompressionBombWarning)]
