@@ -54,13 +54,9 @@ ALLOWED: dict[str, str] = {
 }
 
 #: Stage chains that still take the mapping (converted: faces/variations, judge, scores, analyze,
-#: calibrate, report, track, the release command; not yet: the importer, annotate, qa, locality,
+#: calibrate, report, track, the release command, the importer; not yet: annotate, qa, locality,
 #: generator_audit, soda).
 NOT_YET: set[str] = {
-    "stylisticbias.dataset.importer.settings:is_import",
-    "stylisticbias.dataset.importer.stage:_Context.__init__",
-    "stylisticbias.dataset.importer.stage:import_faces",
-    "stylisticbias.dataset.importer.stage:import_variations",
     # the annotate, qa, locality, generator_audit and soda stages
     "stylisticbias.annotate.run:annotate_spec",
     "stylisticbias.annotate.run:configured_annotator",

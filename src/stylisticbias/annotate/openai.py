@@ -24,7 +24,12 @@ from stylisticbias.config import load_group_option, project_root
 from stylisticbias.judge.engines.openai.cache import ResponseCache, request_key
 from stylisticbias.judge.engines.openai.requests import CHARS_PER_TOKEN, EncodedImage, encode_image
 from stylisticbias.judge.engines.openai.spec import endpoint_spec, transport_spec
-from stylisticbias.judge.engines.openai.transport import ApiRequest, Transport, TransportStats
+from stylisticbias.judge.engines.openai.transport import (
+    ApiRequest,
+    Transport,
+    TransportStats,
+    gather_or_cancel,
+)
 from stylisticbias.spec.annotate import OpenAIAnnotatorSpec
 
 
@@ -96,7 +101,7 @@ class OpenAIAnnotator(Annotator):
                 paths = [item.path] if q.images == 1 else [str(item.base_path), item.path]
                 jobs.append((item, q, self.request(q, [enc(p) for p in paths])))
         async with Transport(self.endpoint, self.transport, self.cache, self.stats) as t:
-            results = await asyncio.gather(*(t.fetch(r) for _, _, r in jobs))
+            results = await gather_or_cancel(*(t.fetch(r) for _, _, r in jobs))
         return [
             record(self.name, self.engine, item, q, res.get("content"), res.get("refusal"))
             for (item, q, _), res in zip(jobs, results)

@@ -14,7 +14,7 @@ from typing import Any
 from stylisticbias.benchmark import ParserRules
 from stylisticbias.judge.engines.openai.exact import TextDistribution, expand_texts, split_batch
 from stylisticbias.judge.engines.openai.requests import EncodedImage
-from stylisticbias.judge.engines.openai.transport import Transport
+from stylisticbias.judge.engines.openai.transport import Transport, gather_or_cancel
 
 
 async def label_distributions(
@@ -45,7 +45,7 @@ async def label_distributions(
         return split_batch(await tr.fetch(req), len(prefixes))
 
     batch = fetch_batch if engine.endpoint.capabilities.batch_chat else None
-    return await expand_texts(len(texts), fetch, settings, asyncio.gather, batch)
+    return await expand_texts(len(texts), fetch, settings, gather_or_cancel, batch)
 
 
 def run_label_distributions(
