@@ -71,8 +71,20 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
         "experiment_name": tracking.get("experiment_name"),
     }
     run_log: dict[str, Any] = {"runs": {}}
-    paired = load_benchmark(str(params["protocol"])).statistics.suite == "paired_variation"
-    if record["enabled"] and paired:
+    bench = load_benchmark(str(params["protocol"]))
+    paired = bench.statistics.suite == "paired_variation"
+    if record["enabled"] and bench.tasks and not bench.scenarios:  # a task protocol
+        from stylisticbias.report.task_track import log_task_report
+        from stylisticbias.tracking import bounded, preflight, tracking_spec
+
+        spec = tracking_spec(params)
+        with bounded(spec):
+            preflight(spec)
+        run_log["runs"] = log_task_report(
+            spec, str(params["protocol"]), reports, record["report_digest"]
+        )
+        run_log["tracking_uri"] = spec.tracking_uri
+    elif record["enabled"] and paired:
         log.warning(
             "tracking: the report of a paired-variation protocol is not logged to MLflow yet "
             "(reports/README.md, reports/tables and metrics.json hold it)"
