@@ -222,3 +222,12 @@ def test_unit_bootstrap_with_very_few_units_stays_an_interval() -> None:
         pytest.approx(math.nan, nan_ok=True),
         pytest.approx(math.nan, nan_ok=True),
     )
+
+
+def test_cluster_ols_without_residual_degrees_of_freedom_is_nan_not_a_crash() -> None:
+    """One observation per cluster and as many coefficients as rows: statsmodels divides by
+    zero; the table reports NaN (a sweep of 8 faces hit this)."""
+    df = pd.DataFrame({"y": [1.0, 2.0, 3.0], "g": ["a", "b", "c"], "u": ["1", "2", "3"]})
+    table, tests = ts.cluster_ols(df, "y ~ C(g)", "u", {"g": ["C(g)[T.b]", "C(g)[T.c]"]})
+    assert table["coef"].isna().all() and len(table) == 3
+    assert all(math.isnan(v) for v in tests["g"])

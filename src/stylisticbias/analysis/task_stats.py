@@ -12,12 +12,15 @@ sampling unit (source photo, identity) with :func:`cluster_bootstrap_ci`.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+log = logging.getLogger(__name__)
 
 INVALID = "invalid"
 
@@ -161,7 +164,15 @@ def cluster_ols(
     import statsmodels.formula.api as smf
 
     groups = pd.factorize(df[cluster])[0]
-    fit = smf.ols(formula, data=df).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    model = smf.ols(formula, data=df)
+    k = model.exog.shape[1]
+    if len(df) <= k or len(set(groups)) < 2:  # no residual degrees of freedom / one cluster
+        log.warning("cluster OLS %s: %d rows, %d clusters for %d coefficients: not estimable",
+                    formula, len(df), len(set(groups)), k)  # fmt: skip
+        nan = pd.Series(math.nan, index=model.exog_names)
+        return pd.DataFrame({"coef": nan, "se": nan, "pval": nan}), dict.fromkeys(
+            tests, (math.nan, math.nan))  # fmt: skip
+    fit = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
     table = pd.DataFrame({"coef": fit.params, "se": fit.bse, "pval": fit.pvalues})
     out = {}
     for name, coefs in tests.items():
