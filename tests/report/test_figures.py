@@ -193,18 +193,18 @@ def test_report_figures_keep_their_text_inside_the_canvas(
 
 
 def test_task_protocol_figures_keep_their_text_inside_the_canvas(tmp_path, monkeypatch) -> None:
-    """REFLECT's win-rate heatmap and MCQ distributions, VIGNETTE's log-odds forest plot (two
-    models each): drawn from the tables, no text clipped or overlapping."""
+    """REFLECT's win-rate heatmap and MCQ distributions, VIGNETTE's log-odds forest plot (one
+    model, and two side by side): drawn from the tables, no text clipped or overlapping."""
     from stylisticbias.analysis.task_demo import reflect_demo, vignette_demo, write
     from stylisticbias.report import task_figures as TF
 
-    tables = tmp_path / "tables"
-    for model in ("simulated-strong", "simulated-weak"):
-        for name, df in (reflect_demo(model, n_boot=20) | vignette_demo(model, n_boot=20)).items():
-            path = tables / f"{name}.csv"
-            old = pd.read_csv(path) if path.exists() else None
-            write({name: df if old is None else pd.concat([old, df])}, tables)
     problems = check_saves(TF, monkeypatch)
-    written = TF.render_task_figures(tables, tmp_path / "figures")
-    assert sorted(p.name for p in written) == sorted(TF.TASK_FIGURES)
+    stacked: dict[str, pd.DataFrame] = {}
+    for i, model in enumerate(("simulated-strong", "simulated-weak")):
+        demo = reflect_demo(model, n_boot=20) | vignette_demo(model, n_boot=20)
+        for name, df in demo.items():
+            stacked[name] = pd.concat([stacked[name], df]) if name in stacked else df
+        write(stacked, tmp_path / f"tables{i}")
+        written = TF.render_task_figures(tmp_path / f"tables{i}", tmp_path / f"figures{i}")
+        assert sorted(p.name for p in written) == sorted(TF.TASK_FIGURES)
     assert not problems, "\n".join(f"{k}: {'; '.join(v)}" for k, v in sorted(problems.items()))

@@ -38,7 +38,9 @@ def _grid(n: int, cols: int, width: float, height: float) -> tuple[Figure, np.nd
     """``n`` panels on ``cols`` columns (the unused ones hidden)."""
     cols = min(n, cols)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows + 0.7), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows + 0.7),
+                             squeeze=False, layout="constrained")  # fmt: skip
+    fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))  # room for the simulated note
     return fig, axes
 
 
@@ -92,14 +94,13 @@ def fig_mcq_distributions(dist: pd.DataFrame) -> Figure:
         ax.legend(ncol=len(options), fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.28),
                   frameon=False)  # fmt: skip
     fig.suptitle("REFLECT MCQ option distributions per group", fontsize=10)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
     _note(fig, bool(dist["simulated"].any()))
     return fig
 
 
 def fig_log_odds_forest(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
     """VIGNETTE Sec. 4.2: a forest plot of the add-one log-odds per identity x activity."""
-    df = lo.copy()
+    df = lo.reset_index(drop=True)
     df["sig"] = False
     for _, g in df.groupby("model"):
         df.loc[g.index, "sig"] = multipletests(g["pval"].fillna(1.0), alpha, "fdr_bh")[0]
@@ -107,7 +108,8 @@ def fig_log_odds_forest(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
     models = list(dict.fromkeys(df["model"]))
     height = 0.22 * len(df) / max(len(models), 1) + 1.6
     fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), min(height, 30)),
-                             squeeze=False, sharey=False)  # fmt: skip
+                             squeeze=False, layout="constrained")  # fmt: skip
+    fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))
     for ax, m in zip(axes.flat, models):
         g = df[df["model"] == m].reset_index(drop=True)
         y = np.arange(len(g))
@@ -122,7 +124,6 @@ def fig_log_odds_forest(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
         ax.set_xlabel("log-odds (natural log; filled: BH-significant)", fontsize=8)
         ax.set_title(m, fontsize=9)
     fig.suptitle("VIGNETTE add-one log-odds per activity and identity", fontsize=10)
-    fig.tight_layout(rect=(0, 0.03, 1, 0.96))
     _note(fig, bool(lo["simulated"].any()))
     return fig
 
