@@ -89,3 +89,11 @@ def test_track_logs_one_run_per_model_with_intervals(reflect_reports: Path, tmp_
                                (ids["simulated-weak"],)).fetchall())  # fmt: skip
     assert got == pytest.approx(want)
     assert any(k.endswith(".ci_low") for k in got)
+
+
+def test_report_without_calibration_says_so(tmp_path: Path) -> None:
+    """A sweep job runs no calibrate stage: the report is written and says it is uncalibrated."""
+    reports = _reports(tmp_path, "reflect")
+    (reports / "calibration.json").unlink()
+    text = build_task_report(load_benchmark("reflect"), reports).read_text(encoding="utf-8")
+    assert "Not calibrated" in text and "## Headline" in text

@@ -39,10 +39,10 @@ def build_task_report(benchmark: Benchmark, reports: Path) -> Path:
     """Write ``reports/README.md`` for a task protocol; returns its path."""
     section = reports / "tables" / "task_report.md"
     cal_path = reports / "calibration.json"
-    for p, stage in ((section, "analyze"), (cal_path, "calibrate")):
-        if not p.is_file():
-            raise StylisticBiasError(f"{p}: not found; it is written by the `{stage}` stage")
-    cal = json.loads(cal_path.read_text(encoding="utf-8"))
+    if not section.is_file():
+        raise StylisticBiasError(f"{section}: not found; it is written by the `analyze` stage")
+    # optional, as in the default report: a sweep job runs no calibrate stage
+    cal = json.loads(cal_path.read_text(encoding="utf-8")) if cal_path.is_file() else None
     tables = read_task_tables(reports / "tables")
     models = sorted({m for df in tables.values() for m in df["model"]})
     final = reports / "figures"
@@ -64,7 +64,11 @@ def build_task_report(benchmark: Benchmark, reports: Path) -> Path:
              "## Calibration: the simulated judges' answers against their exact distributions",
              "", "Pearson test per task (conservative; `reports/calibration.json`).",
              ""]  # fmt: skip
-    lines += calibration_lines(cal)
+    lines += (
+        calibration_lines(cal)
+        if cal is not None
+        else ["Not calibrated: `reports/calibration.json` is written by the `calibrate` stage.", ""]
+    )
     md = "\n".join(lines) + "\n" + section.read_text(encoding="utf-8")
     for d in ("plots", "leaderboard"):
         (reports / d).mkdir(parents=True, exist_ok=True)
