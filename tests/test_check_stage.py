@@ -25,7 +25,7 @@ def test_every_stage_depends_on_the_check_stamp() -> None:
     """DVC runs ``check`` before any other stage: every other stage depends on its stamp."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert stages["check"]["outs"] == [{STAMP: {"cache": False}}]
-    assert stages["check"]["params"] == [{"params.yaml": None}]  # any changed value is checked
+    assert "params.yaml" in stages["check"]["deps"]  # any changed value is checked
     missing = [
         name
         for name, body in stages.items()
