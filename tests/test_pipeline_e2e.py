@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,31 +13,12 @@ import pytest
 from stylisticbias.config import ROOT, load_group_option
 from stylisticbias.score_store import read_model_scores
 from stylisticbias_dev import tiny
+from stylisticbias_dev.project_copy import copy_project
 
 
 def _copy_project(dest: Path) -> Path:
     """Copy the working tree's tracked and unignored files into a fresh git + DVC repository."""
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
-    for rel in files:
-        src = ROOT / rel
-        generated = rel.startswith(("reports/", "data/")) and rel != "data/import/README.md"
-        if src.is_file() and not generated and rel != "dvc.lock":
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    env = _env()
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
-    ):
-        subprocess.run(cmd, cwd=dest, check=True, env=env)
-    return dest
+    return copy_project(ROOT, dest)
 
 
 def _env() -> dict[str, str]:

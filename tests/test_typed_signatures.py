@@ -79,6 +79,7 @@ SCRIPTS_WITH_PARAMS = {
     "locality.py",
     "generator_audit.py",
     "soda.py",
+    "check.py",  # validate_params checks the mapping itself (what configure compose checks)
 }
 
 
