@@ -94,13 +94,8 @@ def setup(root: Path, n_faces: int) -> dict[str, Any]:
     faces.to_parquet(root / "faces" / "faces.parquet", index=False)
     var.to_parquet(root / "variations" / "variations.parquet", index=False)
     write_judgments(params, benchmark, faces, var, root, 1)
-    params["paths"].update(
-        faces=str(root / "faces"),
-        variations=str(root / "variations"),
-        judgments=str(root / "judgments"),
-        scores=str(root / "scores"),
-        data=str(root),
-    )
+    # params.yaml's default paths (data/faces, data/judgments, ...): ``root`` is the scratch
+    # project's data/ directory
     params["models"] = {MODEL: {**load_group_option("model", "simulated-strong"), "name": MODEL}}
     (root / "params.json").write_text(json.dumps(params))
     return params
@@ -151,10 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     root = Path(args.workdir or tempfile.mkdtemp(prefix="sb-bench-scores-")).resolve()
+    # the stage script reads params.yaml from its project: a scratch project, data/ inside it
+    proj = root / "project"
+    root = proj / "data"
     root.mkdir(parents=True, exist_ok=True)
     params = setup(root, args.faces)
-    # the stage script reads params.yaml from its project: a scratch project holding it
-    proj = root / "project"
     (proj / "pipelines").mkdir(parents=True, exist_ok=True)
     src = project_root()
     for rel in ("pipelines/scores.py", "conf", "dvc.yaml"):
