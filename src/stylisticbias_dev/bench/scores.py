@@ -13,8 +13,12 @@
    phi and delta per image x scenario from the same Parquet files, written to Parquet.
    Each is a subprocess: wall seconds and its peak RSS (``RUSAGE_CHILDREN``).
 
+3. *Check (not timed)*: the same judgments scored by the pandas engine
+   (:func:`stylisticbias.scores.compute_scores` + ``write_model_scores``, the stage's fallback
+   and its implementation before the columnar engine) must give the same file, byte for byte.
+
 Writes ``reports/bench/scores.json``: both medians, their ratio (target <= 2), rows in and out,
-peak RSS, the baseline query, the command, machine and load averages.
+peak RSS, the baseline query, the command, machine, load averages and the byte check.
 """
 
 from __future__ import annotations
@@ -136,6 +140,23 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[
     return wall, usage.ru_maxrss / 1024**2
 
 
+def pandas_engine_digest(root: Path, params: dict[str, Any]) -> str:
+    """SHA-256 of the partition the pandas engine writes from the same inputs."""
+    from stylisticbias.schemas import read_table
+    from stylisticbias.score_store import file_digest, write_model_scores
+    from stylisticbias.scores import compute_scores, read_judgments
+
+    benchmark = benchmark_from_params(params)
+    judgments = read_judgments(root / "judgments" / MODEL / "judgments.parquet")
+    faces = read_table(root / "faces" / "faces.parquet", FACES)
+    var = read_table(root / "variations" / "variations.parquet", VARIATIONS)
+    judge = params["judge"]
+    scores = compute_scores(judgments, faces, var, benchmark, k=len(judge["seeds"]),
+                            undecided_warn=float(judge["undecided_warn"]),
+                            undecided_max=float(judge["undecided_max"]))  # fmt: skip
+    return file_digest(write_model_scores(scores, root / "pandas-engine", MODEL))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the inputs once, time the stage and the baseline alternately, write the JSON."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.scores")
@@ -177,7 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     load_end = os.getloadavg()
     s_med = statistics.median(w for w, _ in stage)
     b_med = statistics.median(w for w, _ in base)
-    out_rows = pq.ParquetFile(root / "scores" / f"model={MODEL}" / "part-0.parquet").metadata
+    stage_file = root / "scores" / f"model={MODEL}" / "part-0.parquet"
+    out_rows = pq.ParquetFile(stage_file).metadata
+    from stylisticbias.score_store import file_digest
+
+    digest, reference = file_digest(stage_file), pandas_engine_digest(root, params)
     report = {
         "model": MODEL,
         "faces": args.faces,
@@ -198,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": "a fresh python: import duckdb; duckdb.sql(BASELINE)",
         "baseline_query": " ".join(BASELINE.split()),
         "note": "wall seconds of fresh processes (imports included), alternated",
+        "stage_engine": "columnar (pyarrow + numpy; stylisticbias.scores_columnar)",
+        "identical_to_pandas_engine": digest == reference,
+        "sha256": digest,
         "load_avg_start": [round(x, 2) for x in load_start],
         "load_avg_end": [round(x, 2) for x in load_end],
         "simulated": True,
