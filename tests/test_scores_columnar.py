@@ -89,16 +89,31 @@ def _columnar(path: Path, faces, var, benchmark: Benchmark, out: Path) -> bytes 
     return out.read_bytes()
 
 
-def _write(j: pd.DataFrame, path: Path, row_group_size: int | None = None) -> Path:
+def _write(j: pd.DataFrame, path: Path, row_group_size: int | None = None,
+           statistics: bool = True) -> Path:  # fmt: skip
     pq.write_table(pa.Table.from_pandas(j, preserve_index=False), path,
-                   row_group_size=row_group_size)  # fmt: skip
+                   row_group_size=row_group_size,
+                   # without: statistics only of the columns the engine does not read
+                   write_statistics=statistics or ["face_id", "engine", "response"])  # fmt: skip
     return path
 
 
 @pytest.mark.parametrize(
     ("row_group_size", "exact_rows", "drop_base"),
-    [(None, False, False), (7, False, False), (100, True, False), (50, False, True)],
-    ids=["one-row-group", "cells-cut-by-row-groups", "sampled-with-exact-rows", "base-missing"],
+    [
+        (None, False, False),
+        (7, False, False),
+        (100, True, False),
+        (50, False, True),
+        (0, False, False),
+    ],
+    ids=[
+        "one-row-group",
+        "cells-cut-by-row-groups",
+        "sampled-with-exact-rows",
+        "base-missing",
+        "no-statistics",
+    ],
 )
 def test_columnar_engine_writes_the_pandas_engines_bytes(
     benchmark: Benchmark, tmp_path: Path, row_group_size, exact_rows: bool, drop_base: bool
@@ -108,7 +123,8 @@ def test_columnar_engine_writes_the_pandas_engines_bytes(
     if drop_base:
         images.remove("F002--base")
     j = _judgments(np.random.default_rng(3), images, exact_rows=exact_rows)
-    path = _write(j, tmp_path / "judgments.parquet", row_group_size)
+    # row_group_size 0: one row group, no statistics of the values (ranges checked on them)
+    path = _write(j, tmp_path / "judgments.parquet", row_group_size or None, row_group_size != 0)
     ref = _pandas_engine(j, faces, var, benchmark, tmp_path / "pandas")
     got = _columnar(path, faces, var, benchmark, tmp_path / "columnar.parquet")
     assert got is not None
@@ -132,9 +148,11 @@ def test_tables_the_engine_does_not_take_are_declined(benchmark: Benchmark, tmp_
     assert reduce_judgments(_write(two, tmp_path / "two.parquet"), "m1") is None
     dup = pd.concat([j, j.iloc[[5]]]).sort_values(["image_id", "scenario_id", "ordering", "seed"])
     assert reduce_judgments(_write(dup, tmp_path / "dup.parquet"), "m1") is None
-    bad = j.copy()
-    bad.loc[4, "p_pos"] = 1.5
-    assert reduce_judgments(_write(bad, tmp_path / "bad.parquet"), "m1") is None
+    for col, value in (("p_pos", 1.5), ("p_invalid", -0.1), ("ordering", 9), ("seed", -1)):
+        bad = j.copy()
+        bad.loc[4, col] = value
+        for stats in (True, False):
+            assert reduce_judgments(_write(bad, tmp_path / "bad.parquet", 30, stats), "m1") is None
     assert reduce_judgments(tmp_path / "missing.parquet", "m1") is None
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -458,43 +458,41 @@ _CELL_FIELDS = ("image", "scenario", "n", "pos", "valid", "simulated", "undecide
 def reduce_judgments(path: str | Path, model: str) -> Cells | None:
     """``model``'s drawn judgments in ``path`` reduced per cell, one row group at a time (a
     cell cut by a row group's end is carried into the next), with the checks of
-    :func:`read_judgments_table` on the way; ``None`` where they fail, where the rows are not
+    :func:`read_judgments_table` on the way (value ranges from the row groups' Parquet
+    statistics where the file has them); ``None`` where they fail, where the rows are not
     sorted by (image, scenario, ordering, seed) -- each cell one run, every key once -- or hold
     no drawn row, another model, or NaN masses: the caller then reads the whole table.
 
     Memory is a row group and the cells, not the table: at 4.87M rows, touching the memory of
     a whole-table read costs the stage more system time than the arithmetic."""
-    cols = list(SCORE_INPUTS)
     try:
-        pf = pq.ParquetFile(path, read_dictionary=[c for c in DICTIONARY_COLUMNS if c in cols])
+        pf = pq.ParquetFile(path, read_dictionary=list(DICTIONARY_COLUMNS))
     except Exception:  # missing or unreadable: the full check says which
         return None
-    if not _schema_ok(pf, cols):
+    if not _schema_ok(pf, list(SCORE_INPUTS)):
         return None
-    codes: dict[str, dict[str, int]] = {c: {} for c in DICTIONARY_COLUMNS}
-    parts: dict[str, list[np.ndarray]] = {f: [] for f in _CELL_FIELDS}
-    carry: dict[str, np.ndarray] | None = None
+    ranged = _ranges_from_statistics(pf)
+    if ranged is None:
+        return None
+    # p_invalid is only checked: its statistics suffice where it has them
+    cols = [c for c in SCORE_INPUTS if c != "p_invalid" or c not in ranged]
+    seed_max = max(int(_stat(pf, "seed", "max") or 0), 0) if "seed" in ranged else 2**16 - 1
+    state = _Stream(seeds=seed_max + 1, images={}, values={c: set() for c in DICTIONARY_COLUMNS})
     groups = pf.metadata.num_row_groups
     try:
         for rg in range(groups):
-            block = _block(pf.read_row_group(rg, columns=cols, use_threads=False), codes)
-            if block is None:
-                return None
-            if carry is not None:
-                block = {c: np.concatenate([carry[c], block[c]]) for c in block}
-            carry = _reduce_block(block, parts, last=rg == groups - 1)
-            if carry is None:
+            group = pf.read_row_group(rg, columns=cols, use_threads=False)
+            if not state.add(group, ranged, last=rg == groups - 1):
                 return None
     except Exception:  # an unreadable row group: the full check says which
         return None
-    if set(codes["model"]) - {model} or not set(codes["decoding"]) <= set(DECODINGS):
+    v = state.values
+    if v["model"] - {model} or not v["decoding"] <= set(DECODINGS):
         return None
-    if not set(codes["choice"]) <= set(CHOICES) or not parts["n"]:
-        return None
-    cells = {f: np.concatenate(parts[f]) for f in _CELL_FIELDS}
-    if not len(cells["n"]):
-        return None  # exact rows only: the paper estimator's seeded draws (pandas engine)
-    return Cells(images=list(codes["image_id"]), **cells)
+    if not v["choice"] <= set(CHOICES) or not state.parts["n"]:
+        return None  # no drawn row: the paper estimator's seeded draws (pandas engine)
+    cells = {f: np.concatenate(state.parts[f]) for f in _CELL_FIELDS}
+    return Cells(images=list(state.images), **cells)
 
 
 def _schema_ok(pf: pq.ParquetFile, cols: list[str]) -> bool:
@@ -524,72 +522,126 @@ _RANGES = {"scenario_id": (1, 10_000), "ordering": (1, 4), "seed": (0, None),
            "p_undecided": (0.0, 1.0)}  # fmt: skip
 
 
-def _block(group: pa.Table, codes: dict[str, dict[str, int]]) -> dict[str, np.ndarray] | None:
-    """One row group's columns as numpy (string columns as codes into ``codes``, which grows;
-    ``choice`` codes follow :data:`CHOICES`), or ``None`` on a null or a value out of range."""
+def _stat(pf: pq.ParquetFile, column: str, which: str) -> float | None:
+    """The min or max of a column over the row groups' statistics; ``None`` where a row group
+    has none."""
+    i = pf.schema_arrow.names.index(column)
+    got = []
+    for rg in range(pf.metadata.num_row_groups):
+        st = pf.metadata.row_group(rg).column(i).statistics
+        if st is None or not st.has_min_max:
+            return None
+        got.append(st.min if which == "min" else st.max)
+    return (min(got) if which == "min" else max(got)) if got else None
+
+
+def _ranges_from_statistics(pf: pq.ParquetFile) -> set[str] | None:
+    """The ranged columns whose statistics show them in range (``None``: one is out of it)."""
+    ok = set()
+    for c, (lo, hi) in _RANGES.items():
+        lo_v, hi_v = _stat(pf, c, "min"), _stat(pf, c, "max")
+        if lo_v is None or hi_v is None:
+            continue  # no statistics: checked on the values
+        if lo_v < lo or (hi is not None and hi_v > hi):
+            return None
+        ok.add(c)
+    return ok
+
+
+@dataclass
+class _Stream:
+    """The state of :func:`reduce_judgments` between row groups."""
+
+    seeds: int  # seeds lie in 0..seeds-1 (the sort key's last digit)
+    images: dict[str, int]  # image -> code, in order of first appearance
+    values: dict[str, set[str]]  # the values seen in each dictionary column
+    parts: dict[str, list[np.ndarray]] = field(
+        default_factory=lambda: {f: [] for f in _CELL_FIELDS}
+    )
+    carry: dict[str, np.ndarray] | None = None  # the rows of a cell cut by a row group's end
+
+    def add(self, group: pa.Table, ranged: set[str], *, last: bool) -> bool:
+        """Check and reduce one row group; ``False`` where the engine declines the table."""
+        block = _block(group, ranged, self.images, self.values)
+        if block is None or int(block["seed"].max(initial=0)) >= self.seeds:
+            return False
+        if len(self.images) * 10_001 * 5 * self.seeds >= 2**62:
+            return False  # the sort key would overflow: the whole-table path
+        cell = block["image_id"].astype(np.int64) * 10_001 + block["scenario_id"]
+        key = (cell * 5 + block["ordering"]) * self.seeds + block["seed"]
+        carry = self.carry
+        if carry is not None and len(key) and not carry["key"][-1] < key[0]:
+            return False  # not sorted across the row groups' boundary
+        if len(key) >= 2 and not bool(np.all(key[1:] > key[:-1])):
+            return False  # not sorted by (image, scenario, ordering, seed), or a key twice
+        block["key"], block["cell"] = key, cell
+        if carry is not None:  # the carried cell's rows continue at the start of this block
+            k = int(np.searchsorted(cell, carry["cell"][-1], side="right"))
+            if k:
+                carry = {c: np.concatenate([carry[c], block[c][:k]]) for c in carry}
+                block = {c: v[k:] for c, v in block.items()}
+            if len(block["key"]) or last:
+                if not _reduce_rows(carry, self.parts):
+                    return False
+                carry = None
+        self.carry = carry
+        if len(block["key"]):
+            starts = np.flatnonzero(np.r_[True, block["cell"][1:] != block["cell"][:-1]])
+            cut = len(block["key"]) if last else int(starts[-1])
+            if not last:
+                self.carry = {c: v[cut:] for c, v in block.items()}
+            if cut:
+                return _reduce_rows({c: v[:cut] for c, v in block.items()}, self.parts)
+        return True
+
+
+def _block(
+    group: pa.Table, ranged: set[str], images: dict[str, int], values: dict[str, set[str]]
+) -> dict[str, np.ndarray] | None:
+    """One row group's columns as numpy (``image_id`` as codes into ``images``, which grows;
+    ``choice`` as its index in :data:`CHOICES`, 3 another value, -1 null; the values of the
+    other dictionary columns only collected), or ``None`` on a null or a value out of range."""
     out: dict[str, np.ndarray] = {}
     for c in group.column_names:
         col = _one(group.column(c))
         if col.null_count and c not in _NULLABLE_INPUTS:
             return None
-        if c in codes:
-            seen = codes[c]
-            values = col.dictionary.to_pylist()
-            if c == "choice":  # fixed codes: positive 0, negative 1, invalid 2
-                for v in values:
-                    seen.setdefault(v, len(seen))
-                lut = np.array([*(CHOICES.index(v) if v in CHOICES else 3 for v in values), -1])
+        if c in values:
+            seen = col.dictionary.to_pylist()
+            values[c].update(seen)
+            if c == "image_id":
+                lut = [images.setdefault(v, len(images)) for v in seen]
+            elif c == "choice":
+                lut = [CHOICES.index(v) if v in CHOICES else 3 for v in seen]
             else:
-                lut = np.array([*(seen.setdefault(v, len(seen)) for v in values), -1])
-            out[c] = lut.astype(np.int32)[_np(col.indices, fill=-1)]
-        else:
-            out[c] = _np(col)
-            if c in _RANGES and len(out[c]):
-                lo, hi = _RANGES[c]
-                v = out[c]
-                lo_v, hi_v = np.fmin.reduce(v), np.fmax.reduce(v)  # NaN aside
-                if not (np.isnan(lo_v) or (lo_v >= lo and (hi is None or hi_v <= hi))):
-                    return None
+                continue
+            out[c] = np.array([*lut, -1], dtype=np.int32)[_np(col.indices, fill=-1)]
+            continue
+        out[c] = _np(col)
+        if c in _RANGES and c not in ranged and len(out[c]):
+            lo, hi = _RANGES[c]
+            v = out[c]
+            lo_v, hi_v = np.fmin.reduce(v), np.fmax.reduce(v)  # NaN aside
+            if not (np.isnan(lo_v) or (lo_v >= lo and (hi is None or hi_v <= hi))):
+                return None
     return out
 
 
-def _reduce_block(
-    block: dict[str, np.ndarray], parts: dict[str, list[np.ndarray]], *, last: bool
-) -> dict[str, np.ndarray] | None:
-    """Reduce the whole cells of ``block`` into ``parts``; the rows of its last cell unless
-    ``last`` (to be continued by the next row group), or ``None`` when the rows are not sorted
-    by (model, image, scenario, ordering, seed) with each key once, or a mass is NaN."""
-    img, sid = block["image_id"], block["scenario_id"]
-    if len(img) == 0:
-        return block
-    # strictly increasing (image, scenario, ordering, seed): sorted, every key once
-    d = [a[1:] - a[:-1] for a in (img, sid, block["ordering"], block["seed"])]
-    up = d[3] > 0
-    for x in (d[2], d[1], d[0]):
-        up = (x > 0) | ((x == 0) & up)
-    if not bool(up.all()):
-        return None
-    cell = img.astype(np.int64) * 10_001 + sid  # scenario ids lie in 1..10000
-    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-    cut = len(img) if last else int(starts[-1])
-    rest = {c: v[cut:] for c, v in block.items()}
-    if not last:
-        starts = starts[:-1]
-    if not len(starts):
-        return rest
-    rows = {c: v[:cut] for c, v in block.items()}
+def _reduce_rows(rows: dict[str, np.ndarray], parts: dict[str, list[np.ndarray]]) -> bool:
+    """Reduce whole cells of sorted rows into ``parts``: the drawn rows (seed >= 1; the exact
+    rows of a ``sampled`` run are left out), or ``False`` where a mass is NaN."""
     drawn = rows["seed"] > 0
-    if not drawn.all():  # the exact rows (seed 0) of a sampled run: scored from the drawn ones
+    if not drawn.all():
         rows = {c: v[drawn] for c, v in rows.items()}
-        cell = cell[:cut][drawn]
-        if not len(cell):
-            return rest
-        starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    cell = rows["cell"]
+    if not len(cell):
+        return True
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
     p_und = rows["p_undecided"]
     p_pos = rows["p_pos"]
     p_valid = p_pos + rows["p_neg"]
     if np.isnan(p_und).any() or np.isnan(p_valid).any():
-        return None  # NaN masses: pandas' grouped kernels (NaN-skipping)
+        return False  # NaN masses: pandas' grouped kernels (NaN-skipping)
     choice = rows["choice"]
     # the pandas engine's run-wise reductions (grouping.Groups): int64 counts, float sums
     parts["image"].append(rows["image_id"][starts])
@@ -601,7 +653,7 @@ def _reduce_block(
     parts["undecided_sum"].append(np.add.reduceat(p_und, starts))
     parts["p_pos_sum"].append(np.add.reduceat(p_pos, starts))
     parts["p_valid_sum"].append(np.add.reduceat(p_valid, starts))
-    return rest
+    return True
 
 
 def score_partition(
