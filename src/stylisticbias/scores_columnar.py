@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -474,18 +475,38 @@ def reduce_judgments(path: str | Path, model: str) -> Cells | None:
     ranged = _ranges_from_statistics(pf)
     if ranged is None:
         return None
-    # p_invalid is only checked: its statistics suffice where it has them
-    cols = [c for c in SCORE_INPUTS if c != "p_invalid" or c not in ranged]
+    # columns only checked are not read where their statistics suffice: p_invalid's range, and
+    # a model or decoding column holding one value (min == max)
+    values: dict[str, set[str]] = {c: set() for c in DICTIONARY_COLUMNS}
+    for c in ("model", "decoding"):
+        lo, hi = _stat(pf, c, "min"), _stat(pf, c, "max")
+        if lo is not None and lo == hi:
+            values[c].add(lo.decode() if isinstance(lo, bytes) else str(lo))
+    skip = {c for c in ("model", "decoding") if values[c]} | ({"p_invalid"} & ranged)
+    cols = [c for c in SCORE_INPUTS if c not in skip]
     seed_max = max(int(_stat(pf, "seed", "max") or 0), 0) if "seed" in ranged else 2**16 - 1
-    state = _Stream(seeds=seed_max + 1, images={}, values={c: set() for c in DICTIONARY_COLUMNS})
+    state = _Stream(seeds=seed_max + 1, images={}, values=values)
     groups = pf.metadata.num_row_groups
-    try:
-        for rg in range(groups):
-            group = pf.read_row_group(rg, columns=cols, use_threads=False)
-            if not state.add(group, ranged, last=rg == groups - 1):
-                return None
-    except Exception:  # an unreadable row group: the full check says which
-        return None
+
+    def read(rg: int) -> pa.Table:
+        return pf.read_row_group(rg, columns=cols, use_threads=False)
+
+    # the next row group decodes in a second thread (pyarrow leaves the GIL) while this one
+    # is reduced
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(read, 0) if groups else None
+        try:
+            for rg in range(groups):
+                assert ahead is not None
+                group = ahead.result()
+                ahead = pool.submit(read, rg + 1) if rg + 1 < groups else None
+                if not state.add(group, ranged, last=rg == groups - 1):
+                    return None
+        except Exception:  # an unreadable row group: the full check says which
+            return None
+        finally:
+            if ahead is not None:
+                ahead.cancel()
     v = state.values
     if v["model"] - {model} or not v["decoding"] <= set(DECODINGS):
         return None
