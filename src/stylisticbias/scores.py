@@ -250,7 +250,7 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
     judge = config.judge
     paper = str(judge.parser) == "paper" and str(config.analysis.definitions) == "paper"
     if paper and source != "exact" and benchmark.task == "binary_choice":
-        written = _write_columnar(
+        written = write_columnar_scores(
             model_name, judgments_file, faces_file, variations_file, path("scores"), benchmark,
             undecided_warn=float(judge.undecided_warn),
             undecided_max=float(judge.undecided_max),
@@ -294,7 +294,7 @@ def _log_written(model: str, rows: int, images: int, n_null: int, out: Path) -> 
     )
 
 
-def _write_columnar(
+def write_columnar_scores(
     model: str,
     judgments_file: Path,
     faces_file: Path,
@@ -305,8 +305,9 @@ def _write_columnar(
     undecided_warn: float,
     undecided_max: float,
 ) -> Path | None:
-    """The partition written by the columnar engine, or ``None`` where it declines (nothing
-    written: the caller scores with the pandas engine)."""
+    """Score ``model``'s judgments with the columnar engine (:mod:`stylisticbias.scores_columnar`)
+    into its partition of ``score_dir``; ``None`` where the engine declines (nothing written:
+    score with :func:`compute_scores`). The paper's reader and definitions, drawn rows."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
