@@ -38,7 +38,7 @@ def validate_params(params: dict[str, Any]) -> None:
     JudgeSettings.from_config(judge, bench.ordering_ids)
     for name, model in (params.get("models") or {}).items():
         _check_model(str(name), model)
-        _check_tasks(str(name), model, bench)
+        _check_tasks(str(name), model, bench, judge.get("scenarios"))
     names = params.get("judged_models")
     if names is not None and list(names) != list(params.get("models") or {}):
         raise StylisticBiasError(
@@ -52,9 +52,10 @@ def validate_params(params: dict[str, Any]) -> None:
             raise StylisticBiasError(
                 f"judge.scenarios: {scen!r}; valid: all or a list of ids (1-{len(bench.scenarios)})"
             )
+        lookup = bench.task_scenario if bench.tasks and not bench.scenarios else bench.scenario
         for sid in scen:
             try:
-                bench.scenario(int(sid))
+                lookup(int(sid))
             except (StylisticBiasError, ValueError, TypeError) as exc:
                 raise StylisticBiasError(f"judge.scenarios: {exc}") from None
     _check_generator(params.get("generator") or {}, bench)
@@ -78,7 +79,7 @@ def _check_model(name: str, model: dict[str, Any]) -> None:
         )
 
 
-def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
+def _check_tasks(name: str, model: dict[str, Any], bench: Any, ids: Any = None) -> None:
     """The model's engine can judge every task type the protocol asks (one line if not)."""
     from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks
 
@@ -88,7 +89,8 @@ def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
         if found is None:
             return
         engine = found.group(1)
-    check_engine_tasks(bench, engine, f"models.{name} (conf/model/{name}.yaml)")
+    where = f"models.{name} (conf/model/{name}.yaml)"
+    check_engine_tasks(bench, engine, where, model, ids if bench.tasks else None)
 
 
 def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:

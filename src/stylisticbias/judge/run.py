@@ -67,7 +67,8 @@ from stylisticbias.judge.records import (
     stash_dir,
     switch_configuration,
 )
-from stylisticbias.judge.task_run import is_task_protocol, run_task_judge
+from stylisticbias.judge.task_judging import judge_task_protocol
+from stylisticbias.judge.task_run import is_task_protocol
 from stylisticbias.judge.writer import (
     RANK_SUMMARY_GLOB,
     concat_shards,
@@ -110,7 +111,7 @@ _NON_RESULT_ENGINE_KEYS = {
     "progress",
 }
 #: model keys that name or label the model in reports, never change its records
-_NON_RESULT_MODEL_KEYS = {"engine", "_target_", "paper_name", "display_name"}
+_NON_RESULT_MODEL_KEYS = {"engine", "_target_", "paper_name", "display_name", "max_images"}
 #: judge keys read by other stages (scores: undecided_*, parser) or that select images / the
 #: dry run: none changes a record
 _NON_RESULT_JUDGE_KEYS = {
@@ -244,7 +245,7 @@ def fingerprint(
         return hashlib.sha256(blob.encode()).hexdigest(), json.loads(blob)
 
     sha, config = digest(_NON_RESULT_MODEL_KEYS, _NON_RESULT_JUDGE_KEYS)
-    legacy, _ = digest({"engine", "_target_"}, {"models", "images", "dry_run"})
+    legacy, _ = digest({"engine", "_target_", "max_images"}, {"models", "images", "dry_run"})
     return {"sha256": sha, "config": config, "aliases": [legacy] if legacy != sha else []}
 
 
@@ -281,7 +282,7 @@ def run_judge(
     root = project_root()
     if is_task_protocol(benchmark):  # REFLECT, VIGNETTE, ...: task records, not judgments
         out = Path(out_dir) if out_dir else _path(config.paths, "judgments") / model_name
-        return run_task_judge(model_name, model_cfg, benchmark, _path(config.paths, "faces"), out)
+        return judge_task_protocol(model_name, model_cfg, benchmark, config, out)
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids

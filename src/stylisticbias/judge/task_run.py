@@ -119,6 +119,7 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str,
                     "value": float(ans.value) if ans.valid and ans.value is not None
                     and _answers_type(sc) == "numeric" else float("nan"),
                     "dist": exact_dist(sc, benchmark, tuple(g), int(prompt.variant)),
+                    "reason": ans.reason or "", "undecided": 0.0,
                 })  # fmt: skip
     df = pd.DataFrame(rows)
     df["task_id"] = df["task_id"].astype("int64")
