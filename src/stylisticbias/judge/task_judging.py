@@ -50,11 +50,15 @@ from stylisticbias.judge.engines.simulated.task_plants import face_group
 from stylisticbias.judge.protocol.tasks.asks import TaskAsk, read_reply
 from stylisticbias.judge.protocol.tasks.capabilities import answered_as
 from stylisticbias.judge.protocol.tasks.pairwise import composite
-from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, validate_task_records
+from stylisticbias.judge.protocol.tasks.records import (
+    RECORDS_FILE,
+    TASK_RECORDS,
+    validate_task_records,
+)
 from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks, task_of
 from stylisticbias.judge.protocol.tasks.scenario_task import INVALID, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import with_description
-from stylisticbias.judge.records import switch_configuration
+from stylisticbias.judge.records import FINGERPRINT_FILE, switch_configuration
 from stylisticbias.judge.task_run import BLOCK, run_task_judge, task_units
 from stylisticbias.outputs import OutputLock, atomic_path, atomic_write_json, data_root, safe_member
 from stylisticbias.schemas import FACES, check_demographics, read_table
@@ -64,7 +68,8 @@ log = logging.getLogger(__name__)
 
 #: units per shard (one engine call each)
 BATCH = 8
-SHARD_GLOB = "shard-*.parquet"
+#: the sha256 of every image the records judged (a changed image is judged again)
+IMAGES_FILE = "_images.json"
 #: engine keys that change speed or placement, never the records
 _SPEED_KEYS = {
     "lightning", "image_batch_size", "num_workers", "device", "suffix_batch_size",
@@ -83,14 +88,20 @@ class Face:
     group: str
     path: str
     attrs: Mapping[str, str]
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
 class Unit:
-    """What one task prompt is asked about: one face, or a pair (``first``, ``second``)."""
+    """What one task prompt is asked about: one face, or a pair (``first``, ``second``).
+
+    ``pair``: the unit of pairwise tasks (its faces should be two; one with fewer is recorded
+    invalid for every pairwise prompt, with the reason).
+    """
 
     unit: str
     faces: tuple[Face, ...]
+    pair: bool = False
 
     @property
     def image_ids(self) -> str:
@@ -146,7 +157,7 @@ def load_faces(config: Config, benchmark: Benchmark) -> tuple[pd.DataFrame, dict
             )
         attrs = {k: str(getattr(r, k)) for k in ("age", "gender", "ethnicity", "body_type")}
         out[str(r.image_id)] = Face(str(r.face_id), str(r.image_id), face_group(
-            attrs["ethnicity"], attrs["gender"]), str(path), attrs)  # fmt: skip
+            attrs["ethnicity"], attrs["gender"]), str(path), attrs, str(r.sha256))  # fmt: skip
     return faces, out
 
 
@@ -156,7 +167,7 @@ def units_of(faces: pd.DataFrame, by_image: Mapping[str, Face]) -> tuple[list[Un
     singles, pairs = task_units(faces)
     return (
         [Unit(face_id, (by_image[iid],)) for face_id, iid, _ in singles],
-        [Unit(inst, (by_image[a], by_image[b])) for inst, (a, b), _ in pairs],
+        [Unit(inst, (by_image[a], by_image[b]), pair=True) for inst, (a, b), _ in pairs],
     )
 
 
@@ -169,8 +180,7 @@ def selected_tasks(benchmark: Benchmark, ids: Any) -> list[TaskScenario]:
 
 def _composite_file(left: Face, right: Face, cache: Path) -> str:
     """The side-by-side image of two faces (``left`` on the left), written once to ``cache``."""
-    key = hashlib.sha256(f"{sha256_file(Path(left.path))}|{sha256_file(Path(right.path))}"
-                         .encode()).hexdigest()[:24]  # fmt: skip
+    key = hashlib.sha256(f"{left.sha256}|{right.sha256}".encode()).hexdigest()[:24]
     path = cache / f"{key}.png"
     if not path.is_file():
         from PIL import Image
@@ -229,7 +239,7 @@ def judge_units(
     pending: list[tuple[dict[str, Any], TaskScenario, TaskPrompt, TaskAsk]] = []
     for unit in units:
         for sc in tasks:
-            if (answered_as(sc) == "pairwise") != (len(unit.faces) == 2):
+            if (answered_as(sc) == "pairwise") != unit.pair:
                 continue
             for prompt in task_of(sc).prompts(sc, benchmark):
                 row = _row(model, sc, prompt, unit)
@@ -258,9 +268,14 @@ def invalid_columns(reason: str) -> dict[str, Any]:
 
 def records_frame(rows: list[dict[str, Any]], model: str) -> pd.DataFrame:
     """Rows as validated task records (typed columns, fixed order)."""
-    from stylisticbias.judge.protocol.tasks.records import TASK_RECORDS
+    return validate_task_records(typed(pd.DataFrame(rows, columns=list(TASK_RECORDS))), model)
 
-    df = pd.DataFrame(rows, columns=list(TASK_RECORDS))
+
+def typed(df: pd.DataFrame) -> pd.DataFrame:
+    """Task records with one dtype per column kind (text as ``object``), however they were
+    made or read back, so equal records write equal bytes."""
+
+    df = df.copy()
     for col, kind in TASK_RECORDS.items():
         if kind == "i":
             df[col] = df[col].astype("int64")
@@ -268,7 +283,7 @@ def records_frame(rows: list[dict[str, Any]], model: str) -> pd.DataFrame:
             df[col] = df[col].astype("float64")
         else:
             df[col] = df[col].astype(object)
-    return validate_task_records(df, f"{model} task records")
+    return df
 
 
 def fingerprint(
@@ -296,8 +311,7 @@ def fingerprint(
 def _shard_key(units: Sequence[Unit], tasks: Sequence[TaskScenario]) -> str:
     h = hashlib.sha1()
     for u in units:
-        h.update(f"{u.unit}|{u.image_ids}|{'|'.join(sha256_file(Path(f.path)) for f in u.faces)}\n"
-                 .encode())  # fmt: skip
+        h.update(f"{u.unit}|{u.image_ids}|{'|'.join(f.sha256 for f in u.faces)}\n".encode())
     h.update(",".join(str(t.id) for t in tasks).encode())
     return h.hexdigest()[:16]
 
@@ -309,6 +323,51 @@ def _read_shard(path: Path, model: str) -> pd.DataFrame | None:
         log.warning("%s: shard unusable (%s); its units are judged again", path, exc)
         path.unlink(missing_ok=True)
         return None
+
+
+@dataclass(frozen=True)
+class _Finished:
+    """The consolidated records of an earlier run of the same configuration, by unit, and the
+    sha256 of the images they judged."""
+
+    by_unit: Mapping[tuple[str, str], pd.DataFrame]
+    shas: Mapping[str, str]
+
+
+def _finished(out: Path, fp: Mapping[str, Any]) -> _Finished | None:
+    """The records ``out`` holds for configuration ``fp`` (None when none or another's)."""
+    try:
+        old = json.loads((out / FINGERPRINT_FILE).read_text(encoding="utf-8")).get("sha256")
+        if old != fp["sha256"]:
+            return None
+        rec = validate_task_records(pd.read_parquet(out / RECORDS_FILE), out / RECORDS_FILE)
+        shas = json.loads((out / IMAGES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, StylisticBiasError):
+        return None
+    by_unit = {(str(u), str(i)): g for (u, i), g in rec.groupby(["unit", "image_ids"], sort=False)}
+    return _Finished(by_unit, shas)
+
+
+def _reuse(
+    before: _Finished | None, batch: Sequence[Unit], tasks: Sequence[TaskScenario],
+    benchmark: Benchmark,
+) -> pd.DataFrame | None:  # fmt: skip
+    """A batch's finished records from the earlier run when all of them are there, about the
+    same image bytes; else None (the batch is judged)."""
+    if before is None:
+        return None
+    rows = []
+    for u in batch:
+        if any(before.shas.get(f.image_id) != f.sha256 for f in u.faces):
+            return None
+        want = sum(len(task_of(sc).prompts(sc, benchmark)) for sc in tasks
+                   if (answered_as(sc) == "pairwise") == u.pair)  # fmt: skip
+        got = before.by_unit.get((u.unit, u.image_ids))
+        got = got[got["task_id"].isin([t.id for t in tasks])] if got is not None else None
+        if got is None or len(got) != want:
+            return None
+        rows.append(got)
+    return pd.concat(rows, ignore_index=True) if rows else None
 
 
 def run_engine_task_judge(
@@ -335,6 +394,7 @@ def run_engine_task_judge(
     fp = fingerprint(model_cfg, judge_cfg, tasks, engine)
     cache = out.parent / f".{out.name}.composites"
     with OutputLock(project_root(), out):
+        before = _finished(out, fp)
         switch_configuration(out, fp)
         shard_dir = out / "shards"
         shard_dir.mkdir(parents=True, exist_ok=True)
@@ -345,6 +405,7 @@ def run_engine_task_judge(
         for batch in batches:
             path = shard_dir / f"shard-{_shard_key(batch, tasks)}.parquet"
             got = _read_shard(path, model_name) if path.is_file() else None
+            got = got if got is not None else _reuse(before, batch, tasks, benchmark)
             if got is None:
                 got = judge_units(engine, benchmark, tasks, batch, seed, cache)
                 with atomic_path(path) as tmp:
@@ -356,13 +417,16 @@ def run_engine_task_judge(
         df = pd.concat(parts, ignore_index=True)
         df = df.sort_values(["task_id", "variant", "unit", "image_ids"], kind="stable",
                             key=lambda c: c.map(order) if c.name == "task_id" else c)  # fmt: skip
-        df = validate_task_records(df.reset_index(drop=True), f"{model_name} task records")
+        df = validate_task_records(typed(df.reset_index(drop=True)), f"{model_name} task records")
+        keep = (RECORDS_FILE, FINGERPRINT_FILE, IMAGES_FILE)
         for stale in out.iterdir():  # the directory holds this run's records only
-            if stale.is_file() and stale.name not in (RECORDS_FILE, "_fingerprint.json"):
+            if stale.is_file() and stale.name not in keep:
                 stale.unlink()
         path = out / RECORDS_FILE
         with atomic_path(path) as tmp:
             df.to_parquet(tmp, index=False)
+        shas = {f.image_id: f.sha256 for f in by_image.values()}
+        atomic_write_json(out / IMAGES_FILE, dict(sorted(shas.items())))
         shutil.rmtree(shard_dir, ignore_errors=True)
     stats = engine.stats.as_dict() if hasattr(engine, "stats") else None
     summary = {"model": model_name, "engine": (model_cfg.get("engine") or {}).get("name"),
