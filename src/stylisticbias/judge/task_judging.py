@@ -30,6 +30,7 @@ uninterrupted one. The ``openai`` engine's response cache makes a rerun send no 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -456,5 +457,8 @@ def judge_task_protocol(
     if engine == "simulated":
         faces_dir = Path(config.paths.faces)
         faces_dir = faces_dir if faces_dir.is_absolute() else project_root() / faces_dir
+        picked = tuple(selected_tasks(benchmark, config.judge.scenarios))
+        if picked != benchmark.tasks:  # judge.scenarios: a subset of the tasks
+            benchmark = dataclasses.replace(benchmark, tasks=picked)
         return run_task_judge(model_name, dict(model_cfg), benchmark, faces_dir, out)
     return run_engine_task_judge(model_name, model_cfg, benchmark, config, out)
