@@ -21,11 +21,15 @@ asked (a pairwise task given fewer than two images, e.g. a face without an image
 invalid with the reason, never sent.
 
 Resuming: the units are judged in batches, each batch's records written to
-``<out>/shards/shard-<key>.parquet`` (the key a hash of its asks and image bytes); a rerun skips
-the batches whose shard is complete, and a changed configuration (``_fingerprint.json``) moves
-the old shards to the stash first. The consolidated ``task_records.parquet`` is written at the
-end and the shards removed, so an interrupted and resumed run leaves the same bytes as an
-uninterrupted one. The ``openai`` engine's response cache makes a rerun send no request.
+``<out>/shards/shard-<key>.parquet`` (the key a hash of its units, their image bytes and the
+tasks); a rerun takes a batch from its complete shard, or from the consolidated
+``task_records.parquet`` of the same configuration (``_fingerprint.json``) when every record of
+the batch is there about the same image bytes (``_images.json``), and judges only the rest. A
+changed configuration moves the old shards to the stash first. The consolidated file is written
+at the end and the shards removed, so an interrupted and resumed run leaves the same bytes as an
+uninterrupted one. The ``openai`` engine's response cache makes a re-asked prompt free.
+
+Each record is one answer per (task prompt, unit), seeded by the first of ``judge.seeds``.
 """
 
 from __future__ import annotations
