@@ -46,8 +46,9 @@ def task_project(
             "status": "ok", "reason": None, "evaluated": True,
         })  # fmt: skip
     write_table(pd.DataFrame(rows), faces_dir / "faces.parquet", FACES)
-    params["paths"].update(data=str(root), faces=str(faces_dir),
-                           variations=str(root / "variations"),
-                           judgments=str(root / "judgments"), scores=str(root / "scores"))  # fmt: skip
+    params["paths"].update(
+        data=str(root), faces=str(faces_dir), variations=str(root / "variations"),
+        judgments=str(root / "judgments"), scores=str(root / "scores"),
+    )  # fmt: skip
     params["tracking"] = {**params["tracking"], "enabled": False}
     return params

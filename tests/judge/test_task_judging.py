@@ -84,3 +84,12 @@ def test_simulated_route_records_reasons_and_selects_tasks(tmp_path: Path) -> No
                           ["judge.scenarios=[11,21]"])  # fmt: skip
     out = run_judge("simulated-strong", config_from_params(params), progress=False)
     assert set(pd.read_parquet(out)["task_id"]) == {11, 21}
+
+
+def test_dry_run_asks_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    params = task_project(tmp_path, "reflect-demo", "tiny-llava-next-vllm", 4,
+                          ["judge.dry_run=true", "judge.scenarios=[1,11]"])  # fmt: skip
+    with caplog.at_level("INFO"):
+        run_judge("tiny-llava-next-vllm", config_from_params(params), progress=False)
+    assert "dry run: 16 task prompt(s) over 4 face(s) and 6 pair(s)" in caplog.text
+    assert not (tmp_path / "judgments").exists()

@@ -394,6 +394,12 @@ def run_engine_task_judge(
             f"{benchmark.name}: pairwise tasks need cross-group faces in blocks of {BLOCK}; "
             f"{len(by_image)} face(s) give none (judge more faces: faces.n)"
         )
+    if config.judge.dry_run:  # count what would be asked; nothing is sent or written
+        n = sum(len(task_of(t).prompts(t, benchmark)) * len(pairs if answered_as(t) ==
+                "pairwise" else singles) for t in tasks)  # fmt: skip
+        log.info("%s: dry run: %d task prompt(s) over %d face(s) and %d pair(s); nothing asked",
+                 model_name, n, len(singles), len(pairs))  # fmt: skip
+        return out / RECORDS_FILE
     # the engine's binary prompts: none (judge.scenarios selects tasks here)
     engine = make_engine(model_cfg, {**judge_cfg, "scenarios": "all"}, benchmark)
     fp = fingerprint(model_cfg, judge_cfg, tasks, engine)

@@ -57,7 +57,7 @@ def test_judged_tasks_only() -> None:
     with pytest.raises(StylisticBiasError, match="task 1 "):
         check_engine_tasks(reflect, "hf", "models.m", model)
     check_engine_tasks(reflect, "hf", "models.m", model, [11, 12])  # MCQ only: fine
-    with pytest.raises(StylisticBiasError, match="task 21 .*numeric"):
+    with pytest.raises(StylisticBiasError, match=r"task 21 .*numeric"):
         check_engine_tasks(reflect, "hf", "models.m", model, [11, 21])
 
 
