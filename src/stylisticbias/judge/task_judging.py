@@ -52,6 +52,7 @@ from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.factory import make_engine
 from stylisticbias.judge.engines.simulated.task_plants import face_group
+from stylisticbias.judge.items import stage_path
 from stylisticbias.judge.protocol.tasks.asks import TaskAsk, read_reply
 from stylisticbias.judge.protocol.tasks.capabilities import answered_as
 from stylisticbias.judge.protocol.tasks.pairwise import composite
@@ -143,8 +144,7 @@ def load_faces(config: Config, benchmark: Benchmark) -> tuple[pd.DataFrame, dict
     inside the data root and with the bytes the manifest's sha256 names (one error line naming
     the file otherwise)."""
     root = project_root()
-    faces_dir = Path(config.paths.faces)
-    faces_dir = faces_dir if faces_dir.is_absolute() else root / faces_dir
+    faces_dir = stage_path(config.paths, "faces")
     table = faces_dir / "faces.parquet"
     faces = read_table(table, FACES)
     check_demographics(faces, benchmark.demographics, table)
@@ -465,8 +465,7 @@ def judge_task_protocol(
     check_engine_tasks(benchmark, engine, f"models.{model_name}", model_cfg,
                        config.judge.scenarios)  # fmt: skip
     if engine == "simulated":
-        faces_dir = Path(config.paths.faces)
-        faces_dir = faces_dir if faces_dir.is_absolute() else project_root() / faces_dir
+        faces_dir = stage_path(config.paths, "faces")
         picked = tuple(selected_tasks(benchmark, config.judge.scenarios))
         if picked != benchmark.tasks:  # judge.scenarios: a subset of the tasks
             benchmark = dataclasses.replace(benchmark, tasks=picked)
