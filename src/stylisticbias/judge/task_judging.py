@@ -66,7 +66,8 @@ from stylisticbias.judge.protocol.tasks.scenario_task import INVALID, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import with_description
 from stylisticbias.judge.records import FINGERPRINT_FILE, switch_configuration
 from stylisticbias.judge.task_run import BLOCK, run_task_judge, task_units
-from stylisticbias.outputs import OutputLock, atomic_path, atomic_write_json, data_root, safe_member
+from stylisticbias.output_paths import data_root, safe_member
+from stylisticbias.outputs import OutputLock, atomic_path, atomic_write_json
 from stylisticbias.schemas import FACES, check_demographics, read_table
 from stylisticbias.spec import Config
 
