@@ -68,3 +68,34 @@ def test_demo_pipeline_end_to_end(tmp_path: Path) -> None:
     assert report.splitlines()[0].endswith("SIMULATED data")
     assert (project / "reports/calibration.json").exists()
     assert "up to date" in _repro_again(project)
+
+
+@pytest.mark.slow  # two whole dvc repro runs of the task protocols' offline demos (minutes)
+@pytest.mark.parametrize(
+    ("experiment", "tables"),
+    [
+        ("reflect-demo", {"reflect_win_rates", "reflect_mcq_distribution", "reflect_salary_gaps"}),
+        ("vignette-demo", {"vignette_selection", "vignette_log_odds", "vignette_text_vs_image"}),
+    ],
+)
+def test_task_protocol_demo_end_to_end(tmp_path: Path, experiment: str, tables: set[str]) -> None:
+    """`configure compose experiment=<demo> && dvc repro` runs every stage of the DAG offline
+    and writes the task records, the task tables and the report; a second repro does nothing."""
+    project = _copy_project(tmp_path / "proj")
+    _repro(project, f"experiment={experiment}")
+    import yaml
+
+    listed = subprocess.run(["dvc", "stage", "list", "--name-only"], cwd=project, env=_env(),
+                            check=True, capture_output=True, text=True).stdout.split()  # fmt: skip
+    locked = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
+    models = ["simulated-strong", "simulated-weak"]
+    assert {f"judge@{m}" for m in models} <= set(listed)
+    assert set(listed) <= set(locked), set(listed) - set(locked)  # every stage ran (no lock before)
+    for m in models:
+        rec = pd.read_parquet(project / f"data/judgments/{m}/task_records.parquet")
+        assert {"reason", "undecided"} <= set(rec.columns) and len(rec) > 0
+    written = {p.stem for p in (project / "reports/tables").glob("*.csv")}
+    assert tables <= written, tables - written
+    assert (project / "reports/tables/task_report.md").is_file()
+    assert (project / "reports/README.md").is_file()
+    assert "up to date" in _repro_again(project)

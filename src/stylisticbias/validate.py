@@ -34,10 +34,11 @@ def validate_params(params: dict[str, Any]) -> None:
     bench = benchmark_from_params(params)
     task_type(bench.task)  # the protocol's task type is registered
     check_all_outputs(params, project_root())
-    check_judge_section(params.get("judge") or {}, bench)
+    judge = params.get("judge") or {}
+    check_judge_section(judge, bench)
     for name, model in (params.get("models") or {}).items():
         _check_model(str(name), model)
-        _check_tasks(str(name), model, bench)
+        _check_tasks(str(name), model, bench, judge.get("scenarios"))
     names = params.get("judged_models")
     if names is not None and list(names) != list(params.get("models") or {}):
         raise StylisticBiasError(
@@ -66,7 +67,7 @@ def _check_model(name: str, model: dict[str, Any]) -> None:
         )
 
 
-def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
+def _check_tasks(name: str, model: dict[str, Any], bench: Any, ids: Any = None) -> None:
     """The model's engine can judge every task type the protocol asks (one line if not)."""
     from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks
 
@@ -76,7 +77,8 @@ def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
         if found is None:
             return
         engine = found.group(1)
-    check_engine_tasks(bench, engine, f"models.{name} (conf/model/{name}.yaml)")
+    where = f"models.{name} (conf/model/{name}.yaml)"
+    check_engine_tasks(bench, engine, where, model, ids if bench.tasks else None)
 
 
 def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:

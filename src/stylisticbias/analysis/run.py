@@ -271,6 +271,8 @@ def run_analysis(config: Config) -> StreamStats:
     reports = Path(config.paths.reports)
     if benchmark.tasks and not benchmark.scenarios:  # a task protocol: the task tables
         write_task_report(models, benchmark, judg_dir, reports, config, s)
+        if config.paths.analysis_cache:  # the stage's output: no per-model summaries to keep
+            Path(config.paths.analysis_cache).mkdir(parents=True, exist_ok=True)
         return StreamStats(computed=tuple(models), cached=())
     cache = Path(config.paths.analysis_cache) if config.paths.analysis_cache else None
     digests = {}

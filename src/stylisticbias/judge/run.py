@@ -64,7 +64,8 @@ from stylisticbias.judge.items import judge_items, stage_path
 from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
-from stylisticbias.judge.task_run import is_task_protocol, run_task_judge
+from stylisticbias.judge.task_judging import judge_task_protocol
+from stylisticbias.judge.task_run import is_task_protocol
 from stylisticbias.judge.writer import RANK_SUMMARY_GLOB
 from stylisticbias.output_paths import stage_output
 from stylisticbias.outputs import OutputLock
@@ -117,8 +118,7 @@ def run_judge(
     root = project_root()
     if is_task_protocol(benchmark):  # REFLECT, VIGNETTE, ...: task records, not judgments
         out = Path(out_dir) if out_dir else stage_path(config.paths, "judgments") / model_name
-        faces = stage_path(config.paths, "faces")
-        return run_task_judge(model_name, model_cfg, benchmark, faces, out)
+        return judge_task_protocol(model_name, model_cfg, benchmark, config, out)
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids

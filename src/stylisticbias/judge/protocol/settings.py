@@ -69,9 +69,14 @@ def check_scenarios(scenarios: Any, benchmark: Benchmark) -> None:
             f"judge.scenarios: {scenarios!r}; valid: all or a list of ids "
             f"(1-{len(benchmark.scenarios)})"
         )
+    lookup = (
+        benchmark.task_scenario
+        if benchmark.tasks and not benchmark.scenarios
+        else (benchmark.scenario)
+    )
     for sid in scenarios:
         try:
-            benchmark.scenario(int(sid))
+            lookup(int(sid))
         except (StylisticBiasError, ValueError, TypeError) as exc:
             raise StylisticBiasError(f"judge.scenarios: {exc}") from None
 

@@ -46,6 +46,7 @@ from stylisticbias.judge.engines.openai.exact import (
 from stylisticbias.judge.engines.openai.preflight import check_served_endpoint
 from stylisticbias.judge.engines.openai.requests import EncodedImage, RequestBuilder, encode_image
 from stylisticbias.judge.engines.openai.spec import EndpointSpec, endpoint_spec, transport_spec
+from stylisticbias.judge.engines.openai.tasks import answer_tasks as answer_task_asks
 from stylisticbias.judge.engines.openai.tasks import run_label_distributions
 from stylisticbias.judge.engines.openai.transport import (
     Transport,
@@ -56,6 +57,7 @@ from stylisticbias.judge.protocol.outcomes import COLUMNS, draw_outcomes
 from stylisticbias.judge.protocol.parsing import letter_outcome, parse_response
 from stylisticbias.judge.protocol.prompts import PromptSpec, prompt_specs
 from stylisticbias.judge.protocol.settings import engine_settings
+from stylisticbias.judge.protocol.tasks.asks import TaskAsk, TaskReply
 
 log = logging.getLogger(__name__)
 
@@ -330,6 +332,11 @@ class OpenAIJudgeEngine(JudgeEngine):
         (:mod:`~stylisticbias.judge.engines.openai.tasks`)."""
         imgs = [encode_image(p) for p in ([path] if isinstance(path, str) else path)]
         return run_label_distributions(self, imgs, texts, rules)
+
+    def answer_tasks(self, asks: Sequence[TaskAsk]) -> list[TaskReply]:
+        """Task prompts answered (:func:`~stylisticbias.judge.engines.openai.tasks.answer_tasks`);
+        every response goes through the response cache."""
+        return answer_task_asks(self, asks)
 
     async def _judge_exact(
         self, tr: Transport, item: ImageItem, img: EncodedImage
