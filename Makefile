@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests clean-data
+.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-scores clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -76,9 +76,12 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 	$(BIN)/python -m stylisticbias_dev.bench.analysis --models 6,20,100 --add-one --workdir .cache/bench-analysis
 	$(BIN)/python -m stylisticbias_dev.bench.scan_engines --workdir .cache/bench-analysis --models 20
 	$(BIN)/python -m stylisticbias_dev.bench.openai_engine --images 2 --scenarios 3 --repeats 3
-	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 3
+	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 5
 	$(BIN)/python -m stylisticbias_dev.bench.official_import
 	$(BIN)/python -m stylisticbias_dev.bench.leaderboard --models 100 --repeats 3
+
+bench-scores: $(STAMP)  ## reports/bench/scores.json: the scores stage beside a plain DuckDB query, paper scale (~2 min)
+	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 5
 
 # Not through .venv (CPU torch): run where a CUDA build of torch and the project are installed.
 bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B models (CUDA python)

@@ -8,9 +8,11 @@ launch with ``torchrun --nproc_per_node N pipelines/judge.py MODEL`` or
 
 from dataclasses import asdict
 
+from stylisticbias.benchmark import load_benchmark
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config
 from stylisticbias.judge.preflight import check_model
+from stylisticbias.judge.protocol.settings import check_judge_section
 
 
 @stage
@@ -19,6 +21,9 @@ def main() -> None:
     args = stage_arguments(__doc__, model=True)
     config = load_config()
     spec = config.model(args.model)  # bad settings or an unjudged model fail before heavy imports
+    # judge settings against the protocol (orderings=[5], unknown scenarios): before any table
+    # is read or the judging libraries (torch, lightning) are imported
+    check_judge_section(asdict(config.judge), load_benchmark(config.protocol))
     if not config.judge.dry_run:  # missing weights, endpoint down, no key: before any output
         model = asdict(spec)
         check_model(model, model.get("engine") or {})

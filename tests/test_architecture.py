@@ -9,11 +9,14 @@
   tests or benchmarks import belongs in ``stylisticbias_dev`` or ``tests/``.
 - **No issue numbers or merge markers** in ``src/``, ``tests/``, ``pipelines/``, ``conf/``: code
   speaks of itself, not of its history.
+- **The map matches the house**: every file, folder and module ``docs/architecture.md`` names
+  exists (a split or a move that leaves the walkthrough behind fails here).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -208,3 +211,56 @@ def test_test_modules_have_unique_basenames() -> None:
             dupes.append(f"{seen[path.name].relative_to(tests)} / {path.relative_to(tests)}")
         seen.setdefault(path.name, path)
     assert dupes == [], "rename one of each pair: " + "; ".join(dupes)
+
+
+#: folders a path in docs/architecture.md may be written relative to (the text says which)
+DOC_BASES = (
+    ROOT,
+    SRC,
+    SRC / "stylisticbias",
+    SRC / "stylisticbias" / "judge",
+    SRC / "stylisticbias" / "judge" / "protocol",
+    SRC / "stylisticbias" / "judge" / "protocol" / "tasks",
+)
+#: paths the walkthrough names that a build creates (not in a fresh clone)
+DOC_GENERATED = {".cache/tiny/"}
+
+
+def _resolves(name: str) -> bool:
+    """Whether ``stylisticbias.<name>`` (or ``name``) is a module or an attribute of one."""
+    dotted = name if name.startswith("stylisticbias.") else f"stylisticbias.{name}"
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_architecture_doc_names_only_what_exists() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    names = set(re.findall(r"`([^`\s]+)`", text))
+    paths = {n for n in names if "/" in n and "<" not in n and re.fullmatch(r"[\w./-]+", n)}
+    missing = sorted(
+        p for p in paths - DOC_GENERATED if not any((b / p.rstrip("/")).exists() for b in DOC_BASES)
+    )
+    modules = {
+        n
+        for n in names
+        if re.fullmatch(r"[a-z_]+(\.[A-Za-z_]+)+", n)
+        and (n.startswith("stylisticbias.") or n.count(".") >= 2)
+    }
+    unknown = sorted(m for m in modules if not _resolves(m))
+    assert missing == [] and unknown == [], f"files: {missing}; modules: {unknown}"
+
+
+def test_doc_check_sees_a_stale_name() -> None:
+    assert _resolves("judge.run.model_section")
+    assert not _resolves("judge.run.consolidate_everything")
+    assert not _resolves("stylisticbias.no_such_module")

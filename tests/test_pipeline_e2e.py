@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,31 +13,12 @@ import pytest
 from stylisticbias.config import ROOT, load_group_option
 from stylisticbias.score_store import read_model_scores
 from stylisticbias_dev import tiny
+from stylisticbias_dev.project_copy import copy_project
 
 
 def _copy_project(dest: Path) -> Path:
     """Copy the working tree's tracked and unignored files into a fresh git + DVC repository."""
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
-    for rel in files:
-        src = ROOT / rel
-        generated = rel.startswith(("reports/", "data/")) and rel != "data/import/README.md"
-        if src.is_file() and not generated and rel != "dvc.lock":
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    env = _env()
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
-    ):
-        subprocess.run(cmd, cwd=dest, check=True, env=env)
-    return dest
+    return copy_project(ROOT, dest)
 
 
 def _env() -> dict[str, str]:
@@ -87,4 +67,35 @@ def test_demo_pipeline_end_to_end(tmp_path: Path) -> None:
     report = (project / "reports/README.md").read_text()
     assert report.splitlines()[0].endswith("SIMULATED data")
     assert (project / "reports/calibration.json").exists()
+    assert "up to date" in _repro_again(project)
+
+
+@pytest.mark.slow  # two whole dvc repro runs of the task protocols' offline demos (minutes)
+@pytest.mark.parametrize(
+    ("experiment", "tables"),
+    [
+        ("reflect-demo", {"reflect_win_rates", "reflect_mcq_distribution", "reflect_salary_gaps"}),
+        ("vignette-demo", {"vignette_selection", "vignette_log_odds", "vignette_text_vs_image"}),
+    ],
+)
+def test_task_protocol_demo_end_to_end(tmp_path: Path, experiment: str, tables: set[str]) -> None:
+    """`configure compose experiment=<demo> && dvc repro` runs every stage of the DAG offline
+    and writes the task records, the task tables and the report; a second repro does nothing."""
+    project = _copy_project(tmp_path / "proj")
+    _repro(project, f"experiment={experiment}")
+    import yaml
+
+    listed = subprocess.run(["dvc", "stage", "list", "--name-only"], cwd=project, env=_env(),
+                            check=True, capture_output=True, text=True).stdout.split()  # fmt: skip
+    locked = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
+    models = ["simulated-strong", "simulated-weak"]
+    assert {f"judge@{m}" for m in models} <= set(listed)
+    assert set(listed) <= set(locked), set(listed) - set(locked)  # every stage ran (no lock before)
+    for m in models:
+        rec = pd.read_parquet(project / f"data/judgments/{m}/task_records.parquet")
+        assert {"reason", "undecided"} <= set(rec.columns) and len(rec) > 0
+    written = {p.stem for p in (project / "reports/tables").glob("*.csv")}
+    assert tables <= written, tables - written
+    assert (project / "reports/tables/task_report.md").is_file()
+    assert (project / "reports/README.md").is_file()
     assert "up to date" in _repro_again(project)

@@ -16,14 +16,16 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_dir
-from stylisticbias.schemas import SCORES, validate
+
+if TYPE_CHECKING:  # pandas and pandera load only where a table is validated
+    import pandas as pd
 
 PARTITION_KEY = "model"
 FILE_NAME = "part-0.parquet"
@@ -57,6 +59,8 @@ def write_model_scores(df: pd.DataFrame, score_dir: str | Path, model: str) -> P
     Rows of another model are an error. The partition directory is replaced as a whole (a new
     directory is written beside it and renamed), so a reader never sees half a table.
     """
+    from stylisticbias.schemas import SCORES, validate
+
     out = validate(df, SCORES, scores_file(score_dir, model))
     others = sorted(set(map(str, out["model"].unique())) - {model})
     if others:
@@ -90,6 +94,8 @@ def read_model_scores(
     partition, an unreadable file or a schema mismatch raise :class:`StylisticBiasError` naming
     the file.
     """
+    from stylisticbias.schemas import SCORES, validate
+
     score_dir = Path(score_dir)
     path = scores_file(score_dir, model)
     if not path.exists():

@@ -54,31 +54,29 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.protocol.tasks.grouping import codes
-from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
-from stylisticbias.judge.protocol.tasks.registry import task_type
-from stylisticbias.outputs import atomic_path
-from stylisticbias.schemas import (
-    FACES,
-    JUDGMENT_RECORDS,
-    JUDGMENTS,
-    SCORES,
-    VARIATIONS,
-    check_demographics,
-    read_table,
-    validate,
+from stylisticbias.outputs import atomic_dir, atomic_path
+from stylisticbias.score_store import FILE_NAME, partition_dir, write_model_scores
+from stylisticbias.scores_columnar import (
+    SCORE_INPUTS,
+    check_scores_table,
+    demographics_ok,
+    read_dataset_tables,
+    read_judgments_table,
+    reduce_judgments,
+    score_partition,
+    undecided_excluded,
 )
-from stylisticbias.schemas import read_judgments as read_judgment_records
-from stylisticbias.score_store import write_model_scores
 from stylisticbias.spec import Config
+
+if TYPE_CHECKING:  # pandas, pandera and the task types load only where a function needs them
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -87,29 +85,9 @@ Source = Literal["auto", "drawn", "exact"]
 
 def _exclude_undecided(phi: pd.DataFrame, warn: float, limit: float) -> pd.DataFrame:
     """Warn about rows with undecided mass above ``warn``; null phi above ``limit``."""
-    if not 0.0 <= warn <= limit <= 1.0:
-        raise StylisticBiasError(
-            f"params.yaml judge: undecided_warn {warn!r} / undecided_max {limit!r}: need "
-            "0 <= undecided_warn <= undecided_max <= 1"
-        )
-    u = phi["undecided"].to_numpy(dtype=np.float64)
-    n_warn = int(np.sum(u > warn))
-    out = phi.assign(undecided_excluded=u > limit)
-    n_out = int(out["undecided_excluded"].sum())
-    if n_warn:
-        log.warning(
-            "scores: %d of %d image x scenario rows have undecided (pruned) mass > %g "
-            "(mean %.4f, max %.4f); %d above undecided_max %g are excluded (phi null). Undecided "
-            "mass is left out of phi, which is unbiased only if it would split like the rest: "
-            "see undecided_mass.csv for the bounds on every SBS",
-            n_warn,
-            len(u),
-            warn,
-            float(np.mean(u)) if len(u) else 0.0,
-            float(np.max(u)) if len(u) else 0.0,
-            n_out,
-            limit,
-        )
+    out = phi.assign(
+        undecided_excluded=undecided_excluded(phi["undecided"].to_numpy(np.float64), warn, limit)
+    )
     cols = [c for c in ("phi", "phi_low", "phi_high", "phi_paper", "phi_exact") if c in out]
     out.loc[out["undecided_excluded"], cols] = np.nan
     return out
@@ -141,6 +119,11 @@ def compute_scores(
     ``official`` keeps unparsed answers in phi's denominator (phi = # positive / n) under either
     reader, as the paper's released code does; it needs drawn rows.
     """
+    import pandas as pd
+
+    from stylisticbias.judge.protocol.tasks.registry import task_type
+    from stylisticbias.schemas import SCORES, validate
+
     if source not in ("auto", "drawn", "exact"):
         raise ValueError(f"source: {source!r}; valid: auto, drawn, exact")
     if k < 1:
@@ -217,94 +200,28 @@ def compute_scores(
 
 
 #: the judgments columns the scores read (``response`` only for the official parser)
-SCORE_COLUMNS = ("image_id", "model", "decoding", "scenario_id", "ordering", "seed", "choice",
-                 "p_pos", "p_neg", "p_invalid", "p_undecided", "simulated")  # fmt: skip
-_DICTIONARY = ("image_id", "model", "decoding", "choice")  # read as categoricals: codes, no hashing
-_CHOICES = ("positive", "negative", "invalid")
-_DECODINGS = ("generate", "sampled", "exact", "simulated")
+SCORE_COLUMNS = SCORE_INPUTS
 
 
 def read_judgments(path: str | Path, *, with_response: bool = False) -> pd.DataFrame:
     """The scoring columns of a judgments table, checked against the JUDGMENT_RECORDS schema
     (JUDGMENTS for a table written before ``image_sha256`` was kept).
 
-    The checks run on Arrow columns, vectorised: the file's columns and types, nulls (from the
-    Parquet statistics for columns not read), value ranges, allowed values and unique
-    (image, model, scenario, ordering, seed) keys. Anything they do not pass is handed to the
-    full schema validation (:func:`~stylisticbias.schemas.read_table`), whose one-line error
-    names the file, column and row -- so a bad table fails exactly as before, and a good one is
-    read in a fraction of the time. String keys come back as categoricals.
+    The checks run on Arrow columns, vectorised
+    (:func:`~stylisticbias.scores_columnar.read_judgments_table`): the file's columns and types,
+    nulls, value ranges, allowed values and unique (image, model, scenario, ordering, seed)
+    keys. Anything they do not pass is handed to the full schema validation
+    (:func:`~stylisticbias.schemas.read_table`), whose one-line error names the file, column and
+    row -- so a bad table fails exactly as before, and a good one is read in a fraction of the
+    time. String keys come back as categoricals.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    from stylisticbias.schemas import read_judgments as read_judgment_records
 
-    p = Path(path)
-    cols = [*SCORE_COLUMNS, *(("response",) if with_response else ())]
-    try:
-        pf = pq.ParquetFile(p)
-        table = pq.read_table(p, columns=cols, read_dictionary=list(_DICTIONARY))
-    except Exception:  # missing, unreadable, or a column missing: the full check says which
-        return read_judgment_records(p)[cols]
-    schema = pf.schema_arrow
-
-    def strings(t: pa.DataType) -> bool:
-        if pa.types.is_dictionary(t):
-            t = t.value_type
-        return pa.types.is_string(t) or pa.types.is_large_string(t)
-
-    kinds = {"image_id": strings, "face_id": strings, "model": strings, "engine": strings,
-             "decoding": strings, "response": strings, "choice": strings,
-             "scenario_id": pa.types.is_integer, "ordering": pa.types.is_integer,
-             "seed": pa.types.is_integer, "p_pos": pa.types.is_floating,
-             "p_neg": pa.types.is_floating, "p_invalid": pa.types.is_floating,
-             "p_undecided": pa.types.is_floating, "simulated": pa.types.is_boolean,
-             "image_sha256": strings}  # fmt: skip
-    # the stored records (JUDGMENT_RECORDS), or a table written before image hashes were kept
-    known = ({*JUDGMENTS.columns}, {*JUDGMENT_RECORDS.columns})
-    ok = set(schema.names) in known and all(
-        kinds[name](schema.field(name).type) for name in kinds if name in schema.names
-    )
-    if ok:  # no nulls where the schema has none (columns not read: from the statistics)
-        nullable = {"response", "choice"}
-        meta = pf.metadata
-        for i, name in enumerate(schema.names):
-            if name in nullable:
-                continue
-            if name in cols:
-                ok = ok and table.column(name).null_count == 0
-                continue
-            for rg in range(meta.num_row_groups):
-                stats = meta.row_group(rg).column(i).statistics
-                ok = ok and stats is not None and stats.has_null_count and stats.null_count == 0
-    if ok:
-
-        def within(name: str, lo: float, hi: float | None = None) -> bool:
-            mm = pc.min_max(table.column(name))
-            lo_v, hi_v = mm["min"].as_py(), mm["max"].as_py()
-            return lo_v is None or (lo_v >= lo and (hi is None or hi_v <= hi))
-
-        def allowed(name: str, values: tuple[str, ...]) -> bool:
-            col = table.column(name)
-            seen = set()
-            for chunk in col.chunks:
-                seen.update(chunk.dictionary.to_pylist())
-            return seen <= set(values)  # the dictionaries hold at least every value present
-
-        ok = (within("scenario_id", 1, 10_000) and within("ordering", 1, 4)
-              and within("seed", 0) and all(within(c, 0.0, 1.0) for c in
-                                             ("p_pos", "p_neg", "p_invalid", "p_undecided"))
-              and allowed("decoding", _DECODINGS) and allowed("choice", _CHOICES))  # fmt: skip
-    df = table.to_pandas() if ok else None
-    if df is not None:
-        key = np.zeros(len(df), dtype=np.int64)
-        for c in ("model", "image_id", "scenario_id", "ordering", "seed"):
-            code = codes(df[c])
-            key = key * (int(code.max(initial=-1)) + 2) + (code + 1)
-        if not (len(key) < 2 or bool(np.all(key[1:] > key[:-1]))):  # unsorted: count distinct
-            ok = len(np.unique(key)) == len(key)
-    if not ok or df is None:
-        return read_judgment_records(p)[cols]
+    cols = [*SCORE_INPUTS, *(("response",) if with_response else ())]
+    table = read_judgments_table(path, cols)
+    if table is None:
+        return read_judgment_records(Path(path))[cols]
+    df = table.to_pandas()
     for c in ("scenario_id", "ordering", "seed"):
         df[c] = df[c].astype(np.int64)
     for c in ("p_pos", "p_neg", "p_invalid", "p_undecided"):
@@ -313,24 +230,40 @@ def read_judgments(path: str | Path, *, with_response: bool = False) -> pd.DataF
 
 
 def write_scores(model_name: str, config: Config, *, source: Source = "auto") -> Path:
-    """Score one model's ``judgments.parquet`` into ``data/scores/model=<model>/`` (Hive)."""
+    """Score one model's ``judgments.parquet`` into ``data/scores/model=<model>/`` (Hive).
+
+    The paper's reader on drawn rows goes through the columnar engine
+    (:mod:`stylisticbias.scores_columnar`: Arrow and numpy, no pandas); every other case, and
+    every table that engine declines, through :func:`compute_scores`. Both write the same bytes.
+    """
 
     def path(key: str) -> Path:
         p = Path(getattr(config.paths, key))
         return p if p.is_absolute() else project_root() / p
 
-    if (bench := load_benchmark(config.protocol)).tasks and not bench.scenarios:
+    benchmark = load_benchmark(config.protocol)
+    if benchmark.tasks and not benchmark.scenarios:
         return write_task_scores(model_name, path("judgments"), path("scores"))
     judgments_file = path("judgments") / model_name / "judgments.parquet"
-    judgments = read_judgments(judgments_file, with_response=str(config.judge.parser) == "official")
-    faces = read_table(path("faces") / "faces.parquet", FACES)
-    variations = read_table(path("variations") / "variations.parquet", VARIATIONS)
-    benchmark = load_benchmark(config.protocol)
-    check_demographics(faces, benchmark.demographics, path("faces") / "faces.parquet")
-    check_demographics(
-        variations, benchmark.demographics, path("variations") / "variations.parquet"
-    )
+    faces_file = path("faces") / "faces.parquet"
+    variations_file = path("variations") / "variations.parquet"
     judge = config.judge
+    paper = str(judge.parser) == "paper" and str(config.analysis.definitions) == "paper"
+    if paper and source != "exact" and benchmark.task == "binary_choice":
+        written = write_columnar_scores(
+            model_name, judgments_file, faces_file, variations_file, path("scores"), benchmark,
+            undecided_warn=float(judge.undecided_warn),
+            undecided_max=float(judge.undecided_max),
+        )  # fmt: skip
+        if written is not None:
+            return written
+    from stylisticbias.schemas import FACES, VARIATIONS, check_demographics, read_table
+
+    judgments = read_judgments(judgments_file, with_response=str(judge.parser) == "official")
+    faces = read_table(faces_file, FACES)
+    variations = read_table(variations_file, VARIATIONS)
+    check_demographics(faces, benchmark.demographics, faces_file)
+    check_demographics(variations, benchmark.demographics, variations_file)
     scores = compute_scores(
         judgments,
         faces,
@@ -345,22 +278,65 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
         definitions=str(config.analysis.definitions),
     )
     out = write_model_scores(scores, path("scores"), model_name)
-    n_null = int(scores["phi"].isna().sum())
+    _log_written(model_name, len(scores), scores["image_id"].nunique(),
+                 int(scores["phi"].isna().sum()), out)  # fmt: skip
+    return out
+
+
+def _log_written(model: str, rows: int, images: int, n_null: int, out: Path) -> None:
     log.info(
         "%s: %d scores (%d images x scenarios, %d with no valid response) -> %s",
-        model_name,
-        len(scores),
-        scores["image_id"].nunique(),
+        model,
+        rows,
+        images,
         n_null,
         out,
     )
-    return out
+
+
+def write_columnar_scores(
+    model: str,
+    judgments_file: Path,
+    faces_file: Path,
+    variations_file: Path,
+    score_dir: Path,
+    benchmark: Benchmark,
+    *,
+    undecided_warn: float,
+    undecided_max: float,
+) -> Path | None:
+    """Score ``model``'s judgments with the columnar engine (:mod:`stylisticbias.scores_columnar`)
+    into its partition of ``score_dir``; ``None`` where the engine declines (nothing written:
+    score with :func:`compute_scores`). The paper's reader and definitions, drawn rows."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    dataset = read_dataset_tables(faces_file, variations_file)
+    if dataset is None or not all(demographics_ok(t, benchmark.demographics) for t in dataset):
+        return None
+    cells = reduce_judgments(judgments_file, model)
+    if cells is None:
+        return None
+    scores = score_partition(
+        cells, *dataset, benchmark,
+        undecided_warn=undecided_warn, undecided_max=undecided_max,
+    )  # fmt: skip
+    if scores is None or not check_scores_table(scores):
+        return None
+    final = partition_dir(score_dir, model)
+    with atomic_dir(final) as tmp:
+        pq.write_table(scores, tmp / FILE_NAME)
+    images = pc.count_distinct(scores.column("image_id")).as_py()
+    _log_written(model, scores.num_rows, images, scores.column("phi").null_count, final / FILE_NAME)
+    return final / FILE_NAME
 
 
 def task_scores(records: pd.DataFrame) -> pd.DataFrame:
     """Per task x group x outcome of a task protocol's records: the answers' ``count`` and
     the exact expected count ``mass`` (the summed outcome distributions; NaN for a free
     number), plus the mean ``value`` of numeric answers."""
+    import pandas as pd
+
     rows = []
     for (tid, group), g in records.groupby(["task_id", "first"], sort=True):
         dists = [json.loads(d) for d in g["dist"] if d]
@@ -376,6 +352,8 @@ def task_scores(records: pd.DataFrame) -> pd.DataFrame:
 
 def write_task_scores(model_name: str, judgments: Path, scores: Path) -> Path:
     """Score one model's task records into ``data/scores/model=<model>/part-0.parquet``."""
+    from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
+
     records = read_task_records(judgments / model_name / RECORDS_FILE)
     out = scores / f"model={model_name}"
     out.mkdir(parents=True, exist_ok=True)

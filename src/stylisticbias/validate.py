@@ -27,7 +27,7 @@ def validate_params(params: dict[str, Any]) -> None:
     """
     from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.config import project_root
-    from stylisticbias.judge.protocol.settings import JudgeSettings
+    from stylisticbias.judge.protocol.settings import check_judge_section
     from stylisticbias.judge.protocol.tasks.registry import task_type
     from stylisticbias.output_paths import check_all_outputs
 
@@ -35,10 +35,10 @@ def validate_params(params: dict[str, Any]) -> None:
     task_type(bench.task)  # the protocol's task type is registered
     check_all_outputs(params, project_root())
     judge = params.get("judge") or {}
-    JudgeSettings.from_config(judge, bench.ordering_ids)
+    check_judge_section(judge, bench)
     for name, model in (params.get("models") or {}).items():
         _check_model(str(name), model)
-        _check_tasks(str(name), model, bench)
+        _check_tasks(str(name), model, bench, judge.get("scenarios"))
     names = params.get("judged_models")
     if names is not None and list(names) != list(params.get("models") or {}):
         raise StylisticBiasError(
@@ -46,17 +46,6 @@ def validate_params(params: dict[str, Any]) -> None:
             f"({list(params.get('models') or {})}); do not set it: choose the judged models "
             "with `model=[...]`"
         )
-    scen = judge.get("scenarios", "all")
-    if scen not in (None, "all"):
-        if not isinstance(scen, list):
-            raise StylisticBiasError(
-                f"judge.scenarios: {scen!r}; valid: all or a list of ids (1-{len(bench.scenarios)})"
-            )
-        for sid in scen:
-            try:
-                bench.scenario(int(sid))
-            except (StylisticBiasError, ValueError, TypeError) as exc:
-                raise StylisticBiasError(f"judge.scenarios: {exc}") from None
     _check_generator(params.get("generator") or {}, bench)
 
 
@@ -78,7 +67,7 @@ def _check_model(name: str, model: dict[str, Any]) -> None:
         )
 
 
-def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
+def _check_tasks(name: str, model: dict[str, Any], bench: Any, ids: Any = None) -> None:
     """The model's engine can judge every task type the protocol asks (one line if not)."""
     from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks
 
@@ -88,7 +77,8 @@ def _check_tasks(name: str, model: dict[str, Any], bench: Any) -> None:
         if found is None:
             return
         engine = found.group(1)
-    check_engine_tasks(bench, engine, f"models.{name} (conf/model/{name}.yaml)")
+    where = f"models.{name} (conf/model/{name}.yaml)"
+    check_engine_tasks(bench, engine, where, model, ids if bench.tasks else None)
 
 
 def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:
@@ -103,7 +93,7 @@ def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:
         return
     from stylisticbias.dataset.importer import ImportSettings, is_import
 
-    if is_import({"generator": gen_cfg}):
+    if is_import(gen_cfg):
         ImportSettings.from_config(gen_cfg)  # layout / materialize / on_error / aliases
         return
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,10 @@ from hypothesis import strategies as st
 
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
-from stylisticbias.config import compose, load_group_option
+from stylisticbias.config import ROOT, compose, load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
+from stylisticbias.report.run import build_report
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
 from stylisticbias.spec.parse import config_from_params
@@ -60,8 +62,11 @@ def designs(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     return pd.DataFrame(faces), pd.DataFrame(var, columns=VAR_COLUMNS), draw(st.integers(1, 2))
 
 
-def analyse(faces: pd.DataFrame, var: pd.DataFrame, n_models: int, root: Path) -> Path:
-    """Judge (simulated), score and analyse one design under ``root``; its reports dir."""
+def analyse(
+    faces: pd.DataFrame, var: pd.DataFrame, n_models: int, root: Path, *, report: bool = False
+) -> Path:
+    """Judge (simulated), score and analyse one design under ``root`` (and, with ``report``,
+    build its report as the ``report`` stage does); its reports dir."""
     params, bench, cfg = _setup()
     params = copy.deepcopy(params)
     models = ["judge-a", "judge-b"][:n_models]
@@ -84,16 +89,15 @@ def analyse(faces: pd.DataFrame, var: pd.DataFrame, n_models: int, root: Path) -
         analysis_cache=None,
     )
     run_analysis(config_from_params(params))
+    if report:
+        shutil.copytree(ROOT / "conf" / "reference", root / "conf" / "reference")
+        build_report(config_from_params(params), root)
     return root / "reports"
 
 
-@pytest.mark.parametrize(
-    ("genders", "n_edits"),
-    [(["female", "female"], 40), (["male", "female"], 3), (["male"], 1)],
-)
-def test_lopsided_designs_are_analysed(tmp_path: Path, genders: list[str], n_edits: int) -> None:
-    """The cases that crashed: two faces both female (VS by gender), two faces with three
-    edits (no SBS cell for a paper table), one face with one edit."""
+def _design(genders: list[str], n_edits: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One face per entry of ``genders`` (other demographics cycled), its first ``n_edits``
+    evaluated values as edits."""
     _, bench, _ = _setup()
     demo = bench.demographics
     faces, var = [], []
@@ -105,12 +109,49 @@ def test_lopsided_designs_are_analysed(tmp_path: Path, genders: list[str], n_edi
         for v in bench.variations_for(g, evaluated_only=True)[:n_edits]:
             var.append((f"{fid}--{v.slug}", fid, v.category, v.attribute, v.value,
                         *(d[a] for a in DEMOGRAPHIC_AXES)))  # fmt: skip
-    reports = analyse(pd.DataFrame(faces), pd.DataFrame(var, columns=VAR_COLUMNS), 1, tmp_path)
+    return pd.DataFrame(faces), pd.DataFrame(var, columns=VAR_COLUMNS)
+
+
+@pytest.mark.parametrize(
+    ("genders", "n_edits"),
+    [(["female", "female"], 40), (["male", "female"], 3), (["male"], 1)],
+)
+def test_lopsided_designs_are_analysed(tmp_path: Path, genders: list[str], n_edits: int) -> None:
+    """The cases that crashed: two faces both female (VS by gender), two faces with three
+    edits (no SBS cell for a paper table), one face with one edit."""
+    reports = analyse(*_design(genders, n_edits), 1, tmp_path)
     vs = pd.read_csv(reports / "tables" / "table02_vs.csv")
     row = vs[vs["Model"] == "judge-a"]
     assert len(row) == 1
     if len(set(genders)) == 1:
         assert row["Gender"].iloc[0] == "-"  # not estimable, shown as such
+
+
+def test_the_report_names_what_is_not_estimable_and_why(tmp_path: Path) -> None:
+    """Two faces, both female, three edits each, one model: VS by gender, the cross-model,
+    fashion and tattoo tables cannot be estimated; the report lists each with its reason
+    (the full-grid demo's report, committed in reports/README.md, has no such section)."""
+    faces, var = _design(["female", "female"], 3)
+    reports = analyse(faces, var, 1, tmp_path, report=True)
+    text = (reports / "README.md").read_text()
+    assert "## Not estimable on this image set" in text
+    section = text.split("## Not estimable on this image set", 1)[1].split("\n## ", 1)[0]
+    rows = {
+        ln.split(" | ")[0].lstrip("| "): ln.split(" | ")[1]
+        for ln in section.splitlines()
+        if ln.startswith("| ") and " | " in ln
+    }
+    assert rows["VS judge-a / gender"].startswith("1 group(s) among the base faces")
+    assert (
+        "needs two or more judged models (this run judged 1)" in rows["table `profile_agreement`"]
+    )
+    assert rows["table `tattoo_sbs`"].startswith("no row: this image set has nothing it needs")
+    assert "Table 4" in " ".join(rows) and "no estimable cell" in section
+    vs = pd.read_csv(reports / "tables" / "vs_by_model.csv")
+    gaps = vs[vs["vs"].isna()]
+    assert {f"VS {r.model} / {r.dimension}" for r in gaps.itertuples()} <= set(rows)
+    for name in ("tattoo_sbs", "sbs_fashion_by_age", "profile_agreement"):
+        assert pd.read_csv(reports / "tables" / f"{name}.csv").empty  # what the rows say
 
 
 def test_a_design_without_variations_is_one_line(tmp_path: Path) -> None:

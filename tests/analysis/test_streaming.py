@@ -32,7 +32,7 @@ from stylisticbias.analysis.run import (
     write_tables,
 )
 from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.analysis.streaming import add_cell_sums
+from stylisticbias.analysis.streaming import add_cell_sums, code_digest
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option, load_params
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
@@ -266,3 +266,18 @@ def test_add_cell_sums_equals_sums_over_all_rows(synth) -> None:
     np.testing.assert_allclose(acc.num, whole.num, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(acc.den, whole.den)
     np.testing.assert_allclose(acc.absum, whole.absum, rtol=1e-12)
+
+
+def test_code_digest_covers_the_subpackages(tmp_path: Path) -> None:
+    """A change in ``analysis/official_analyses/effects.py`` invalidates the cache too."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "run.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "effects.py").write_text("y = 1\n")
+    before = code_digest(tmp_path)
+    assert code_digest(tmp_path) == before
+    (tmp_path / "sub" / "effects.py").write_text("y = 2\n")
+    edited = code_digest(tmp_path)
+    assert edited != before
+    (tmp_path / "sub" / "effects.py").rename(tmp_path / "sub" / "other.py")  # a move counts
+    assert code_digest(tmp_path) != edited
+    assert code_digest() != code_digest(tmp_path)  # the package's own folder by default

@@ -30,7 +30,8 @@ def reflect_records() -> pd.DataFrame:
 def test_reflect_tables_from_records(reflect_records):
     bench = load_benchmark("reflect")
     tabs = task_tables_from_records(reflect_records, bench, "sim", n_boot=20, simulated=True)
-    assert set(tabs) == {"reflect_win_rates", "position_bias", "reflect_mcq_distribution",
+    assert set(tabs) == {"reflect_win_rates", "reflect_win_matrix", "position_bias",
+                         "reflect_mcq_distribution",
                          "reflect_mcq_gaps", "reflect_salary_gaps",
                          "reflect_salary_tests"}  # fmt: skip
     # one position-bias row per pairwise task; the planted bias toward slot 1 shows

@@ -133,6 +133,12 @@ def test_selection_frequency_log_odds_pair_comp() -> None:
         stats.fisher_exact([[r_a, o_a - r_a], [r_n, o_n - r_n]]).pvalue
     )
     assert row["log_odds"] > 0.3 and row["pval"] < 0.05  # the planted preference
+    # the Woolf interval of the smoothed table: statsmodels' Table2x2 on the add-one counts
+    from statsmodels.stats.contingency_tables import Table2x2
+
+    t = Table2x2(np.array([[r_a + 1, o_a - r_a + 1], [r_n + 1, o_n - r_n + 1]], float))
+    assert t.log_oddsratio == pytest.approx(row["log_odds"])
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(t.log_oddsratio_confint(0.05))
     pc = ts.pair_comp(opt)
     r = pc[(pc["identity"] == "x") & (pc["partner"] == "y")].iloc[0]
     w, wo = g[g["partner"] == "y"]["selected"], g[g["partner"] != "y"]["selected"]
@@ -164,8 +170,64 @@ def test_unit_bootstrap_equals_resampling_the_rows() -> None:
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"unit": np.repeat(np.arange(40), 3), "y": rng.normal(size=120)})
     per = df.groupby("unit")["y"].agg(["sum", "count"]).to_numpy()
-    got = ts.unit_bootstrap_ci(per, lambda s: s[0] / s[1], 300, 7)
+    got = ts.unit_bootstrap_ci(per, lambda s: s[0] / s[1], 300, 7, method="percentile",
+                               expanded=False)  # fmt: skip
     # reference: the same multinomial draws applied by repeating rows
     w = np.random.default_rng(7).multinomial(40, np.full(40, 1 / 40), size=300)
     vals = [np.repeat(df["y"].to_numpy().reshape(40, 3), wi, axis=0).mean() for wi in w]
     assert got == pytest.approx(tuple(np.quantile(vals, [0.025, 0.975])))
+
+
+def _scipy_unit_ci(per: np.ndarray, level: float) -> tuple[float, float]:
+    """SciPy's BCa interval of sum(col 0) / sum(col 1) over resampled unit indices."""
+
+    def stat(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        s = per[idx].sum(axis=-2)
+        return s[..., 0] / s[..., 1]
+
+    res = stats.bootstrap((np.arange(len(per)),), stat, n_resamples=40_000, method="BCa",
+                          confidence_level=level, vectorized=True, random_state=0)  # fmt: skip
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+@pytest.mark.parametrize("expanded", [False, True])
+def test_unit_bootstrap_bca_against_scipy(expanded: bool) -> None:
+    """BCa over units equals SciPy's BCa (independent resamples: Monte Carlo tolerance); the
+    expanded interval is SciPy's at the widened level; both differ from the percentile one."""
+    rng = np.random.default_rng(5)
+    n = 30
+    per = np.column_stack([rng.exponential(3.0, n) ** 2, rng.integers(1, 4, n)]).astype(float)
+    ratio = lambda s: s[0] / s[1]  # noqa: E731
+    got = ts.unit_bootstrap_ci(per, ratio, 40_000, 1, expanded=expanded)
+    level = 0.95
+    if expanded:
+        level = 1 - 2 * stats.norm.cdf(-math.sqrt(n / (n - 1)) * stats.t.ppf(0.975, n - 1))
+        assert level > 0.95
+    ref = _scipy_unit_ci(per, level)
+    width = ref[1] - ref[0]
+    assert got[0] == pytest.approx(ref[0], abs=0.02 * width)
+    assert got[1] == pytest.approx(ref[1], abs=0.02 * width)
+    pct = ts.unit_bootstrap_ci(per, ratio, 40_000, 1, method="percentile", expanded=expanded)
+    assert abs(pct[0] - got[0]) > 0.03 * width  # a skewed ratio: BCa moves the interval
+    with pytest.raises(ValueError, match="bca"):
+        ts.unit_bootstrap_ci(per, ratio, 10, 1, method="studentized")
+
+
+def test_unit_bootstrap_with_very_few_units_stays_an_interval() -> None:
+    """Two units: the expanded level is ~1e-72 (t with 1 df), BCa must not turn it into NaN."""
+    ratio = lambda s: s[0] / s[1] if s[1] else math.nan  # noqa: E731
+    lo, hi = ts.unit_bootstrap_ci(np.array([[1.0, 1.0], [0.0, 1.0]]), ratio, 50, 0)
+    assert 0.0 <= lo <= hi <= 1.0
+    assert ts.unit_bootstrap_ci(np.array([[0.0, 0.0]]), ratio, 20, 0) == (
+        pytest.approx(math.nan, nan_ok=True),
+        pytest.approx(math.nan, nan_ok=True),
+    )
+
+
+def test_cluster_ols_without_residual_degrees_of_freedom_is_nan_not_a_crash() -> None:
+    """One observation per cluster and as many coefficients as rows: statsmodels divides by
+    zero; the table reports NaN (a sweep of 8 faces hit this)."""
+    df = pd.DataFrame({"y": [1.0, 2.0, 3.0], "g": ["a", "b", "c"], "u": ["1", "2", "3"]})
+    table, tests = ts.cluster_ols(df, "y ~ C(g)", "u", {"g": ["C(g)[T.b]", "C(g)[T.c]"]})
+    assert table["coef"].isna().all() and len(table) == 3
+    assert all(math.isnan(v) for v in tests["g"])

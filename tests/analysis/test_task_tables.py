@@ -3,11 +3,15 @@ the planted effects show in the simulated demo's tables, and a bad value fails i
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pandas as pd
 import pytest
 
 from stylisticbias.analysis import task_tables as tt
 from stylisticbias.analysis.task_calibration import calibrate_reflect, calibrate_vignette
+from stylisticbias.analysis.task_calibration import main as cal_main
 from stylisticbias.analysis.task_demo import main, reflect_demo, vignette_demo
 from stylisticbias.errors import StylisticBiasError
 
@@ -34,6 +38,7 @@ def test_every_task_table_has_a_schema_of_vocabulary_words() -> None:
 def test_reflect_demo_tables_show_the_planted_effects(reflect) -> None:
     assert set(reflect) == {
         "reflect_win_rates",
+        "reflect_win_matrix",
         "position_bias",
         "reflect_mcq_distribution",
         "reflect_mcq_gaps",
@@ -43,6 +48,11 @@ def test_reflect_demo_tables_show_the_planted_effects(reflect) -> None:
     for name, df in reflect.items():
         tt.validate_task_table(name, df)
         assert len(df) and df["simulated"].all()
+    # the matrix: M[r, c] + M[c, r] = 1 on every cell pair, the planted order shows
+    m = reflect["reflect_win_matrix"].set_index(["group", "opponent"])["win_rate"]
+    for (g, o), v in m.items():
+        assert v + m[(o, g)] == pytest.approx(1.0)
+    assert m[("white-male", "black-female")] > 0.5
     wr = reflect["reflect_win_rates"].set_index("group")["win_rate"]
     assert wr["white-male"] > wr["white-female"] > wr["black-female"]  # planted strengths
     pb = reflect["position_bias"].iloc[0]
@@ -89,11 +99,53 @@ def test_demo_cli_writes_every_table(tmp_path) -> None:
     tt.validate_task_table("position_bias", back)
 
 
-def test_calibration_runs_and_reports_coverage_with_intervals() -> None:
-    res = calibrate_reflect(2, n_photos=24, n_boot=100)
-    assert set(res["coverage"]) == {"win_rate", "mcq_relative_mean_gap", "salary_gap_pct"}
+def test_calibration_runs_every_table_and_merges_into_the_bench_file(tmp_path) -> None:
+    res = calibrate_reflect(2, n_photos=24, n_boot=100, null_replicates=3)
+    assert set(res["coverage"]) == {"reflect_win_rates", "position_bias", "reflect_mcq_gaps",
+                                    "reflect_salary_gaps"}  # fmt: skip
     for c in res["coverage"].values():
         assert 0 <= c["coverage"] <= 1 and c["ci95"][0] <= c["coverage"] <= c["ci95"][1]
-    assert set(res["null_rejection"]) == {"salary_group_F", "mcq_chi2"}
-    res = calibrate_vignette(2, n_inst=20, n_boot=100)
-    assert set(res["coverage"]) == {"selection_frequency", "position_bias"}
+        assert c["replicates"] == 2 and abs(c["bias"]) <= c["rmse"]
+    assert set(res["null_fdr"]) == {"reflect_salary_tests", "position_bias"}
+    assert all(f["replicates"] == 3 for f in res["null_fdr"].values())
+    res = calibrate_vignette(2, n_inst=20, n_boot=100, null_replicates=2)
+    assert set(res["coverage"]) == {"vignette_selection", "vignette_log_odds", "position_bias"}
+    assert set(res["null_fdr"]) == {"vignette_log_odds", "vignette_pair_comp",
+                                    "vignette_polarity", "vignette_text_vs_image",
+                                    "position_bias"}  # fmt: skip
+    out = tmp_path / "calibration.json"
+    out.write_text(json.dumps({"plants": {"x": 1}, "protocols": {"beauty": {"y": 2}}}))
+    assert cal_main(["--protocol", "vignette", "--replicates", "2", "--null-replicates", "2",
+                     "--bootstrap", "50", "--out", str(out)]) == 0  # fmt: skip
+    doc = json.loads(out.read_text())
+    assert doc["plants"] == {"x": 1} and doc["protocols"]["beauty"] == {"y": 2}
+    assert doc["protocols"]["vignette"]["command"].startswith(
+        "python -m stylisticbias.analysis.task_calibration --protocol vignette"
+    )
+
+
+def test_calibration_truths_match_monte_carlo() -> None:
+    """The closed-form truths equal the simulated judge's long-run behaviour."""
+    from stylisticbias.analysis import task_calibration as tc
+    from stylisticbias.judge.engines.simulated.tasks import TaskPlant
+
+    plant = TaskPlant(shift={"a": 0.7, "c": -0.4}, position_bias=0.3)
+    rng = np.random.default_rng(0)
+    n = 200_000
+    wins, seen, slot1, answers = {g: 0 for g in "abc"}, {g: 0 for g in "abc"}, 0, 0
+    for f, s in [("a", "b"), ("a", "c"), ("b", "c")]:
+        p0, p1 = tc._pair_probs(plant, f, s)
+        c0, c1 = rng.random(n) < p0, rng.random(n) < p1  # True: f chosen
+        slot1 += int(c0.sum() + (~c1).sum())
+        answers += 2 * n
+        keep = c0 == c1
+        wins[f] += int((keep & c0).sum())
+        wins[s] += int((keep & ~c0).sum())
+        for g in (f, s):
+            seen[g] += int(keep.sum())
+    truth = tc.win_rate_truth(plant, "abc", 0.0)
+    for g in "abc":
+        assert wins[g] / seen[g] == pytest.approx(truth[g], abs=0.004)
+    assert slot1 / answers - 0.5 == pytest.approx(tc.position_bias_truth(plant, "abc"), abs=0.003)
+    sel = tc.selection_truth([plant], "abc")
+    assert sel["a"] > 50 > sel["c"] and sum(sel.values()) == pytest.approx(150)

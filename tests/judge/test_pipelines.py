@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
+import yaml
 from judge_tables import make_tables
 
 from stylisticbias.judge.run import run_judge
@@ -76,3 +80,42 @@ def test_two_runs_write_byte_identical_judgment_directories(tmp_path: Path) -> N
     logs = [json.loads(run_log_path(d).read_text()) for d in (a, b)]
     assert logs[0]["mlflow_run_id"] != logs[1]["mlflow_run_id"]
     assert all(lg["seconds"] is not None for lg in logs)
+
+
+BLOCK_HEAVY = (  # the judge stage with torch, lightning and the judge run module unimportable
+    "import runpy, sys\n"
+    "for m in ('torch', 'lightning', 'stylisticbias.judge.run'):\n"
+    "    sys.modules[m] = None\n"
+    "sys.argv = ['pipelines/judge.py', 'simulated-weak']\n"
+    "runpy.run_path('pipelines/judge.py', run_name='__main__')\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("orderings", [5], "judge.orderings: unknown id(s) [5]; valid: all or [1, 2, 3, 4]"),
+        ("orderings", [1, 9], "judge.orderings: unknown id(s) [9]"),
+        ("scenarios", [99], "judge.scenarios:"),
+    ],
+)
+def test_bad_judge_settings_are_refused_before_any_table_or_heavy_import(
+    tmp_path: Path, key: str, value: list[int], needle: str
+) -> None:
+    """``judge.orderings=[5]`` was reported only after the judging libraries and the tables
+    were loaded (~30 s); now it is one line before either: the stage runs with torch,
+    lightning and the module that loads the tables made unimportable."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["judge"][key] = value
+    bad = tmp_path / "params.yaml"
+    bad.write_text(yaml.safe_dump(params, sort_keys=False))
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCK_HEAVY], cwd=ROOT, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "STYLISTICBIAS_PARAMS": str(bad)},
+    )  # fmt: skip
+    took = time.perf_counter() - t0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert needle in lines[0], lines[0]
+    assert took < 60, took  # seconds of start-up, not the judging libraries and tables

@@ -142,6 +142,21 @@ def overlapping_labels(fig) -> list[str]:
     return bad
 
 
+def check_saves(module, monkeypatch) -> dict[str, list[str]]:
+    """Replace ``module.save`` by one that records each figure's text problems by file name."""
+    problems: dict[str, list[str]] = {}
+    real_save = module.save
+
+    def checked_save(fig, path):
+        bad = text_outside(fig) + overlapping_labels(fig)
+        if bad:
+            problems[path.name] = bad
+        return real_save(fig, path)
+
+    monkeypatch.setattr(module, "save", checked_save)
+    return problems
+
+
 def test_the_text_checks_catch_clipped_and_overlapping_text() -> None:
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.plot([0, 1], [0, 1])
@@ -170,17 +185,26 @@ def test_report_figures_keep_their_text_inside_the_canvas(
     params = analysis_output(["simulated-strong", "simulated-weak", "gemma-3"], simulated=True)
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    problems: dict[str, list[str]] = {}
-    real_save = F.save
-
-    def checked_save(fig, path):
-        bad = text_outside(fig) + overlapping_labels(fig)
-        if bad:
-            problems[path.name] = bad
-        return real_save(fig, path)
-
-    monkeypatch.setattr(F, "save", checked_save)
+    problems = check_saves(F, monkeypatch)
     build_report(config_from_params(params), tmp_path)
     written = sorted(p.name for p in (tmp_path / "reports" / "figures").glob("*.png"))
     assert len(written) >= 10 and "fig8_model_pairs_all.png" in written
+    assert not problems, "\n".join(f"{k}: {'; '.join(v)}" for k, v in sorted(problems.items()))
+
+
+def test_task_protocol_figures_keep_their_text_inside_the_canvas(tmp_path, monkeypatch) -> None:
+    """REFLECT's win-rate heatmap and MCQ distributions, VIGNETTE's log-odds forest plot (one
+    model, and two side by side): drawn from the tables, no text clipped or overlapping."""
+    from stylisticbias.analysis.task_demo import reflect_demo, vignette_demo, write
+    from stylisticbias.report import task_figures as TF
+
+    problems = check_saves(TF, monkeypatch)
+    stacked: dict[str, pd.DataFrame] = {}
+    for i, model in enumerate(("simulated-strong", "simulated-weak")):
+        demo = reflect_demo(model, n_boot=20) | vignette_demo(model, n_boot=20)
+        for name, df in demo.items():
+            stacked[name] = pd.concat([stacked[name], df]) if name in stacked else df
+        write(stacked, tmp_path / f"tables{i}")
+        written = TF.render_task_figures(tmp_path / f"tables{i}", tmp_path / f"figures{i}")
+        assert sorted(p.name for p in written) == sorted(TF.TASK_FIGURES)
     assert not problems, "\n".join(f"{k}: {'; '.join(v)}" for k, v in sorted(problems.items()))

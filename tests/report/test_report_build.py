@@ -61,6 +61,7 @@ def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, analysi
     wide = (tmp_path / "reports" / "tables" / "table02_vs.csv").read_text().splitlines()
     assert "| " + wide[1].replace(",", " | ") + " |" in md  # embedded as analyze wrote it
     assert "nothing to compare" in md
+    assert "Not estimable" not in md  # everything is, on this design: no empty section
     # read-through polish: no HTML entities; headline bullets carry intervals / significance;
     # "weakest" says what it means; the two category aggregations are named
     import re

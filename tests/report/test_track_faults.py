@@ -13,6 +13,7 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
 from stylisticbias.spec.parse import config_from_params
 from stylisticbias.tracking import TrackingError, bound_s, tracking_spec
+from stylisticbias_dev.http_stub import answer, http_stub
 
 MODELS = ["simulated-strong", "simulated-weak"]
 
@@ -77,36 +79,33 @@ def _silent_server() -> Iterator[str]:
         srv.close()
 
 
-@contextlib.contextmanager
-def _hanging_api_server() -> Iterator[str]:
+def _hanging_api_server() -> contextlib.AbstractContextManager[str]:
     """An HTTP server whose ``/health`` says OK but whose MLflow API never answers."""
-    release = threading.Event()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            if self.path.rstrip("/") == "/health":
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"OK")
-            else:
-                release.wait(60)
+    def hang(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        if h.path.rstrip("/") == "/health":
+            answer(h, b"OK")
+        else:
+            stop.wait(60)
 
-        do_GET = do_POST = _answer
+    return http_stub(get=hang, post=hang)
 
-        def log_message(self, *args: Any) -> None:
-            pass
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        release.set()
-        srv.shutdown()
-        srv.server_close()
+def _trickling_server(health_ok: bool) -> contextlib.AbstractContextManager[str]:
+    """An HTTP server that answers one byte every 2 s, forever (``/health`` too, unless
+    ``health_ok``): no read ever waits longer than 2 s, so a per-read timeout never fires."""
+
+    def trickle(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
+        if health_ok and h.path.rstrip("/") == "/health":
+            answer(h, b"OK")
+            return
+        h.wfile.write(b"HTTP/1.1 200 OK\r\n")  # then a header, one byte at a time
+        while not stop.is_set():
+            h.wfile.write(b"X")
+            h.wfile.flush()
+            stop.wait(2)
+
+    return http_stub(get=trickle, post=trickle)
 
 
 def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
@@ -149,9 +148,54 @@ def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, analysi
     before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
     with _hanging_api_server() as uri:
         params["tracking"]["tracking_uri"] = uri
-        seconds = _fails_fast(params, tmp_path, "failed:")
+        # the total deadline per call (bound_s: 2 s) ends it before MLflow's own retries do
+        seconds = _fails_fast(params, tmp_path, "answered too slowly")
     assert seconds < 20, seconds  # defaults: 120 s timeout x 8 tries
     assert {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")} == before
+
+
+@pytest.mark.parametrize(
+    ("health_ok", "match"),
+    [(False, "did not answer within 5 s after 2 tries"), (True, "answered too slowly")],
+    ids=["health-trickles", "api-trickles"],
+)
+def test_trickling_server_is_bounded_by_a_total_deadline_per_call(
+    tmp_path: Path, analysis_output, health_ok: bool, match: str
+) -> None:
+    # one byte every 2 s: no read waits as long as tracking.timeout_s=5, so only a total
+    # deadline per call ends it (before: track hung for as long as the server kept trickling)
+    params = _project(analysis_output, tmp_path, MODELS[:1])
+    params["tracking"].update(max_retries=1, timeout_s=5)
+    before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
+    with _trickling_server(health_ok) as uri:
+        params["tracking"]["tracking_uri"] = uri
+        with _watchdog(120):  # a hang fails the test instead of blocking the suite
+            seconds = _fails_fast(params, tmp_path, match)
+    spec = tracking_spec(params)
+    assert seconds < bound_s(spec) + 10, seconds
+    assert {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")} == before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+
+
+@contextlib.contextmanager
+def _watchdog(seconds: int) -> Iterator[None]:
+    """Fail (KeyboardInterrupt-free) if the block is still running after ``seconds``."""
+    done = threading.Event()
+
+    def bark() -> None:
+        if not done.wait(seconds):
+            import _thread
+
+            _thread.interrupt_main()  # turns the hang into a test failure
+
+    t = threading.Thread(target=bark, daemon=True)
+    t.start()
+    try:
+        yield
+    except KeyboardInterrupt:
+        pytest.fail(f"still running after {seconds} s: no total deadline")
+    finally:
+        done.set()
 
 
 def _active_report_runs(params: dict[str, Any]) -> Any:

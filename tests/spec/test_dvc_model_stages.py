@@ -47,6 +47,8 @@ def dvc_project(tmp_path: Path) -> Path:
         (tmp_path / rel / "x.parquet").write_bytes(rel.encode())
     (tmp_path / "data/qa").mkdir(parents=True)
     (tmp_path / "data/qa/checks.parquet").write_bytes(b"qa")  # qa.policy=exclude reads it
+    (tmp_path / "data/check").mkdir(parents=True)
+    (tmp_path / "data/check/params.ok").write_bytes(b"ok")  # the check stage's stamp
     _dvc(tmp_path, "init", "--no-scm", "-q")
     return tmp_path
 

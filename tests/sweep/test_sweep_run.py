@@ -208,3 +208,33 @@ def test_failed_job_is_reported_and_the_sweep_exits_1(tmp_path: Path) -> None:
     assert job["status"] == "FAILED"
     comparison = next(i for i, r in runs.items() if r["kind"] == "sweep-comparison")
     assert metrics_of(tmp_path / "mlflow.db", comparison)["n_failed"] == 1
+
+
+@pytest.mark.parametrize("experiment", ["reflect-demo", "vignette-demo"])
+def test_task_protocol_demo_sweeps_log_intervals_per_job(tmp_path: Path, experiment: str) -> None:
+    """A task protocol's demo sweeps like the default: one job per judge, each job's run holds
+    the task tables' intervals (point, ci_low, ci_high) from its metrics.json."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("STYLISTICBIAS_PARENT_RUN_ID", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "stylisticbias.sweep", "-m", f"experiment={experiment}",
+         "model=simulated-strong,simulated-weak", "faces.n=16", "tracking=mlflow",
+         f"tracking.tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+         f"hydra.sweep.dir={tmp_path}/sw"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    db = tmp_path / "mlflow.db"
+    runs = live_runs(db)
+    parent = next(i for i, r in runs.items() if not r["parent"])
+    jobs_ = {r["name"]: i for i, r in runs.items() if r["parent"] == parent}
+    assert {"model=simulated-strong", "model=simulated-weak"} <= set(jobs_)
+    table = "reflect_win_rates." if experiment == "reflect-demo" else "position_bias."
+    for name in ("model=simulated-strong", "model=simulated-weak"):
+        m = metrics_of(db, jobs_[name])
+        points = [k for k in m if k.startswith(table) and k + ".ci_low" in m]
+        assert points, sorted(m)[:20]
+        for k in points:
+            assert m[f"{k}.ci_low"] <= m[k] <= m[f"{k}.ci_high"]
+    figures = sorted(p.name for p in (tmp_path / "sw").glob("*/reports/figures/*.png"))
+    assert figures, "the report stage drew no figure"

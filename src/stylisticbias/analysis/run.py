@@ -54,6 +54,7 @@ from stylisticbias.analysis.streaming import (
     model_inputs,
     settings_digest,
 )
+from stylisticbias.analysis.task_metrics import task_metrics
 from stylisticbias.analysis.task_records import task_markdown, task_tables_from_records
 from stylisticbias.analysis.task_tables import validate_task_table
 from stylisticbias.analysis.undecided import undecided_table
@@ -270,6 +271,8 @@ def run_analysis(config: Config) -> StreamStats:
     reports = Path(config.paths.reports)
     if benchmark.tasks and not benchmark.scenarios:  # a task protocol: the task tables
         write_task_report(models, benchmark, judg_dir, reports, config, s)
+        if config.paths.analysis_cache:  # the stage's output: no per-model summaries to keep
+            Path(config.paths.analysis_cache).mkdir(parents=True, exist_ok=True)
         return StreamStats(computed=tuple(models), cached=())
     cache = Path(config.paths.analysis_cache) if config.paths.analysis_cache else None
     digests = {}
@@ -335,7 +338,8 @@ def write_task_report(
 ) -> None:  # fmt: skip
     """A task protocol's analysis: every model's task tables (stacked over models) ->
     ``reports/tables/<table>.csv``, their markdown -> ``reports/tables/task_report.md``,
-    and table sizes -> ``reports/metrics.json`` (and ``metrics_all.json``)."""
+    table sizes and each model's intervals and tests (:func:`.task_metrics.task_metrics`) ->
+    ``reports/metrics.json`` (and ``metrics_all.json``)."""
     parts: dict[str, list[pd.DataFrame]] = {}
     for m in models:
         rec = read_task_records(judg_dir / m / RECORDS_FILE)
@@ -355,6 +359,8 @@ def write_task_report(
         tmp.write_text(task_markdown(tables, benchmark), encoding="utf-8")
     metrics = {"protocol": benchmark.name, "models": list(models),
                "tables": {n: len(df) for n, df in sorted(tables.items())}}  # fmt: skip
+    for m in models:  # every interval and test per model (MLflow and sweeps read these)
+        metrics[m] = task_metrics(tables, m)
     for name in (METRICS_ALL, "metrics.json"):  # every number and the headline: the same
         with atomic_path(reports / name) as tmp:
             tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -205,12 +205,13 @@ class StreamStats:
     cached: tuple[str, ...]
 
 
-def code_digest() -> str:
-    """SHA-256 over the analysis package's sources (a code change invalidates the cache)."""
-    root = Path(__file__).resolve().parent
+def code_digest(root: Path | None = None) -> str:
+    """SHA-256 over the analysis package's sources (``root``: its folder), its subpackages'
+    included (a code change invalidates the cache)."""
+    root = root if root is not None else Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for p in sorted(root.glob("*.py")):
-        h.update(p.name.encode())
+    for p in sorted(root.rglob("*.py")):
+        h.update(p.relative_to(root).as_posix().encode())
         h.update(p.read_bytes())
     return h.hexdigest()
 

@@ -1,23 +1,39 @@
-"""Calibration of the task-protocol statistics against the simulated judge's planted truth.
+"""Calibration of the task-protocol tables against the simulated judge's planted truth.
 
-For each protocol family a synthetic design is judged by the simulated judge
+For each protocol a synthetic design is judged by the simulated judge
 (:mod:`stylisticbias.judge.engines.simulated.tasks`: answers written as text and read back by the
-task parsers), the statistics of :mod:`.task_stats` are computed with bootstrap intervals over
-the sampling unit, and over ``replicates`` independent replicates the share of intervals that
-cover the closed-form truth is reported (with its Clopper-Pearson 95% interval), as is the
-rejection rate of the null tests under a null plant (no effect: the FDR under the global null,
-with its interval):
+task parsers) and the protocol's tables are built by the same builders the analyze stage uses
+(:mod:`.task_tables`). Over ``replicates`` independent replicates (new source photos /
+instances, new judge seeds) every table with an interval reports the share of its intervals
+that cover the closed-form truth, with the Clopper-Pearson 95% interval of that share (as if the
+intervals were independent) and the interval by replicate (the rows of one replicate share its
+units: the replicate is the independent unit), plus the bias and RMSE of the estimate. Every
+table with p-values is run ``null_replicates`` times under a **global null** plant (no group or
+identity effect, no position bias): its p-values are Benjamini-Hochberg corrected within the
+table at q = 0.05, and since every hypothesis is null the false-discovery proportion of a
+replicate is 1 when anything is rejected, so the FDR is the share of replicates with a
+rejection (with its Clopper-Pearson interval).
 
-* REFLECT: per-group pairwise win rates (source photos as units, both orders, inconsistent
-  pairs dropped), the MCQ relative mean gap (ordinal shift), the salary Gap% (log-normal
-  means); null tests: the cluster-robust OLS Wald F test of the salary group effect and the
-  chi-square test of the MCQ group x option table;
-* VIGNETTE: per-identity selection frequency and the position bias toward slot 1 (pair
-  instances as units); null tests: the Fisher exact test of each planted-free log-odds cell
-  (the smallest p per replicate, Bonferroni over cells) and the binomial position-bias test.
+* REFLECT (48 source photos x 4 race-gender variants): ``reflect_win_rates`` (every cross-group
+  pair of a photo, both orders, inconsistent pairs dropped), ``position_bias``,
+  ``reflect_mcq_gaps`` (ordinal shift), ``reflect_salary_gaps`` (log-normal means); null:
+  ``reflect_salary_tests`` (cluster-robust OLS Wald F) and ``position_bias`` (binomial);
+* VIGNETTE (40 composite instances of every pair of four identities, both orders; the
+  "friendly"/"unfriendly" terms, a decision question with the image and text-only):
+  ``vignette_selection``, ``vignette_log_odds`` (Woolf interval of the add-one log-odds ratio;
+  truth: the log odds ratio of the expected selection shares), ``position_bias``; null:
+  ``vignette_log_odds``, ``vignette_pair_comp``, ``vignette_polarity`` (Fisher exact),
+  ``vignette_text_vs_image`` (two-proportion z) and ``position_bias``.
 
-``python -m stylisticbias.analysis.task_calibration [--replicates N] [--out FILE]`` writes the
-JSON (``reports/bench/task_calibration.json``).
+The intervals are BCa with the small-sample expansion
+(:func:`~.task_stats.unit_bootstrap_ci`). With plain percentile intervals the ratio statistics
+undercovered: over 400 replicates the win rate covered 0.933 (1,600 intervals), the MCQ gap
+0.942, BCa alone 0.938 / 0.944, BCa expanded 0.951 / 0.949; the estimator's own bias is
+small (the MCQ relative mean gap, a ratio of means, +0.008 against an SD of 0.10: the O(1/n)
+ratio bias) and the unit was right (source photos; a photo's variants share it).
+
+``python -m stylisticbias.analysis.task_calibration --replicates 100 --null-replicates 400``
+merges ``protocols.reflect`` and ``protocols.vignette`` into ``reports/bench/calibration.json``.
 """
 
 from __future__ import annotations
@@ -27,248 +43,369 @@ import itertools
 import json
 import logging
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy.special import expit
+from scipy.special import expit, logit
+from statsmodels.stats.multitest import multipletests
 
-from stylisticbias.analysis import task_stats as ts
-from stylisticbias.analysis.task_demo import ask, pairwise_answers
+from stylisticbias.analysis import task_tables as tt
+from stylisticbias.analysis.task_demo import ask, options_table, pairwise_answers
 from stylisticbias.benchmark import Benchmark, load_benchmark
-from stylisticbias.judge.engines.simulated.tasks import (
-    TaskPlant,
-    choice_k_probs,
-)
+from stylisticbias.judge.engines.simulated.tasks import TaskPlant, choice_k_probs
 
 log = logging.getLogger(__name__)
 
 GROUPS = ("white-female", "white-male", "black-female", "black-male")
 REF = "white-female"
+IDENTITIES = ("doctor", "farmer", "teacher", "athlete")
 #: The task scenarios asked: conf/benchmark/reflect.yaml's 2AFC income, MCQ salary and the
-#: doctor's salary recommendation; conf/benchmark/vignette.yaml's "friendly" question.
-AFC_INCOME, MCQ_SALARY, SALARY_DOCTOR, FRIENDLY = 1, 11, 21, 101
+#: doctor's salary recommendation; conf/benchmark/vignette.yaml's "friendly"/"unfriendly"
+#: terms and the first cooking decision with the image and text-only.
+AFC_INCOME, MCQ_SALARY, SALARY_DOCTOR = 1, 11, 21
+FRIENDLY, UNFRIENDLY, DECISION, DECISION_TEXT = 101, 102, 301, 401
+#: targets of the acceptance check
+COVERAGE_TARGET = (0.93, 0.97)
+FDR_TARGET = 0.05
+MODEL = "simulated"
 
 
-@dataclass(frozen=True)
+def _cp(k: int, n: int) -> list[float] | None:
+    if not n:
+        return None
+    ci = stats.binomtest(k, n).proportion_ci()
+    return [float(ci.low), float(ci.high)]
+
+
+@dataclass
 class Coverage:
-    """Intervals that covered the truth out of those computed, per statistic."""
+    """Intervals of one table: per replicate, the hits and the estimate errors."""
 
-    hits: int = 0
-    n: int = 0
+    hits: list[list[bool]] = field(default_factory=list)
+    errors: list[float] = field(default_factory=list)
 
-    def add(self, lo: float, hi: float, truth: float) -> Coverage:
-        """One more interval."""
-        return Coverage(self.hits + int(lo <= truth <= hi), self.n + 1)
+    def add(self, rep: int, rows: pd.DataFrame, estimate: str, truth: Sequence[float]) -> None:
+        """One replicate's rows (``ci_low``, ``ci_high``, the ``estimate`` column) and truths."""
+        lo, hi = rows["ci_low"].to_numpy(float), rows["ci_high"].to_numpy(float)
+        t = np.asarray(truth, float)
+        self.hits.append(list((lo <= t) & (t <= hi)))
+        self.errors += list(rows[estimate].to_numpy(float) - t)
 
     def summary(self) -> dict[str, Any]:
-        """Coverage and its Clopper-Pearson 95% interval."""
-        ci = stats.binomtest(self.hits, self.n).proportion_ci() if self.n else None
-        return {"coverage": self.hits / self.n if self.n else math.nan, "intervals": self.n,
-                "ci95": [ci.low, ci.high] if ci else None}  # fmt: skip
+        """Coverage with its Clopper-Pearson interval and its interval by replicate."""
+        flat = [h for rep in self.hits for h in rep]
+        k, n = int(sum(flat)), len(flat)
+        per = np.array([np.mean(r) for r in self.hits])
+        half = stats.t.ppf(0.975, len(per) - 1) * per.std(ddof=1) / math.sqrt(len(per))
+        err = np.asarray(self.errors)
+        return {"coverage": k / n, "intervals": n, "replicates": len(self.hits),
+                "ci95": _cp(k, n),
+                "ci95_by_replicate": [float(per.mean() - half), float(per.mean() + half)],
+                "bias": float(err.mean()), "rmse": float(np.sqrt((err**2).mean()))}  # fmt: skip
 
 
-def _rate(k: int, n: int) -> dict[str, Any]:
-    ci = stats.binomtest(k, n).proportion_ci()
-    return {"rate": k / n, "replicates": n, "ci95": [ci.low, ci.high]}
+@dataclass
+class NullFdr:
+    """Per replicate of the global null: was anything rejected after BH within the table?"""
+
+    rejected: list[bool] = field(default_factory=list)
+    tests: int = 0
+
+    def add(self, pvals: Sequence[float], q: float = FDR_TARGET) -> None:
+        """One replicate's p-values of the table."""
+        p = np.asarray(pvals, float)
+        p = p[~np.isnan(p)]
+        self.tests = max(self.tests, len(p))
+        self.rejected.append(bool(len(p) and multipletests(p, q, "fdr_bh")[0].any()))
+
+    def summary(self) -> dict[str, Any]:
+        """The FDR (share of null replicates with a discovery) and its interval."""
+        k, n = int(sum(self.rejected)), len(self.rejected)
+        return {"fdr": k / n, "replicates": n, "ci95": _cp(k, n),
+                "tests_per_replicate": self.tests, "correction": "fdr_bh q=0.05"}  # fmt: skip
+
+
+# ---- truths -----------------------------------------------------------------------------------
+def _pair_probs(plant: TaskPlant, a: str, b: str) -> tuple[float, float]:
+    """P(a chosen) in order 0 (a in slot 1) and in order 1 (b in slot 1)."""
+    d = plant.effect(a) - plant.effect(b)
+    return float(expit(d + plant.position_bias)), float(expit(d - plant.position_bias))
+
+
+def win_rate_truth(plant: TaskPlant, members: Sequence[str], eps: float) -> dict[str, float]:
+    """WinRate(g) over cross-group pairs: E[wins] / E[retained] across the balanced design."""
+    num = dict.fromkeys(members, 0.0)
+    den = dict.fromkeys(members, 0.0)
+    keep = (1 - eps) ** 2
+    for f, s in itertools.combinations(members, 2):
+        p0, p1 = _pair_probs(plant, f, s)
+        first, second = p0 * p1 * keep, (1 - p0) * (1 - p1) * keep
+        num[f] += first
+        num[s] += second
+        for g in (f, s):
+            den[g] += first + second
+    return {g: num[g] / den[g] for g in members}
+
+
+def position_bias_truth(plant: TaskPlant, members: Sequence[str]) -> float:
+    """The expected share of valid answers choosing slot 1, minus 1/2 (both orders)."""
+    shares = [(p0 + 1 - p1) / 2 for a, b in itertools.combinations(members, 2)
+              for p0, p1 in [_pair_probs(plant, a, b)]]  # fmt: skip
+    return float(np.mean(shares)) - 0.5
+
+
+def selection_truth(plants: Sequence[TaskPlant], members: Sequence[str]) -> dict[str, float]:
+    """S(i): the mean over the terms (activities) of 100 x P(i chosen | shown)."""
+    out = {}
+    for i in members:
+        per_term = [np.mean([50 * sum(_pair_probs(p, i, o)) for o in members if o != i])
+                    for p in plants]  # fmt: skip
+        out[i] = float(np.mean(per_term))
+    return out
+
+
+def _for(rows: pd.DataFrame, key: str, truth: dict[str, float]) -> list[float]:
+    """The truth of each row: by its ``key`` column (``a+b``: the two columns joined by |)."""
+    cols = key.split("+")
+    return [truth["|".join(str(v) for v in vals)] for vals in zip(*(rows[c] for c in cols))]
 
 
 # ---- REFLECT ----------------------------------------------------------------------------------
-def _pair_truth(plant: TaskPlant, eps: float) -> dict[str, float]:
-    """WinRate(g) over cross-group pairs: E[wins] / E[retained] across the balanced design."""
-    num = dict.fromkeys(GROUPS, 0.0)
-    den = dict.fromkeys(GROUPS, 0.0)
-    for f, s in itertools.combinations(GROUPS, 2):
-        d = plant.effect(f) - plant.effect(s)
-        p0, p1 = expit(d + plant.position_bias), expit(d - plant.position_bias)
-        keep = (1 - eps) ** 2
-        first, second = p0 * p1 * keep, (1 - p0) * (1 - p1) * keep
-        for g, w in ((f, first), (s, second)):
-            num[g] += w
-        for g in (f, s):
-            den[g] += first + second
-    return {g: num[g] / den[g] for g in GROUPS}
+REFLECT_EPS = 0.03
 
 
-def _reflect_replicate(bench: Benchmark, rep: int, n_photos: int, n_boot: int, null: bool,
-                       cov: dict[str, Coverage]) -> dict[str, float]:  # fmt: skip
-    seed = 1000 + rep
-    eps = 0.03
-    shift = {} if null else {"black-female": -0.5, "black-male": -0.3, "white-male": 0.4}
-    pair_plant = TaskPlant(shift=shift, position_bias=0.0 if null else 0.3, invalid_rate=eps)
-    photos = [f"r{rep}-p{i}" for i in range(n_photos)]
-    # pairwise: every cross-group pair of every photo, both orders
-    answers = pairwise_answers(bench, AFC_INCOME, pair_plant, photos, GROUPS, seed)
-    pairs = ts.consolidate_pairs(answers)
-    truth = _pair_truth(pair_plant, eps)
-    kept = pairs[pairs["status"] == "consistent"]
-    for g in GROUPS:
-        appears = (kept["first"] == g) | (kept["second"] == g)
-        per = pd.DataFrame({"unit": kept["unit"], "w": (kept["winner"] == g) & appears,
-                            "a": appears}).groupby("unit")[["w", "a"]].sum()  # fmt: skip
-        per = per.reindex(photos, fill_value=0).to_numpy()
-        lo, hi = ts.unit_bootstrap_ci(per, lambda s: s[0] / s[1] if s[1] else math.nan,
-                                      n_boot, seed)  # fmt: skip
-        cov["win_rate"] = cov.get("win_rate", Coverage()).add(lo, hi, truth[g])
-    # MCQ (ordinal): one image per photo x group
+def reflect_plants(null: bool) -> dict[str, TaskPlant]:
+    """The planted effects of a REFLECT replicate (all zero under the global null)."""
+
+    def s(d: dict[str, float]) -> dict[str, float]:
+        return {} if null else d
+
+    return {
+        "pairwise": TaskPlant(shift=s({"black-female": -0.5, "black-male": -0.3,
+                                       "white-male": 0.4}),
+                              position_bias=0.0 if null else 0.3, invalid_rate=REFLECT_EPS),
+        "choice_k": TaskPlant(shift=s({"black-male": -0.6, "white-male": 0.3}),
+                              base=(0.1, 0.2, 0.3, 0.2, 0.1, 0.1), invalid_rate=REFLECT_EPS),
+        "numeric": TaskPlant(shift=s({"black-female": -0.08, "white-male": 0.05}),
+                             base_mean=70_000, noise_sd=0.15, invalid_rate=REFLECT_EPS),
+    }  # fmt: skip
+
+
+def reflect_replicate(bench: Benchmark, rep: int, n_photos: int, n_boot: int,
+                      null: bool) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """The REFLECT tables of one replicate (fresh photos and judge seed)."""
+    seed = 1000 + rep + (10_000 if null else 0)
+    plants = reflect_plants(null)
+    kw = {"n_boot": n_boot, "seed": seed, "simulated": True}
+    photos = [f"{'n' if null else 'r'}{rep}-p{i}" for i in range(n_photos)]
+    ans = pairwise_answers(bench, AFC_INCOME, plants["pairwise"], photos, GROUPS, seed)
+    out = tt.pairwise_tables(ans, MODEL, AFC_INCOME, **kw)
+    units = [f"{p}|{g}" for p in photos for g in GROUPS]
+    groups = [(g,) for _ in photos for g in GROUPS]
+    unit_col = [u.split("|")[0] for u in units]
     sc = bench.task_scenario(MCQ_SALARY)
-    base = (0.1, 0.2, 0.3, 0.2, 0.1, 0.1)
-    mcq_plant = TaskPlant(shift={} if null else {"black-male": -0.6, "white-male": 0.3},
-                          base=base, invalid_rate=eps)  # fmt: skip
-    img_units = [f"{p}|{g}" for p in photos for g in GROUPS]
-    img_groups = [(g,) for _ in photos for g in GROUPS]
-    mcq = ask(bench, MCQ_SALARY, mcq_plant, img_units, img_groups, seed)
-    values = np.array([o.value for o in sc.options], float)
-    labels = list(sc.labels)
-    k = len(labels)
-    counts = np.zeros((n_photos, len(GROUPS), k))
-    for i, a in enumerate(mcq):
-        if a.valid:
-            counts[i // len(GROUPS), i % len(GROUPS), labels.index(a.choice)] += 1
-    flat = counts.reshape(n_photos, -1)
-    ref = GROUPS.index(REF)
-
-    def gap(g: int):
-        def stat(s: np.ndarray) -> float:
-            c = s.reshape(len(GROUPS), k)
-            if c[g].sum() == 0 or c[ref].sum() == 0:
-                return math.nan
-            return ts.relative_mean_gap(c[g] / c[g].sum(), c[ref] / c[ref].sum(), values)
-
-        return stat
-
-    for gi, g in enumerate(GROUPS):
-        if gi == ref:
-            continue
-        mu = [float(np.dot(choice_k_probs(base, mcq_plant.effect(x)), values)) for x in (g, REF)]
-        lo, hi = ts.unit_bootstrap_ci(flat, gap(gi), n_boot, seed)
-        cov["mcq_relative_mean_gap"] = cov.get("mcq_relative_mean_gap", Coverage()).add(
-            lo, hi, (mu[0] - mu[1]) / mu[1]
-        )
-    table = counts.sum(axis=0)
-    p_mcq = float(stats.chi2_contingency(table[:, table.sum(axis=0) > 0]).pvalue)
-    # salary: numeric, one answer per photo x group
-    sal_plant = TaskPlant(shift={} if null else {"black-female": -0.08, "white-male": 0.05},
-                          base_mean=70_000, noise_sd=0.15, invalid_rate=eps)  # fmt: skip
-    sal = ask(bench, SALARY_DOCTOR, sal_plant, img_units, img_groups, seed)
-    sums = np.zeros((n_photos, len(GROUPS), 2))
-    recs = []
-    for i, a in enumerate(sal):
-        if a.valid:
-            sums[i // len(GROUPS), i % len(GROUPS)] += (a.value, 1)
-            recs.append((photos[i // len(GROUPS)], GROUPS[i % len(GROUPS)], a.value))
-    flat_s = sums.reshape(n_photos, -1)
-    for gi, g in enumerate(GROUPS):
-        if gi == ref:
-            continue
-
-        def stat(s: np.ndarray, gi: int = gi) -> float:
-            c = s.reshape(len(GROUPS), 2)
-            return ts.gap_pct(c[gi, 0] / c[gi, 1], c[ref, 0] / c[ref, 1])
-
-        lo, hi = ts.unit_bootstrap_ci(flat_s, stat, n_boot, seed)
-        truth_gap = (math.exp(sal_plant.effect(g) - sal_plant.effect(REF)) - 1) * 100
-        cov["salary_gap_pct"] = cov.get("salary_gap_pct", Coverage()).add(lo, hi, truth_gap)
-    df = pd.DataFrame(recs, columns=["unit", "group", "salary"])
-    terms = [f"C(group, Treatment('{REF}'))[T.{g}]" for g in GROUPS if g != REF]
-    _, tests = ts.cluster_ols(df, f"salary ~ C(group, Treatment('{REF}'))", "unit",
-                              {"group": terms})  # fmt: skip
-    return {"salary_group_F": tests["group"][1], "mcq_chi2": p_mcq}
+    mcq = ask(bench, MCQ_SALARY, plants["choice_k"], units, groups, seed)
+    df = pd.DataFrame({"unit": unit_col, "group": [g[0] for g in groups],
+                       "choice": [a.outcome for a in mcq]})  # fmt: skip
+    values = [float(o.value) for o in sc.options]  # type: ignore[arg-type]
+    out |= tt.mcq_tables(df, MODEL, MCQ_SALARY, sc.labels, values, REF, **kw)
+    sal = ask(bench, SALARY_DOCTOR, plants["numeric"], units, groups, seed)
+    df = pd.DataFrame({"unit": unit_col, "group": [g[0] for g in groups],
+                       "value": [a.value if a.valid else math.nan for a in sal]})  # fmt: skip
+    out |= tt.salary_tables(df, MODEL, SALARY_DOCTOR, REF, **kw)
+    return out
 
 
-def calibrate_reflect(
-    replicates: int = 20, n_photos: int = 48, n_boot: int = 300
-) -> dict[str, Any]:
-    """REFLECT: coverage of win rate, MCQ gap and Gap% intervals; null rejection rates."""
-    bench = load_benchmark("reflect")
-    cov: dict[str, Coverage] = {}
-    for r in range(replicates):
-        _reflect_replicate(bench, r, n_photos, n_boot, False, cov)
-    rejections: dict[str, int] = {}
-    for r in range(replicates):
-        ps = _reflect_replicate(bench, 10_000 + r, n_photos, n_boot, True, {})
-        for name, p in ps.items():
-            rejections[name] = rejections.get(name, 0) + int(p < 0.05)
-    return {"coverage": {k: v.summary() for k, v in cov.items()},
-            "null_rejection": {k: _rate(v, replicates) for k, v in rejections.items()},
-            "replicates": replicates, "units": n_photos, "bootstrap": n_boot}  # fmt: skip
+def reflect_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
+    """The closed-form truth of every REFLECT interval (planted, non-null)."""
+    p = reflect_plants(False)
+    values = [float(o.value) for o in bench.task_scenario(MCQ_SALARY).options]  # type: ignore[arg-type]
+    mu = {g: float(np.dot(choice_k_probs(p["choice_k"].base, p["choice_k"].effect(g)), values))
+          for g in GROUPS}  # fmt: skip
+    sal = p["numeric"]
+    return {
+        "reflect_win_rates": win_rate_truth(p["pairwise"], GROUPS, REFLECT_EPS),
+        "position_bias": {"_": position_bias_truth(p["pairwise"], GROUPS)},
+        "reflect_mcq_gaps": {g: (mu[g] - mu[REF]) / mu[REF] for g in GROUPS},
+        "reflect_salary_gaps": {g: (math.exp(sal.effect(g) - sal.effect(REF)) - 1) * 100
+                                for g in GROUPS},
+    }  # fmt: skip
+
+
+#: table -> (estimate column, key column) of the REFLECT intervals
+REFLECT_INTERVALS = {"reflect_win_rates": ("win_rate", "group"),
+                     "position_bias": ("position_bias", None),
+                     "reflect_mcq_gaps": ("relative_mean_gap", "group"),
+                     "reflect_salary_gaps": ("gap_pct", "group")}  # fmt: skip
+REFLECT_TESTS = ("reflect_salary_tests", "position_bias")
 
 
 # ---- VIGNETTE ---------------------------------------------------------------------------------
-IDENTITIES = ("doctor", "farmer", "teacher", "athlete")
+VIGNETTE_EPS = 0.02
 
 
-def _vignette_replicate(bench: Benchmark, rep: int, n_inst: int, n_boot: int, null: bool,
-                        cov: dict[str, Coverage]) -> dict[str, float]:  # fmt: skip
-    seed = 5000 + rep
-    plant = TaskPlant(shift={} if null else {"doctor": 0.5, "athlete": -0.3},
-                      position_bias=0.0 if null else 0.25, invalid_rate=0.02)  # fmt: skip
-    combos = list(itertools.combinations(IDENTITIES, 2))
-    insts = [f"v{rep}-i{j}" for j in range(n_inst)]
-    answers = pairwise_answers(bench, FRIENDLY, plant, insts, IDENTITIES, seed)
-    valid = answers[answers["choice"] != ts.INVALID]
-    # selection frequency per identity (one activity): share chosen when shown
-    for ident in IDENTITIES:
-        shown = (valid["first"] == ident) | (valid["second"] == ident)
-        chosen = ((valid["first"] == ident) & (valid["choice"] == "first")) | (
-            (valid["second"] == ident) & (valid["choice"] == "second")
-        )
-        per = pd.DataFrame({"unit": valid["unit"], "c": chosen, "s": shown}).groupby("unit")[
-            ["c", "s"]].sum().reindex(insts, fill_value=0).to_numpy()  # fmt: skip
-        lo, hi = ts.unit_bootstrap_ci(per, lambda s: 100 * s[0] / s[1], n_boot, seed)
-        truth = np.mean([
-            50 * (expit(plant.effect(ident) - plant.effect(o) + plant.position_bias)
-                  + expit(plant.effect(ident) - plant.effect(o) - plant.position_bias))
-            for o in IDENTITIES if o != ident
-        ])  # fmt: skip
-        cov["selection_frequency"] = cov.get("selection_frequency", Coverage()).add(lo, hi, truth)
-    slot1 = ((valid["variant"] == 0) & (valid["choice"] == "first")) | (
-        (valid["variant"] == 1) & (valid["choice"] == "second")
+def vignette_plants(null: bool) -> dict[str, TaskPlant]:
+    """The planted effects of a VIGNETTE replicate (all zero under the global null)."""
+    b = 0.0 if null else 0.25
+    return {
+        "high": TaskPlant(shift={} if null else {"doctor": 0.6, "athlete": -0.3},
+                          position_bias=b, invalid_rate=VIGNETTE_EPS),
+        "low": TaskPlant(shift={} if null else {"doctor": -0.4, "athlete": 0.3},
+                         position_bias=b, invalid_rate=VIGNETTE_EPS),
+        "text": TaskPlant(position_bias=b, invalid_rate=VIGNETTE_EPS),
+    }  # fmt: skip
+
+
+def vignette_replicate(bench: Benchmark, rep: int, n_inst: int, n_boot: int,
+                       null: bool) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """The VIGNETTE tables of one replicate (fresh instances and judge seeds)."""
+    seed = 5000 + 4 * rep + (100_000 if null else 0)
+    plants = vignette_plants(null)
+    kw = {"n_boot": n_boot, "seed": seed, "simulated": True}
+    inst = [f"{'n' if null else 'v'}{rep}-i{j}" for j in range(n_inst)]
+    high = pairwise_answers(bench, FRIENDLY, plants["high"], inst, IDENTITIES, seed)
+    low = pairwise_answers(bench, UNFRIENDLY, plants["low"], inst, IDENTITIES, seed + 1)
+    oh, ol = options_table(high, "friendly"), options_table(low, "unfriendly")
+    out = tt.vignette_tables(pd.concat([oh, ol], ignore_index=True), MODEL, FRIENDLY, **kw)
+    counts = [(i, "p1", int(oh.loc[oh["identity"] == i, "selected"].sum()),
+               int((oh["identity"] == i).sum()), int(ol.loc[ol["identity"] == i, "selected"].sum()),
+               int((ol["identity"] == i).sum())) for i in IDENTITIES]  # fmt: skip
+    out["vignette_polarity"] = tt.polarity_table(
+        pd.DataFrame(counts, columns=["identity", "trait_pair", "x_high", "n_high", "x_low",
+                                      "n_low"]), MODEL, simulated=True)  # fmt: skip
+    out["position_bias"] = tt.pairwise_tables(high, MODEL, FRIENDLY, **kw)["position_bias"]
+    with_img = pairwise_answers(bench, DECISION, plants["high"], inst, IDENTITIES, seed + 2)
+    text = pairwise_answers(bench, DECISION_TEXT, plants["text"], inst, IDENTITIES, seed + 3)
+    out["vignette_text_vs_image"] = tt.text_vs_image_table(
+        options_table(with_img, "cooking"),
+        options_table(text, "cooking"),
+        MODEL,
+        DECISION,
+        simulated=True,
     )
-    per = pd.DataFrame({"unit": valid["unit"], "k": slot1, "n": 1}).groupby("unit")[
-        ["k", "n"]].sum().reindex(insts, fill_value=0).to_numpy()  # fmt: skip
-    lo, hi = ts.unit_bootstrap_ci(per, lambda s: s[0] / s[1] - 0.5, n_boot, seed)
-    truth_pb = np.mean([
-        (expit(plant.effect(a) - plant.effect(b) + plant.position_bias)
-         + 1 - expit(plant.effect(a) - plant.effect(b) - plant.position_bias)) / 2
-        for a, b in combos
-    ]) - 0.5  # fmt: skip
-    cov["position_bias"] = cov.get("position_bias", Coverage()).add(lo, hi, float(truth_pb))
-    _, p_pos, _ = ts.position_bias(answers)
-    return {"position_bias_binomial": p_pos}
+    return out
 
 
-def calibrate_vignette(replicates: int = 20, n_inst: int = 40, n_boot: int = 300) -> dict[str, Any]:
-    """VIGNETTE: coverage of selection frequency and position bias; null rejection rates."""
-    bench = load_benchmark("vignette")
-    cov: dict[str, Coverage] = {}
+def vignette_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
+    """The closed-form truth of every VIGNETTE interval (planted, non-null)."""
+    p = vignette_plants(False)
+    high, low = selection_truth([p["high"]], IDENTITIES), selection_truth([p["low"]], IDENTITIES)
+    lor = {}
+    for i in IDENTITIES:  # friendly vs the rest (unfriendly), and the reverse
+        d = float(logit(high[i] / 100) - logit(low[i] / 100))
+        lor[f"{i}|friendly"], lor[f"{i}|unfriendly"] = d, -d
+    return {"vignette_selection": selection_truth([p["high"], p["low"]], IDENTITIES),
+            "vignette_log_odds": lor,
+            "position_bias": {"_": position_bias_truth(p["high"], IDENTITIES)}}  # fmt: skip
+
+
+VIGNETTE_INTERVALS = {"vignette_selection": ("selection_frequency", "identity"),
+                      "vignette_log_odds": ("log_odds", "identity+activity"),
+                      "position_bias": ("position_bias", None)}  # fmt: skip
+VIGNETTE_TESTS = ("vignette_log_odds", "vignette_pair_comp", "vignette_polarity",
+                  "vignette_text_vs_image", "position_bias")  # fmt: skip
+
+
+# ---- the study ----------------------------------------------------------------------------------
+Replicate = Callable[[Benchmark, int, int, int, bool], dict[str, pd.DataFrame]]
+
+
+def calibrate(
+    protocol: str, replicate: Replicate, truth: dict[str, dict[str, float]],
+    intervals: dict[str, tuple[str, str | None]], tests: Sequence[str], replicates: int,
+    null_replicates: int, units: int, n_boot: int,
+) -> dict[str, Any]:  # fmt: skip
+    """Coverage of ``intervals`` over ``replicates`` and the null FDR of ``tests``."""
+    bench = load_benchmark(protocol)
+    cov = {name: Coverage() for name in intervals}
     for r in range(replicates):
-        _vignette_replicate(bench, r, n_inst, n_boot, False, cov)
-    rejections: dict[str, int] = {}
-    for r in range(replicates):
-        for name, p in _vignette_replicate(bench, 10_000 + r, n_inst, n_boot, True, {}).items():
-            rejections[name] = rejections.get(name, 0) + int(p < 0.05)
-    return {"coverage": {k: v.summary() for k, v in cov.items()},
-            "null_rejection": {k: _rate(v, replicates) for k, v in rejections.items()},
-            "replicates": replicates, "units": n_inst, "bootstrap": n_boot}  # fmt: skip
+        tabs = replicate(bench, r, units, n_boot, False)
+        for name, (col, key) in intervals.items():
+            rows = tabs[name]
+            t = [truth[name]["_"]] * len(rows) if key is None else _for(rows, key, truth[name])
+            cov[name].add(r, rows, col, t)
+    fdr = {name: NullFdr() for name in tests}
+    for r in range(null_replicates):
+        tabs = replicate(bench, r, units, 20, True)  # intervals unused under the null
+        for name in tests:
+            fdr[name].add(tabs[name]["pval"].tolist())
+    cov_s = {k: v.summary() for k, v in cov.items()}
+    fdr_s = {k: v.summary() for k, v in fdr.items()}
+    lo, hi = COVERAGE_TARGET
+    passed = all(lo <= c["coverage"] <= hi for c in cov_s.values()) and all(
+        f["fdr"] <= FDR_TARGET for f in fdr_s.values()
+    )
+    return {"coverage": cov_s, "null_fdr": fdr_s, "replicates": replicates,
+            "null_replicates": null_replicates, "units": units, "bootstrap": n_boot,
+            "interval": "BCa, expanded for the number of units (task_stats.unit_bootstrap_ci)",
+            "targets": {"coverage": list(COVERAGE_TARGET), "null_fdr": f"<= {FDR_TARGET}"},
+            "passed": passed}  # fmt: skip
+
+
+def calibrate_reflect(replicates: int = 20, n_photos: int = 48, n_boot: int = 500,
+                      null_replicates: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """REFLECT: coverage of every interval table, null FDR of every tested table."""
+    return calibrate("reflect", reflect_replicate, reflect_truth(load_benchmark("reflect")),
+                     REFLECT_INTERVALS, REFLECT_TESTS, replicates,
+                     replicates if null_replicates is None else null_replicates, n_photos,
+                     n_boot)  # fmt: skip
+
+
+def calibrate_vignette(replicates: int = 20, n_inst: int = 40, n_boot: int = 500,
+                       null_replicates: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """VIGNETTE: coverage of every interval table, null FDR of every tested table."""
+    return calibrate("vignette", vignette_replicate, vignette_truth(load_benchmark("vignette")),
+                     VIGNETTE_INTERVALS, VIGNETTE_TESTS, replicates,
+                     replicates if null_replicates is None else null_replicates, n_inst,
+                     n_boot)  # fmt: skip
+
+
+def merge_into(path: Path, protocol: str, section: dict[str, Any]) -> None:
+    """Write ``section`` as ``protocols.<protocol>`` of the bench file, keeping the rest."""
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    doc.setdefault("protocols", {})[protocol] = section
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: write the task-protocol calibration JSON."""
+    """CLI: merge the task protocols' calibration into the bench file."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--replicates", type=int, default=20)
-    ap.add_argument("--bootstrap", type=int, default=300)
-    ap.add_argument("--out", default="reports/bench/task_calibration.json")
+    ap.add_argument("--protocol", choices=("reflect", "vignette", "both"), default="both")
+    ap.add_argument("--replicates", type=int, default=100)
+    ap.add_argument("--null-replicates", type=int, default=400)
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--out", default="reports/bench/calibration.json")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    res = {"reflect": calibrate_reflect(args.replicates, n_boot=args.bootstrap),
-           "vignette": calibrate_vignette(args.replicates, n_boot=args.bootstrap)}  # fmt: skip
-    Path(args.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
-    log.info("wrote %s", args.out)
+    command = "python -m stylisticbias.analysis.task_calibration " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    names = ("reflect", "vignette") if args.protocol == "both" else (args.protocol,)
+    for name in names:
+        t0 = time.perf_counter()
+        fn = calibrate_reflect if name == "reflect" else calibrate_vignette
+        section = fn(args.replicates, n_boot=args.bootstrap,
+                     null_replicates=args.null_replicates)  # fmt: skip
+        section |= {"command": command, "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+                    "python": platform.python_version(),
+                    "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+        merge_into(Path(args.out), name, section)
+        for table, c in section["coverage"].items():
+            log.info("%s %s coverage %.4f CP [%.4f, %.4f]", name, table, c["coverage"],
+                     *c["ci95"])  # fmt: skip
+        for table, f in section["null_fdr"].items():
+            log.info("%s %s null FDR %.4f CP [%.4f, %.4f]", name, table, f["fdr"], *f["ci95"])
+        log.info("%s passed: %s; wrote %s", name, section["passed"], args.out)
     return 0
 
 

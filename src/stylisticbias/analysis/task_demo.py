@@ -94,7 +94,9 @@ def reflect_demo(model: str = "simulated", n_photos: int = 48, seed: int = 1,
     return out
 
 
-def _options(ans: pd.DataFrame, activity: str) -> pd.DataFrame:
+def options_table(ans: pd.DataFrame, activity: str) -> pd.DataFrame:
+    """One row per (valid answer, identity shown): ``unit``, ``identity``, ``partner``,
+    ``activity``, ``selected`` (the option table of :func:`~.task_tables.vignette_tables`)."""
     valid = ans[ans["choice"] != "invalid"]
     rows = []
     for r in valid.itertuples(index=False):
@@ -111,7 +113,7 @@ def vignette_demo(model: str = "simulated", n_inst: int = 40, seed: int = 1,
     kw = {"n_boot": n_boot, "seed": seed, "simulated": True}
     high = pairwise_answers(bench, 101, VIGNETTE_PLANT["high"], inst, IDENTITIES, seed)
     low = pairwise_answers(bench, 102, VIGNETTE_PLANT["low"], inst, IDENTITIES, seed + 1)
-    oh, ol = _options(high, "friendly"), _options(low, "unfriendly")
+    oh, ol = options_table(high, "friendly"), options_table(low, "unfriendly")
     out = tt.vignette_tables(pd.concat([oh, ol]), model, 101, **kw)
     counts = []
     for ident in IDENTITIES:
@@ -127,7 +129,11 @@ def vignette_demo(model: str = "simulated", n_inst: int = 40, seed: int = 1,
     with_img = pairwise_answers(bench, 301, VIGNETTE_PLANT["high"], inst, IDENTITIES, seed + 2)
     text = pairwise_answers(bench, 401, TaskPlant(invalid_rate=0.02), inst, IDENTITIES, seed + 3)
     out["vignette_text_vs_image"] = tt.text_vs_image_table(
-        _options(with_img, "cooking"), _options(text, "cooking"), model, 301, simulated=True
+        options_table(with_img, "cooking"),
+        options_table(text, "cooking"),
+        model,
+        301,
+        simulated=True,
     )
     return out
 

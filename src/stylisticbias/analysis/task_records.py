@@ -1,8 +1,8 @@
 """The task tables of a task protocol (REFLECT, VIGNETTE) built from the judge stage's task
 records (:mod:`~stylisticbias.judge.protocol.tasks.records`).
 
-* every pairwise task: ``reflect_win_rates`` and ``position_bias`` (VIGNETTE: position bias
-  only, its selection tables below);
+* every pairwise task: ``reflect_win_rates``, ``reflect_win_matrix`` and ``position_bias``
+  (VIGNETTE: position bias only, its selection tables below);
 * every ``choice_k`` task: ``reflect_mcq_distribution`` and ``reflect_mcq_gaps`` (option values
   from the protocol, 1..k where it gives none); every ``numeric`` task: ``reflect_salary_gaps``
   and ``reflect_salary_tests``; the reference group is :data:`REF` when judged, else the first;
@@ -72,7 +72,7 @@ def task_tables_from_records(
         if sc.task == "pairwise":
             tabs = tt.pairwise_tables(_pair_answers(rec), model, sc.id, **kw)
             for name, df in tabs.items():
-                if not (vignette and name == "reflect_win_rates"):
+                if not (vignette and name in ("reflect_win_rates", "reflect_win_matrix")):
                     parts[name].append(df)
             term = _field(sc, "term")
             if term:

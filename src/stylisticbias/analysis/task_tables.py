@@ -29,6 +29,7 @@ TASK_VOCABULARY: dict[str, Col] = {
     "group": Col("str", "a demographic group (REFLECT: race x gender, race or gender)", False),
     "identity": Col("str", "a VIGNETTE identity descriptor", nullable=False),
     "partner": Col("str", "the other identity of the pair (PairComp)", nullable=False),
+    "opponent": Col("str", "the other group of the pair (win-rate matrix column)", False),
     "activity": Col("str", "a VIGNETTE activity (or question category)", nullable=False),
     "option": Col("str", "a choice_k option label", nullable=False),
     "trait_pair": Col("str", "a VIGNETTE contrastive trait pair (SSCM term pair id)", False),
@@ -61,6 +62,9 @@ TASK_TABLES: tuple[TableSpec, ...] = (
     _spec("reflect_win_rates", "REFLECT pairwise win rate per group (Sec. 3.1)",
           ("model", "scenario_id", "group"),
           ("win_rate", "ci_low", "ci_high", "inconsistent_rate", "n")),
+    _spec("reflect_win_matrix", "REFLECT win-rate matrix: the share of retained group-vs-"
+          "opponent pairs the group wins (Sec. 3.1)", ("model", "scenario_id", "group", "opponent"),
+          ("win_rate", "n")),
     _spec("reflect_mcq_distribution", "REFLECT MCQ option shares per group and pooled",
           ("model", "scenario_id", "group", "option"), ("share", "n")),
     _spec("reflect_mcq_gaps", "REFLECT relative mean gap vs the reference group and JSD vs "
@@ -74,7 +78,7 @@ TASK_TABLES: tuple[TableSpec, ...] = (
           ("model", "scenario_id", "identity"),
           ("selection_frequency", "ci_low", "ci_high", "n")),
     _spec("vignette_log_odds", "VIGNETTE add-one log-odds with Fisher p (Sec. 4.2)",
-          ("model", "activity", "identity"), ("log_odds", "pval", "n")),
+          ("model", "activity", "identity"), ("log_odds", "ci_low", "ci_high", "pval", "n")),
     _spec("vignette_pair_comp", "VIGNETTE PairComp with Fisher p (Sec. 4.3)",
           ("model", "identity", "partner"), ("pair_comp", "pval", "n")),
     _spec("vignette_polarity", "VIGNETTE polarity per identity and trait pair (Sec. 4.4)",
@@ -119,7 +123,8 @@ def pairwise_tables(
     answers: pd.DataFrame, model: str, scenario_id: int, *, n_boot: int = 500, seed: int = 0,
     simulated: bool = False,
 ) -> dict[str, pd.DataFrame]:  # fmt: skip
-    """``reflect_win_rates`` and ``position_bias`` of one pairwise scenario.
+    """``reflect_win_rates``, ``reflect_win_matrix`` and ``position_bias`` of one pairwise
+    scenario.
 
     ``answers``: ``unit``, ``first``, ``second`` (groups), ``variant``, ``choice``.
     """
@@ -147,7 +152,19 @@ def pairwise_tables(
     lo, hi = _ratio_ci(per, lambda s: s[0] / s[1] - 0.5 if s[1] else math.nan, n_boot, seed)
     pb = [{"model": model, "scenario_id": scenario_id, "position_bias": bias, "ci_low": lo,
            "ci_high": hi, "pval": p, "n": n}]  # fmt: skip
+    matrix = ts.win_rate_matrix(pairs)
+    cells = []
+    for g in matrix.index:
+        for o in matrix.columns:
+            if g == o or math.isnan(matrix.loc[g, o]):
+                continue
+            both = ((kept["first"] == g) & (kept["second"] == o)) | (
+                (kept["first"] == o) & (kept["second"] == g)
+            )
+            cells.append({"model": model, "scenario_id": scenario_id, "group": g, "opponent": o,
+                          "win_rate": float(matrix.loc[g, o]), "n": int(both.sum())})  # fmt: skip
     return {"reflect_win_rates": _frame("reflect_win_rates", rows, simulated),
+            "reflect_win_matrix": _frame("reflect_win_matrix", cells, simulated),
             "position_bias": _frame("position_bias", pb, simulated)}  # fmt: skip
 
 
@@ -249,11 +266,15 @@ def vignette_tables(
     sel = ts.selection_frequency(options)
     units = sorted(options["unit"].unique())
     rows = []
+    activities = sorted(options["activity"].unique())
     for ident, s in sel.items():
         g = options[options["identity"] == ident]
-        per = (g.assign(one=1).groupby("unit")[["selected", "one"]].sum()
-               .reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
-        lo, hi = _ratio_ci(per, lambda x: 100 * x[0] / x[1] if x[1] else math.nan, n_boot, seed)
+        acts = [a for a in activities if (g["activity"] == a).any()]
+        # per unit: (selected, shown) per activity; S is the mean of the activities' shares
+        per = np.concatenate([
+            g[g["activity"] == a].assign(one=1).groupby("unit")[["selected", "one"]].sum()
+            .reindex(units, fill_value=0).to_numpy(float) for a in acts], axis=1)  # fmt: skip
+        lo, hi = _ratio_ci(per, _macro_share, n_boot, seed)
         rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
                      "selection_frequency": float(s), "ci_low": lo, "ci_high": hi,
                      "n": len(g)})  # fmt: skip
@@ -264,6 +285,12 @@ def vignette_tables(
         "vignette_log_odds": _frame("vignette_log_odds", lo_df.to_dict("records"), simulated),
         "vignette_pair_comp": _frame("vignette_pair_comp", pc_df.to_dict("records"), simulated),
     }
+
+
+def _macro_share(x: np.ndarray) -> float:
+    """100 x the mean over activities of selected / shown (pairs of columns of ``x``)."""
+    sel, shown = x[0::2], x[1::2]
+    return 100 * float(np.mean(sel / shown)) if (shown > 0).all() else math.nan
 
 
 def polarity_table(counts: pd.DataFrame, model: str, *, simulated: bool = False) -> pd.DataFrame:

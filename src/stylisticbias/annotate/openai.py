@@ -35,7 +35,12 @@ from stylisticbias.judge.engines.openai.cache import ResponseCache, request_key
 from stylisticbias.judge.engines.openai.exact import ExactSettings, TextDistribution, expand_texts
 from stylisticbias.judge.engines.openai.requests import CHARS_PER_TOKEN, EncodedImage, encode_image
 from stylisticbias.judge.engines.openai.spec import endpoint_spec, transport_spec
-from stylisticbias.judge.engines.openai.transport import ApiRequest, Transport, TransportStats
+from stylisticbias.judge.engines.openai.transport import (
+    ApiRequest,
+    Transport,
+    TransportStats,
+    gather_or_cancel,
+)
 from stylisticbias.spec.annotate import OpenAIAnnotatorSpec
 
 
@@ -161,7 +166,7 @@ class OpenAIAnnotator(Annotator):
             return await t.fetch(self.request(q, imgs))
 
         async with Transport(self.endpoint, self.transport, self.cache, self.stats) as t:
-            results = await asyncio.gather(*(one(t, q, imgs) for _, q, imgs in jobs))
+            results = await gather_or_cancel(*(one(t, q, imgs) for _, q, imgs in jobs))
         return [
             record(
                 self.name,

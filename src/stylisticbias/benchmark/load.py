@@ -17,6 +17,7 @@ from stylisticbias.benchmark.spec import (
     Benchmark,
     ParserRules,
 )
+from stylisticbias.config import SAFE_LOADER
 from stylisticbias.errors import StylisticBiasError
 
 # ---- loading by name --------------------------------------------------------------------------
@@ -46,7 +47,7 @@ def protocol_path(name: str | Path) -> Path:
 @functools.lru_cache(maxsize=16)
 def _load_cached(where: str, digest: str, text: str) -> Benchmark:
     try:
-        cfg = yaml.safe_load(text)
+        cfg = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0]
         raise StylisticBiasError(f"{where}: not valid YAML: {first}") from None

@@ -132,11 +132,11 @@ def build_faces(config: Config) -> Path:
     output is built beside ``paths.faces`` and swapped in only when complete.
     """
     root = project_root()
-    composed = asdict(config)  # the output-path checks and the importer read the mapping
+    composed = asdict(config)  # the output-path checks read the mapping
     out_dir = stage_output(composed, "faces", root)
     with OutputLock(root, out_dir):
-        if is_import(composed):  # generator: import -- an existing image set, nothing rendered
-            return import_faces(composed)
+        if is_import(config.generator):  # an existing image set, nothing rendered
+            return import_faces(config)
         return _build_faces(config, config.faces, out_dir)
 
 
@@ -233,13 +233,13 @@ def build_variations(config: Config) -> Path:
     written; the output is built beside ``paths.variations`` and swapped in when complete.
     """
     root = project_root()
-    composed = asdict(config)  # the output-path checks and the importer read the mapping
+    composed = asdict(config)  # the output-path checks read the mapping
     out_dir = stage_output(composed, "variations", root)
     faces_dir = root / str(config.paths.faces)
     scope = str(config.variations.scope)
     with OutputLock(root, out_dir):
-        if is_import(composed):
-            return import_variations(composed)
+        if is_import(config.generator):
+            return import_variations(config)
         return _build_variations(config, out_dir, faces_dir, scope)
 
 

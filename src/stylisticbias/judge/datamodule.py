@@ -13,6 +13,7 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES
+from stylisticbias.dataset.imaging import to_rgb
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem
 from stylisticbias.spec.sections import IMAGE_SETS
@@ -69,10 +70,12 @@ def _sha(value: Any) -> str:
 
 
 def decode_image(path: str) -> Image.Image:
-    """Open and fully decode an image as RGB (raises on a missing or corrupt file)."""
+    """Open and fully decode an image as 8-bit RGB by the stated rule of
+    :mod:`stylisticbias.dataset.imaging` (16-bit grayscale scaled, alpha on white; raises on a
+    missing or corrupt file)."""
     with Image.open(path) as im:
         im.load()
-        return im.convert("RGB")
+        return to_rgb(im)
 
 
 class ImageDataset(Dataset):

@@ -28,7 +28,7 @@ _NON_RESULT_ENGINE_KEYS = {
     "progress",
 }
 #: model keys that name or label the model in reports, never change its records
-_NON_RESULT_MODEL_KEYS = {"engine", "_target_", "paper_name", "display_name"}
+_NON_RESULT_MODEL_KEYS = {"engine", "_target_", "paper_name", "display_name", "max_images"}
 #: judge keys read by other stages (scores: undecided_*, parser) or that select images / the
 #: dry run: none changes a record
 _NON_RESULT_JUDGE_KEYS = {
@@ -78,5 +78,5 @@ def fingerprint(
         return hashlib.sha256(blob.encode()).hexdigest(), json.loads(blob)
 
     sha, config = digest(_NON_RESULT_MODEL_KEYS, _NON_RESULT_JUDGE_KEYS)
-    legacy, _ = digest({"engine", "_target_"}, {"models", "images", "dry_run"})
+    legacy, _ = digest({"engine", "_target_", "max_images"}, {"models", "images", "dry_run"})
     return {"sha256": sha, "config": config, "aliases": [legacy] if legacy != sha else []}

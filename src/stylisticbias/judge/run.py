@@ -12,11 +12,11 @@ Output, ``data/judgments/<model>/``:
   ``judgments.parquet`` and removed at the end, so an interrupted and resumed run leaves the
   same bytes -- and the same DVC hash -- as an uninterrupted one.
 
-Beside it, ``data/judgments/<model>.run.json`` (:func:`run_log_path`) -- model, engine,
-decoding, counts, timing, invalid rate, undecided mass, image tokens per image (if the engine
-reports them), simulated flag, MLflow run id. It describes the invocation, not the data, so it
-lives outside the DVC output: identical judgments hash identically whatever the timing (the
-per-rank summaries, which carry timings too, are removed once consolidated).
+Beside it, ``data/judgments/<model>.run.json`` (:func:`~.summary.run_log_path`) -- model,
+engine, decoding, counts, timing, invalid rate, undecided mass, image tokens per image (if the
+engine reports them), simulated flag, MLflow run id. It describes the invocation, not the data,
+so it lives outside the DVC output: identical judgments hash identically whatever the timing
+(the per-rank summaries, which carry timings too, are removed once consolidated).
 
 Before anything is touched the whole ``judge`` section is checked
 (:class:`~stylisticbias.judge.protocol.settings.JudgeSettings`), the output path is checked
@@ -64,7 +64,8 @@ from stylisticbias.judge.items import judge_items, stage_path
 from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
-from stylisticbias.judge.task_run import is_task_protocol, run_task_judge
+from stylisticbias.judge.task_judging import judge_task_protocol
+from stylisticbias.judge.task_run import is_task_protocol
 from stylisticbias.judge.writer import RANK_SUMMARY_GLOB
 from stylisticbias.output_paths import stage_output
 from stylisticbias.outputs import OutputLock
@@ -107,8 +108,8 @@ def run_judge(
     """Judge all images of the run with one model; returns ``data/judgments/<model>/``.
 
     Every rank of a multi-process run calls this; only rank 0 consolidates, writes the run log
-    (:func:`run_log_path`) and logs to MLflow. The protocol (``config.protocol``) is resolved
-    here, once, and passed on.
+    (:func:`~.summary.run_log_path`) and logs to MLflow. The protocol (``config.protocol``) is
+    resolved here, once, and passed on.
     """
     model_cfg = model_section(config, model_name)
     engine_cfg = dict(model_cfg.get("engine") or {})
@@ -117,8 +118,7 @@ def run_judge(
     root = project_root()
     if is_task_protocol(benchmark):  # REFLECT, VIGNETTE, ...: task records, not judgments
         out = Path(out_dir) if out_dir else stage_path(config.paths, "judgments") / model_name
-        faces = stage_path(config.paths, "faces")
-        return run_task_judge(model_name, model_cfg, benchmark, faces, out)
+        return judge_task_protocol(model_name, model_cfg, benchmark, config, out)
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids

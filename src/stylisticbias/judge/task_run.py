@@ -8,10 +8,10 @@ for REFLECT's source photo with its variants) and every cross-group pair of a bl
 in both orders. Offline stand-in, stated: the pairs are two different procedural faces, not
 counterfactual edits of one photo, and the simulated judge does not look at pixels.
 
-Only the ``simulated`` engine is routed here (it answers from planted effects,
+This is the ``simulated`` engine's route (it answers from planted effects,
 :mod:`~stylisticbias.judge.engines.simulated.task_plants`, and gives the exact outcome
-distribution in closed form); the other engines are refused at compose time by the task
-types' engine sets.
+distribution in closed form); ``hf`` and ``openai`` judge the same units through
+:mod:`~stylisticbias.judge.task_judging`, which dispatches here for the simulated judge.
 """
 
 from __future__ import annotations
@@ -119,6 +119,7 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str,
                     "value": float(ans.value) if ans.valid and ans.value is not None
                     and _answers_type(sc) == "numeric" else float("nan"),
                     "dist": exact_dist(sc, benchmark, tuple(g), int(prompt.variant)),
+                    "reason": ans.reason or "", "undecided": 0.0,
                 })  # fmt: skip
     df = pd.DataFrame(rows)
     df["task_id"] = df["task_id"].astype("int64")

@@ -147,7 +147,7 @@ def build_release(config: Config) -> ReleaseResult:
     root = project_root()
     rel_cfg = config.release
     gen = generator_section(config.generator)  # as composed (its kind and source are described)
-    imported = is_import({"generator": gen})
+    imported = is_import(gen)
     lic = release_license(gen, rel_cfg, imported)  # first: a missing licence writes nothing
     out_final = _out_dir(str(rel_cfg.out), root)
     table, files = image_rows(root / config.paths.faces, root / config.paths.variations, gen)

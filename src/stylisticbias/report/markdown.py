@@ -1,8 +1,9 @@
 """``reports/README.md``: a report a researcher can read on its own.
 
 Sections: title (``SIMULATED`` whenever any score table is simulated), run settings, headline
-findings, figures with captions, the paper's tables in the paper's layout, the comparison with
-the paper (when one of its models was run), calibration, diagnostics and methods.
+findings, figures with captions, the paper's tables in the paper's layout, what this image set
+could not estimate and why (only when something was not), the comparison with the paper (when
+one of its models was run), calibration, diagnostics and methods.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.report.estimable import not_estimable
 from stylisticbias.report.inputs import PAPER_MODELS, ReportInputs, RunSettings
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.tables import PAPER_TABLES
@@ -148,6 +150,21 @@ def paper_tables_section(
         if spec.wide in wide:
             out.append(f"### {spec.title}\n\n" + md_table(wide[spec.wide]))
     return "\n\n".join(out)
+
+
+def not_estimable_section(inputs: ReportInputs) -> str:
+    """ "Not estimable on this image set": every cell and table the analysis left empty, with
+    its reason (:mod:`~stylisticbias.report.estimable`); "" when nothing is missing."""
+    gaps = not_estimable(inputs)
+    if not gaps:
+        return ""
+    return (
+        "## Not estimable on this image set\n\n"
+        "These cells and tables need more data than this image set has (more faces, more "
+        "demographic groups, the variations they are about, or more models); they are empty "
+        "(`-`) in the tables above and in `reports/tables/`, never filled in.\n\n"
+        + md_table(pd.DataFrame(gaps, columns=["not estimable", "why"]))
+    )
 
 
 def comparison_section(cmp: Comparison | None) -> str:
@@ -370,6 +387,7 @@ def build_markdown(
         "## Headline findings\n\n" + "\n".join(f"- {f}" for f in findings),
         figures_section(figs, base),
         paper_tables_section(inputs.wide, alpha, inputs.analysis.strong_alpha),
+        *filter(None, [not_estimable_section(inputs)]),  # only when something is missing
         comparison_section(cmp),
         calibration_section(inputs.calibration),
         official_section(inputs),

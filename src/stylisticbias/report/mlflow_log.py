@@ -38,7 +38,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import re
 import uuid
 import warnings
@@ -76,12 +75,20 @@ from stylisticbias.tracking import (
 from stylisticbias.tracking import (
     resolve_tracking_uri as resolve_tracking_uri,  # re-exported
 )
+from stylisticbias.tracking.grouping import (  # SWEEP_ENV, TAG_KIND, TAG_SWEEP re-exported
+    SWEEP_ENV as SWEEP_ENV,
+)
+from stylisticbias.tracking.grouping import (
+    TAG_EXP_NAME,
+    TAG_KIND,
+    TAG_SWEEP,
+    dvc_exp_name,
+    find_or_create_parent,
+    sweep_id,
+)
 
 log = logging.getLogger(__name__)
 
-SWEEP_ENV = "STYLISTICBIAS_SWEEP_ID"
-TAG_SWEEP = "stylisticbias.sweep_id"
-TAG_KIND = "stylisticbias.run_kind"
 TAG_REPORT = "stylisticbias.report_id"
 TAG_DIGEST = "stylisticbias.report_digest"
 TAG_KEY = "stylisticbias.run_key"
@@ -94,24 +101,6 @@ ALL_METRICS_TABLE = "tables/metrics_all.json"
 _KEY_BAD = re.compile(r"[^0-9A-Za-z_\-. /]+")
 
 
-def sweep_id(env: Mapping[str, str] | None = None) -> str | None:
-    """The id of the sweep this run belongs to, or None outside a sweep."""
-    env = os.environ if env is None else env
-    if env.get(SWEEP_ENV):
-        return str(env[SWEEP_ENV])
-    if env.get("DVC_EXP_NAME") and env.get("DVC_EXP_BASELINE_REV"):
-        return f"dvc-exp:{env['DVC_EXP_BASELINE_REV'][:12]}"
-    try:
-        from hydra.core.hydra_config import HydraConfig
-        from hydra.types import RunMode
-
-        if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
-            return f"hydra:{HydraConfig.get().sweep.dir}"
-    except (ImportError, ValueError):  # hydra not installed / not configured
-        pass
-    return None
-
-
 def flatten_metrics(d: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     """Nested ``{"vs": {"age": 0.1}}`` -> ``{"vs.age": 0.1}``; finite numbers only."""
     out: dict[str, float] = {}
@@ -122,32 +111,6 @@ def flatten_metrics(d: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
         elif isinstance(v, int | float) and math.isfinite(float(v)):
             out[key] = float(v)
     return out
-
-
-def find_or_create_parent(experiment_id: str, sweep: str, tags: Mapping[str, str]) -> str:
-    """The parent run of ``sweep`` (the oldest one tagged with it), created if there is none."""
-    import mlflow
-
-    filt = f"tags.`{TAG_SWEEP}` = '{sweep}' and tags.`{TAG_KIND}` = 'sweep'"
-
-    def oldest() -> str | None:
-        runs = mlflow.search_runs(
-            [experiment_id], filt, order_by=["attributes.start_time ASC"], output_format="list"
-        )
-        return runs[0].info.run_id if runs else None
-
-    found = oldest()
-    if found:
-        return found
-    client = mlflow.MlflowClient()
-    run = client.create_run(
-        experiment_id, run_name=f"sweep {sweep}", tags={**tags, TAG_SWEEP: sweep, TAG_KIND: "sweep"}
-    )
-    client.set_terminated(run.info.run_id)
-    winner = oldest() or run.info.run_id  # two workers racing: both settle on the oldest
-    if winner != run.info.run_id:
-        client.delete_run(run.info.run_id)
-    return winner
 
 
 def _replace_older(experiment_id: str, key: str, keep: str) -> None:
@@ -286,9 +249,9 @@ def _log_report(
     base_tags: dict[str, Any] = {TAG_REPORT: uuid.uuid4().hex[:12], TAG_DIGEST: report_digest}
     if sha:
         base_tags |= {"git_commit": sha, "mlflow.source.git.commit": sha}
-    exp_name = os.environ.get("DVC_EXP_NAME")
+    exp_name = dvc_exp_name()
     if exp_name:
-        base_tags["dvc.exp_name"] = exp_name
+        base_tags[TAG_EXP_NAME] = exp_name
     ids: dict[str, str] = {}
     sweep = sweep_id()
     if sweep:

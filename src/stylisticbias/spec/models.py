@@ -55,6 +55,8 @@ class HFModelSpec:
     local_build: str | None = None
     processor_kwargs: dict[str, Any] = field(default_factory=dict)
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: the most images one prompt may carry (a two-image pairwise task needs 2)
+    max_images: int = 1
     engine: HFEngineSpec = field(default_factory=HFEngineSpec)
 
 
@@ -70,6 +72,8 @@ class OpenAIModelSpec:
     local_build: str | None = None
     endpoint: dict[str, Any] = MISSING
     prices: dict[str, Any] = field(default_factory=dict)
+    #: the most images one prompt may carry (a two-image pairwise task needs 2)
+    max_images: int = 1
     engine: OpenAIEngineSpec = field(default_factory=OpenAIEngineSpec)
 
 

@@ -16,6 +16,13 @@ from dataclasses import replace
 from typing import Any
 
 from stylisticbias.spec.sections import TrackingSpec
+from stylisticbias.tracking.grouping import (
+    TAG_EXP_NAME,
+    TAG_SWEEP,
+    dvc_exp_name,
+    find_or_create_parent,
+    sweep_id,
+)
 from stylisticbias.tracking.store import (
     bounded,
     ensure_experiment,
@@ -97,6 +104,7 @@ def start_run(
     run_name: str,
     tags: Mapping[str, Any] | None = None,
     nested: bool = False,
+    sweep: str | None = None,
 ) -> Iterator[Any]:
     """Start an MLflow run (yields the ``mlflow.ActiveRun``), or yield None if tracking is off.
 
@@ -104,7 +112,9 @@ def start_run(
     here, :func:`resolve_tracking_uri`); tags the run with
     ``git_commit`` and ``simulated`` (from ``tags``, default false). ``nested=True`` nests under
     the currently active run; otherwise, if ``STYLISTICBIAS_PARENT_RUN_ID`` is set, the run is a
-    child of that run (``mlflow.parentRunId`` tag).
+    child of that run (``mlflow.parentRunId`` tag); otherwise, with ``sweep`` (an id of
+    :func:`stylisticbias.tracking.grouping.sweep_id`), of that sweep's parent run (created if
+    missing).
     """
     if not tracking.enabled:
         yield None
@@ -125,11 +135,14 @@ def start_run(
     parent = os.environ.get(PARENT_ENV)
     with bounded(spec):
         preflight(spec)
-        ensure_experiment(spec)
+        exp_id = ensure_experiment(spec)
         with in_store_dir(spec):
             if nested and mlflow.active_run() is not None:
                 ctx = mlflow.start_run(run_name=run_name, tags=all_tags, nested=True)
             else:
+                if not parent and sweep:
+                    parent = find_or_create_parent(exp_id, sweep, {"git_commit": commit or ""})
+                    all_tags[TAG_SWEEP] = sweep
                 if parent:
                     all_tags["mlflow.parentRunId"] = parent
                 ctx = mlflow.start_run(run_name=run_name, tags=all_tags)
@@ -195,7 +208,9 @@ def log_judge_run(
 
     A run that judged no image (everything resumed from finished records, or a dry run) logs
     nothing: the run that judged them is already in the store, and a second run with the same
-    numbers would only clutter the experiment.
+    numbers would only clutter the experiment. Inside ``dvc exp run`` (queued or not) the run
+    is named after the experiment (``judge/<model> @<experiment>``, tag ``dvc.exp_name``) and
+    nested under the parent run of its baseline's experiments, beside the report's runs.
     """
     if not summary.get("images_judged"):
         log.info("judge %s: no image judged in this run; nothing new to log", summary.get("model"))
@@ -206,7 +221,12 @@ def log_judge_run(
         "engine": summary.get("engine"),
         "simulated": bool(summary.get("simulated", False)),
     }
-    with start_run(tracking, run_name=f"judge/{summary.get('model')}", tags=tags) as run:
+    exp_name = dvc_exp_name()
+    name = f"judge/{summary.get('model')}"
+    if exp_name:
+        tags[TAG_EXP_NAME] = exp_name
+        name += f" @{exp_name}"
+    with start_run(tracking, run_name=name, tags=tags, sweep=sweep_id()) as run:
         if run is None:
             return None
         log_params(run_params)

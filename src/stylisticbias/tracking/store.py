@@ -20,6 +20,7 @@ from stylisticbias.config import load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.parse import typed
 from stylisticbias.spec.sections import TrackingSpec
+from stylisticbias.tracking.deadline import DeadlineExceeded, call_deadline
 
 log = logging.getLogger(__name__)
 
@@ -157,8 +158,12 @@ def bounded(spec: TrackingSpec) -> Iterator[None]:
 
     Sets ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``, ``MLFLOW_HTTP_REQUEST_TIMEOUT``,
     ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR`` (1 s, doubling) and ``..._BACKOFF_JITTER`` (0) for the
-    block (restored after), silences the per-retry warnings of urllib3, and re-raises an MLflow,
-    HTTP, SQLite or OS error as :class:`TrackingError` naming the URI.
+    block (restored after), silences the per-retry warnings of urllib3, gives every HTTP request
+    (one ``requests`` call with all its retries) a total deadline of :func:`bound_s` seconds
+    (:func:`~stylisticbias.tracking.deadline.call_deadline`: the timeouts above bound each read
+    only, and a server trickling a byte every 2 s would never trip them), and re-raises an
+    MLflow, HTTP, SQLite or OS error, or a passed deadline, as :class:`TrackingError` naming
+    the URI.
     """
     env = {
         "MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(spec.max_retries),
@@ -173,9 +178,12 @@ def bounded(spec: TrackingSpec) -> Iterator[None]:
     for lg in loggers:
         lg.setLevel(logging.ERROR)
     try:
-        yield
+        with _deadline_per_request(bound_s(spec)):
+            yield
     except TrackingError:
         raise
+    except DeadlineExceeded as exc:
+        raise _fail(spec, f"answered too slowly: {exc}") from None
     except _store_errors() as exc:
         raise _fail(spec, f"failed: {_first_line(exc)}") from exc
     finally:
@@ -188,10 +196,30 @@ def bounded(spec: TrackingSpec) -> Iterator[None]:
             lg.setLevel(level)
 
 
+@contextlib.contextmanager
+def _deadline_per_request(seconds: float) -> Iterator[None]:
+    """Every ``requests`` call of the block (MLflow's included: one ``Session.send``, urllib3's
+    retries inside it) gets a total deadline of ``seconds``."""
+    import requests
+
+    original = requests.Session.send
+
+    def send(self: requests.Session, request: Any, **kwargs: Any) -> Any:
+        with call_deadline(seconds, f"{request.method} {request.path_url}"):
+            return original(self, request, **kwargs)
+
+    requests.Session.send = send  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        requests.Session.send = original  # type: ignore[method-assign]
+
+
 def preflight(spec: TrackingSpec) -> None:
     """Check the store answers before MLflow touches it; raise :class:`TrackingError` if not.
 
-    ``http(s)``: up to ``max_retries`` + 1 GETs of ``<uri>/health``, ``timeout_s`` each; any HTTP
+    ``http(s)``: up to ``max_retries`` + 1 GETs of ``<uri>/health``, ``timeout_s`` each (in
+    total: a server that trickles its answer counts as silent); any HTTP
     answer below 500 counts as reachable. ``sqlite``: an existing file must open read-only as a
     SQLite database and pass ``PRAGMA quick_check`` (waiting at most ``timeout_s`` for a lock);
     a missing file is created by MLflow. Other schemes are left to MLflow (under :func:`bounded`).
@@ -218,8 +246,9 @@ def _probe_http(spec: TrackingSpec) -> None:
         if attempt:
             time.sleep(min(2 ** (attempt - 1), spec.timeout_s) if attempt > 1 else 0)
         try:
-            resp = requests.get(url, timeout=spec.timeout_s, verify=verify, cert=cert)
-        except requests.Timeout:
+            with call_deadline(spec.timeout_s, "GET /health"):
+                resp = requests.get(url, timeout=spec.timeout_s, verify=verify, cert=cert)
+        except (requests.Timeout, DeadlineExceeded):
             reason = f"did not answer within {spec.timeout_s} s"
         except requests.RequestException as exc:
             refused = "refused" in str(exc).lower()

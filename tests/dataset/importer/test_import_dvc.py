@@ -4,7 +4,6 @@ of what the judge sees (images referenced in place); the whole pipeline through 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from PIL import Image
 
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.config import ROOT
+from stylisticbias_dev.project_copy import copy_project
 
 
 def _env() -> dict[str, str]:
@@ -25,22 +25,7 @@ def _env() -> dict[str, str]:
 def _project(dest: Path) -> Path:
     """The working tree's tracked and unignored files (no data, reports, dvc.lock) in a fresh
     git repository."""
-    files = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout.splitlines()  # fmt: skip
-    for rel in files:
-        generated = rel.startswith(("reports/", "data/")) and rel != "data/import/README.md"
-        if (ROOT / rel).is_file() and not generated and rel != "dvc.lock":
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, dest / rel)
-    for cmd in (
-        ["git", "init", "-q"],
-        ["git", "add", "-A"],
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy"],
-    ):
-        subprocess.run(cmd, cwd=dest, check=True, env=_env())  # fmt: skip
-    return dest
+    return copy_project(ROOT, dest)
 
 
 def _run(project: Path, *cmd: str) -> str:

@@ -70,10 +70,10 @@ def test_release_full_grid_imports_with_paper_spellings(project: Path, bench: Be
     assert "Imported image set: coverage" in html and "data/import/release" in html
 
 
-EXPECTED = {  # check -> (phrase in the message, stage that stops)
-    "missing_image": ("missing image", "variations"),
-    "unreadable_image": ("unreadable image", "variations"),
-    "corrupt_image": ("corrupt image", "variations"),
+EXPECTED = {  # check -> (phrase in the message, stage that stops: faces checks every image)
+    "missing_image": ("missing image", "faces"),
+    "unreadable_image": ("unreadable image", "faces"),
+    "corrupt_image": ("corrupt image", "faces"),
     "base_missing": ("variation whose base is missing", "faces"),
     "duplicate": ("duplicate (face, attribute, value)", "faces"),
     "two_values": ("two values in one variation", "faces"),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stylisticbias_dev.bench import analysis, generation, grammar_check, judge, judge_gpu
+from stylisticbias_dev.bench import analysis, generation, grammar_check, judge, judge_gpu, scores
 
 
 def _machine_ok(machine: dict) -> None:
@@ -51,6 +51,23 @@ def test_analysis_bench(tmp_path: Path) -> None:
     assert add["models_analysed"] == 1 and add["models_from_cache"] == 2
     assert got["peak_rss_ratio_largest_vs_smallest"] > 0
     assert got["command"] == "python -m stylisticbias_dev.bench.analysis " + " ".join(argv)
+    _machine_ok(got["machine"])
+
+
+@pytest.mark.slow  # benchmark-like: the scores stage beside DuckDB (make test-all)
+def test_scores_bench(tmp_path: Path) -> None:
+    pytest.importorskip("duckdb")
+    out = tmp_path / "scores.json"
+    argv = ["--faces", "4", "--repeats", "1", "--workdir", str(tmp_path / "w"), "--out", str(out)]
+    assert scores.main(argv) == 0
+    got = json.loads(out.read_text())
+    assert got["judgments_rows"] == got["images"] * 25 * 12
+    assert got["score_rows"] == got["images"] * 25
+    assert got["identical_to_pandas_engine"] is True  # the stage's file, byte for byte
+    assert got["stage_seconds_median"] > 0 and got["baseline_seconds_median"] > 0
+    assert got["ratio_stage_vs_baseline"] > 0 and got["ratio_cpu_stage_vs_baseline"] > 0
+    assert "load_avg_start" in got and "COPY" in got["baseline_query"]
+    assert got["command"] == "python -m stylisticbias_dev.bench.scores " + " ".join(argv)
     _machine_ok(got["machine"])
 
 

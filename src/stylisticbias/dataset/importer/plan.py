@@ -4,8 +4,9 @@ Checks (each a one-line :class:`~stylisticbias.dataset.importer.sources.Problem`
 file): unreadable metadata, an image without metadata, two values in one variation, a variation
 whose base is missing, a face with demographics outside the grid, a value outside the face's
 gender scope, duplicate faces and duplicate (face, attribute, value), values excluded by the
-alias table. Unmapped spellings stop the import whatever the policy
-(:meth:`Vocabulary.raise_unmapped`). Image checks (missing / unreadable / corrupt) are in
+alias table, an image path that leaves the manifest's folder (or, in place, the data root:
+:mod:`~stylisticbias.dataset.importer.safety`). Unmapped spellings stop the import whatever the
+policy (:meth:`Vocabulary.raise_unmapped`). Image checks (missing / unreadable / corrupt) are in
 :mod:`stylisticbias.dataset.importer.images`.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, VariationValue
 from stylisticbias.dataset.importer.pairs import read_pairs
+from stylisticbias.dataset.importer.safety import ignored_files, manifest_folder, path_problem
 from stylisticbias.dataset.importer.settings import ImportSettings
 from stylisticbias.dataset.importer.sources import Entry, Problem, read_entries, with_problem
 from stylisticbias.dataset.importer.vocabulary import EXCLUDED, Vocabulary
@@ -48,15 +50,29 @@ class ImportPlan:
 
     faces: tuple[Planned, ...]
     variations: tuple[Planned, ...]
+    ignored: tuple[str, ...] = ()  # files under the source no row claims (relative paths)
 
 
-def plan_import(settings: ImportSettings, benchmark: Benchmark, source: Path) -> ImportPlan:
-    """Read ``source`` and return every entry mapped to the benchmark, with its problem."""
+def plan_import(
+    settings: ImportSettings, benchmark: Benchmark, source: Path, data_root: Path
+) -> ImportPlan:
+    """Read ``source`` and return every entry mapped to the benchmark, with its problem.
+
+    No image is opened here; an image path that breaks the path rule is an ``unsafe_path``
+    problem, so the image stage never opens it either.
+    """
     entries = (
         read_pairs(source, benchmark)
         if settings.layout == "pairs"
         else read_entries(settings.layout, source)
     )
+    folder = manifest_folder(settings.layout, source)
+    entries = [
+        with_problem(e, bad)
+        if (bad := path_problem(e, folder, settings.materialize, data_root))
+        else e
+        for e in entries
+    ]
     vocab = Vocabulary(benchmark, settings.aliases)
     faces = [_map_face(e, vocab, benchmark) for e in entries if e.is_base]
     variations = [_map_variation(e, vocab) for e in entries if not e.is_base]
@@ -112,7 +128,8 @@ def plan_import(settings: ImportSettings, benchmark: Benchmark, source: Path) ->
         lambda p: (p.face_id, p.variation.attribute, p.variation.value) if p.variation else None,
         "duplicate (face, attribute, value)",
     )
-    return ImportPlan(tuple(faces), tuple(checked))
+    ignored = ignored_files(settings.layout, source, entries)
+    return ImportPlan(tuple(faces), tuple(checked), tuple(ignored))
 
 
 def _map_face(e: Entry, vocab: Vocabulary, benchmark: Benchmark) -> Planned:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.generators import ImportSpec
 
 LAYOUTS = ("release", "table", "pairs")
 MATERIALIZE = ("reference", "copy", "hardlink")
@@ -51,6 +52,15 @@ class ImportSettings:
     on_error: str = "stop"
     aliases: tuple[Alias, ...] = ()
     watch_dir: str = "data/import"
+
+    @classmethod
+    def from_spec(cls, spec: ImportSpec) -> ImportSettings:
+        """Build from the typed ``generator`` section (``Config.generator``)."""
+        if not isinstance(spec, ImportSpec):
+            raise StylisticBiasError(
+                f"{WHERE}: the generator section is {type(spec).__name__}, not generator=import"
+            )
+        return cls.from_config(asdict(spec))
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> ImportSettings:
@@ -130,7 +140,10 @@ def parse_aliases(items: Sequence[Any]) -> tuple[Alias, ...]:
     return tuple(out)
 
 
-def is_import(params: Mapping[str, Any]) -> bool:
-    """Whether the composed configuration selects ``generator: import``."""
-    gen = params.get("generator") or {}
-    return str(gen.get("_target_", "")).endswith("importer.ImportSettings")
+def is_import(generator: Any) -> bool:
+    """Whether the ``generator`` section (its spec, or the mapping of a plug-in generator or of
+    compose time) selects ``generator: import``."""
+    if isinstance(generator, ImportSpec):
+        return True
+    target = generator.get("_target_", "") if isinstance(generator, Mapping) else ""
+    return str(target).endswith("importer.ImportSettings")

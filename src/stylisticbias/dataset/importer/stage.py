@@ -8,6 +8,15 @@ the written faces (sha256 of every base image), decodes the variation images and
 ``data/variations`` (``variations.parquet``, ``images/``, ``skipped.parquet``,
 ``coverage.json``, ``gallery.html`` with the coverage report).
 
+With ``generator.on_error=stop`` the import is all or nothing: ``faces`` decodes every image of
+**both** stages (base faces and variations) before it swaps ``data/faces`` in, so a corrupt
+variation stops the import while the previous ``data/faces`` and ``data/variations`` are still
+whole. No image is opened before the path rule
+(:mod:`~stylisticbias.dataset.importer.safety`) has accepted its manifest row. Files under the
+source that no row claims are listed in a log line and in ``import.json`` / ``coverage.json``
+(``ignored_files``); images converted to RGB by more than an exact conversion (16-bit grayscale,
+alpha: :mod:`stylisticbias.dataset.imaging`) are named in a warning.
+
 Each output directory is built in a temporary sibling (``data/.<name>.tmp``,
 :func:`stylisticbias.outputs.atomic_dir`) and swapped in by rename, so a failed or killed import
 leaves the previous output whole.
@@ -22,6 +31,7 @@ manifest -- a DVC output -- changes whenever an image does; the stages also depe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -37,20 +47,35 @@ import pandera.pandas as pa
 from tqdm import tqdm
 
 from stylisticbias import schemas
-from stylisticbias.benchmark import Benchmark, benchmark_from_params
-from stylisticbias.config import get, project_root
+from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.config import project_root
+from stylisticbias.dataset.imaging import BACKGROUND
 from stylisticbias.dataset.importer.coverage import coverage, coverage_html, log_coverage
-from stylisticbias.dataset.importer.images import ImageInfo, inspect_image, place, reference_path
+from stylisticbias.dataset.importer.images import (
+    ImageInfo,
+    converted_png,
+    inspect_image,
+    place,
+    reference_path,
+)
 from stylisticbias.dataset.importer.plan import ImportPlan, Planned, plan_import
+from stylisticbias.dataset.importer.safety import describe_ignored
 from stylisticbias.dataset.importer.settings import ImportSettings
 from stylisticbias.dataset.importer.sources import Problem
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_dir, temp_sibling
+from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
 
 GENERATOR = "import"
-IMAGE_CHECKS = ("missing_image", "unreadable_image", "corrupt_image")
+IMAGE_CHECKS = (
+    "missing_image",
+    "unreadable_image",
+    "corrupt_image",
+    "too_large",
+    "unsupported_mode",
+)
 
 #: ``skipped.parquet`` beside each manifest: every source row left out, with its reason.
 SKIPPED = pa.DataFrameSchema(
@@ -73,24 +98,35 @@ SKIPPED = pa.DataFrameSchema(
 class _Context:
     """Resolved settings, paths and the plan shared by both stages."""
 
-    def __init__(self, params: dict[str, Any]) -> None:
+    def __init__(self, config: Config) -> None:
         self.root = project_root()
-        self.settings = ImportSettings.from_config(params["generator"])
-        self.benchmark: Benchmark = benchmark_from_params(params)
-        self.data_root = self.root / str(get(params, "paths.data"))
+        self.config = config
+        self.settings = ImportSettings.from_spec(config.generator)
+        self.benchmark: Benchmark = load_benchmark(config.protocol)
+        self.data_root = self.root / config.paths.data
         src = Path(self.settings.source)
         self.source = src if src.is_absolute() else self.root / src
         self.label = _source_label(self.settings, self.source, self.root)
         if self.settings.materialize == "reference" and not _inside(self.source, self.data_root):
             raise StylisticBiasError(
                 f"generator.source {self.settings.source!r}: materialize=reference needs the "
-                f"images inside the data root ({get(params, 'paths.data')}/), so that the "
+                f"images inside the data root ({config.paths.data}/), so that the "
                 f"manifests' relative paths stay valid on every machine; put (or `dvc add`) "
                 f"the set under {self.settings.watch_dir}/, or use materialize=copy or hardlink"
             )
 
-    def plan(self) -> ImportPlan:
-        return plan_import(self.settings, self.benchmark, self.source)
+    def plan(self, stage: str) -> ImportPlan:
+        plan = plan_import(self.settings, self.benchmark, self.source, self.data_root)
+        if plan.ignored:
+            log.warning(
+                "import %s: %d file(s) under %s ignored (claimed by no manifest row; listed in "
+                "ignored_files of the stage's summary): %s",
+                stage,
+                len(plan.ignored),
+                self.label,
+                describe_ignored(list(plan.ignored)),
+            )
+        return plan
 
     def warn_unwatched(self) -> None:
         if not _inside(self.source, self.root / self.settings.watch_dir):
@@ -171,6 +207,29 @@ def _inspect_all(rows: list[Planned], desc: str) -> list[tuple[Planned, ImageInf
     return out
 
 
+def _warn_conversions(ctx: _Context, inspected: Sequence[tuple[Planned, ImageInfo | None]]) -> None:
+    """One warning per kind of conversion beyond an exact one, naming the images."""
+    by_note: dict[str, list[str]] = {}
+    for p, info in inspected:
+        if info is not None and info.note:
+            by_note.setdefault(info.note, []).append(p.entry.image.name)
+    how = (
+        "read by the judge through the same rule (referenced in place)"
+        if ctx.settings.materialize == "reference"
+        else "stored converted, as an 8-bit RGB PNG"
+    )
+    for note, names in sorted(by_note.items()):
+        shown = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+        log.warning(
+            "import: %d image(s) converted to RGB: %s (background %s); %s: %s",
+            len(names),
+            note,
+            "#{:02x}{:02x}{:02x}".format(*BACKGROUND),
+            how,
+            shown,
+        )
+
+
 def _skipped_frame(ctx: _Context, bad: Sequence[tuple[str, Planned]]) -> pd.DataFrame:
     rows = [
         {
@@ -217,14 +276,21 @@ def _image_columns(
             "status": "error",
             "reason": f"import: {ctx.rel(p.problem.message) if p.problem else '?'}",
         }
+    sha = info.sha256
     if ctx.settings.materialize == "reference":
         path = reference_path(p.entry.image, final)
+    elif info.note is not None:  # a stated conversion: the converted bytes are the dataset's
+        path = f"{rel}.png"
+        data = converted_png(p.entry.image)
+        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / path).write_bytes(data)
+        sha = hashlib.sha256(data).hexdigest()
     else:
         path = f"{rel}.{info.ext}"
         place(p.entry.image, tmp / path, ctx.settings.materialize, warned=warned)
     return {
         "path": path,
-        "sha256": info.sha256,
+        "sha256": sha,
         "width": info.width,
         "height": info.height,
         "status": "ok",
@@ -237,16 +303,29 @@ def _listed(p: Planned) -> bool:
     return p.problem is not None and p.problem.check in IMAGE_CHECKS
 
 
+def _converted(inspected: Sequence[tuple[Planned, ImageInfo | None]]) -> dict[str, str]:
+    """``<face id>/<file name>`` -> the stated conversion the image went through."""
+    return {
+        f"{p.face_id}/{p.entry.image.name}": info.note
+        for p, info in inspected
+        if info is not None and info.note
+    }
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- faces stage
-def import_faces(params: dict[str, Any]) -> Path:
-    """Import the base faces into ``paths.faces``; returns ``faces.parquet``'s path."""
-    ctx = _Context(params)
+def import_faces(config: Config) -> Path:
+    """Import the base faces into ``paths.faces``; returns ``faces.parquet``'s path.
+
+    With ``on_error=stop`` every variation image is decoded too before anything is swapped in
+    (all or nothing across both stages).
+    """
+    ctx = _Context(config)
     ctx.warn_unwatched()
-    plan = ctx.plan()
+    plan = ctx.plan("faces")
     log.info(
         "import: %s: %d base face(s), %d variation(s)",
         ctx.label,
@@ -254,9 +333,13 @@ def import_faces(params: dict[str, Any]) -> Path:
         len(plan.variations),
     )
     inspected = _inspect_all(list(plan.faces), "import faces")
-    rows = [("face", p) for p, _ in inspected] + [("variation", p) for p in plan.variations]
+    variations = list(plan.variations)
+    if ctx.settings.on_error == "stop":  # the variations' images too, before faces is swapped
+        variations = [p for p, _ in _inspect_all(variations, "import: check variations")]
+    rows = [("face", p) for p, _ in inspected] + [("variation", p) for p in variations]
     bad = _check_problems(ctx, rows, "faces")
-    final = ctx.root / str(get(params, "paths.faces"))
+    _warn_conversions(ctx, inspected)
+    final = ctx.root / config.paths.faces
     warned = [False]
     with _staging(final) as tmp:
         out = []
@@ -292,6 +375,8 @@ def import_faces(params: dict[str, Any]) -> Path:
                 "skipped_by_check": dict(
                     sorted(Counter(p.problem.check for _, p in face_bad if p.problem).items())
                 ),
+                "ignored_files": list(plan.ignored),
+                "converted": _converted(inspected),
             },
         )
     log.info(
@@ -304,16 +389,16 @@ def import_faces(params: dict[str, Any]) -> Path:
 
 
 # --------------------------------------------------------------------------- variations stage
-def import_variations(params: dict[str, Any]) -> Path:
+def import_variations(config: Config) -> Path:
     """Import the variations into ``paths.variations`` (+ coverage, gallery)."""
     from stylisticbias.dataset.base_faces import load_base_faces
     from stylisticbias.gallery import write_gallery
 
-    ctx = _Context(params)
-    faces_dir = ctx.root / str(get(params, "paths.faces"))
+    ctx = _Context(config)
+    faces_dir = ctx.root / config.paths.faces
     faces = load_base_faces(faces_dir, ctx.benchmark)  # sha256 of every base image re-checked
     ok = faces[faces["status"] == "ok"].set_index("face_id")
-    plan = ctx.plan()
+    plan = ctx.plan("variations")
     checked = []
     for p in plan.variations:
         if p.problem is None and p.face_id not in ok.index:
@@ -327,7 +412,8 @@ def import_variations(params: dict[str, Any]) -> Path:
         checked.append(p)
     inspected = _inspect_all(checked, "import variations")
     bad = _check_problems(ctx, [("variation", p) for p, _ in inspected], "variations")
-    final = ctx.root / str(get(params, "paths.variations"))
+    _warn_conversions(ctx, inspected)
+    final = ctx.root / config.paths.variations
     warned = [False]
     with _staging(final) as tmp:
         out = []
@@ -359,9 +445,11 @@ def import_variations(params: dict[str, Any]) -> Path:
         cov = coverage(faces, table, ctx.benchmark)
         cov["source"] = ctx.label
         cov["variations_skipped"] = len(bad)
+        cov["ignored_files"] = list(plan.ignored)
+        cov["converted"] = _converted(inspected)
         _write_json(tmp / "coverage.json", cov)
         log_coverage(cov, ctx.label)
-        max_faces = (params.get("gallery") or {}).get("max_faces")
+        max_faces = config.gallery.max_faces
         write_gallery(
             faces,
             table,

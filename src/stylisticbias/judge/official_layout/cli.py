@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def _export_cli(args: Any) -> int:
     from stylisticbias.benchmark import load_benchmark
     from stylisticbias.config import judged_models, load_config, project_root
-    from stylisticbias.schemas import FACES, JUDGMENTS, VARIATIONS, read_table
+    from stylisticbias.schemas import FACES, JUDGMENT_RECORDS, VARIATIONS, read_table
 
     config = load_config()
     benchmark = load_benchmark(config.protocol)
@@ -40,7 +40,7 @@ def _export_cli(args: Any) -> int:
     chars = characteristics_of(faces, variations, benchmark)
     n = 0
     for m in models:
-        j = read_table(path("judgments") / m / "judgments.parquet", JUDGMENTS)
+        j = read_table(path("judgments") / m / "judgments.parquet", JUDGMENT_RECORDS)
         n += export_judgments(j, benchmark, Path(args.out), characteristics=chars)
     log.info("exported %d file(s) of %d model(s) to %s", n, len(models), args.out)
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from stylisticbias.benchmark import select_ids
+from stylisticbias.benchmark import Benchmark, select_ids
 from stylisticbias.config import conf_dir, load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.engines import ENGINE_SPECS
@@ -58,6 +58,35 @@ class JudgeSettings:
         orderings = select_ids("orderings", spec.orderings, ordering_ids)
         return cls(spec.images, tuple(orderings), tuple(spec.seeds), spec.temperature,
                    spec.max_new_tokens)  # fmt: skip
+
+
+def check_scenarios(scenarios: Any, benchmark: Benchmark) -> None:
+    """``judge.scenarios`` is ``all`` (or null) or a list of the protocol's scenario ids."""
+    if scenarios in (None, "all"):
+        return
+    if not isinstance(scenarios, list):
+        raise StylisticBiasError(
+            f"judge.scenarios: {scenarios!r}; valid: all or a list of ids "
+            f"(1-{len(benchmark.scenarios)})"
+        )
+    lookup = (
+        benchmark.task_scenario
+        if benchmark.tasks and not benchmark.scenarios
+        else (benchmark.scenario)
+    )
+    for sid in scenarios:
+        try:
+            lookup(int(sid))
+        except (StylisticBiasError, ValueError, TypeError) as exc:
+            raise StylisticBiasError(f"judge.scenarios: {exc}") from None
+
+
+def check_judge_section(judge_cfg: Mapping[str, Any], benchmark: Benchmark) -> JudgeSettings:
+    """Every ``judge`` setting checked against the protocol (orderings, scenarios, seeds,
+    temperature...): cheap, so a stage runs it before loading any table or judging library."""
+    settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
+    check_scenarios(judge_cfg.get("scenarios", "all"), benchmark)
+    return settings
 
 
 @cache

@@ -137,12 +137,15 @@ def test_engine_without_the_task_fails_at_compose_time() -> None:
     # beside binary scenarios, the other task types are not judged by any engine
     assert msg.startswith("models.sim: protocol")
     assert "choice_k, numeric, pairwise, text_only beside scenarios:" in msg
-    # a protocol of tasks alone: the simulated engine judges them, hf does not
+    # a protocol of tasks alone: the simulated engine judges them; hf and openai too, within
+    # what the model file says it takes (max_images) and what its decoding gives
     reflect = load_benchmark("reflect")
     check_engine_tasks(reflect, "simulated", "models.sim")
     model = {"name": "m", "_target_": "stylisticbias.judge.engines.hf.engine.HFJudgeEngine"}
-    with pytest.raises(StylisticBiasError, match="engine 'hf' cannot judge task type"):
+    with pytest.raises(StylisticBiasError, match="shows 2 images in one prompt"):
         _check_tasks("m", model, reflect)
+    with pytest.raises(StylisticBiasError, match="engine 'plugin' cannot judge task type"):
+        check_engine_tasks(reflect, "plugin", "models.x")
     # the paper's protocol asks only binary: every engine judges it
     paper = load_benchmark("stylisticbias")
     for engine in ("hf", "openai", "simulated"):

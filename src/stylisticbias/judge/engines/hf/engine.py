@@ -49,6 +49,7 @@ from stylisticbias.judge.engines.hf.shared_prefix import (
     SharedPrefixUnsupported,
 )
 from stylisticbias.judge.engines.hf.shared_prefix import install as install_shared_prefix
+from stylisticbias.judge.engines.hf.tasks import answer_tasks as answer_task_asks
 from stylisticbias.judge.engines.hf.tasks import label_distributions as task_label_distributions
 from stylisticbias.judge.protocol.distribution import Distribution
 from stylisticbias.judge.protocol.outcomes import (
@@ -67,6 +68,7 @@ from stylisticbias.judge.protocol.prompts import (
     tokenize_text,
 )
 from stylisticbias.judge.protocol.settings import engine_settings
+from stylisticbias.judge.protocol.tasks.asks import TaskAsk, TaskReply
 
 log = logging.getLogger(__name__)
 
@@ -344,6 +346,15 @@ class HFJudgeEngine(JudgeEngine):
         if self.model is None:
             self.setup(self.device)
         return task_label_distributions(self, img, texts, rules)
+
+    def answer_tasks(self, asks: Sequence[TaskAsk]) -> list[TaskReply]:
+        """Task prompts answered (:func:`~stylisticbias.judge.engines.hf.tasks.answer_tasks`)."""
+        import torch
+
+        if self.model is None:
+            self.setup(self.device)
+        with torch.inference_mode():
+            return answer_task_asks(self, asks)
 
     def _choose_batch_sizes(self, width: int) -> None:
         """Resolve ``auto`` batch sizes from free memory (:mod:`~.batch_sizing`), once."""

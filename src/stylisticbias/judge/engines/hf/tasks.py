@@ -22,6 +22,7 @@ from stylisticbias.judge.engines.hf.exact import ExpandStats, expand_all, prefil
 from stylisticbias.judge.engines.hf.prompts import split_prompts
 from stylisticbias.judge.protocol.distribution import Distribution
 from stylisticbias.judge.protocol.prompts import render, tokenize_text
+from stylisticbias.judge.protocol.tasks.asks import TaskAsk, TaskReply
 
 
 def label_distributions(
@@ -61,3 +62,42 @@ def label_distributions(
                        engine.suffix_batch_size, stats=stats or ExpandStats(),
                        padding=engine.suffix_padding)  # fmt: skip
     return dists
+
+
+def answer_tasks(engine: Any, asks: Sequence[TaskAsk]) -> list[TaskReply]:
+    """Every ask answered by an :class:`~.engine.HFJudgeEngine` (set up).
+
+    Under ``exact`` and ``sampled`` decoding an ask with labels gets its exact distribution;
+    the asks that show the same images with the same labels share one prefix
+    (:func:`label_distributions`). An ask without labels (a free number), and every ask under
+    ``generate``, gets one ``generate`` call seeded like the forced choice's
+    (:meth:`~.engine.HFJudgeEngine.torch_seed`). Each image file is decoded once per call.
+    """
+    from PIL import Image
+
+    pixels: dict[str, Any] = {}
+
+    def images(paths: Sequence[str]) -> list[Any]:
+        for p in paths:
+            if p not in pixels:
+                with Image.open(p) as im:
+                    pixels[p] = im.convert("RGB")
+        return [pixels[p] for p in paths]
+
+    exact = engine.decoding in ("exact", "sampled")
+    out: list[TaskReply | None] = [None] * len(asks)
+    groups: dict[tuple[tuple[str, ...], ParserRules], list[int]] = {}
+    for i, ask in enumerate(asks):
+        if exact and ask.rules is not None:
+            groups.setdefault((ask.images, ask.rules), []).append(i)
+            continue
+        enc = engine.encode_prompt(ask.text, images(ask.images))
+        text = engine.generate_one(enc, engine.torch_seed(ask.seed, ask.key, 0, 0))
+        out[i] = TaskReply(text=text)
+    for (paths, rules), idx in groups.items():
+        dists = label_distributions(engine, images(paths), [asks[i].text for i in idx], rules)
+        for i, d in zip(idx, dists):
+            mass, und = d.normalised()
+            best = {label: text for label, (_, text) in d.best.items()}
+            out[i] = TaskReply(mass=mass, undecided=und, best=best)
+    return [r for r in out if r is not None]

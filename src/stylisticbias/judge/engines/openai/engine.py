@@ -46,12 +46,18 @@ from stylisticbias.judge.engines.openai.exact import (
 from stylisticbias.judge.engines.openai.preflight import check_served_endpoint
 from stylisticbias.judge.engines.openai.requests import EncodedImage, RequestBuilder, encode_image
 from stylisticbias.judge.engines.openai.spec import EndpointSpec, endpoint_spec, transport_spec
+from stylisticbias.judge.engines.openai.tasks import answer_tasks as answer_task_asks
 from stylisticbias.judge.engines.openai.tasks import run_label_distributions
-from stylisticbias.judge.engines.openai.transport import Transport, TransportStats
+from stylisticbias.judge.engines.openai.transport import (
+    Transport,
+    TransportStats,
+    gather_or_cancel,
+)
 from stylisticbias.judge.protocol.outcomes import COLUMNS, draw_outcomes
 from stylisticbias.judge.protocol.parsing import letter_outcome, parse_response
 from stylisticbias.judge.protocol.prompts import PromptSpec, prompt_specs
 from stylisticbias.judge.protocol.settings import engine_settings
+from stylisticbias.judge.protocol.tasks.asks import TaskAsk, TaskReply
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +260,7 @@ class OpenAIJudgeEngine(JudgeEngine):
 
     async def _judge_async(self, items: Sequence[ImageItem]) -> list[dict[str, Any]]:
         async with Transport(self.endpoint, self.transport, self.cache, self.stats) as tr:
-            per_image = await asyncio.gather(*(self._judge_image(tr, it) for it in items))
+            per_image = await gather_or_cancel(*(self._judge_image(tr, it) for it in items))
         return [r for rows in per_image for r in rows]
 
     async def _judge_image(self, tr: Transport, item: ImageItem) -> list[dict[str, Any]]:
@@ -295,7 +301,7 @@ class OpenAIJudgeEngine(JudgeEngine):
             self._tick_cells(1)
             return row
 
-        return list(await asyncio.gather(*(one(s, k) for s, k in cells)))
+        return await gather_or_cancel(*(one(s, k) for s, k in cells))
 
     async def distributions(self, tr: Transport, img: EncodedImage) -> list[TextDistribution]:
         """Exact verdict distributions of every prompt of one image (``self.specs`` order)."""
@@ -315,7 +321,7 @@ class OpenAIJudgeEngine(JudgeEngine):
             return split_batch(await tr.fetch(req), len(prefixes))
 
         batch = fetch_batch if self.endpoint.capabilities.batch_chat else None
-        return await expand_texts(len(self.specs), fetch, self.exact, asyncio.gather, batch)
+        return await expand_texts(len(self.specs), fetch, self.exact, gather_or_cancel, batch)
 
     def label_distributions(
         self, path: str | Sequence[str], texts: Sequence[str], rules: ParserRules
@@ -326,6 +332,11 @@ class OpenAIJudgeEngine(JudgeEngine):
         (:mod:`~stylisticbias.judge.engines.openai.tasks`)."""
         imgs = [encode_image(p) for p in ([path] if isinstance(path, str) else path)]
         return run_label_distributions(self, imgs, texts, rules)
+
+    def answer_tasks(self, asks: Sequence[TaskAsk]) -> list[TaskReply]:
+        """Task prompts answered (:func:`~stylisticbias.judge.engines.openai.tasks.answer_tasks`);
+        every response goes through the response cache."""
+        return answer_task_asks(self, asks)
 
     async def _judge_exact(
         self, tr: Transport, item: ImageItem, img: EncodedImage

@@ -149,6 +149,19 @@ class RequestBuilder:
         if len(imgs) == 1:
             return self.logprobs(imgs[0], text, prefix, top_k, **kw)
         body = self.logprobs(EncodedImage("", ""), text, prefix, top_k, **kw).body
+        return self._several(body, imgs, "logprobs", text + prefix)
+
+    def generate_images(self, imgs: Sequence[EncodedImage], text: str, seed: int) -> ApiRequest:
+        """:meth:`generate` for a prompt with several images, or none (text only)."""
+        if len(imgs) == 1:
+            return self.generate(imgs[0], text, seed)
+        body = self.generate(EncodedImage("", ""), text, seed).body
+        return self._several(body, imgs, "generate", text)
+
+    def _several(
+        self, body: dict[str, Any], imgs: Sequence[EncodedImage], kind: str, text: str
+    ) -> ApiRequest:
+        """``body`` (built for one placeholder image) with one image part per image of ``imgs``."""
         first = body["messages"][0]
         parts = [p for p in first["content"] if p.get("type") != "image_url"]
         first = {**first, "content": [*(self._image_part(im, "") for im in imgs), *parts]}
@@ -156,12 +169,12 @@ class RequestBuilder:
         sha = hashlib.sha256("|".join(im.sha256 for im in imgs).encode()).hexdigest()
         est = (
             len(imgs) * self.endpoint.image_tokens
-            + int(len(text + prefix) / CHARS_PER_TOKEN)
+            + int(len(text) / CHARS_PER_TOKEN)
             + int(body.get(self.caps.max_tokens_field, 1)) * int(body.get("n", 1))
         )
         keyed = _with_image_url(body, [f"sha256:{im.sha256}" for im in imgs])
         sent = _with_image_url(body, [im.data_url for im in imgs])
-        return ApiRequest(request_key(self.endpoint.url, keyed), sent, sha, "logprobs", est)
+        return ApiRequest(request_key(self.endpoint.url, keyed), sent, sha, kind, est)
 
     def logprobs_batch(
         self,

@@ -13,8 +13,9 @@ from typing import Any
 
 from stylisticbias.benchmark import ParserRules
 from stylisticbias.judge.engines.openai.exact import TextDistribution, expand_texts, split_batch
-from stylisticbias.judge.engines.openai.requests import EncodedImage
-from stylisticbias.judge.engines.openai.transport import Transport
+from stylisticbias.judge.engines.openai.requests import EncodedImage, encode_image
+from stylisticbias.judge.engines.openai.transport import Transport, gather_or_cancel
+from stylisticbias.judge.protocol.tasks.asks import TaskAsk, TaskReply
 
 
 async def label_distributions(
@@ -45,7 +46,7 @@ async def label_distributions(
         return split_batch(await tr.fetch(req), len(prefixes))
 
     batch = fetch_batch if engine.endpoint.capabilities.batch_chat else None
-    return await expand_texts(len(texts), fetch, settings, asyncio.gather, batch)
+    return await expand_texts(len(texts), fetch, settings, gather_or_cancel, batch)
 
 
 def run_label_distributions(
@@ -59,5 +60,68 @@ def run_label_distributions(
     async def go() -> list[TextDistribution]:
         async with Transport(engine.endpoint, engine.transport, engine.cache, engine.stats) as tr:
             return await label_distributions(engine, tr, img, texts, rules)
+
+    return asyncio.run(go())
+
+
+async def answer_tasks_async(
+    engine: Any, tr: Transport, asks: Sequence[TaskAsk]
+) -> list[TaskReply]:
+    """Every ask answered through an :class:`~.engine.OpenAIJudgeEngine`'s transport ``tr``.
+
+    Where the engine computes exact distributions (``exact``/``sampled`` on a server with
+    log-probabilities and prefill) an ask with labels gets its distribution from the top
+    log-probabilities (:func:`label_distributions`; asks showing the same images with the same
+    labels go together); an ask without labels (a free number), and every ask otherwise, gets one
+    seeded ``generate`` request. A refused request is a refusal reply, never re-asked. Each image
+    file is read and encoded once per call.
+    """
+    encoded: dict[str, EncodedImage] = {}
+
+    def images(paths: Sequence[str]) -> list[EncodedImage]:
+        for p in paths:
+            if p not in encoded:
+                encoded[p] = encode_image(p)
+        return [encoded[p] for p in paths]
+
+    groups: dict[tuple[tuple[str, ...], ParserRules], list[int]] = {}
+    singles: list[int] = []
+    for i, ask in enumerate(asks):
+        if engine.use_exact and ask.rules is not None:
+            groups.setdefault((ask.images, ask.rules), []).append(i)
+        else:
+            singles.append(i)
+
+    async def generated(i: int) -> TaskReply:
+        ask = asks[i]
+        res = await tr.fetch(engine.builder.generate_images(images(ask.images), ask.text, ask.seed))
+        if res.get("refusal"):
+            return TaskReply(refusal=str(res["refusal"]))
+        return TaskReply(text=res.get("content") or "")
+
+    async def exact(paths: tuple[str, ...], rules: ParserRules, idx: list[int]) -> list[TaskReply]:
+        dists = await label_distributions(engine, tr, images(paths), [asks[i].text for i in idx],
+                                          rules)  # fmt: skip
+        out = []
+        for d in dists:
+            mass, und = d.normalised()
+            out.append(TaskReply(mass=mass, undecided=und,
+                                 best={k: t for k, (_, t) in d.best.items()}))  # fmt: skip
+        return out
+
+    gen = await gather_or_cancel(*(generated(i) for i in singles))
+    ex = await gather_or_cancel(*(exact(p, r, idx) for (p, r), idx in groups.items()))
+    replies: dict[int, TaskReply] = dict(zip(singles, gen))
+    for idx, got in zip(groups.values(), ex):
+        replies.update(zip(idx, got))
+    return [replies[i] for i in range(len(asks))]
+
+
+def answer_tasks(engine: Any, asks: Sequence[TaskAsk]) -> list[TaskReply]:
+    """:func:`answer_tasks_async` with the engine's own transport (a blocking call)."""
+
+    async def go() -> list[TaskReply]:
+        async with Transport(engine.endpoint, engine.transport, engine.cache, engine.stats) as tr:
+            return await answer_tasks_async(engine, tr, asks)
 
     return asyncio.run(go())

@@ -22,9 +22,9 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 
@@ -33,6 +33,7 @@ from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.spec import EndpointSpec, TransportSpec
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 logging.getLogger("httpx2").setLevel(logging.WARNING)  # one INFO line per request otherwise
 
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529}
@@ -272,6 +273,26 @@ def _refusal_from_error(resp: httpx2.Response) -> str | None:
     return None
 
 
+async def gather_or_cancel(*aws: Awaitable[T]) -> list[T]:
+    """``asyncio.gather``, except that when one awaitable fails the others are cancelled and
+    awaited before the failure propagates.
+
+    A plain ``gather`` raises the first failure at once and leaves its siblings running: the
+    caller then closes the :class:`Transport` under requests still in flight, which fail
+    against the closed client while ``asyncio.run`` shuts down and asyncio prints their
+    tracebacks. Every fan-out over a transport goes through this function, at every level, so
+    a request that exhausts its retries ends the run with its one error line.
+    """
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # all done before we go on
+        raise
+
+
 class Transport:
     """Async client of one endpoint: ``async with Transport(...) as t: await t.fetch(r)``."""
 
@@ -338,8 +359,11 @@ class Transport:
         try:
             result = await self._fetch(req)
         except BaseException as exc:
-            fut.set_exception(exc)
-            fut.exception()  # retrieved: no "never retrieved" warning when nobody else waits
+            if isinstance(exc, asyncio.CancelledError):
+                fut.cancel()  # those waiting for the same request are cancelled with it
+            else:
+                fut.set_exception(exc)
+                fut.exception()  # retrieved: no "never retrieved" warning when nobody waits
             raise
         finally:
             self._inflight.pop(req.key, None)

@@ -20,17 +20,8 @@ from stylisticbias.judge.protocol.outcomes import CHOICES, draw_outcomes
 from stylisticbias.judge.protocol.parsing import PARSERS, decide_prefix, parse_response
 from stylisticbias.judge.protocol.prompts import prompt_specs
 from stylisticbias.judge.protocol.tasks.base import TaskType
+from stylisticbias.judge.protocol.tasks.bounds import phi_bounds
 from stylisticbias.judge.protocol.tasks.grouping import Groups
-
-
-def _bounds(pos: pd.Series, valid: pd.Series, und: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """phi's range when the undecided mass ``und`` could have gone to either pole."""
-    tot = (valid + und).to_numpy(dtype=np.float64)
-    p, u = pos.to_numpy(dtype=np.float64), und.to_numpy(dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lo = np.where(tot > 0, p / np.where(tot > 0, tot, 1.0), np.nan)
-        hi = np.where(tot > 0, (p + u) / np.where(tot > 0, tot, 1.0), np.nan)
-    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
 def _phi_drawn(rows: pd.DataFrame, g: Groups | None = None) -> pd.DataFrame:
@@ -49,7 +40,7 @@ def _phi_drawn(rows: pd.DataFrame, g: Groups | None = None) -> pd.DataFrame:
     )
     out["n_valid"] = out["n_valid"].astype(float)
     # a drawn response that landed in undecided mass was recorded as invalid: n * u draws
-    out["phi_low"], out["phi_high"] = _bounds(
+    out["phi_low"], out["phi_high"] = phi_bounds(
         out["pos"],
         out["n_valid"],
         (out["n"] * out["undecided"]).clip(upper=out["n"] - out["n_valid"]),
@@ -88,7 +79,7 @@ def _phi_exact(rows: pd.DataFrame, k: int, g: Groups | None = None) -> pd.DataFr
         out["valid"] > 0, out["pos"] / out["valid"].where(out["valid"] > 0), np.nan
     )
     out["phi"] = out["phi"].clip(0.0, 1.0)
-    out["phi_low"], out["phi_high"] = _bounds(out["pos"], out["valid"], out["und"])
+    out["phi_low"], out["phi_high"] = phi_bounds(out["pos"], out["valid"], out["und"])
     out["undecided"] = out["und"] / out["m"]
     out["n_valid"] = k * out["valid"]
     out["n"] = (k * out["m"]).astype(np.int64)

@@ -48,7 +48,7 @@ class ChoiceK(ScenarioTask):
     """k labelled options, optionally ordinal; outcome = the label chosen."""
 
     name: ClassVar[str] = "choice_k"
-    engines: ClassVar[frozenset[str]] = frozenset({"simulated"})  # judge/task_run.py
+    engines: ClassVar[frozenset[str]] = frozenset({"hf", "openai", "simulated"})
 
     def check(self, scenario: TaskScenario, benchmark: Benchmark, where: str) -> None:
         """At least two options; every option valued when ordinal."""

@@ -210,7 +210,7 @@ class Numeric(ScenarioTask):
     """A number in free text, with its plausible range; outcome = ``value`` or ``invalid``."""
 
     name: ClassVar[str] = "numeric"
-    engines: ClassVar[frozenset[str]] = frozenset({"simulated"})  # judge/task_run.py
+    engines: ClassVar[frozenset[str]] = frozenset({"hf", "openai", "simulated"})
 
     def check(self, scenario: TaskScenario, benchmark: Benchmark, where: str) -> None:
         """A numeric task needs its plausible range."""

@@ -54,7 +54,7 @@ class Pairwise(ScenarioTask):
     """Two identities per prompt, both orders; outcome = the identity chosen."""
 
     name: ClassVar[str] = "pairwise"
-    engines: ClassVar[frozenset[str]] = frozenset({"simulated"})  # judge/task_run.py
+    engines: ClassVar[frozenset[str]] = frozenset({"hf", "openai", "simulated"})
     images: ClassVar[int] = 2
 
     def check(self, scenario: TaskScenario, benchmark: Benchmark, where: str) -> None:

@@ -11,7 +11,11 @@ for pairwise 0 = ``first`` in slot 1, 1 = swapped); ``unit``; ``image_ids`` (``|
 text); ``outcome`` (the parsed outcome: an option label, ``first``/``second``, ``value`` or
 ``invalid``); ``value`` (the number of a numeric answer, else NaN); ``dist`` (JSON: the exact
 probability of every outcome of the task, ``invalid`` included, summing to 1; empty where the
-task has no exact distribution, i.e. a free number).
+task has no exact distribution -- a free number, or an answer generated rather than computed);
+``reason`` (why the answer is invalid, one line; empty for a valid one); ``undecided`` (the
+part of ``dist``'s ``invalid`` mass an exact decoder could not decide: pruned branches or the
+tail a server's top log-probabilities do not show -- no option's mass is overstated; 0 for the
+simulated judge and for generated answers).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from stylisticbias.errors import StylisticBiasError
 TASK_RECORDS: dict[str, str] = {
     "model": "O", "task_id": "i", "task": "O", "answers": "O", "variant": "i", "unit": "O",
     "image_ids": "O", "first": "O", "second": "O", "response": "O", "outcome": "O",
-    "value": "f", "dist": "O",
+    "value": "f", "dist": "O", "reason": "O", "undecided": "f",
 }  # fmt: skip
 
 RECORDS_FILE = "task_records.parquet"
@@ -45,6 +49,12 @@ def validate_task_records(df: pd.DataFrame, path: Path | str) -> pd.DataFrame:
         if df[col].dtype.kind != kind and not (kind == "O" and df[col].dtype.kind in "OUT"):
             raise StylisticBiasError(
                 f"{path}: column {col!r} has dtype {df[col].dtype}; expected kind {kind!r}"
+            )
+    for i, (out, why) in enumerate(zip(df["outcome"], df["reason"])):
+        if (out == "invalid") != bool(why):
+            raise StylisticBiasError(
+                f"{path} row {i}: outcome {out!r} with reason {why!r}; an invalid answer has a "
+                "reason and a valid one none"
             )
     for i, (out, dist) in enumerate(zip(df["outcome"], df["dist"])):
         if not dist:

@@ -13,13 +13,15 @@ protocol asks (compose time, ``stylisticbias.validate``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from stylisticbias.benchmark import DEFAULT_TASK, Benchmark, Scenario, TaskScenario
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.protocol.tasks import binary_scenario, choice_k, numeric, pairwise
 from stylisticbias.judge.protocol.tasks.base import TaskType
 from stylisticbias.judge.protocol.tasks.binary_choice import BINARY_CHOICE
+from stylisticbias.judge.protocol.tasks.capabilities import unsupported
 from stylisticbias.judge.protocol.tasks.scenario_task import Answer, ScenarioTask, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import TextOnly
 
@@ -89,8 +91,17 @@ def check_protocol_tasks(benchmark: Benchmark) -> None:
         scenario_task(t.task, where).check(t, benchmark, where)
 
 
-def check_engine_tasks(benchmark: Benchmark, engine: str, where: str) -> None:
-    """Raise one line if engine ``engine`` cannot judge a task type the protocol asks."""
+def check_engine_tasks(
+    benchmark: Benchmark,
+    engine: str,
+    where: str,
+    model: Mapping[str, Any] | None = None,
+    ids: Iterable[int] | str | None = None,
+) -> None:
+    """Raise one line if engine ``engine`` cannot judge a task the protocol asks: its task type,
+    the images of its prompts or the model's decoding (:mod:`.capabilities`; ``model``: the
+    model's section of ``params.yaml``, its ``max_images`` and ``engine.decoding`` read;
+    ``ids``: the judged tasks, ``judge.scenarios``, None or ``all`` for every task)."""
     check_protocol_tasks(benchmark)
     mixed = [n for n in benchmark.task_names if n != DEFAULT_TASK] if benchmark.scenarios else []
     if mixed:  # the judge stage routes them only in a protocol of tasks alone
@@ -99,13 +110,21 @@ def check_engine_tasks(benchmark: Benchmark, engine: str, where: str) -> None:
             f"{', '.join(sorted(set(mixed)))} beside scenarios:; the judge stage judges them "
             "only in a protocol without scenarios: (e.g. conf/benchmark/reflect.yaml)"
         )
-    for name in benchmark.task_names:
-        tt = scenario_task(name, benchmark.source)
-        if engine not in tt.engines:
-            able = ", ".join(sorted(tt.engines)) or "none"
+    if benchmark.scenarios and engine not in SCENARIO_TASKS[DEFAULT_TASK].engines:
+        able = ", ".join(sorted(SCENARIO_TASKS[DEFAULT_TASK].engines))
+        raise StylisticBiasError(
+            f"{where}: engine {engine!r} cannot judge task type {DEFAULT_TASK!r} of protocol "
+            f"{benchmark.name or benchmark.source}; engines that can: {able}"
+        )
+    wanted = None if ids is None or isinstance(ids, str) else {int(i) for i in ids}
+    for sc in benchmark.tasks:
+        if wanted is not None and sc.id not in wanted:
+            continue
+        why = unsupported(task_of(sc), sc, benchmark, engine, model or {})
+        if why:
             raise StylisticBiasError(
-                f"{where}: engine {engine!r} cannot judge task type {name!r} of protocol "
-                f"{benchmark.name or benchmark.source}; engines that can: {able}"
+                f"{where}: task {sc.id} ({sc.category}) of protocol "
+                f"{benchmark.name or benchmark.source}: {why}"
             )
 
 

@@ -27,7 +27,7 @@ class TextOnly(ScenarioTask):
     """A wrapper: the task named by ``answers``, without images."""
 
     name: ClassVar[str] = "text_only"
-    engines: ClassVar[frozenset[str]] = frozenset({"simulated"})  # judge/task_run.py
+    engines: ClassVar[frozenset[str]] = frozenset({"hf", "openai", "simulated"})
     images: ClassVar[int] = 0
 
     def __init__(self, lookup: Callable[[str, str], ScenarioTask]) -> None:

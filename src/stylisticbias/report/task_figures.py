@@ -1,0 +1,151 @@
+"""The figures of a task protocol's report, drawn from the analyze stage's task tables.
+
+* REFLECT: the win-rate heatmap (``reflect_win_matrix``: row group vs column group, the share
+  of retained pairs the row wins; one panel per model and scenario) and the MCQ option
+  distributions (``reflect_mcq_distribution``: stacked shares per group, pooled last);
+* VIGNETTE: the log-odds forest plot (``vignette_log_odds``: one row per identity x activity,
+  the add-one log-odds ratio with its Woolf 95% interval, filled where the Fisher p survives
+  Benjamini-Hochberg).
+
+Each figure is labelled *simulated* when its rows come from a simulated judge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from statsmodels.stats.multitest import multipletests
+
+from stylisticbias.report.figures import save
+
+log = logging.getLogger(__name__)
+
+SIMULATED_NOTE = "simulated judge (planted effects): a pipeline check, not a finding"
+
+
+def _note(fig: Figure, simulated: bool) -> None:
+    if simulated:
+        fig.text(0.01, 0.005, SIMULATED_NOTE, fontsize=7, color="0.35", ha="left", va="bottom")
+
+
+def _grid(n: int, cols: int, width: float, height: float) -> tuple[Figure, np.ndarray]:
+    """``n`` panels on ``cols`` columns (the unused ones hidden)."""
+    cols = min(n, cols)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows + 0.7),
+                             squeeze=False, layout="constrained")  # fmt: skip
+    fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))  # room for the simulated note
+    return fig, axes
+
+
+def fig_win_matrix(matrix: pd.DataFrame) -> Figure:
+    """REFLECT Sec. 3.1: one heatmap per (model, scenario) of the win-rate matrix."""
+    panels = list(matrix.groupby(["model", "scenario_id"], sort=True))
+    fig, axes = _grid(len(panels), 3, 4.6, 4.2)
+    im = None
+    for ax, ((model, sid), df) in zip(axes.flat, panels):
+        groups = sorted(set(df["group"]) | set(df["opponent"]))
+        m = df.pivot(index="group", columns="opponent", values="win_rate").reindex(
+            index=groups, columns=groups)  # fmt: skip
+        im = ax.imshow(m.to_numpy(float), vmin=0, vmax=1, cmap="RdBu_r")
+        ax.set_xticks(range(len(groups)), groups, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(groups)), groups, fontsize=7)
+        for i in range(len(groups)):
+            for j in range(len(groups)):
+                v = m.iat[i, j]
+                if not np.isnan(v):
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6)
+        ax.set_title(f"{model}, task {sid}", fontsize=9)
+        ax.set_xlabel("opponent", fontsize=8)
+    if im is not None:
+        fig.colorbar(
+            im, ax=[a for a in axes.flat if a.get_visible()], shrink=0.8, label="row wins (share)"
+        )
+    fig.suptitle("REFLECT 2AFC win rates: row group vs column group", fontsize=10)
+    _note(fig, bool(matrix["simulated"].any()))
+    return fig
+
+
+def fig_mcq_distributions(dist: pd.DataFrame) -> Figure:
+    """REFLECT Sec. 3.2: option shares per group (stacked bars; pooled last), per model x task."""
+    panels = list(dist.groupby(["model", "scenario_id"], sort=True))
+    fig, axes = _grid(len(panels), 2, 6.2, 3.4)
+    for ax, ((model, sid), df) in zip(axes.flat, panels):
+        options = list(dict.fromkeys(df["option"]))
+        groups = [g for g in dict.fromkeys(df["group"]) if g != "pooled"] + ["pooled"]
+        shares = df.pivot(index="group", columns="option", values="share").reindex(
+            index=groups, columns=options).fillna(0.0)  # fmt: skip
+        left = np.zeros(len(groups))
+        colors = plt.get_cmap("viridis")(np.linspace(0.1, 0.9, len(options)))
+        for o, c in zip(options, colors):
+            ax.barh(range(len(groups)), shares[o], left=left, color=c, label=o.upper())
+            left += shares[o].to_numpy()
+        ax.set_yticks(range(len(groups)), groups, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("share of valid answers", fontsize=8)
+        ax.set_title(f"{model}, task {sid}", fontsize=9)
+        ax.legend(ncol=len(options), fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.28),
+                  frameon=False)  # fmt: skip
+    fig.suptitle("REFLECT MCQ option distributions per group", fontsize=10)
+    _note(fig, bool(dist["simulated"].any()))
+    return fig
+
+
+def fig_log_odds_forest(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
+    """VIGNETTE Sec. 4.2: a forest plot of the add-one log-odds per identity x activity."""
+    df = lo.reset_index(drop=True)
+    df["sig"] = False
+    for _, g in df.groupby("model"):
+        df.loc[g.index, "sig"] = multipletests(g["pval"].fillna(1.0), alpha, "fdr_bh")[0]
+    df = df.sort_values(["model", "activity", "log_odds"])
+    models = list(dict.fromkeys(df["model"]))
+    height = 0.22 * len(df) / max(len(models), 1) + 1.6
+    fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), min(height, 30)),
+                             squeeze=False, layout="constrained")  # fmt: skip
+    fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))
+    for ax, m in zip(axes.flat, models):
+        g = df[df["model"] == m].reset_index(drop=True)
+        y = np.arange(len(g))
+        err = np.vstack([g["log_odds"] - g["ci_low"], g["ci_high"] - g["log_odds"]])
+        ax.errorbar(g["log_odds"], y, xerr=err, fmt="none", ecolor="0.6", lw=0.8)
+        ax.scatter(g["log_odds"], y, s=16, c=np.where(g["sig"], "C3", "white"),
+                   edgecolors="C3", zorder=3)  # fmt: skip
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.set_yticks(y, [f"{a} | {i}" for a, i in zip(g["activity"], g["identity"])],
+                      fontsize=6)  # fmt: skip
+        ax.set_ylim(-1, len(g))
+        ax.set_xlabel("log-odds (natural log; filled: BH-significant)", fontsize=8)
+        ax.set_title(m, fontsize=9)
+    fig.suptitle("VIGNETTE add-one log-odds per activity and identity", fontsize=10)
+    _note(fig, bool(lo["simulated"].any()))
+    return fig
+
+
+#: figure file -> (the table it is drawn from, its builder)
+TASK_FIGURES: dict[str, tuple[str, Callable[[pd.DataFrame], Figure]]] = {
+    "reflect_win_matrix.png": ("reflect_win_matrix", fig_win_matrix),
+    "reflect_mcq_distributions.png": ("reflect_mcq_distribution", fig_mcq_distributions),
+    "vignette_log_odds_forest.png": ("vignette_log_odds", fig_log_odds_forest),
+}
+
+
+def render_task_figures(tables: Path, out: Path) -> list[Path]:
+    """Every figure whose table the analyze stage wrote (``tables/<name>.csv``) -> ``out``."""
+    written = []
+    for name, (table, build) in TASK_FIGURES.items():
+        path = tables / f"{table}.csv"
+        if not path.is_file():
+            continue
+        df = pd.read_csv(path)
+        if df.empty:
+            continue
+        written.append(save(build(df), out / name))
+        log.info("wrote %s", out / name)
+    return written

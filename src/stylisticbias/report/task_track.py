@@ -1,0 +1,106 @@
+"""A task protocol's report in MLflow and its headline (REFLECT, VIGNETTE).
+
+:func:`~stylisticbias.analysis.task_metrics.task_metrics` turns one model's task tables into
+metrics (every interval and test, the analyze stage's ``metrics.json`` per model);
+:func:`task_headline`
+picks the protocol's headline rows (REFLECT: the largest win-rate spread, MCQ gap and salary
+Gap% of each model; VIGNETTE: the most and least selected identity and the strongest log-odds
+cell), and :func:`log_task_report` logs one run per model (params, metrics, tables, figures).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from stylisticbias.analysis.task_metrics import finite, task_metrics
+from stylisticbias.spec.sections import TrackingSpec
+
+log = logging.getLogger(__name__)
+
+
+def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
+    """One line per headline number of ``model`` (point, 95% interval, what it is)."""
+    lines = []
+
+    def rows(name: str) -> pd.DataFrame:
+        df = tables.get(name)
+        return df[df["model"] == model] if df is not None else pd.DataFrame()
+
+    def line(what: str, r: pd.Series, col: str, fmt: str = "{:.3g}") -> str:
+        ci = ""
+        if "ci_low" in r.index and finite(r["ci_low"]) is not None:
+            ci = f" [{fmt.format(r['ci_low'])}, {fmt.format(r['ci_high'])}]"
+        return f"- {model}: {what} {fmt.format(r[col])}{ci}"
+
+    wr = rows("reflect_win_rates")
+    if not wr.empty:
+        top, low = wr.loc[wr["win_rate"].idxmax()], wr.loc[wr["win_rate"].idxmin()]
+        lines.append(line(f"highest 2AFC win rate, {top['group']} (task {top['scenario_id']})",
+                          top, "win_rate"))  # fmt: skip
+        lines.append(line(f"lowest 2AFC win rate, {low['group']} (task {low['scenario_id']})",
+                          low, "win_rate"))  # fmt: skip
+    for name, col, what in (("reflect_mcq_gaps", "relative_mean_gap", "MCQ relative mean gap"),
+                            ("reflect_salary_gaps", "gap_pct", "salary Gap%")):  # fmt: skip
+        df = rows(name)
+        if not df.empty:
+            r = df.loc[df[col].abs().idxmax()]
+            lines.append(line(f"largest {what}, {r['group']} (task {r['scenario_id']})", r, col))
+    sel = rows("vignette_selection")
+    if not sel.empty:
+        for r in (sel.loc[sel["selection_frequency"].idxmax()],
+                  sel.loc[sel["selection_frequency"].idxmin()]):  # fmt: skip
+            lines.append(line(f"selection frequency of {r['identity']}", r,
+                              "selection_frequency"))  # fmt: skip
+    lo = rows("vignette_log_odds")
+    if not lo.empty:
+        r = lo.loc[lo["log_odds"].abs().idxmax()]
+        lines.append(line(f"strongest log-odds, {r['identity']} for {r['activity']}", r,
+                          "log_odds"))  # fmt: skip
+    pb = rows("position_bias")
+    if not pb.empty:
+        r = pb.loc[pb["position_bias"].abs().idxmax()]
+        lines.append(line(f"largest left/right position bias (task {r['scenario_id']})", r,
+                          "position_bias"))  # fmt: skip
+    return lines
+
+
+def read_task_tables(tables_dir: Path) -> dict[str, pd.DataFrame]:
+    """The task tables the analyze stage wrote (``<table>.csv``)."""
+    from stylisticbias.analysis.task_tables import TASK_REGISTRY
+
+    return {n: pd.read_csv(tables_dir / f"{n}.csv") for n in TASK_REGISTRY
+            if (tables_dir / f"{n}.csv").is_file()}  # fmt: skip
+
+
+def log_task_report(
+    spec: TrackingSpec, protocol: str, reports: Path, report_digest: str
+) -> dict[str, str]:
+    """One MLflow run per model: params, :func:`task_metrics`, its table rows, the figures."""
+    import mlflow
+
+    from stylisticbias.tracking import start_run
+    from stylisticbias.tracking.runs import log_metrics, log_params
+
+    tables = read_task_tables(reports / "tables")
+    models = sorted({m for df in tables.values() for m in df["model"]})
+    ids = {}
+    for m in models:
+        sim = any(bool(df.loc[df["model"] == m, "simulated"].any()) for df in tables.values())
+        tags = {"kind": "model", "model": m, "simulated": sim, "protocol": protocol,
+                "report_digest": report_digest}  # fmt: skip
+        with start_run(spec, run_name=m, tags=tags) as run:
+            log_params({"protocol": protocol, "model": m})
+            log_metrics(task_metrics(tables, m))
+            for name, df in tables.items():
+                mine = df[df["model"] == m]
+                if not mine.empty:
+                    mlflow.log_table(mine, f"tables/{name}.json")
+            for fig in sorted((reports / "figures").glob("*.png")):
+                mlflow.log_artifact(str(fig.resolve()), "figures")
+            ids[m] = run.info.run_id
+    log.info("task protocol %s: %d model runs logged", protocol, len(ids))
+    return ids
