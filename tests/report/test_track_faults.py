@@ -202,6 +202,7 @@ track_report(json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[3]))
 """
 
 
+@pytest.mark.slow  # a real SIGKILL in a child process (tests/test_kill_stages.py: every stage)
 def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, analysis_output) -> None:
     params = _project(analysis_output, tmp_path)
     (tmp_path / "params.json").write_text(json.dumps(params))
