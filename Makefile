@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-tests clean-data
+.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-tests clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -90,6 +90,9 @@ bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 
 
 bench-calibration-paired: $(STAMP)  ## reports/bench/calibration.json, protocols section: beauty-demo, 24 replicates (CPU, ~6 min)
 	$(BIN)/python -m stylisticbias_dev.bench.paired_calibration --experiment beauty-demo --replicates 24 --faces 108 --population 5000
+
+bench-exact-requests: $(STAMP)  ## reports/bench/openai_engine.json, exact_requests: served exact mode's requests per prompt on 40 planted answer trees (CPU, ~5 min)
+	$(BIN)/python -m stylisticbias_dev.bench.exact_requests --trees 40
 
 bench-soda: $(STAMP)  ## reports/bench/soda_null_calibration.json: SODA permutation test size, 200 null replicates (CPU, ~1 min)
 	$(BIN)/python -m stylisticbias_dev.bench.soda_null --replicates 200 --n 20 --n-perm 10000

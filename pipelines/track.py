@@ -4,7 +4,7 @@ Usage: ``python pipelines/track.py``.
 """
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.report.track import track_report
 
 
@@ -12,8 +12,7 @@ from stylisticbias.report.track import track_report
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    track_report(load_params())
+    track_report(load_config())  # every section checked before anything runs
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """DVC stage `variations`: render every single-attribute edit -> data/variations/ (+ gallery)."""
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.dataset.build import build_variations
 
 
@@ -9,8 +9,7 @@ from stylisticbias.dataset.build import build_variations
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed check of every section, before anything runs
-    build_variations(load_params())
+    build_variations(load_config())  # every section checked before anything runs
 
 
 if __name__ == "__main__":

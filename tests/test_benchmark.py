@@ -14,12 +14,8 @@ from stylisticbias.benchmark import (
     load_benchmark,
 )
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.protocol.parsing import (
-    classify,
-    classify_official,
-    decide_prefix,
-    parse_response,
-)
+from stylisticbias.judge.protocol.official_parser import classify_official
+from stylisticbias.judge.protocol.parsing import classify, decide_prefix, parse_response
 from stylisticbias.judge.protocol.prompts import prompt_specs
 
 PAPER_MALE, PAPER_FEMALE = 274, 226

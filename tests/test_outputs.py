@@ -18,17 +18,14 @@ import yaml
 
 from stylisticbias.config import compose, dump_params
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.output_paths import check_all_outputs, data_root, safe_member, stage_output
 from stylisticbias.outputs import (
     OutputLock,
     atomic_dir,
     atomic_link,
     atomic_path,
     atomic_write_bytes,
-    check_all_outputs,
-    data_root,
     recover_dir,
-    safe_member,
-    stage_output,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

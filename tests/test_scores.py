@@ -196,7 +196,7 @@ def test_undecided_mass_recorded_bounded_and_excluded(
 def test_official_parser_and_its_denominator(benchmark: Benchmark) -> None:
     """parser official: responses re-read by the paper's code's rule, unparsed answers kept in
     phi's denominator; exact rows are refused."""
-    from stylisticbias.judge.protocol.parsing import classify_official
+    from stylisticbias.judge.protocol.official_parser import classify_official
 
     j = _drawn()
     j.loc[j.index[:5], "response"] = "I cannot judge that."  # official: the "a" of "cannot"

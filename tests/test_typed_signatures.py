@@ -25,9 +25,9 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.config:judged_models": "takes a Config too; the sweep's job params",
     "stylisticbias.spec.parse:config_from_params": "the typed conversion itself",
     "stylisticbias.validate:validate_params": "compose-time checks, before a Config exists",
-    "stylisticbias.outputs:declared_outputs": "compose-time path checks (validate)",
-    "stylisticbias.outputs:stage_output": "compose-time path checks (validate)",
-    "stylisticbias.outputs:check_all_outputs": "compose-time path checks (validate)",
+    "stylisticbias.output_paths:declared_outputs": "compose-time path checks (validate)",
+    "stylisticbias.output_paths:stage_output": "compose-time path checks (validate)",
+    "stylisticbias.output_paths:check_all_outputs": "compose-time path checks (validate)",
     "stylisticbias.benchmark.load:benchmark_name": "compose-time: the protocol a mapping names",
     "stylisticbias.benchmark.load:benchmark_from_params": "compose-time: a mapping's protocol",
     # the sweep edits each job's params.yaml (paths, models): the mapping is what it writes
@@ -50,28 +50,17 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.tracking.store:tracking_spec": "the typed view of a partial tracking section",
     "stylisticbias.tracking.store:tracking_cfg": "the sweep's anchored tracking section",
     "stylisticbias.tracking.store:tracking_enabled": "a partial tracking section",
-    "stylisticbias.report.mlflow_log:run_params": "logs the composed config to MLflow as is",
+    "stylisticbias.report.mlflow_params:run_params": "logs the composed config to MLflow as is",
 }
 
-#: Stage chains that still take the mapping (converted: judge, scores, analyze, calibrate,
-#: report; not yet: faces/variations, track, annotate, qa, locality, generator_audit, soda).
+#: Stage chains that still take the mapping (converted: faces/variations, judge, scores, analyze,
+#: calibrate, report, track, the release command; not yet: the importer, annotate, qa, locality,
+#: generator_audit, soda).
 NOT_YET: set[str] = {
-    "stylisticbias.dataset.build:BuildContext.from_params",
-    "stylisticbias.dataset.build:faces_spec",
-    "stylisticbias.dataset.build:build_faces",
-    "stylisticbias.dataset.build:_build_faces",
-    "stylisticbias.dataset.build:build_variations",
-    "stylisticbias.dataset.build:_build_variations",
-    "stylisticbias.dataset.build:_write_gallery",
     "stylisticbias.dataset.importer.settings:is_import",
     "stylisticbias.dataset.importer.stage:_Context.__init__",
     "stylisticbias.dataset.importer.stage:import_faces",
     "stylisticbias.dataset.importer.stage:import_variations",
-    "stylisticbias.dataset.rendering:generator_config",
-    "stylisticbias.report.mlflow_log:log_report",
-    "stylisticbias.report.mlflow_log:_log_report",
-    "stylisticbias.report.track:runs_file",
-    "stylisticbias.report.track:track_report",
     # the annotate, qa, locality, generator_audit and soda stages
     "stylisticbias.annotate.run:annotate_spec",
     "stylisticbias.annotate.run:configured_annotator",
@@ -84,18 +73,11 @@ NOT_YET: set[str] = {
     "stylisticbias.soda.generator_audit:build_generator_audit",
     "stylisticbias.soda.stage:run_soda",
     "stylisticbias.soda.stage:soda_spec",
-    # the release command
-    "stylisticbias.release.build:_model_parts",
-    "stylisticbias.release.build:build_release",
-    "stylisticbias.release.facts:release_license",
 }
 
 
 #: Stage scripts that still hand the mapping on (the stage chains of NOT_YET).
 SCRIPTS_WITH_PARAMS = {
-    "faces.py",
-    "variations.py",
-    "track.py",
     "annotate.py",
     "qa.py",
     "locality.py",

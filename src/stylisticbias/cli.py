@@ -106,14 +106,15 @@ def stage(fn: Callable[..., Any]) -> Callable[..., int]:
     second process running the same stage is refused in one line instead of racing the first
     on the same outputs. (Stages with configurable output paths lock those outputs too.) Before
     the stage starts, every path any stage writes or deletes is checked
-    (:func:`stylisticbias.outputs.check_all_outputs`), so a bad ``paths.*`` value stops whichever
-    stage DVC runs first, before anything is touched.
+    (:func:`stylisticbias.output_paths.check_all_outputs`), so a bad ``paths.*`` value stops
+    whichever stage DVC runs first, before anything is touched.
     """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> int:
         from stylisticbias.config import load_params, project_root
-        from stylisticbias.outputs import OutputLock, check_all_outputs
+        from stylisticbias.output_paths import check_all_outputs
+        from stylisticbias.outputs import OutputLock
 
         setup_logging()
         try:

@@ -28,10 +28,10 @@ are *excluded*: phi (and every delta using it) is null and ``undecided_excluded`
 **Reader** (``judge.parser``): ``paper`` (default) reads each response as App. C.2 describes and
 leaves invalid answers out of phi; ``official`` re-reads every drawn response text with the
 paper's released code's ``parse_choice``
-(:func:`~stylisticbias.judge.protocol.parsing.parse_official`) and, like that code, keeps unparsed
-answers in phi's denominator: phi = # positive / n (``n_valid`` = # parsed). It needs response
-texts (``generate`` or ``simulated`` decoding); ``exact``/``sampled`` rows hold distributions
-under the ``paper`` reader and are refused.
+(:func:`~stylisticbias.judge.protocol.official_parser.parse_official`) and, like that code,
+keeps unparsed answers in phi's denominator: phi = # positive / n (``n_valid`` = # parsed). It
+needs response texts (``generate`` or ``simulated`` decoding); ``exact``/``sampled`` rows hold
+distributions under the ``paper`` reader and are refused.
 
 **Both estimators** (beside ``phi``): ``phi_paper`` is the paper's estimator -- the share of
 positive answers among the valid ones of K x M *drawn* responses (granularity 1/12 for 3 seeds x 4

@@ -29,7 +29,7 @@ def validate_params(params: dict[str, Any]) -> None:
     from stylisticbias.config import project_root
     from stylisticbias.judge.protocol.settings import JudgeSettings
     from stylisticbias.judge.protocol.tasks.registry import task_type
-    from stylisticbias.outputs import check_all_outputs
+    from stylisticbias.output_paths import check_all_outputs
 
     bench = benchmark_from_params(params)
     task_type(bench.task)  # the protocol's task type is registered

@@ -37,6 +37,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import threading
 import time
 import uuid
@@ -45,6 +46,9 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+#: one returned choice: its positions (token, logprob, top_logprobs) and finish reason
+Path_ = tuple[list[dict[str, Any]], str]
 
 
 class LoopbackModel:
@@ -101,6 +105,48 @@ class LoopbackModel:
         with self.lock, torch.inference_mode():
             logits = self.model(**enc, logits_to_keep=1).logits[0, -1].double()
         return torch.log_softmax(logits, -1), int(enc["input_ids"].shape[1])
+
+    def paths(self, messages: list[dict[str, Any]], k: int, n: int, temperature: float,
+              max_tokens: int, seed: int) -> tuple[list[Path_], int]:  # fmt: skip
+        """``n`` continuations of the (prefilled) answer, sampled at ``temperature`` (greedy at
+        0), each position with the raw top-``k`` log-probabilities (vLLM's
+        ``raw_logprobs``): ``([(positions, finish reason), ...], prompt tokens)``."""
+        import torch
+
+        enc, prefill = self.encode(messages)
+        if prefill:
+            ids = torch.tensor([prefill], dtype=enc["input_ids"].dtype)
+            enc["input_ids"] = torch.cat([enc["input_ids"], ids], 1)
+            enc["attention_mask"] = torch.ones_like(enc["input_ids"])
+        sample = float(temperature) > 0
+        kw: dict[str, Any] = {"do_sample": sample, "max_new_tokens": int(max_tokens),
+                              "num_return_sequences": int(n), "output_logits": True,
+                              "return_dict_in_generate": True}  # fmt: skip
+        if sample:
+            kw.update(temperature=float(temperature), top_k=0, top_p=1.0)
+        with self.lock, torch.inference_mode():
+            torch.manual_seed(int(seed))
+            out = self.model.generate(**enc, **kw)
+        n_prompt = int(enc["input_ids"].shape[1])
+        eos = self.tok.eos_token_id
+        result = []
+        for i in range(int(n)):
+            positions, finish = [], "length"
+            for step, logits in enumerate(out.logits):
+                lp = torch.log_softmax(logits[i].double(), -1)
+                tid = int(out.sequences[i, n_prompt + step])
+                vals, ids = lp.topk(max(k, 1))
+                top = [self._entry(int(j), float(v)) for v, j in zip(vals.tolist(), ids.tolist())]
+                positions.append({**self._entry(tid, float(lp[tid])), "top_logprobs": top[:k]})
+                if tid == eos:
+                    finish = "stop"
+                    break
+            result.append((positions, finish))
+        return result, n_prompt
+
+    def _entry(self, tid: int, logprob: float) -> dict[str, Any]:
+        text = self.token_text(tid)
+        return {"token": text, "logprob": logprob, "bytes": list(text.encode())}
 
     def generate(self, messages: list[dict[str, Any]], temperature: float, max_tokens: int,
                  seed: int) -> tuple[str, int, int, str]:  # fmt: skip
@@ -188,7 +234,8 @@ def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, 
         def do_POST(self) -> None:
             self._arrived = time.time()  # when the request reached the server (rate-limit tests)
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            batch = self.path.rstrip("/") == "/v1/chat/completions/batch"
+            if self.path.rstrip("/") != "/v1/chat/completions" and not batch:
                 self._json(404, {"error": {"message": "not found"}})
                 return
             if api_key is not None and self.headers.get("Authorization") != f"Bearer {api_key}":
@@ -213,7 +260,10 @@ def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, 
                 self._log(key, body, fault, 200)
                 return
             try:
-                out = answer(model, served, body, faults.cfg)
+                if batch:
+                    out = answer_batch(model, served, body, faults.cfg)
+                else:
+                    out = answer(model, served, body, faults.cfg)
             except Exception as exc:  # a bad request: 400 like vLLM
                 self._json(400, {"error": {"message": f"{type(exc).__name__}: {exc}"}})
                 return
@@ -225,8 +275,14 @@ def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, 
     return Handler
 
 
+def _first_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The messages of the request (of its first conversation on the batch endpoint)."""
+    msgs = body.get("messages") or []
+    return msgs[0] if msgs and isinstance(msgs[0], list) else msgs
+
+
 def _image_sha(body: dict[str, Any]) -> str | None:
-    for part in body["messages"][0]["content"]:
+    for part in _first_messages(body)[0]["content"]:
         if part.get("type") == "image_url":
             url = part["image_url"]["url"]
             return hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest()
@@ -237,7 +293,7 @@ def _image_count(body: dict[str, Any]) -> int:
     """The number of image parts in the request's messages."""
     return sum(
         1
-        for msg in body.get("messages", [])
+        for msg in _first_messages(body)
         if isinstance(msg.get("content"), list)
         for part in msg["content"]
         if part.get("type") == "image_url"
@@ -266,6 +322,97 @@ def _planted_answer(body: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]
     return None
 
 
+def _planted_paths(body: dict[str, Any], cfg: dict[str, Any], k: int, n: int,
+                   max_tokens: int) -> list[Path_]:  # fmt: skip
+    """``n`` paths through the planted table: each position's token sampled from the planted
+    list at the request's temperature (greedy at 0; the seed and the body fix the draws)."""
+    import random
+
+    table = cfg["planted_logprobs"]
+    eos = set(cfg.get("eos", ["</s>"]))
+    last = body["messages"][-1]
+    start = last["content"] if body.get("continue_final_message") else ""
+    t = float(body.get("temperature", 1.0))
+    rng = random.Random(hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest())
+    out = []
+    for _ in range(n):
+        text, positions, finish = start, [], "length"
+        for _ in range(max_tokens):
+            lst = sorted(table.get(text, table.get("*", [])), key=lambda x: -float(x[1]))
+            if not lst:
+                break
+            top = [{"token": str(a), "logprob": float(b), "bytes": list(str(a).encode())}
+                   for a, b in lst]  # fmt: skip
+            if t <= 0:
+                pick = top[0]
+            else:
+                m = top[0]["logprob"]
+                w = [math.exp((e["logprob"] - m) / t) for e in top]
+                pick = rng.choices(top, weights=w)[0]
+            positions.append({**pick, "top_logprobs": top[:k]})
+            if pick["token"] in eos:
+                finish = "stop"
+                break
+            text += pick["token"]
+        out.append((positions, finish))
+    return out
+
+
+def _paths_response(model: LoopbackModel | None, base: dict[str, Any], body: dict[str, Any],
+                    cfg: dict[str, Any], n: int, max_tokens: int) -> dict[str, Any]:  # fmt: skip
+    """A log-probability request for ``n`` choices of up to ``max_tokens`` tokens (vLLM's shape:
+    ``choices[i].logprobs.content[j].top_logprobs`` at every generated position)."""
+    k = int(body.get("top_logprobs") or 0)
+    eos = set(cfg.get("eos", ["</s>"]))
+    if cfg.get("planted_logprobs") is not None:
+        paths, n_prompt = _planted_paths(body, cfg, k, n, max_tokens), 1
+    elif model is not None:
+        paths, n_prompt = model.paths(body["messages"], k, n, float(body.get("temperature", 1.0)),
+                                      max_tokens, int(body.get("seed") or 0))  # fmt: skip
+        eos = {model.token_text(int(model.tok.eos_token_id))}
+    else:
+        raise ValueError("no model loaded and no planted log-probabilities for this request")
+    choices, n_new = [], 0
+    for i, (positions, finish) in enumerate(paths):
+        text = "".join(p["token"] for p in positions if p["token"] not in eos)
+        msg = {"role": "assistant", "content": text, "refusal": None}
+        choices.append({"index": i, "message": msg, "logprobs": {"content": positions},
+                        "finish_reason": finish, "stop_reason": None})  # fmt: skip
+        n_new += len(positions)
+    return _completion(base, choices, n_prompt, n_new)
+
+
+def _completion(base: dict[str, Any], choices: list[dict[str, Any]], prompt: int,
+                completion: int) -> dict[str, Any]:  # fmt: skip
+    """A chat-completion object with these choices and token counts."""
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+             "total_tokens": prompt + completion}  # fmt: skip
+    return {**base, "choices": choices, "usage": usage}
+
+
+def answer_batch(
+    model: LoopbackModel | None, served: str, body: dict[str, Any], cfg: dict[str, Any]
+) -> Any:
+    """vLLM's ``/v1/chat/completions/batch``: ``messages`` is a list of conversations, each
+    answered as by :func:`answer` (``n`` must be 1); choice ``i`` answers conversation ``i``."""
+    convs = body.get("messages")
+    if not isinstance(convs, list) or not all(isinstance(c, list) for c in convs):
+        raise ValueError("messages must be a list of conversations")
+    if int(body.get("n") or 1) != 1:
+        raise ValueError("the batch endpoint takes n = 1")
+    choices, prompt, completion = [], 0, 0
+    for i, conv in enumerate(convs):
+        out = answer(model, served, {**body, "messages": conv}, cfg)
+        if "_status" in out:
+            return out
+        choices.append({**out["choices"][0], "index": i})
+        prompt += out["usage"]["prompt_tokens"]
+        completion += out["usage"]["completion_tokens"]
+    base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
+            "created": int(time.time()), "model": served}  # fmt: skip
+    return _completion(base, choices, prompt, completion)
+
+
 def answer(
     model: LoopbackModel | None, served: str, body: dict[str, Any], cfg: dict[str, Any]
 ) -> Any:
@@ -290,6 +437,10 @@ def answer(
                   "finish_reason": "stop", "stop_reason": None}  # fmt: skip
         return {**base, "choices": [choice], "usage": usage}
     messages = body["messages"]
+    n = int(body.get("n") or 1)
+    max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1)
+    if body.get("logprobs") and (n > 1 or max_tokens > 1):
+        return _paths_response(model, base, body, cfg, n, max_tokens)
     if body.get("logprobs") and cfg.get("planted_logprobs") is not None:
         k = int(body.get("top_logprobs") or 0)
         planted = sorted(_planted(body, cfg["planted_logprobs"]), key=lambda x: -float(x[1]))

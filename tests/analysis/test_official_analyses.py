@@ -13,12 +13,10 @@ from scipy import stats
 from statsmodels.stats.anova import anova_lm
 
 from stylisticbias.analysis.metrics import cell_sums
-from stylisticbias.analysis.official_analyses import (
-    NEGATIVITY_PAIRS,
-    icc,
-    mixed_effects,
-    official_analyses,
-)
+from stylisticbias.analysis.official_analyses import official_analyses
+from stylisticbias.analysis.official_analyses.agreement import icc
+from stylisticbias.analysis.official_analyses.effects import mixed_effects
+from stylisticbias.analysis.official_analyses.negativity import NEGATIVITY_PAIRS
 from stylisticbias.analysis.paper_tables import DIMENSIONS
 from stylisticbias.analysis.run import analyze
 from stylisticbias.analysis.settings import AnalysisSettings

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from stylisticbias.analysis import paired_calibration as pc
-from stylisticbias.analysis.paired_variation import Bootstrap
+from stylisticbias.analysis.paired_variation.counts import Bootstrap
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, benchmark_from_params
 from stylisticbias.config import compose
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs

@@ -9,13 +9,20 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from stylisticbias.analysis import paired_variation as pv
 from stylisticbias.analysis import table_registry as reg
+from stylisticbias.analysis.bootstrap import face_weights
 from stylisticbias.analysis.paired_run import analyze_paired, paired_metrics
+from stylisticbias.analysis.paired_variation.counts import Bootstrap, kruskal_counts, paired_data
+from stylisticbias.analysis.paired_variation.groups import group_gap, group_tests, stereotype_groups
+from stylisticbias.analysis.paired_variation.subgroups import (
+    group_bias_by_kind,
+    subgroup_variation_bias,
+)
+from stylisticbias.analysis.paired_variation.variation import halo_rate, variation_bias
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import Benchmark, load_benchmark
 
-BOOT = pv.Bootstrap(n_resamples=200, ci=0.95, seed=3)
+BOOT = Bootstrap(n_resamples=200, ci=0.95, seed=3)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +79,7 @@ def test_kruskal_counts_is_scipys_kruskal(groups: int) -> None:
     data = [rng.integers(0, 13, size=rng.integers(3, 30)) / 12 for _ in range(groups)]
     values = np.unique(np.concatenate(data))
     counts = np.array([[np.sum(g == v) for v in values] for g in data], dtype=float)
-    h, p, k = pv.kruskal_counts(counts)
+    h, p, k = kruskal_counts(counts)
     ref = stats.kruskal(*data)
     assert h == pytest.approx(ref.statistic, rel=1e-12)
     assert p == pytest.approx(ref.pvalue, rel=1e-10)
@@ -80,18 +87,18 @@ def test_kruskal_counts_is_scipys_kruskal(groups: int) -> None:
     # integer frequency weights are repeated observations (what a bootstrap replicate is)
     w = rng.integers(1, 4, size=counts.shape[1])
     rep = [np.repeat(values, (c * w).astype(int)) for c in counts]
-    h2, p2, _ = pv.kruskal_counts(counts * w)
+    h2, p2, _ = kruskal_counts(counts * w)
     assert h2 == pytest.approx(stats.kruskal(*rep).statistic, rel=1e-12)
     assert p2 == pytest.approx(stats.kruskal(*rep).pvalue, rel=1e-10)
 
 
 def test_kruskal_counts_degenerate_cases() -> None:
-    h, p, k = pv.kruskal_counts(np.array([[3.0, 0.0], [4.0, 0.0]]))  # every value equal
+    h, p, k = kruskal_counts(np.array([[3.0, 0.0], [4.0, 0.0]]))  # every value equal
     assert np.isnan(h) and np.isnan(p) and k == 2
-    h, p, k = pv.kruskal_counts(np.array([[3.0, 1.0], [0.0, 0.0]]))  # one non-empty group
+    h, p, k = kruskal_counts(np.array([[3.0, 1.0], [0.0, 0.0]]))  # one non-empty group
     assert np.isnan(h) and k == 1
     # an empty group is left out, as if not given
-    h3, _, k3 = pv.kruskal_counts(np.array([[3.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 2.0, 2.0]]))
+    h3, _, k3 = kruskal_counts(np.array([[3.0, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, 2.0, 2.0]]))
     assert k3 == 2
     assert h3 == pytest.approx(stats.kruskal([0, 0, 0, 1], [0, 1, 1, 2, 2]).statistic)
 
@@ -99,8 +106,8 @@ def test_kruskal_counts_degenerate_cases() -> None:
 def test_variation_bias_is_kruskal_of_original_vs_beautified(beauty: Benchmark) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    data = pv.paired_data(df, beauty, spec)
-    out = pv.variation_bias(data, beauty, spec, BOOT)
+    data = paired_data(df, beauty, spec)
+    out = variation_bias(data, beauty, spec, BOOT)
     assert len(out) == 91
     for sid in (1, 40, 47, 73, 91):
         row = out[out["scenario_id"] == sid].iloc[0]
@@ -121,8 +128,8 @@ def test_halo_rate_counts_significant_scenarios_towards_the_positive_trait(
 ) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    data = pv.paired_data(df, beauty, spec)
-    res = pv.halo_rate(data, beauty, spec, BOOT)
+    data = paired_data(df, beauty, spec)
+    res = halo_rate(data, beauty, spec, BOOT)
     halo_ids = [s.id for s in beauty.scenarios if "halo" in s.tags]
     n_halo = n_sig = 0
     for sid in halo_ids:
@@ -136,14 +143,14 @@ def test_halo_rate_counts_significant_scenarios_towards_the_positive_trait(
     assert res["halo_rate_low"] <= res["halo_rate"] <= res["halo_rate_high"]
     assert res["halo_rate"] > 0.8  # the planted halo (0.3 on phi) is found
     # without a planted halo, hardly any scenario counts
-    null = pv.halo_rate(pv.paired_data(_scores(beauty, halo=0.0), beauty, spec), beauty, spec, BOOT)
+    null = halo_rate(paired_data(_scores(beauty, halo=0.0), beauty, spec), beauty, spec, BOOT)
     assert null["halo_rate"] < 0.15
 
 
 def test_group_tests_and_means_are_scipys(beauty: Benchmark) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    tests, means = pv.group_tests(pv.paired_data(df, beauty, spec), beauty, spec, BOOT)
+    tests, means = group_tests(paired_data(df, beauty, spec), beauty, spec, BOOT)
     for axis, col in (("gender", "gender"), ("age", "age"), ("race", "ethnicity")):
         groups = list(beauty.demographics[col])
         for sid in (2, 50):
@@ -161,7 +168,7 @@ def test_group_tests_and_means_are_scipys(beauty: Benchmark) -> None:
 def test_stereotype_groups_compare_the_two_groups(beauty: Benchmark) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    out = pv.stereotype_groups(pv.paired_data(df, beauty, spec), beauty, spec)
+    out = stereotype_groups(paired_data(df, beauty, spec), beauty, spec)
     assert len(out) == 19 + 12
     row = out[out["scenario_id"] == 20].iloc[0]  # Construction worker (Latino) / Bus driver
     assert (row["group_stereotyped"], row["group_other"]) == ("Latino", "Black")
@@ -177,7 +184,7 @@ def test_stereotype_groups_compare_the_two_groups(beauty: Benchmark) -> None:
 def test_w_attr_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmark) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    sub_h, pairs = pv.subgroup_variation_bias(pv.paired_data(df, beauty, spec), beauty, spec)
+    sub_h, pairs = subgroup_variation_bias(paired_data(df, beauty, spec), beauty, spec)
     assert sorted(pairs.groupby("axis").size().to_dict().items()) == [
         ("age", 3), ("gender", 1), ("race", 15)
     ]  # fmt: skip
@@ -209,7 +216,7 @@ def test_w_attr_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmark) -> 
 def test_group_bias_by_kind_is_wilcoxon_of_h_on_original_vs_beautified(beauty: Benchmark) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    out = pv.group_bias_by_kind(pv.paired_data(df, beauty, spec), beauty, spec)
+    out = group_bias_by_kind(paired_data(df, beauty, spec), beauty, spec)
     ho, hb = [], []
     for s in beauty.scenarios:
         for base, acc in ((True, ho), (False, hb)):
@@ -253,9 +260,9 @@ def test_every_table_matches_its_registry_schema(beauty: Benchmark, tmp_path) ->
 def test_bootstrap_is_deterministic_and_face_level(beauty: Benchmark) -> None:
     df = _scores(beauty, n_faces=12)
     spec = beauty.statistics
-    data = pv.paired_data(df, beauty, spec)
-    a = pv.variation_bias(data, beauty, spec, BOOT)
-    b = pv.variation_bias(data, beauty, spec, BOOT)
+    data = paired_data(df, beauty, spec)
+    a = variation_bias(data, beauty, spec, BOOT)
+    b = variation_bias(data, beauty, spec, BOOT)
     pd.testing.assert_frame_equal(a, b)
     # a replicate's counts are the draw counts times each face's counts (faces, not rows)
     w = np.zeros((1, len(data.faces)))
@@ -268,20 +275,20 @@ def test_bootstrap_is_deterministic_and_face_level(beauty: Benchmark) -> None:
 def test_shift_and_group_gap_cis_are_face_bootstraps_of_the_differences(beauty: Benchmark) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    data = pv.paired_data(df, beauty, spec)
-    out = pv.variation_bias(data, beauty, spec, BOOT)
+    data = paired_data(df, beauty, spec)
+    out = variation_bias(data, beauty, spec, BOOT)
     row = out[out["scenario_id"] == 47].iloc[0]
     o, b = _phi(df, 47, is_base=True), _phi(df, 47, is_base=False)
     assert row["shift"] == pytest.approx(b.mean() - o.mean())
     assert row["shift_low"] < row["shift"] < row["shift_high"]
     # the CI by hand: resample faces with the same draw counts
-    w = pv.face_weights(len(data.faces), BOOT.n_resamples, BOOT.seed)
+    w = face_weights(len(data.faces), BOOT.n_resamples, BOOT.seed)
     per_face = df[df["scenario_id"] == 47].pivot(index="face_id", columns="is_base", values="phi")
     per_face = per_face.loc[list(data.faces)]
     diffs = (w @ per_face[False].to_numpy() - w @ per_face[True].to_numpy()) / w.sum(axis=1)
     lo, hi = np.percentile(diffs, [2.5, 97.5])
     assert (row["shift_low"], row["shift_high"]) == pytest.approx((lo, hi), abs=1e-8)  # phi rounded
-    gap, glo, ghi = pv.group_gap(data, "gender", "male", "female", BOOT)
+    gap, glo, ghi = group_gap(data, "gender", "male", "female", BOOT)
     s = list(data.scenario_ids).index(1)
     m, f = _phi(df, 1, gender="male"), _phi(df, 1, gender="female")
     assert gap[s] == pytest.approx(f.mean() - m.mean())

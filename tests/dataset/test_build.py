@@ -19,6 +19,7 @@ from stylisticbias import schemas
 from stylisticbias.config import ROOT, compose
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.parse import config_from_params
 
 HERE = Path(__file__).parent
 
@@ -31,9 +32,9 @@ def fake_params(n: int = 4, **gen: Any) -> dict[str, Any]:
 
 def test_counts_and_schema(project: Path) -> None:
     params = fake_params(6)
-    faces = schemas.read_table(build_faces(params), schemas.FACES)
+    faces = schemas.read_table(build_faces(config_from_params(params)), schemas.FACES)
     assert len(faces) == 6 and (faces["status"] == "ok").all()
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     n_m, n_f = (faces["gender"] == "male").sum(), (faces["gender"] == "female").sum()
     assert len(var) == 48 * n_m + 51 * n_f
     assert var.groupby("face_id").size().isin([48, 51]).all()
@@ -53,23 +54,23 @@ def test_rerun_renders_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -
     log = project / "renders.log"
     monkeypatch.setenv("FAKE_GENERATOR_LOG", str(log))
     params = fake_params(3)
-    build_faces(params)
-    build_variations(params)
+    build_faces(config_from_params(params))
+    build_variations(config_from_params(params))
     first = log.read_text().splitlines()
-    build_faces(params)
-    build_variations(params)
+    build_faces(config_from_params(params))
+    build_variations(config_from_params(params))
     assert log.read_text().splitlines() == first
 
 
 def test_refusals_recorded_and_retried(project: Path) -> None:
     params = fake_params(2, refuse=["Daring / Provocative"])
-    build_faces(params)
-    var = pd.read_parquet(build_variations(params))
+    build_faces(config_from_params(params))
+    var = pd.read_parquet(build_variations(config_from_params(params)))
     bad = var[var["status"] == "refused"]
     assert len(bad) == 2 and bad["reason"].str.contains("policy").all() and bad["path"].isna().all()
     params = fake_params(2)
     params["generation"]["retry_failed"] = True
-    var = pd.read_parquet(build_variations(params))
+    var = pd.read_parquet(build_variations(config_from_params(params)))
     assert (var["status"] == "ok").all()
 
 
@@ -148,30 +149,30 @@ def test_transient_errors_are_retried_not_cached(
     monkeypatch.setenv("FAKE_GENERATOR_OUTAGE", str(outage))
     params = fake_params(3)
     with pytest.raises(StylisticBiasError, match=r"transient error.*HTTP 503"):
-        build_faces(params)
+        build_faces(config_from_params(params))
     assert not (project / "data/faces").exists()
     outage.unlink()
-    faces = pd.read_parquet(build_faces(params))
+    faces = pd.read_parquet(build_faces(config_from_params(params)))
     assert (faces["status"] == "ok").all() and len(faces) == 3
 
 
 def test_corrupt_or_missing_base_image(project: Path) -> None:
     params = fake_params(2)
-    faces = pd.read_parquet(build_faces(params))
+    faces = pd.read_parquet(build_faces(config_from_params(params)))
     img = project / "data/faces" / faces["path"].iloc[0]
     img.unlink()
     img.write_bytes(b"not a png")
     with pytest.raises(StylisticBiasError, match=r"corrupt image of face F0000"):
-        build_variations(params)
+        build_variations(config_from_params(params))
     img.unlink()
     with pytest.raises(StylisticBiasError, match=r"missing image of face F0000"):
-        build_variations(params)
+        build_variations(config_from_params(params))
     assert not (project / "data/variations").exists()
 
 
 def _faces_with(params: dict, row: int, column: str, value: object) -> tuple[Path, pd.DataFrame]:
     """Build the faces, then overwrite one cell of their manifest; (manifest path, its rows)."""
-    path = build_faces(params)
+    path = build_faces(config_from_params(params))
     df = pd.read_parquet(path)
     df.loc[row, column] = value
     df.to_parquet(path)
@@ -184,11 +185,11 @@ def test_manifest_failing_schema(project: Path) -> None:
     with pytest.raises(
         StylisticBiasError, match=r"faces.parquet: does not match the faces schema.*status"
     ):
-        build_variations(params)
+        build_variations(config_from_params(params))
     df = df.drop(columns=["sha256"])
     df.to_parquet(path)
     with pytest.raises(StylisticBiasError, match=r"missing column\(s\) sha256"):
-        build_variations(params)
+        build_variations(config_from_params(params))
 
 
 def test_stage_cli_one_line_error(project: Path) -> None:
@@ -211,9 +212,9 @@ def test_generator_code_change_invalidates_cache(project: Path, monkeypatch) -> 
     log = project / "renders.log"
     monkeypatch.setenv("FAKE_GENERATOR_LOG", str(log))
     params = fake_params(1)
-    build_faces(params)
+    build_faces(config_from_params(params))
     monkeypatch.setattr(build, "generator_code_version", lambda cfg: "changed")
-    build_faces(params)
+    build_faces(config_from_params(params))
     assert log.read_text().splitlines() == ["face F0000", "face F0000"]
 
 
@@ -221,7 +222,7 @@ def test_unknown_variation_value_fails_before_rendering(project: Path) -> None:
     # the procedural generator draws a fixed set of values: a typo in conf/benchmark is caught
     # before any edit is rendered, and the existing dataset is left alone
     params = compose(["faces.n=2", "generator.size=64"])
-    build_faces(params)
+    build_faces(config_from_params(params))
 
     def frecklez(p: dict) -> None:
         skin = next(a for a in p["attributes"] if a["key"] == "skin_irregularities")
@@ -229,7 +230,7 @@ def test_unknown_variation_value_fails_before_rendering(project: Path) -> None:
 
     params["protocol"] = edited_protocol(project, frecklez)
     with pytest.raises(StylisticBiasError) as err:
-        build_variations(params)
+        build_variations(config_from_params(params))
     msg = str(err.value)
     assert "1 variation value(s) the procedural generator cannot render" in msg
     assert "Frecklez" in msg and "valid: Freckles" in msg and "nothing was rendered" in msg
@@ -244,5 +245,5 @@ def test_demographic_value_outside_the_benchmark(project: Path) -> None:
         match=r"faces.parquet: row 1 \(face F0001\): age 'teen' is not a value of conf/benchmark"
         r" \(1 such row\(s\)\); valid: young adult, middle-aged adult, elderly",
     ):
-        build_variations(params)
+        build_variations(config_from_params(params))
     assert not (project / "data/variations").exists()

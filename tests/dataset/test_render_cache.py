@@ -12,6 +12,7 @@ from PIL import Image
 from stylisticbias.config import compose
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.dataset.render_cache import RenderCache
+from stylisticbias.spec.parse import config_from_params
 
 
 def test_a_corrupt_entry_is_set_aside_and_reported_missing(tmp_path: Path) -> None:
@@ -46,8 +47,8 @@ def test_variations_stage_rebuilds_a_corrupt_cache_entry(
     monkeypatch.setenv("FAKE_GENERATOR_LOG", str(log))
     params = compose(["faces.n=2"])
     params["generator"] = {"_target_": "fake_generator.FakeGenerator", "workers": 1}
-    build_faces(params)
-    var = pd.read_parquet(build_variations(params))
+    build_faces(config_from_params(params))
+    var = pd.read_parquet(build_variations(config_from_params(params)))
     row = var[var["status"] == "ok"].iloc[3]
     image = project / "data/variations" / row["path"]
     entry = next(
@@ -57,7 +58,7 @@ def test_variations_stage_rebuilds_a_corrupt_cache_entry(
         fh.seek(40)
         fh.write(b"\0" * 16)
     renders = len(log.read_text().splitlines())
-    var = pd.read_parquet(build_variations(params))
+    var = pd.read_parquet(build_variations(config_from_params(params)))
     redone = log.read_text().splitlines()[renders:]
     assert len(redone) == 1 and redone[0].startswith(f"edit {row['face_id']} "), redone
     for r in var[var["status"] == "ok"].itertuples():

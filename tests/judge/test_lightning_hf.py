@@ -14,7 +14,9 @@ import pandas as pd
 from judge_tables import judge_with, make_tables
 
 from stylisticbias.config import load_group_option, project_root
-from stylisticbias.judge.run import judge_items, run_judge, run_log_path
+from stylisticbias.judge.items import judge_items
+from stylisticbias.judge.run import run_judge
+from stylisticbias.judge.summary import run_log_path
 from stylisticbias.schemas import JUDGMENT_RECORDS, read_table
 from stylisticbias.spec.parse import config_from_params
 from stylisticbias_dev.tiny import ensure_built

@@ -15,8 +15,9 @@ import pytest
 
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge import official_layout as ol
-from stylisticbias.judge.official_layout import ImportSpec, export_judgments, import_official
+from stylisticbias.judge.official_layout import cli, importer, layout
+from stylisticbias.judge.official_layout.export import export_judgments
+from stylisticbias.judge.official_layout.importer import ImportSpec, import_official
 
 RESPONSES = ["(a)", "(b)", "B", "I cannot tell.", None, "<think>hmm</think>\n(a)", "（Ｂ）"]
 
@@ -36,7 +37,7 @@ def _judgments(benchmark: Benchmark, seed: int = 0) -> pd.DataFrame:
                             p = rng.dirichlet([1, 1, 1])
                             rows.append((img, face, model, "simulated", "simulated", sid, o, k,
                                          resp, choice, *p, 0.0, True))  # fmt: skip
-    return pd.DataFrame(rows, columns=list(ol.COLUMNS))
+    return pd.DataFrame(rows, columns=list(layout.COLUMNS))
 
 
 def _canon(df: pd.DataFrame) -> pd.DataFrame:
@@ -75,7 +76,7 @@ def _official_file(root: Path, benchmark: Benchmark, image: str, sid: int, o: in
     a, b = benchmark.options_shown(sc, od)[:2]
     d = root / "model-x" / face / image
     d.mkdir(parents=True, exist_ok=True)
-    p = d / ol.file_name(image, sid, o, k)
+    p = d / layout.file_name(image, sid, o, k)
     doc = {"face_image_name": f"{image}.png", "characteristics": {}, "order": o, "seed": k,
            "prompt": "...", "timestamp": "2026-01-01T00:00:00+00:00",
            "options": {"a": a, "b": b}, "chosen_option": a, "raw_output": raw}  # fmt: skip
@@ -130,7 +131,7 @@ def test_interrupted_import_resumes(tmp_path: Path, benchmark, monkeypatch) -> N
     j = _judgments(benchmark)
     export_judgments(j, benchmark, tmp_path / "raw", timestamp="t")
     spec = ImportSpec(tmp_path / "raw", tmp_path / "out", batch_files=20)
-    real = ol._Reader.row
+    real = importer._Reader.row
     calls = {"n": 0}
 
     def boom(self, *a):
@@ -139,10 +140,10 @@ def test_interrupted_import_resumes(tmp_path: Path, benchmark, monkeypatch) -> N
             raise KeyboardInterrupt
         return real(self, *a)
 
-    monkeypatch.setattr(ol._Reader, "row", boom)
+    monkeypatch.setattr(importer._Reader, "row", boom)
     with pytest.raises(KeyboardInterrupt):
         import_official(spec, benchmark)
-    monkeypatch.setattr(ol._Reader, "row", real)
+    monkeypatch.setattr(importer._Reader, "row", real)
     st = import_official(spec, benchmark)
     assert st.skipped_faces > 0 and st.files < len(j)
     back = _canon(pd.read_parquet(st.output))
@@ -153,5 +154,5 @@ def test_cli_import_stop_exits_2_with_one_line(tmp_path: Path, benchmark, capsys
     root = tmp_path / "raw"
     p = _official_file(root, benchmark, "F0000-base", 1, 1, 1, "(a)")
     p.write_text("{", encoding="utf-8")
-    rc = ol.main(["import", str(root), "--out", str(tmp_path / "o"), "--on-error", "stop"])
+    rc = cli.main(["import", str(root), "--out", str(tmp_path / "o"), "--on-error", "stop"])
     assert rc == 2

@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 from judge_tables import make_tables
 
-from stylisticbias.judge.run import run_judge, run_log_path
+from stylisticbias.judge.run import run_judge
+from stylisticbias.judge.summary import run_log_path
 from stylisticbias.score_store import read_model_scores, scores_file
 from stylisticbias.scores import write_scores
 from stylisticbias.spec.parse import config_from_params

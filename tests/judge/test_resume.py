@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 from judge_tables import judge_with, make_tables
 
-from stylisticbias.judge.run import judge_items, run_judge, run_log_path
+from stylisticbias.judge.items import judge_items
+from stylisticbias.judge.run import run_judge
+from stylisticbias.judge.summary import run_log_path
 from stylisticbias.schemas import JUDGMENT_RECORDS, read_table
 from stylisticbias.spec.parse import config_from_params
 
@@ -324,7 +326,7 @@ def test_bad_judge_settings_never_touch_finished_judgments(tmp_path: Path, chang
 def test_manifest_paths_leaving_the_data_root_are_refused_unread(
     tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import stylisticbias.judge.run as judge_run
+    import stylisticbias.judge.items as judge_items_module
     from stylisticbias.errors import StylisticBiasError
 
     params = make_tables(tmp_path / "d", 2)
@@ -334,7 +336,7 @@ def test_manifest_paths_leaving_the_data_root_are_refused_unread(
     faces.loc[1, "path"] = path
     faces.to_parquet(tmp_path / "d/faces/faces.parquet", index=False)
     opened: list[str] = []
-    monkeypatch.setattr(judge_run, "sha256_file", lambda p: opened.append(str(p)) or "")
+    monkeypatch.setattr(judge_items_module, "sha256_file", lambda p: opened.append(str(p)) or "")
     with pytest.raises(StylisticBiasError, match=r"leaves|absolute") as exc:
         run_judge(MODEL, config_from_params(params), progress=False)
     assert "faces.parquet row 1" in str(exc.value)

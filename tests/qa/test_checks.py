@@ -15,7 +15,7 @@ from stylisticbias.annotate.run import run_annotation
 from stylisticbias.annotate.simulated import planted_failure, planted_invalid
 from stylisticbias.config import compose, project_root
 from stylisticbias.dataset.build import build_faces, build_variations
-from stylisticbias.judge.run import judge_items
+from stylisticbias.judge.items import judge_items
 from stylisticbias.qa.checks import CHECKS, build_checks, qa_exclusions
 from stylisticbias.qa.stage import build_locality
 from stylisticbias.spec.parse import annotator_spec, config_from_params
@@ -46,8 +46,8 @@ def _params(policy: str) -> dict:
 def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(project)
     params = _params("report")
-    build_faces(params)
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    build_faces(config_from_params(params))
+    var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     build_locality(params)
     run_annotation(params, "simulated-annotator")
     table = schemas.read_table(build_checks(params), CHECKS)

@@ -26,6 +26,7 @@ from stylisticbias.qa.locality import (
 )
 from stylisticbias.qa.stage import build_locality
 from stylisticbias.qa.tables import LOCALITY
+from stylisticbias.spec.parse import config_from_params
 
 SIZE = 64
 BENCH = benchmark_from_params(load_params())
@@ -112,8 +113,8 @@ def test_stage_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(project_root() / "conf", tmp_path / "conf")
     monkeypatch.chdir(tmp_path)
     params = compose(["faces.n=2", f"generator.size={SIZE}"])
-    build_faces(params)
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    build_faces(config_from_params(params))
+    var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     # plant a leak into one face edit (a new file: images are hard links into the render cache)
     gen = ProceduralGenerator(size=SIZE)
     faces = pd.read_parquet(tmp_path / "data/faces/faces.parquet")

@@ -14,9 +14,11 @@ import pandas as pd
 import pytest
 from release_project import REFUSED, project_params
 
+from stylisticbias.config import load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.release import build_release
 from stylisticbias.release.table import COLUMNS
+from stylisticbias.spec.parse import config_from_params
 
 RAI = (
     "rai:dataCollection",
@@ -31,7 +33,9 @@ RAI = (
 
 @pytest.fixture
 def release(project: Path) -> Path:
-    return build_release(project_params(out="out/rel", date_published="2026-11-25")).out
+    return build_release(
+        config_from_params(project_params(out="out/rel", date_published="2026-11-25"))
+    ).out
 
 
 def _sha(path: Path) -> str:
@@ -141,8 +145,8 @@ def test_dataset_card(release: Path) -> None:
 
 
 def test_rerun_is_byte_identical_and_hardlinks(project: Path) -> None:
-    a = build_release(project_params(out="out/a")).out
-    b = build_release(project_params(out="out/b", materialize="copy")).out
+    a = build_release(config_from_params(project_params(out="out/a"))).out
+    b = build_release(config_from_params(project_params(out="out/b", materialize="copy"))).out
     for name in ("croissant.json", "README.md", "images.parquet"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     table = pd.read_parquet(a / "images.parquet")
@@ -155,15 +159,15 @@ def test_rerun_is_byte_identical_and_hardlinks(project: Path) -> None:
 def test_imported_set_needs_its_licence(project: Path) -> None:
     params = project_params(out="out/imp")
     params["generator"] = {
-        "_target_": "stylisticbias.dataset.importer.ImportSettings",
+        **{k: v for k, v in load_group_option("generator", "import").items() if k != "name"},
         "source": "data/import/release",
         "license": None,
     }
     with pytest.raises(StylisticBiasError, match=r"generator\.license is not set"):
-        build_release(params)
+        build_release(config_from_params(params))
     assert not (project / "out/imp").exists()
     params["generator"]["license"] = "CC-BY-NC-4.0"
-    out = build_release(params).out
+    out = build_release(config_from_params(params)).out
     doc = json.loads((out / "croissant.json").read_text())
     assert doc["license"] == "CC-BY-NC-4.0"  # the configured one, not release.license
     assert doc["rai:hasSyntheticData"] is False
@@ -174,16 +178,16 @@ def test_bad_input_is_one_line_and_keeps_the_previous_release(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with pytest.raises(StylisticBiasError, match=r"release\.out='data'.*into or over the project"):
-        build_release(project_params(out="data"))
+        build_release(config_from_params(project_params(out="data")))
     # a changed image stops the release; the previous one stays whole
     copy = tmp_path / "p"
     shutil.copytree(project, copy, symlinks=True)
     monkeypatch.chdir(copy)
-    old = build_release(project_params(out="rel")).out
+    old = build_release(config_from_params(project_params(out="rel"))).out
     before = (old / "croissant.json").read_bytes()
     img = next((copy / "data/variations/images").rglob("*.png"))
     img.unlink()
     img.write_bytes(b"not the image")
     with pytest.raises(StylisticBiasError, match=r"sha256 differs from the variations manifest"):
-        build_release(project_params(out="rel"))
+        build_release(config_from_params(project_params(out="rel")))
     assert (old / "croissant.json").read_bytes() == before

@@ -24,10 +24,10 @@ from stylisticbias.report.mlflow_log import (
     MAX_RUN_METRICS,
     SWEEP_ENV,
     flatten_metrics,
-    generator_option,
     resolve_tracking_uri,
     sweep_id,
 )
+from stylisticbias.report.mlflow_params import generator_option
 from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
 from stylisticbias.score_store import write_model_scores
@@ -85,7 +85,7 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     for seed in (0, 1):  # a simulated 2-run sweep
         params["seed"] = seed
         build_report(config_from_params(params), tmp_path)
-        track_report(params, tmp_path)
+        track_report(config_from_params(params), tmp_path)
 
     mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
     exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
@@ -153,10 +153,12 @@ def test_report_stage_alone_logs_nothing(tmp_path, analysis_output):
     build_report(config_from_params(params), tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
     first = (tmp_path / RUNS_FILE).read_bytes() if (tmp_path / RUNS_FILE).exists() else None
-    track_report(params, tmp_path)
+    track_report(config_from_params(params), tmp_path)
     assert (tmp_path / "mlflow.db").exists() and first is None
     out = (tmp_path / RUNS_FILE).read_bytes()
-    track_report(params, tmp_path)  # logging again: new runs, the same stage output
+    track_report(
+        config_from_params(params), tmp_path
+    )  # logging again: new runs, the same stage output
     assert (tmp_path / RUNS_FILE).read_bytes() == out
     assert len(json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())["runs"]) == 2
 
@@ -166,7 +168,7 @@ def test_tracking_disabled_logs_nothing(tmp_path, analysis_output):
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     build_report(config_from_params(params), tmp_path)
-    track_report(params, tmp_path)
+    track_report(config_from_params(params), tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
     assert json.loads((tmp_path / RUNS_FILE).read_text())["enabled"] is False
 
@@ -208,7 +210,7 @@ def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict
     shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
     with contextlib.chdir(root):
         run_analysis(config_from_params(params))
-    track_report(params, root)
+    track_report(config_from_params(params), root)
     tables = {p.stem: pd.read_csv(p) for p in (root / "reports" / "tables").glob("*.csv")}
     metrics = json.loads((root / "reports" / "metrics_all.json").read_text())
     return root, params, tables, metrics

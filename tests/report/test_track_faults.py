@@ -116,7 +116,7 @@ def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
     before = runs_file.read_bytes() if runs_file.exists() else None
     t0 = time.monotonic()
     with pytest.raises(TrackingError) as info:
-        track_report(params, root)
+        track_report(config_from_params(params), root)
     seconds = time.monotonic() - t0
     msg = str(info.value)
     assert "\n" not in msg and uri in msg and match in msg, msg
@@ -164,7 +164,7 @@ def test_corrupt_store_fails_in_one_line_and_rerun_logs_each_run_once(
     tmp_path: Path, analysis_output
 ) -> None:
     params = _project(analysis_output, tmp_path)
-    track_report(params, tmp_path)
+    track_report(config_from_params(params), tmp_path)
     db = tmp_path / "mlflow.db"
     good = db.read_bytes()
     db.write_bytes(b"this is not a database" * 100)
@@ -172,7 +172,7 @@ def test_corrupt_store_fails_in_one_line_and_rerun_logs_each_run_once(
     db.write_bytes(good[: len(good) // 2])  # a truncated store
     _fails_fast(params, tmp_path, "SQLite")
     db.write_bytes(good)  # the store is back
-    track_report(params, tmp_path)
+    track_report(config_from_params(params), tmp_path)
     runs = _active_report_runs(params)
     kinds = sorted(runs["tags.stylisticbias.run_kind"])
     assert kinds == ["comparison", "model", "model"], kinds
@@ -189,6 +189,7 @@ sys.path.insert(0, sys.argv[2])
 import json
 from stylisticbias.report import mlflow_log
 from stylisticbias.report.track import track_report
+from stylisticbias.spec.parse import config_from_params
 
 real = mlflow_log._model_tables
 seen = []
@@ -198,7 +199,7 @@ def tables_then_die(inputs, label):
         os.kill(os.getpid(), signal.SIGKILL)
     real(inputs, label)
 mlflow_log._model_tables = tables_then_die
-track_report(json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[3]))
+track_report(config_from_params(json.loads(Path(sys.argv[1]).read_text())), Path(sys.argv[3]))
 """
 
 
@@ -216,7 +217,7 @@ def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, analysis_ou
     exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
     left = mlflow.search_runs([exp.experiment_id])
     assert "RUNNING" in set(left["status"])  # the killed run is left open in the store
-    track_report(params, tmp_path)
+    track_report(config_from_params(params), tmp_path)
     runs = _active_report_runs(params)
     assert sorted(runs["tags.stylisticbias.run_kind"]) == ["comparison", "model", "model"]
     assert runs[f"tags.{TAG_KEY}"].is_unique
@@ -235,7 +236,9 @@ def test_moved_project_still_opens_logged_artifacts(
     params = _project(analysis_output, proj, MODELS[:1])
     params["tracking"]["tracking_uri"] = "sqlite:///mlflow.db"  # as in conf/tracking/mlflow.yaml
     monkeypatch.chdir(proj)  # DVC runs stages from the project root
-    ids = track_report(params, proj) and json.loads(run_log_path(proj / RUNS_FILE).read_text())
+    ids = track_report(config_from_params(params), proj) and json.loads(
+        run_log_path(proj / RUNS_FILE).read_text()
+    )
     readme = (proj / "reports" / "README.md").read_text()
     exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
     assert exp.artifact_location == f"mlruns/{exp.experiment_id}"

@@ -210,7 +210,7 @@ def calibrate_paired(config: Config) -> dict[str, Any]:
     simulated scores against the exact truth of those images
     (:mod:`stylisticbias.analysis.paired_calibration`)."""
     from stylisticbias.analysis import paired_calibration as pc
-    from stylisticbias.analysis.paired_variation import Bootstrap
+    from stylisticbias.analysis.paired_variation.counts import Bootstrap
     from stylisticbias.judge.engines.simulated.ground_truth import planted_truth
     from stylisticbias.judge.engines.simulated.planted import planted_source
     from stylisticbias.score_store import read_model_scores

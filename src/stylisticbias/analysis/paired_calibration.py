@@ -5,8 +5,9 @@ For a simulated judge the truth is known (``planted_truth`` of
 under the planted effects). Per model:
 
 - **halo**: for every scenario tagged ``statistics.halo_tag``, the shift of mean phi from the
-  base to the variation images (:func:`~.paired_variation.variation_bias`'s ``shift`` with its
-  face-bootstrap CI) against the true shift; ``coverage`` = share of CIs holding the truth;
+  base to the variation images (:func:`~.paired_variation.variation.variation_bias`'s
+  ``shift`` with its face-bootstrap CI) against the true shift; ``coverage`` = share of CIs
+  holding the truth;
 - **gender**: the same for the gap between the groups of the first ``group_tests`` axis (mean
   phi of the second group minus the first, every scenario);
 - **detection**: the halo rate, its power over the scenarios with a planted shift and the
@@ -26,7 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stylisticbias.analysis import paired_variation as pv
+from stylisticbias.analysis.paired_variation.counts import Bootstrap, paired_data
+from stylisticbias.analysis.paired_variation.groups import group_gap
+from stylisticbias.analysis.paired_variation.variation import variation_bias
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
 
@@ -68,15 +71,15 @@ def calibrate_scores(
     scores: pd.DataFrame,
     effects: pd.DataFrame,
     benchmark: Benchmark,
-    boot: pv.Bootstrap,
+    boot: Bootstrap,
 ) -> pd.DataFrame:
     """One dataset's per-scenario cells: estimate, CI, truth, covered, significant, null.
 
     ``effects`` is :func:`true_effects` of the truth: of the same images (a sample truth) or of
     a large population (a population truth)."""
     spec = benchmark.statistics
-    data = pv.paired_data(scores, benchmark, spec)
-    bias = pv.variation_bias(data, benchmark, spec, boot)
+    data = paired_data(scores, benchmark, spec)
+    bias = variation_bias(data, benchmark, spec, boot)
     cells = bias[["scenario_id", "halo", "shift", "shift_low", "shift_high", "significant_alpha"]]
     cells = cells.merge(effects, on="scenario_id", how="left")
     cells["covered"] = (cells["shift_low"] <= cells["shift_true"]) & (
@@ -85,7 +88,7 @@ def calibrate_scores(
     if spec.group_tests:
         col = spec.column(spec.group_tests[0])
         groups = list(benchmark.demographics[col])[:2]
-        gap, lo, hi = pv.group_gap(data, col, groups[0], groups[1], boot)
+        gap, lo, hi = group_gap(data, col, groups[0], groups[1], boot)
         cells["gap"], cells["gap_low"], cells["gap_high"] = gap, lo, hi
         cells["gap_covered"] = (lo <= cells["gap_true"]) & (cells["gap_true"] <= hi)
     return cells

@@ -17,8 +17,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stylisticbias.analysis import paired_variation as pv
 from stylisticbias.analysis import table_registry as registry
+from stylisticbias.analysis.paired_variation.counts import Bootstrap, paired_data
+from stylisticbias.analysis.paired_variation.groups import (
+    category_rates,
+    group_tests,
+    stereotype_groups,
+)
+from stylisticbias.analysis.paired_variation.subgroups import (
+    group_bias_by_kind,
+    subgroup_variation_bias,
+)
+from stylisticbias.analysis.paired_variation.variation import halo_rate, variation_bias
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
@@ -35,21 +45,21 @@ def model_tables(
 ) -> dict[str, pd.DataFrame]:
     """Every paired-variation table for one model's score rows (model column not yet set)."""
     spec = benchmark.statistics
-    boot = pv.Bootstrap(settings.n_resamples, settings.ci, settings.seed)
-    data = pv.paired_data(scores, benchmark, spec)
-    bias = pv.variation_bias(data, benchmark, spec, boot)
-    tests, means = pv.group_tests(data, benchmark, spec, boot)
-    sub_h, sub_w = pv.subgroup_variation_bias(data, benchmark, spec, settings.wilcoxon_zero_method)
+    boot = Bootstrap(settings.n_resamples, settings.ci, settings.seed)
+    data = paired_data(scores, benchmark, spec)
+    bias = variation_bias(data, benchmark, spec, boot)
+    tests, means = group_tests(data, benchmark, spec, boot)
+    sub_h, sub_w = subgroup_variation_bias(data, benchmark, spec, settings.wilcoxon_zero_method)
     tables = {
         "paired_variation_bias": bias,
-        "paired_halo": pd.DataFrame([pv.halo_rate(data, benchmark, spec, boot)]),
-        "paired_category_rates": pv.category_rates(bias, tests, benchmark),
+        "paired_halo": pd.DataFrame([halo_rate(data, benchmark, spec, boot)]),
+        "paired_category_rates": category_rates(bias, tests, benchmark),
         "paired_group_tests": tests,
         "paired_group_means": means,
-        "paired_stereotype_groups": pv.stereotype_groups(data, benchmark, spec),
+        "paired_stereotype_groups": stereotype_groups(data, benchmark, spec),
         "paired_subgroup_h": sub_h,
         "paired_subgroup_wilcoxon": sub_w,
-        "paired_group_bias_by_kind": pv.group_bias_by_kind(
+        "paired_group_bias_by_kind": group_bias_by_kind(
             data, benchmark, spec, settings.wilcoxon_zero_method
         ),
     }

@@ -29,11 +29,8 @@ from stylisticbias.analysis.diagnostics import bias_tables, response_sums
 from stylisticbias.analysis.estimators import estimator_rows
 from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs
 from stylisticbias.analysis.model_tables import table2_cells, table7_cells, table11_cells
-from stylisticbias.analysis.official_analyses import (
-    ATTRIBUTE_SCENARIO,
-    base_preference,
-    shift_tails,
-)
+from stylisticbias.analysis.official_analyses import ATTRIBUTE_SCENARIO
+from stylisticbias.analysis.official_analyses.preference import base_preference, shift_tails
 from stylisticbias.analysis.paper_tables import DIMENSIONS
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.undecided import undecided_table

@@ -31,12 +31,8 @@ from stylisticbias.analysis.headline import METRICS_ALL, dvc_headline
 from stylisticbias.analysis.layout import metrics_json, wide_tables
 from stylisticbias.analysis.metrics import cell_sums, sbs
 from stylisticbias.analysis.model_tables import table2, table7, table11
-from stylisticbias.analysis.official_analyses import (
-    ATTRIBUTE_SCENARIO,
-    base_preference,
-    official_analyses,
-    shift_tails,
-)
+from stylisticbias.analysis.official_analyses import ATTRIBUTE_SCENARIO, official_analyses
+from stylisticbias.analysis.official_analyses.preference import base_preference, shift_tails
 from stylisticbias.analysis.paper_tables import (
     DIMENSIONS,
     shift_cells,

@@ -519,7 +519,7 @@ TABLES: tuple[TableSpec, ...] = (
         ("estimate", "ci_low", "ci_high", "statistic", "pval", "pval_corr", "n"),
         written="two_models",
     ),
-    # --- beyond the paper: the released code's analyses (analysis/official_analyses.py) ---
+    # --- beyond the paper: the released code's analyses (analysis/official_analyses/) ---
     _long(
         "mixed_model",
         "random-intercept model of Delta: fixed effects, variance components, R^2",

@@ -21,7 +21,7 @@ import pandas as pd
 
 from stylisticbias.annotate.questions import Question
 from stylisticbias.benchmark import Benchmark
-from stylisticbias.outputs import safe_member
+from stylisticbias.output_paths import safe_member
 
 
 @dataclass(frozen=True)

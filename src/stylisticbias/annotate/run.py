@@ -31,13 +31,8 @@ from stylisticbias.annotate.tables import ANNOTATIONS, COLUMNS
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import (
-    OutputLock,
-    atomic_write_json,
-    data_root,
-    remove_temp_files,
-    stage_output,
-)
+from stylisticbias.output_paths import data_root, stage_output
+from stylisticbias.outputs import OutputLock, atomic_write_json, remove_temp_files
 from stylisticbias.spec.annotate import AnnotateSpec, AnnotatorSpec, SimulatedAnnotatorSpec
 from stylisticbias.spec.parse import annotator_spec, typed
 

@@ -23,13 +23,7 @@ from stylisticbias.benchmark.load import (
     load_protocol,
     protocol_path,
 )
-from stylisticbias.benchmark.parse import (
-    LAYOUTS,
-    PROMPT_FIELDS,
-    RANGE_RULES,
-    TASK_PROMPT_FIELDS,
-    benchmark_from_config,
-)
+from stylisticbias.benchmark.parse import PROMPT_FIELDS, benchmark_from_config
 from stylisticbias.benchmark.spec import (
     DEFAULT_TASK,
     DEMOGRAPHIC_AXES,
@@ -48,6 +42,7 @@ from stylisticbias.benchmark.spec import (
     select_ids,
     slug,
 )
+from stylisticbias.benchmark.task_scenarios import LAYOUTS, RANGE_RULES, TASK_PROMPT_FIELDS
 
 __all__ = [
     "DEFAULT_TASK",

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from stylisticbias.benchmark.sections import (
     check_keys,
+    integer,
+    non_empty_list,
     parse_licence,
     parse_option_case,
     parse_seeds,
@@ -26,14 +28,12 @@ from stylisticbias.benchmark.spec import (
     DEMOGRAPHIC_AXES,
     POLES,
     Benchmark,
-    ChoiceOption,
-    NumericRange,
     Ordering,
     ParserRules,
     Scenario,
-    TaskScenario,
     VariationValue,
 )
+from stylisticbias.benchmark.task_scenarios import parse_tasks
 from stylisticbias.errors import StylisticBiasError
 
 # ---- parsing the YAML -------------------------------------------------------------------------
@@ -63,18 +63,6 @@ _FRAMINGS = ("face", "full_body")
 
 
 _check_keys = check_keys  # one copy, in benchmark.sections
-
-
-def _list(node: Any, where: str) -> list[Any]:
-    if not isinstance(node, list) or not node:
-        raise StylisticBiasError(f"{where}: expected a non-empty list")
-    return node
-
-
-def _int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise StylisticBiasError(f"{where}: {value!r} is not an integer")
-    return value
 
 
 def _template(text: Any, kind: str, where: str) -> str:
@@ -112,7 +100,7 @@ def _parse_orderings(
     cfg: Mapping[str, Any], letters: tuple[str, ...], where: str
 ) -> tuple[Ordering, ...]:
     orderings: list[Ordering] = []
-    for i, o in enumerate(_list(cfg["orderings"], f"{where}: orderings")):
+    for i, o in enumerate(non_empty_list(cfg["orderings"], f"{where}: orderings")):
         w = f"{where}: orderings[{i}]"
         o = _check_keys(o, w, _ORDERING_KEYS, _ORDERING_REQUIRED)
         raw = o["slots"]
@@ -135,7 +123,7 @@ def _parse_orderings(
             raise StylisticBiasError(
                 f"{w}.answer: must name letters {', '.join(letters)} once each; got {answer}"
             )
-        orderings.append(Ordering(_int(o["id"], f"{w}.id"), slots, letters, answer))  # type: ignore[arg-type]
+        orderings.append(Ordering(integer(o["id"], f"{w}.id"), slots, letters, answer))  # type: ignore[arg-type]
     ids = [o.id for o in orderings]
     if len(set(ids)) != len(ids):
         raise StylisticBiasError(f"{where}: orderings: duplicate ordering ids {ids}")
@@ -143,7 +131,7 @@ def _parse_orderings(
 
 
 def _parse_letters(cfg: Mapping[str, Any], where: str) -> ParserRules:
-    letters = tuple(str(x) for x in _list(cfg["letters"], f"{where}: letters"))
+    letters = tuple(str(x) for x in non_empty_list(cfg["letters"], f"{where}: letters"))
     if len(letters) != 2 or len(set(letters)) != 2:
         raise StylisticBiasError(f"{where}: letters: expected two distinct labels; got {letters}")
     for x in letters:
@@ -165,7 +153,7 @@ def _parse_variations(
     cfg: Mapping[str, Any], genders: tuple[str, ...], where: str
 ) -> tuple[VariationValue, ...]:
     variations: list[VariationValue] = []
-    for i, a in enumerate(_list(cfg["attributes"], f"{where}: attributes")):
+    for i, a in enumerate(non_empty_list(cfg["attributes"], f"{where}: attributes")):
         wa = f"{where}: attributes[{i}]"
         a = _check_keys(a, wa, _ATTRIBUTE_KEYS, _ATTRIBUTE_REQUIRED)
         wa = f"{where}: attributes[{a['name']}]"
@@ -177,7 +165,7 @@ def _parse_variations(
         framing = str(a.get("framing", "face"))
         if framing not in _FRAMINGS:
             raise StylisticBiasError(f"{wa}.framing: {framing!r}; valid: {', '.join(_FRAMINGS)}")
-        for j, v in enumerate(_list(a["values"], f"{wa}.values")):
+        for j, v in enumerate(non_empty_list(a["values"], f"{wa}.values")):
             v = _check_keys(v, f"{wa}.values[{j}]", _VALUE_KEYS, ("value",))
             excl = tuple(str(g) for g in v.get("exclude_gender", ()) or ())
             for g in excl:
@@ -207,108 +195,6 @@ def _parse_variations(
     return tuple(variations)
 
 
-_TASK_KEYS = ("id", "category", "task", "prompt", "options", "ordinal", "range", "layout",
-              "answers", "positive", "negative", "fields")  # fmt: skip
-_OPTION_KEYS = ("label", "text", "value")
-_RANGE_KEYS = ("low", "high", "unit", "ranges")
-#: How a numeric task reads a written range ("50-60k"): its midpoint, or invalid.
-RANGE_RULES = ("midpoint", "invalid")
-#: How a pairwise task shows its two images: two image inputs, or one side-by-side composite.
-LAYOUTS = ("two_images", "composite")
-#: Placeholders every task prompt may use besides its own ``fields``.
-TASK_PROMPT_FIELDS = ("options", "description", "label_1", "label_2")
-
-
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise StylisticBiasError(f"{where}: {value!r} is not a number")
-    return float(value)
-
-
-def _parse_options(node: Any, where: str) -> tuple[ChoiceOption, ...]:
-    out: list[ChoiceOption] = []
-    for j, o in enumerate(_list(node, where)):
-        w = f"{where}[{j}]"
-        o = _check_keys(o, w, _OPTION_KEYS, ("label", "text"))
-        label = str(o["label"]).lower()
-        if not re.fullmatch(r"[a-z0-9]", label):
-            raise StylisticBiasError(f"{w}.label: {o['label']!r} is not one letter or digit")
-        value = None if o.get("value") is None else _number(o["value"], f"{w}.value")
-        out.append(ChoiceOption(label, str(o["text"]), value))
-    labels = [o.label for o in out]
-    if len(set(labels)) != len(labels):
-        raise StylisticBiasError(f"{where}: duplicate labels {labels}")
-    return tuple(out)
-
-
-def _parse_range(node: Any, where: str) -> NumericRange:
-    r = _check_keys(node, where, _RANGE_KEYS, ("low", "high"))
-    low, high = _number(r["low"], f"{where}.low"), _number(r["high"], f"{where}.high")
-    if not low < high:
-        raise StylisticBiasError(f"{where}: low {low:g} must be below high {high:g}")
-    rule = str(r.get("ranges", "midpoint"))
-    if rule not in RANGE_RULES:
-        raise StylisticBiasError(f"{where}.ranges: {rule!r}; valid: {', '.join(RANGE_RULES)}")
-    return NumericRange(low, high, str(r.get("unit", "")), rule)
-
-
-def _parse_task(t: Any, where: str) -> TaskScenario:
-    t = _check_keys(t, where, _TASK_KEYS, ("id", "category", "task", "prompt"))
-    tid = _int(t["id"], f"{where}.id")
-    fields_cfg = t.get("fields") or {}
-    if not isinstance(fields_cfg, Mapping):
-        raise StylisticBiasError(f"{where}.fields: expected a mapping of placeholder: text")
-    fields = tuple((str(k), str(v)) for k, v in fields_cfg.items())
-    valid = (*TASK_PROMPT_FIELDS, *(k for k, _ in fields))
-    prompt = str(t["prompt"])
-    try:
-        used = [f for _, f, _, _ in string.Formatter().parse(prompt) if f is not None]
-    except ValueError as exc:
-        raise StylisticBiasError(f"{where}.prompt: not a valid template: {exc}") from None
-    for f in used:
-        if f not in valid:
-            raise StylisticBiasError(
-                f"{where}.prompt: unknown placeholder {{{f}}}; valid: {', '.join(valid)}"
-            )
-    layout = str(t.get("layout", "two_images"))
-    if layout not in LAYOUTS:
-        raise StylisticBiasError(f"{where}.layout: {layout!r}; valid: {', '.join(LAYOUTS)}")
-    ordinal = t.get("ordinal", False)
-    if not isinstance(ordinal, bool):
-        raise StylisticBiasError(f"{where}.ordinal: {ordinal!r}; valid: true, false")
-    return TaskScenario(
-        id=tid,
-        category=str(t["category"]),
-        task=str(t["task"]),
-        prompt=prompt,
-        options=_parse_options(t["options"], f"{where}.options") if "options" in t else (),
-        ordinal=ordinal,
-        range=_parse_range(t["range"], f"{where}.range") if "range" in t else None,
-        layout=layout,
-        answers=str(t.get("answers", "")),
-        positive=str(t.get("positive", "")),
-        negative=str(t.get("negative", "")),
-        fields=fields,
-    )
-
-
-def _parse_tasks(
-    cfg: Mapping[str, Any], taken: Sequence[int], where: str
-) -> tuple[TaskScenario, ...]:
-    """The optional ``tasks:`` list; ids unique across ``scenarios`` and ``tasks``."""
-    if cfg.get("tasks") is None:
-        return ()
-    tasks = tuple(
-        _parse_task(t, f"{where}: tasks[{i}]")
-        for i, t in enumerate(_list(cfg["tasks"], f"{where}: tasks"))
-    )
-    ids = [*taken, *(t.id for t in tasks)]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    if dup:
-        raise StylisticBiasError(f"{where}: tasks: ids {dup} used twice (scenarios and tasks)")
-    return tasks
-
-
 def benchmark_from_config(
     cfg: Mapping[str, Any], where: str = "conf/benchmark", digest: str = ""
 ) -> Benchmark:
@@ -328,7 +214,7 @@ def benchmark_from_config(
         cfg["demographics"], f"{where}: demographics", DEMOGRAPHIC_AXES, DEMOGRAPHIC_AXES
     )
     demo = {
-        a: tuple(str(x) for x in _list(demo_cfg[a], f"{where}: demographics.{a}"))
+        a: tuple(str(x) for x in non_empty_list(demo_cfg[a], f"{where}: demographics.{a}"))
         for a in DEMOGRAPHIC_AXES
     }
     marg = _check_keys(
@@ -337,10 +223,12 @@ def benchmark_from_config(
         ("n", *DEMOGRAPHIC_AXES),
     )
     scenarios: list[Scenario] = []
-    for i, s in enumerate([] if tasks_only else _list(cfg["scenarios"], f"{where}: scenarios")):
+    for i, s in enumerate(
+        [] if tasks_only else non_empty_list(cfg["scenarios"], f"{where}: scenarios")
+    ):
         w = f"{where}: scenarios[{i}]"
         s = _check_keys(s, w, _SCENARIO_KEYS, _SCENARIO_REQUIRED)
-        sid = _int(s["id"], f"{w}.id")
+        sid = integer(s["id"], f"{w}.id")
         scenarios.append(
             Scenario(
                 sid,
@@ -390,7 +278,7 @@ def benchmark_from_config(
         source=where,
         digest=digest,
         task=str(cfg.get("task") or DEFAULT_TASK),
-        tasks=_parse_tasks(cfg, ids, where),
+        tasks=parse_tasks(cfg, ids, where),
         option_case=parse_option_case(cfg.get("option_case"), f"{where}: option_case"),
         seeds=parse_seeds(cfg.get("seeds"), f"{where}: seeds"),
         statistics=parse_statistics(

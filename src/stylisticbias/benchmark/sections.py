@@ -120,6 +120,20 @@ def check_keys(
     return node
 
 
+def non_empty_list(node: Any, where: str) -> list[Any]:
+    """``node`` as a non-empty list (one line naming ``where`` otherwise)."""
+    if not isinstance(node, list) or not node:
+        raise StylisticBiasError(f"{where}: expected a non-empty list")
+    return node
+
+
+def integer(value: Any, where: str) -> int:
+    """``value`` as an int (not a bool; one line naming ``where`` otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StylisticBiasError(f"{where}: {value!r} is not an integer")
+    return value
+
+
 def _choice(value: Any, valid: Sequence[str], where: str) -> str:
     text = str(value)
     if text not in valid:

@@ -16,7 +16,7 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import safe_member
+from stylisticbias.output_paths import safe_member
 
 
 def load_base_faces(

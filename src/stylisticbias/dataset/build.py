@@ -2,7 +2,7 @@
 
 Data flow::
 
-    params.yaml (faces.*, generator, benchmark) -> sample_identities -> FaceSpec
+    Config (faces, generator, benchmark) -> sample_identities -> FaceSpec
       -> Generator.generate_faces -> data/faces/images/<face_id>.<ext> + faces.parquet
     faces.parquet + base images (sha256-checked) -> EditSpec per (face, plausible value)
       -> Generator.edit -> data/variations/images/<face_id>/<slug>.<ext> + variations.parquet
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from stylisticbias import schemas
-from stylisticbias.benchmark import Benchmark, VariationValue, benchmark_from_params
-from stylisticbias.config import get, project_root
+from stylisticbias.benchmark import Benchmark, VariationValue, load_benchmark
+from stylisticbias.config import project_root
 from stylisticbias.dataset.base_faces import load_base_faces
 from stylisticbias.dataset.importer import import_faces, import_variations, is_import
 from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key
@@ -32,15 +32,17 @@ from stylisticbias.dataset.rendering import (
     execute,
     generator_code_version,
     generator_config,
+    generator_section,
     make_generator,
     run_edits,
     run_faces,
 )
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.generators.base import EditSpec, FaceSpec
-from stylisticbias.outputs import OutputLock, atomic_dir, data_root, stage_output
+from stylisticbias.output_paths import data_root, stage_output
+from stylisticbias.outputs import OutputLock, atomic_dir
 from stylisticbias.sampling import face_seed, sample_identities
-from stylisticbias.spec.parse import typed
+from stylisticbias.spec import Config
 from stylisticbias.spec.sections import FacesSpec
 
 log = logging.getLogger(__name__)
@@ -59,18 +61,18 @@ class BuildContext:
     cache: RenderCache
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> BuildContext:
-        """Build the context from composed params."""
+    def from_config(cls, config: Config) -> BuildContext:
+        """Build the context from the typed configuration (the protocol resolved here, once)."""
         root = project_root()
-        gen_cfg = generator_config(params)
+        gen_cfg = generator_config(config.generator)
         gen_cfg["_code_version"] = generator_code_version(gen_cfg)
-        cache_root = data_root(root, get(params, "paths.data")) / ".render-cache"
+        cache_root = data_root(root, config.paths.data) / ".render-cache"
         return cls(
             root=root,
-            benchmark=benchmark_from_params(params),
+            benchmark=load_benchmark(config.protocol),
             gen_cfg=gen_cfg,
-            workers=int(params["generator"].get("workers", 1) or 1),
-            retry_failed=bool(params.get("generation", {}).get("retry_failed", False)),
+            workers=int(generator_section(config.generator).get("workers", 1) or 1),
+            retry_failed=bool(config.generation.retry_failed),
             cache=RenderCache(cache_root),
         )
 
@@ -86,11 +88,6 @@ class BuildContext:
         if rec.status != "ok" and self.retry_failed:
             return None
         return rec
-
-
-def faces_spec(params: dict[str, Any]) -> FacesSpec:
-    """The ``faces`` section as its typed spec (``n`` >= 1, ``seed``, a known ``sampler``)."""
-    return typed(FacesSpec, params.get("faces") or {}, "params.yaml faces")
 
 
 def _check_transient(stage: str, rows: list[dict[str, Any]]) -> None:
@@ -127,23 +124,23 @@ def _generator_name(gen_cfg: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- faces stage
-def build_faces(params: dict[str, Any]) -> Path:
+def build_faces(config: Config) -> Path:
     """Render the base faces and write ``data/faces/faces.parquet``; returns the table path.
 
     The whole configuration and the output path are checked before anything is written; the
     output is built beside ``paths.faces`` and swapped in only when complete.
     """
-    settings = faces_spec(params)
     root = project_root()
-    out_dir = stage_output(params, "faces", root)
+    composed = asdict(config)  # the output-path checks and the importer read the mapping
+    out_dir = stage_output(composed, "faces", root)
     with OutputLock(root, out_dir):
-        if is_import(params):  # generator: import -- an existing image set, nothing rendered
-            return import_faces(params)
-        return _build_faces(params, settings, out_dir)
+        if is_import(composed):  # generator: import -- an existing image set, nothing rendered
+            return import_faces(composed)
+        return _build_faces(config, config.faces, out_dir)
 
 
-def _build_faces(params: dict[str, Any], settings: FacesSpec, out_dir: Path) -> Path:
-    ctx = BuildContext.from_params(params)
+def _build_faces(config: Config, settings: FacesSpec, out_dir: Path) -> Path:
+    ctx = BuildContext.from_config(config)
     n = settings.n
     ids = sample_identities(ctx.benchmark, n, seed=settings.seed, sampler=settings.sampler)
     specs = [
@@ -228,25 +225,26 @@ def variation_grid(
     return grid
 
 
-def build_variations(params: dict[str, Any]) -> Path:
+def build_variations(config: Config) -> Path:
     """Render every single-attribute edit and write ``data/variations/variations.parquet``.
 
     The configuration, the output path and every base image are checked before anything is
     written; the output is built beside ``paths.variations`` and swapped in when complete.
     """
     root = project_root()
-    out_dir = stage_output(params, "variations", root)
-    faces_dir = root / str(get(params, "paths.faces"))
-    scope = str((params.get("variations") or {}).get("scope", "full"))
+    composed = asdict(config)  # the output-path checks and the importer read the mapping
+    out_dir = stage_output(composed, "variations", root)
+    faces_dir = root / str(config.paths.faces)
+    scope = str(config.variations.scope)
     with OutputLock(root, out_dir):
-        if is_import(params):
-            return import_variations(params)
-        return _build_variations(params, out_dir, faces_dir, scope)
+        if is_import(composed):
+            return import_variations(composed)
+        return _build_variations(config, out_dir, faces_dir, scope)
 
 
-def _build_variations(params: dict[str, Any], out_dir: Path, faces_dir: Path, scope: str) -> Path:
-    ctx = BuildContext.from_params(params)
-    data = data_root(ctx.root, get(params, "paths.data"))
+def _build_variations(config: Config, out_dir: Path, faces_dir: Path, scope: str) -> Path:
+    ctx = BuildContext.from_config(config)
+    data = data_root(ctx.root, config.paths.data)
     faces = load_base_faces(faces_dir, ctx.benchmark, data)
     grid = variation_grid(ctx.benchmark, faces, scope)
     entries = []
@@ -350,14 +348,14 @@ def _build_variations(params: dict[str, Any], out_dir: Path, faces_dir: Path, sc
             if rec.status == "ok":
                 ctx.cache.materialize(rec, tmp / row["path"])
         schemas.write_table(frame, tmp / "variations.parquet", schemas.VARIATIONS)
-        gallery = _write_gallery(params, faces, frame, faces_dir, tmp)
+        gallery = _write_gallery(config.gallery.max_faces, faces, frame, faces_dir, tmp)
     log.info("gallery: %s", out_dir / gallery.name)
     _log_failures("variations", rows)
     return out_dir / "variations.parquet"
 
 
 def _write_gallery(
-    params: dict[str, Any],
+    max_faces: int | None,
     faces: pd.DataFrame,
     variations: pd.DataFrame,
     faces_dir: Path,
@@ -365,7 +363,6 @@ def _write_gallery(
 ) -> Path:
     from stylisticbias.gallery import write_gallery
 
-    max_faces = params.get("gallery", {}).get("max_faces")
     return write_gallery(
         faces, variations, out_dir / "gallery.html", faces_dir, out_dir, max_faces=max_faces
     )

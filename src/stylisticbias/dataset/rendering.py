@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 from tqdm import tqdm
 
-from stylisticbias.config import get
 from stylisticbias.dataset.render_cache import CacheRecord, RenderCache
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.generators.base import EditSpec, FaceSpec, Generator, GenResult
@@ -26,9 +26,28 @@ BUILDER_KEYS = ("workers",)
 
 
 # --------------------------------------------------------------------------- generator set-up
-def generator_config(params: dict[str, Any]) -> dict[str, Any]:
-    """The ``generator`` section with builder-only keys removed (what ``_target_`` receives)."""
-    cfg = dict(get(params, "generator"))
+def generator_section(generator: Any) -> dict[str, Any]:
+    """The ``generator`` section as composed: its spec (``Config.generator``) as a mapping, or a
+    plug-in generator's mapping as given.
+
+    The section stays a mapping below this point: the generator class receives it as keyword
+    arguments (Hydra ``_target_``) and every render-cache key hashes it. Each shipped
+    generator's spec round-trips its section exactly (``tests/dataset/test_rendering.py``), so
+    the keys of finished images do not change.
+    """
+    if is_dataclass(generator) and not isinstance(generator, type):
+        return asdict(generator)
+    if isinstance(generator, Mapping):
+        return dict(generator)
+    raise StylisticBiasError(
+        f"params.yaml: generator is {type(generator).__name__}, not a section (conf/generator/)"
+    )
+
+
+def generator_config(generator: Any) -> dict[str, Any]:
+    """The ``generator`` section (see :func:`generator_section`) with builder-only keys removed
+    (what ``_target_`` receives)."""
+    cfg = generator_section(generator)
     if "_target_" not in cfg:
         raise StylisticBiasError(
             "params.yaml: generator._target_ is missing (conf/generator/*.yaml)"

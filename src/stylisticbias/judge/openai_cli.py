@@ -30,7 +30,8 @@ def _estimate(model: str, overrides: Sequence[str], as_json: bool) -> int:
     from stylisticbias.benchmark import load_benchmark
     from stylisticbias.config import compose
     from stylisticbias.judge.engines.factory import make_engine
-    from stylisticbias.judge.run import judge_items, model_section
+    from stylisticbias.judge.items import judge_items
+    from stylisticbias.judge.run import model_section
     from stylisticbias.spec.parse import config_from_params
 
     config = config_from_params(compose([f"model=[{model}]", *overrides]))

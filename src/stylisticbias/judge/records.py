@@ -3,7 +3,7 @@
 A judge output ``<out>/`` holds the records of one configuration (``_fingerprint.json``). When
 the configuration changes, its records move to the stash ``<out>/../.<name>.stash/<fp>/`` and are
 used again if that configuration returns; records of images left out of a run are kept there
-too (:func:`stylisticbias.judge.run.consolidate`).
+too (:func:`stylisticbias.judge.consolidate.consolidate`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ import pandera.pandas as pa
 from stylisticbias import schemas
 from stylisticbias.config import get, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import OutputLock, atomic_write_json, stage_output
+from stylisticbias.output_paths import stage_output
+from stylisticbias.outputs import OutputLock, atomic_write_json
 from stylisticbias.qa.stage import LOCALITY_FILE, qa_spec
 from stylisticbias.qa.tables import LOCALITY
 from stylisticbias.spec.qa import QASpec

@@ -22,7 +22,8 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import get, project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import OutputLock, data_root, safe_member, stage_output
+from stylisticbias.output_paths import data_root, safe_member, stage_output
+from stylisticbias.outputs import OutputLock
 from stylisticbias.qa.locality import (
     LocalityThresholds,
     MaskSource,
@@ -60,7 +61,7 @@ def mask_source(params: Mapping[str, Any]) -> MaskSource:
 
     from stylisticbias.dataset.rendering import generator_config, make_generator
 
-    cfg = generator_config(dict(params))
+    cfg = generator_config(params["generator"])
     try:
         cls = get_class(str(cfg["_target_"]))
     except Exception:  # an import set or a plug-in that does not import: no masks

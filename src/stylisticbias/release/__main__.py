@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from stylisticbias.cli import run, stage
-from stylisticbias.config import load_config, load_params
+from stylisticbias.config import load_config
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.release.build import build_release
 
@@ -50,13 +51,12 @@ def main() -> None:
         help="check croissant.json with mlcroissant afterwards (pip install '.[release]')",
     )
     args = parser.parse_args()
-    load_config()  # the typed check of every section, before anything is written
-    params = load_params()
+    config = load_config()  # every section checked before anything is written
     if args.out:
-        params["release"]["out"] = args.out
+        config = replace(config, release=replace(config.release, out=args.out))
     if args.no_judgments:
-        params["release"]["judgments"] = False
-    result = build_release(params)
+        config = replace(config, release=replace(config.release, judgments=False))
+    result = build_release(config)
     if args.validate:
         validate_croissant(result.out / "croissant.json")
 

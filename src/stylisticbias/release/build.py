@@ -22,6 +22,7 @@ import hashlib
 import logging
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ import pyarrow.parquet as pq
 from stylisticbias.benchmark import protocol_path
 from stylisticbias.config import project_root
 from stylisticbias.dataset.importer.settings import is_import
+from stylisticbias.dataset.rendering import generator_section
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import (
     atomic_dir,
@@ -47,6 +49,8 @@ from stylisticbias.release.facts import (
     release_license,
 )
 from stylisticbias.release.table import image_rows, sha256_file
+from stylisticbias.spec import Config
+from stylisticbias.spec.sections import PathsSpec
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +96,14 @@ def _file_entry(out: Path, rel: str, fmt: str, desc: str) -> dict[str, Any]:
 
 
 def _model_parts(
-    params: dict[str, Any], root: Path, out: Path
+    paths: PathsSpec, models: Mapping[str, Any], root: Path, out: Path
 ) -> tuple[list[ModelPart], list[dict], list[dict]]:
-    """Copy each judged model's judgments and scores; their file objects and record sets."""
+    """Copy each judged model's judgments and scores (``models``: name -> its model spec); their
+    file objects and record sets."""
     parts, files, sets = [], [], []
-    paths = params["paths"]
-    for name, spec in (params.get("models") or {}).items():
-        jsrc = root / paths["judgments"] / name / "judgments.parquet"
-        ssrc = root / paths["scores"] / f"model={name}" / "part-0.parquet"
+    for name, spec in models.items():
+        jsrc = root / paths.judgments / name / "judgments.parquet"
+        ssrc = root / paths.scores / f"model={name}" / "part-0.parquet"
         missing = [str(p) for p in (jsrc, ssrc) if not p.is_file()]
         if missing:
             raise StylisticBiasError(
@@ -114,7 +118,7 @@ def _model_parts(
         parts.append(
             ModelPart(
                 name=name,
-                display_name=str((spec or {}).get("display_name") or name),
+                display_name=str(getattr(spec, "display_name", None) or name),
                 simulated=simulated,
                 judgments=jrel,
                 scores=srel,
@@ -138,23 +142,21 @@ def _model_parts(
     return parts, files, sets
 
 
-def build_release(params: dict[str, Any]) -> ReleaseResult:
+def build_release(config: Config) -> ReleaseResult:
     """Write the release folder named by ``release.out``; returns where and what."""
     root = project_root()
-    rel_cfg = params["release"]
-    imported = is_import(params)
-    lic = release_license(params, imported)  # first: a missing licence writes nothing
-    out_final = _out_dir(str(rel_cfg["out"]), root)
-    gen = dict(params.get("generator") or {})
-    table, files = image_rows(
-        root / params["paths"]["faces"], root / params["paths"]["variations"], gen
-    )
+    rel_cfg = config.release
+    gen = generator_section(config.generator)  # as composed (its kind and source are described)
+    imported = is_import({"generator": gen})
+    lic = release_license(gen, rel_cfg, imported)  # first: a missing licence writes nothing
+    out_final = _out_dir(str(rel_cfg.out), root)
+    table, files = image_rows(root / config.paths.faces, root / config.paths.variations, gen)
     kind, how = generator_kind(gen, imported)
-    proto_src = protocol_path(params["protocol"])
+    proto_src = protocol_path(config.protocol)
     proto_rel = f"protocol/{proto_src.name}"
     with atomic_dir(out_final) as out:
         for src, rel in files:
-            _place(src, out / rel, str(rel_cfg["materialize"]))
+            _place(src, out / rel, str(rel_cfg.materialize))
         atomic_write_parquet(table, out / "images.parquet")
         (out / "protocol").mkdir()
         shutil.copyfile(proto_src, out / proto_rel)
@@ -182,16 +184,16 @@ def build_release(params: dict[str, Any]) -> ReleaseResult:
                 )
         record_sets = [croissant.images_record_set(), *croissant.image_files_record_set(file_sets)]
         parts: list[ModelPart] = []
-        if rel_cfg["judgments"]:
-            parts, mfiles, msets = _model_parts(params, root, out)
+        if rel_cfg.judgments:
+            parts, mfiles, msets = _model_parts(config.paths, config.models, root, out)
             distribution += mfiles
             record_sets += msets
         facts = ReleaseFacts(
-            name=str(rel_cfg["name"]),
+            name=str(rel_cfg.name),
             license=lic,
-            url=rel_cfg.get("url"),
-            date_published=rel_cfg.get("date_published"),
-            citation=str(rel_cfg["citation"]),
+            url=rel_cfg.url,
+            date_published=rel_cfg.date_published,
+            citation=str(rel_cfg.citation),
             imported=imported,
             generator_kind=kind,
             generated_by=how,

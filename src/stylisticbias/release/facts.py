@@ -7,12 +7,14 @@ the same DVC outputs give the same release bytes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.sections import ReleaseSpec
 
 #: generator ``_target_`` suffix -> (kind, how its images came to be)
 _GENERATED_BY = {
@@ -73,11 +75,11 @@ class ReleaseFacts:
         return any(m.simulated for m in self.models)
 
 
-def release_license(params: dict[str, Any], imported: bool) -> str:
+def release_license(generator: Mapping[str, Any], release: ReleaseSpec, imported: bool) -> str:
     """The release's licence: ``generator.license`` for an imported set (required: it is the
     set owner's, never guessed), ``release.license`` for a generated one."""
     if imported:
-        lic = (params.get("generator") or {}).get("license")
+        lic = generator.get("license")
         if not lic:
             raise StylisticBiasError(
                 "generator.license is not set: an imported image set's licence is its owner's "
@@ -86,7 +88,7 @@ def release_license(params: dict[str, Any], imported: bool) -> str:
                 "conf/generator/import.yaml) after checking the source's terms"
             )
         return str(lic)
-    lic = (params.get("release") or {}).get("license")
+    lic = release.license
     if not lic:
         raise StylisticBiasError(
             "release.license is not set: choose the licence of the generated set (an SPDX id "

@@ -283,7 +283,7 @@ def generator_audit_section(audit: pd.DataFrame | None) -> str:
     ])  # fmt: skip
 
 
-#: The released code's analyses (analysis/official_analyses.py): table, title, note.
+#: The released code's analyses (analysis/official_analyses/): table, title, note.
 OFFICIAL_TABLES: tuple[tuple[str, str, str], ...] = (
     (
         "effect_sizes",

@@ -43,6 +43,7 @@ import re
 import uuid
 import warnings
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,13 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report import figures as F
 from stylisticbias.report.inputs import ModelInfo, ReportInputs
 from stylisticbias.report.markdown import FigureRecord
+from stylisticbias.report.mlflow_params import run_params
 from stylisticbias.report.paper_compare import Comparison
 from stylisticbias.report.plots_data import category_by_model, scenario_frame
 from stylisticbias.report.provenance import combined_digest
 from stylisticbias.report.run_metrics import interval_metrics, official_metrics
 from stylisticbias.score_store import partition_dir, read_model_scores
+from stylisticbias.spec import Config
 from stylisticbias.tracking import (
     bounded,
     delete_other_runs,
@@ -153,84 +156,6 @@ def _replace_older(experiment_id: str, key: str, keep: str) -> None:
         log.info("replaced %d earlier run(s) of the same report: %s", len(gone), ", ".join(gone))
 
 
-#: ``analysis`` settings that do not change a number (display labels, parallelism): not logged
-ANALYSIS_NOT_LOGGED = ("group_abbrev", "workers")
-
-
-def _differences(option: Mapping[str, Any], section: Mapping[str, Any]) -> int:
-    """How many leaves of ``option`` ``section`` overrides (or lacks)."""
-    n = 0
-    for k, v in option.items():
-        if isinstance(v, Mapping):
-            sub = section.get(k)
-            n += _differences(v, sub if isinstance(sub, Mapping) else {})
-        elif k not in section or section[k] != v:
-            n += 1
-    return n
-
-
-def generator_option(section: Mapping[str, Any]) -> str:
-    """The ``conf/generator/<name>.yaml`` option the ``generator`` section was composed from.
-
-    ``params.yaml`` keeps the option's content, not its name: the name is the section's
-    ``name`` key if it has one, else the option with the same ``_target_`` whose settings the
-    section overrides least (ties: the first name in sort order). A section that matches no
-    option (a generator outside ``conf/``) is named by its class.
-    """
-    from omegaconf.errors import OmegaConfBaseException
-
-    from stylisticbias.config import available, load_group_option
-
-    if section.get("name"):
-        return str(section["name"])
-    target = section.get("_target_")
-    best: tuple[int, str] | None = None
-    for name in available("generator"):
-        try:
-            option = load_group_option("generator", name)
-        except (StylisticBiasError, OmegaConfBaseException, OSError):
-            continue
-        option.pop("name", None)  # added by load_group_option
-        if option.get("_target_") != target:
-            continue
-        diff = _differences(option, section)
-        if best is None or diff < best[0]:
-            best = (diff, name)
-    if best is None:
-        log.warning("generator %s matches no conf/generator option; logged by class", target)
-        return str(target or "?").rsplit(".", 1)[-1]
-    return best[1]
-
-
-def run_params(params: Mapping[str, Any], inputs: ReportInputs) -> dict[str, Any]:
-    """The params every report run logs (what differs between sweep members).
-
-    Nested settings (``analysis``) are given as mappings: :func:`stylisticbias.tracking.
-    log_params` flattens them to dotted keys with their YAML types (``analysis.bootstrap.
-    n_resamples`` = ``1000``, ``analysis.wilcoxon_correction`` = ``false``).
-    """
-    s = inputs.settings
-    judge = params.get("judge") or {}
-    analysis = {
-        k: v for k, v in (params.get("analysis") or {}).items() if k not in ANALYSIS_NOT_LOGGED
-    }
-    return {
-        "seed": params.get("seed"),
-        "faces.n": (params.get("faces") or {}).get("n"),
-        "models": [m.name for m in s.models],
-        "judge.orderings": list(s.orderings),
-        "judge.seeds": judge.get("seeds"),
-        "judge.temperature": judge.get("temperature"),
-        "engine": s.engine,
-        "decoding": s.decoding,
-        "generator": generator_option(params.get("generator") or {}),
-        "n_faces": s.n_faces,
-        "n_images": s.n_images,
-        "n_scenarios": s.n_scenarios,
-        "analysis": analysis,
-    }
-
-
 def run_key(**parts: Any) -> str:
     """md5 of ``parts`` (JSON, keys sorted): the identity of a report run across reruns."""
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
@@ -322,7 +247,7 @@ def _log_all(metrics: Mapping[str, float]) -> None:
 
 
 def log_report(
-    params: dict[str, Any],
+    config: Config,
     inputs: ReportInputs,
     figs: list[FigureRecord],
     cmp: Comparison | None,
@@ -335,14 +260,14 @@ def log_report(
     ``report_digest`` (``track._report_digest``) identifies the report: a rerun with the same
     report and params replaces its earlier runs instead of adding to them.
     """
-    spec = tracking_spec(params)
+    spec = tracking_spec({"tracking": asdict(config.tracking)})
     with bounded(spec):
         preflight(spec)
-        return _log_report(params, inputs, figs, cmp, scen, root, report_digest)
+        return _log_report(config, inputs, figs, cmp, scen, root, report_digest)
 
 
 def _log_report(
-    params: dict[str, Any],
+    config: Config,
     inputs: ReportInputs,
     figs: list[FigureRecord],
     cmp: Comparison | None,
@@ -352,8 +277,9 @@ def _log_report(
 ) -> dict[str, str]:
     import mlflow
 
-    cfg = tracking_cfg(params)
-    params = {**params, "tracking": cfg}
+    composed = asdict(config)  # the composed configuration, logged as written (run_params)
+    cfg = tracking_cfg(composed)
+    params = {**composed, "tracking": cfg}
     exp_id = ensure_experiment(tracking_spec(params))
     s = inputs.settings
     sha = s.git_commit

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,15 @@ import pandas as pd
 
 from stylisticbias.analysis import table_registry as registry
 from stylisticbias.benchmark import load_benchmark
-from stylisticbias.config import get, judged_models, project_root
+from stylisticbias.config import judged_models, project_root
 from stylisticbias.outputs import atomic_write_json
 from stylisticbias.report.inputs import load_inputs
 from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.run import scenarios_frame
 from stylisticbias.report.run_metrics import FAMILIES
-from stylisticbias.spec.parse import config_from_params
+from stylisticbias.spec import Config
+from stylisticbias.spec.sections import PathsSpec
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +46,10 @@ log = logging.getLogger(__name__)
 RUNS_FILE = Path("data") / "tracking" / "report_runs.json"
 
 
-def runs_file(params: dict[str, Any], root: Path) -> Path:
+def runs_file(paths: PathsSpec, root: Path) -> Path:
     """The stage's output: ``<paths.data>/tracking/report_runs.json`` (``root / RUNS_FILE``
     by default; a sweep job's own data root otherwise)."""
-    data = str((params.get("paths") or {}).get("data") or "data")
+    data = str(paths.data or "data")
     return root / data / RUNS_FILE.relative_to("data")
 
 
@@ -56,22 +58,26 @@ def written_figures(figures_dir: Path) -> list[FigureRecord]:
     return [FigureRecord(p.stem, p, "", "comparison") for p in sorted(figures_dir.glob("*.png"))]
 
 
-def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
-    """Log ``reports/`` to MLflow when ``tracking.enabled``; write RUNS_FILE and its run log."""
+def track_report(config: Config, root: Path | None = None) -> Path:
+    """Log ``reports/`` to MLflow when ``tracking.enabled``; write RUNS_FILE and its run log.
+
+    The protocol (``config.protocol``) is resolved here, once, and passed on.
+    """
     root = (root or project_root()).resolve()
-    tracking = params.get("tracking") or {}
-    out = runs_file(params, root)
+    tracking = config.tracking
+    out = runs_file(config.paths, root)
     out.parent.mkdir(parents=True, exist_ok=True)
-    reports = root / str(get(params, "paths.reports"))
+    reports = root / str(config.paths.reports)
     record: dict[str, Any] = {
-        "enabled": bool(tracking.get("enabled", False)),
+        "enabled": bool(tracking.enabled),
         "report_digest": _report_digest(reports),
-        "models": judged_models(params),
-        "tracking_uri": tracking.get("tracking_uri"),
-        "experiment_name": tracking.get("experiment_name"),
+        "models": judged_models(config),
+        "tracking_uri": tracking.tracking_uri,
+        "experiment_name": tracking.experiment_name,
     }
     run_log: dict[str, Any] = {"runs": {}}
-    paired = load_benchmark(str(params["protocol"])).statistics.suite == "paired_variation"
+    benchmark = load_benchmark(config.protocol)
+    paired = benchmark.statistics.suite == "paired_variation"
     if record["enabled"] and paired:
         log.warning(
             "tracking: the report of a paired-variation protocol is not logged to MLflow yet "
@@ -81,11 +87,9 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
         from stylisticbias.report.mlflow_log import log_report
         from stylisticbias.tracking import bounded, preflight, tracking_spec
 
-        spec = tracking_spec(params)
+        spec = tracking_spec({"tracking": asdict(tracking)})
         with bounded(spec):  # fail in seconds, before any work, if the store is not there
             preflight(spec)
-        config = config_from_params(params)  # the mapping itself is logged (run_params)
-        benchmark = load_benchmark(config.protocol)
         inputs = load_inputs(config, root, benchmark)
         _add_interval_tables(inputs.tables, reports / "tables")
         share = inputs.analysis.pareto_share
@@ -93,7 +97,7 @@ def track_report(params: dict[str, Any], root: Path | None = None) -> Path:
         figs = written_figures(reports / "figures")
         cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
         run_log["runs"] = log_report(
-            params, inputs, figs, cmp, scen, root, report_digest=record["report_digest"]
+            config, inputs, figs, cmp, scen, root, report_digest=record["report_digest"]
         )
         run_log["tracking_uri"] = spec.tracking_uri
         run_log["runs_url"] = _runs_url(spec)

@@ -31,7 +31,8 @@ from statsmodels.stats.multitest import multipletests
 
 from stylisticbias import schemas
 from stylisticbias.config import get, project_root
-from stylisticbias.outputs import OutputLock, atomic_write_text, safe_member, stage_output
+from stylisticbias.output_paths import safe_member, stage_output
+from stylisticbias.outputs import OutputLock, atomic_write_text
 from stylisticbias.qa.locality import pixel_change
 from stylisticbias.qa.stage import qa_spec
 from stylisticbias.soda.metrics import permutation_seed, permutation_test

@@ -34,7 +34,8 @@ from stylisticbias.annotate.run import (
 from stylisticbias.benchmark import slug
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.outputs import OutputLock, atomic_write_json, atomic_write_text, stage_output
+from stylisticbias.output_paths import stage_output
+from stylisticbias.outputs import OutputLock, atomic_write_json, atomic_write_text
 from stylisticbias.soda.demo import Planted, StandIn, load_planted
 from stylisticbias.soda.metrics import (
     JSSettings,

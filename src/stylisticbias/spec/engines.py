@@ -105,6 +105,13 @@ class OpenAIEngineSpec:
     prune_threshold: float = MISSING
     max_branches_per_suffix: int = MISSING
     top_logprobs: int = MISSING
+    #: exact: answer paths per request (``n`` sampled continuations, log-probabilities at
+    #: every position); 0: one next-token list per request
+    exact_paths: int = MISSING
+    #: exact: sampling temperature of those paths (raw log-probabilities only; null: judge's)
+    explore_temperature: float | None = MISSING
+    #: exact: stop asking about a prompt once its live mass not yet asked about is this or less
+    undecided_target: float = MISSING
     exact_requests_per_prompt: float = MISSING
     cache: str | None = MISSING
     progress: bool = MISSING

@@ -2,7 +2,7 @@
 
 Writes trees of the paper's released code's raw judgment files (one JSON per call, as its
 judgement pipeline writes them, answers drawn from a realistic mix of forms) of 50,000 and
-200,000 files, imports each in a fresh process (:func:`stylisticbias.judge.official_layout.
+200,000 files, imports each in a fresh process (:func:`stylisticbias.judge.official_layout.importer.
 import_official`) and records files/s and the child's peak RSS. Targets: >= 5,000 files/s;
 peak RSS flat in the number of files (the 200k import within 10% + 30 MB of the 50k one).
 The files are read from a warm page cache (just written).
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_params, project_root
-from stylisticbias.judge.official_layout import file_name
+from stylisticbias.judge.official_layout.layout import file_name
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
 
@@ -48,7 +48,7 @@ import json, sys, time
 from pathlib import Path
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_params
-from stylisticbias.judge.official_layout import ImportSpec, import_official
+from stylisticbias.judge.official_layout.importer import ImportSpec, import_official
 b = benchmark_from_params(load_params())
 st = import_official(ImportSpec(Path(sys.argv[1]), Path(sys.argv[2])), b)
 print(json.dumps({"files": st.files, "rows": st.rows, "bad": st.bad, "seconds": st.seconds}))

@@ -41,7 +41,7 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from stylisticbias.analysis import paired_calibration as pc
-from stylisticbias.analysis.paired_variation import Bootstrap
+from stylisticbias.analysis.paired_variation.counts import Bootstrap
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
 from stylisticbias.config import compose

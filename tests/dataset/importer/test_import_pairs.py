@@ -18,6 +18,7 @@ from PIL import Image
 from stylisticbias import schemas
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.parse import config_from_params
 
 SOURCE = "data/import/pairs"
 LABELS = (
@@ -52,8 +53,8 @@ def pairs(project: Path) -> Path:
 
 def test_pairs_become_faces_and_their_one_variation(project: Path, pairs: Path) -> None:
     params = _params()
-    faces = schemas.read_table(build_faces(params), schemas.FACES)
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    faces = schemas.read_table(build_faces(config_from_params(params)), schemas.FACES)
+    var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     assert list(faces["face_id"]) == ["p01", "p02", "p03"]
     assert list(faces["ethnicity"]) == ["Black", "White", "Asian"]  # labels.csv's race column
     assert list(faces["age"]) == ["young", "old", "middle-aged"]
@@ -89,7 +90,7 @@ def test_each_bad_pair_is_one_line_and_nothing_is_written(
         (pairs / "labels.csv").write_text(LABELS.replace("Asian", "Martian"), encoding="utf-8")
     phrase, names = CASES[case]
     with pytest.raises(StylisticBiasError) as exc:
-        build_faces(_params())
+        build_faces(config_from_params(_params()))
     msg = str(exc.value)
     assert "\n" not in msg and phrase in msg and names in msg, msg
     assert "nothing was written" in msg
@@ -99,14 +100,14 @@ def test_each_bad_pair_is_one_line_and_nothing_is_written(
 def test_missing_labels_column_names_the_valid_ones(project: Path, pairs: Path) -> None:
     (pairs / "labels.csv").write_text("id,gender,age\np01,female,young\n", encoding="utf-8")
     with pytest.raises(StylisticBiasError, match=r"labels.csv: missing column ethnicity or race"):
-        build_faces(_params())
+        build_faces(config_from_params(_params()))
 
 
 def test_skip_lists_the_bad_pair_and_imports_the_rest(project: Path, pairs: Path) -> None:
     (pairs / "beautified" / "p02.jpg").unlink()
     params = _params("generator.on_error=skip")
-    faces = schemas.read_table(build_faces(params), schemas.FACES)
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    faces = schemas.read_table(build_faces(config_from_params(params)), schemas.FACES)
+    var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     assert list(faces["face_id"]) == ["p01", "p02", "p03"]  # p02's original is fine
     assert list(var["face_id"]) == ["p01", "p03"]
     import pandas as pd

@@ -14,7 +14,8 @@ from import_fixtures import BREAKERS, import_params, write_release, write_table
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.build import build_faces, build_variations
-from stylisticbias.judge.run import judge_items, run_judge
+from stylisticbias.judge.items import judge_items
+from stylisticbias.judge.run import run_judge
 from stylisticbias.report.run import build_report
 from stylisticbias.score_store import read_model_scores
 from stylisticbias.scores import write_scores
@@ -24,8 +25,8 @@ MODELS = ["simulated-strong", "simulated-weak"]
 
 
 def _run_pipeline(project: Path, params: dict) -> str:
-    build_faces(params)
-    build_variations(params)
+    build_faces(config_from_params(params))
+    build_variations(config_from_params(params))
     items = {it.image_id for it in judge_items(config_from_params(params))}
     for m in MODELS:
         out = run_judge(m, config_from_params(params), progress=False)

@@ -16,15 +16,15 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.run import judge_items
+from stylisticbias.judge.items import judge_items
 from stylisticbias.spec.parse import config_from_params
 
 RELEASE = Path("data/import/release")
 
 
 def _import(params: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    faces = schemas.read_table(build_faces(params), schemas.FACES)
-    var = schemas.read_table(build_variations(params), schemas.VARIATIONS)
+    faces = schemas.read_table(build_faces(config_from_params(params)), schemas.FACES)
+    var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     return faces, var
 
 
@@ -94,9 +94,9 @@ def test_each_bad_case_stops_with_one_line_naming_the_file(
         (project / "data" / d / "earlier.txt").write_text("earlier output")
     params = import_params()
     if stage == "variations":
-        build_faces(params)
+        build_faces(config_from_params(params))
     with pytest.raises(StylisticBiasError) as exc:
-        (build_faces if stage == "faces" else build_variations)(params)
+        (build_faces if stage == "faces" else build_variations)(config_from_params(params))
     msg = str(exc.value)
     assert "\n" not in msg and phrase in msg, msg
     assert bad.name in msg or meta_of(bad).name in msg, msg
@@ -167,7 +167,9 @@ def test_unmapped_values_are_one_error_listing_them_and_the_valid_ones(
         data["characteristics"]["variation"] = {slug.split("--")[0].replace("-", "_"): val}
         m.write_text(json.dumps(data))
     with pytest.raises(StylisticBiasError) as exc:
-        build_faces(import_params("generator.on_error=skip"))  # unmapped: an error either way
+        build_faces(
+            config_from_params(import_params("generator.on_error=skip"))
+        )  # unmapped: an error either way
     msg = str(exc.value)
     assert "'Platinum'" in msg and "'Shades'" in msg and "Black, Brown, Blonde" in msg, msg
     assert "Thick-rimmed" in msg and "generator.aliases" in msg and "\n" not in msg
@@ -219,14 +221,14 @@ def test_reference_in_place_stores_paths_relative_to_the_manifest(
     base = f0.folder / f"{f0.stem}.png"
     Image.new("RGB", (48, 48), (0, 0, 0)).save(base)
     with pytest.raises(StylisticBiasError, match="sha256 differs"):
-        build_variations(params)
+        build_variations(config_from_params(params))
 
 
 def test_reference_outside_the_data_root_is_refused(project: Path, bench: Benchmark) -> None:
     write_release(project / "elsewhere", bench, 1)
     params = import_params("generator.materialize=reference", "generator.source=elsewhere")
     with pytest.raises(StylisticBiasError, match="inside the data root"):
-        build_faces(params)
+        build_faces(config_from_params(params))
     faces, _ = _import(import_params("generator.source=elsewhere"))  # copying is fine
     assert (faces["status"] == "ok").all()
 
@@ -251,4 +253,4 @@ def test_bad_settings_are_one_line_with_the_valid_choices(project: Path) -> None
         with pytest.raises(StylisticBiasError, match=needle):
             validate_params(compose(["generator=import", override]))
     with pytest.raises(StylisticBiasError, match="not a folder"):
-        build_faces(import_params("generator.source=data/import/nothing"))
+        build_faces(config_from_params(import_params("generator.source=data/import/nothing")))

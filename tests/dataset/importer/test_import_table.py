@@ -12,6 +12,7 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.spec.parse import config_from_params
 
 TABLE = "data/import/set.csv"
 
@@ -37,13 +38,13 @@ def _save(project: Path, df: pd.DataFrame) -> None:
 
 def test_parquet_manifest_same_as_csv(project: Path, table: pd.DataFrame) -> None:
     faces, var = (
-        schemas.read_table(build_faces(_params()), schemas.FACES),
-        schemas.read_table(build_variations(_params()), schemas.VARIATIONS),
+        schemas.read_table(build_faces(config_from_params(_params())), schemas.FACES),
+        schemas.read_table(build_variations(config_from_params(_params())), schemas.VARIATIONS),
     )
     table.to_parquet(project / "data/import/set.parquet")
     p = _params("generator.source=data/import/set.parquet")
-    faces2 = schemas.read_table(build_faces(p), schemas.FACES)
-    var2 = schemas.read_table(build_variations(p), schemas.VARIATIONS)
+    faces2 = schemas.read_table(build_faces(config_from_params(p)), schemas.FACES)
+    var2 = schemas.read_table(build_variations(config_from_params(p)), schemas.VARIATIONS)
     assert faces.equals(faces2) and var.equals(var2)
     assert len(var) == len(table) - 3 and set(var["value"]) >= {"Professional / Business formal"}
 
@@ -94,9 +95,9 @@ def test_each_bad_row_gives_its_message(project: Path, table: pd.DataFrame, case
     phrase, stage = CASES[case]
     params = _params()
     if stage == "variations":
-        build_faces(params)
+        build_faces(config_from_params(params))
     with pytest.raises(StylisticBiasError) as exc:
-        (build_faces if stage == "faces" else build_variations)(params)
+        (build_faces if stage == "faces" else build_variations)(config_from_params(params))
     msg = str(exc.value)
     assert "\n" not in msg and phrase in msg and "set.csv line " in msg, msg
     if line is not None:
@@ -107,9 +108,9 @@ def test_each_bad_row_gives_its_message(project: Path, table: pd.DataFrame, case
 def test_missing_columns_and_unknown_attribute(project: Path, table: pd.DataFrame) -> None:
     _save(project, table.drop(columns=["body_type"]))
     with pytest.raises(StylisticBiasError, match=r"missing column\(s\) body_type"):
-        build_faces(_params())
+        build_faces(config_from_params(_params()))
     df = table.copy()
     df.loc[_variation(df, "person00", "Cap"), "attribute"] = "Headgear"
     _save(project, df)
     with pytest.raises(StylisticBiasError, match=r"attribute\(s\) 'Headgear'.*valid: Skin irreg\."):
-        build_faces(_params())
+        build_faces(config_from_params(_params()))

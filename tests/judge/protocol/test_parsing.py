@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from stylisticbias.judge.protocol.official_parser import parse_official
 from stylisticbias.judge.protocol.parsing import (
     classify,
     decide_prefix,
     fold,
-    parse_official,
     parse_response,
     split_reasoning,
 )

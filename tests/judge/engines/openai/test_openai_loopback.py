@@ -39,7 +39,9 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
 from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.engine import OpenAIJudgeEngine
-from stylisticbias.judge.run import judge_items, run_judge, run_log_path
+from stylisticbias.judge.items import judge_items
+from stylisticbias.judge.run import run_judge
+from stylisticbias.judge.summary import run_log_path
 from stylisticbias.schemas import JUDGMENTS, validate
 from stylisticbias.spec.parse import config_from_params
 

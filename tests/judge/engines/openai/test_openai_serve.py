@@ -26,8 +26,10 @@ from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.openai.engine import OpenAIJudgeEngine
+from stylisticbias.judge.items import judge_items
 from stylisticbias.judge.protocol.parsing import classify
-from stylisticbias.judge.run import judge_items, run_judge, run_log_path
+from stylisticbias.judge.run import run_judge
+from stylisticbias.judge.summary import run_log_path
 from stylisticbias.spec.parse import config_from_params
 
 MODEL = "tiny-llava-next-serve"

@@ -105,11 +105,14 @@ def estimate(engine: Estimable, items: Sequence[ImageItem]) -> Estimate:
         img = _sha_only(it.path)
         for spec in engine.specs:
             if engine.use_exact:
-                req = b.logprobs(img, spec.text, "", engine.exact.top_logprobs)
+                ex = engine.exact
+                paths = ex.paths_per_request if ex.path_tokens > 1 else 0
+                req = b.logprobs(img, spec.text, "", ex.top_logprobs, paths=paths,
+                                 temperature=ex.explore_temperature)  # fmt: skip
                 hit = cache.contains(req.key)
                 n = per_prompt
                 total_here, cached_here = n, (1 if hit else 0)
-                compl = 1.0
+                compl = float(ex.path_tokens * max(1, paths))
             else:
                 reqs = [b.generate(img, spec.text, s) for s in engine.seeds]
                 total_here = len(reqs)

@@ -37,7 +37,12 @@ from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.cost import Estimate
 from stylisticbias.judge.engines.openai.cost import estimate as estimate_run
-from stylisticbias.judge.engines.openai.exact import ExactSettings, TextDistribution, expand_texts
+from stylisticbias.judge.engines.openai.exact import (
+    ExactSettings,
+    TextDistribution,
+    expand_texts,
+    split_batch,
+)
 from stylisticbias.judge.engines.openai.preflight import check_served_endpoint
 from stylisticbias.judge.engines.openai.requests import EncodedImage, RequestBuilder, encode_image
 from stylisticbias.judge.engines.openai.spec import EndpointSpec, endpoint_spec, transport_spec
@@ -51,6 +56,9 @@ from stylisticbias.judge.protocol.settings import engine_settings
 log = logging.getLogger(__name__)
 
 DEFAULT_CACHE = ".cache/api-responses.sqlite"
+#: exact mode's path-sampling temperature on servers with raw log-probabilities, where it
+#: changes which partial answers are seen and never the probabilities read
+RAW_EXPLORE_TEMPERATURE = 1.0
 
 
 def exact_unavailable(endpoint: EndpointSpec) -> str | None:
@@ -121,6 +129,16 @@ class OpenAIJudgeEngine(JudgeEngine):
         temperature = self.settings.temperature
         max_new = self.settings.max_new_tokens
         top_k = min(spec.top_logprobs, caps.max_top_logprobs)
+        paths = max(0, int(spec.exact_paths))
+        explore = spec.explore_temperature
+        if explore is None and caps.logprobs_mode == "raw":
+            explore = RAW_EXPLORE_TEMPERATURE
+        if explore is not None and caps.logprobs_mode == "processed" and explore != temperature:
+            raise StylisticBiasError(
+                f"{self.endpoint.source}: engine.explore_temperature={explore} needs raw "
+                "log-probabilities, but the server tempers them (capabilities.logprobs_mode: "
+                "processed); leave engine.explore_temperature null"
+            )
         self.exact = ExactSettings(
             temperature=temperature,
             max_new_tokens=max_new,
@@ -131,6 +149,10 @@ class OpenAIJudgeEngine(JudgeEngine):
             eos_tokens=caps.eos_tokens,
             vocab_size=caps.vocab_size,
             parser=benchmark.parser,
+            undecided_target=spec.undecided_target,
+            paths_per_request=min(paths, max(1, caps.max_choices)),
+            path_tokens=max_new if paths else 1,
+            explore_temperature=explore,
         )
         self.builder = RequestBuilder(self.endpoint, temperature, max_new)
         cache = Path(str(spec.cache or DEFAULT_CACHE))
@@ -200,6 +222,8 @@ class OpenAIJudgeEngine(JudgeEngine):
                 "max_new_tokens": self.exact.max_new_tokens,
                 "prune_threshold": self.exact.prune_threshold,
                 "top_logprobs": self.exact.top_logprobs,
+                "exact_paths": self.exact.paths_per_request,
+                "undecided_target": self.exact.undecided_target,
                 "logprobs_mode": self.exact.logprobs_mode,
             }
         )
@@ -277,10 +301,21 @@ class OpenAIJudgeEngine(JudgeEngine):
         """Exact verdict distributions of every prompt of one image (``self.specs`` order)."""
 
         async def fetch(k: int, prefix: str) -> dict[str, Any]:
-            req = self.builder.logprobs(img, self.specs[k].text, prefix, self.exact.top_logprobs)
+            ex = self.exact
+            req = self.builder.logprobs(img, self.specs[k].text, prefix, ex.top_logprobs,
+                                        paths=ex.paths_per_request if ex.path_tokens > 1 else 0,
+                                        temperature=ex.explore_temperature)  # fmt: skip
             return await tr.fetch(req)
 
-        return await expand_texts(len(self.specs), fetch, self.exact, asyncio.gather)
+        async def fetch_batch(k: int, prefixes: Sequence[str]) -> list[dict[str, Any]]:
+            ex = self.exact
+            req = self.builder.logprobs_batch([img], self.specs[k].text, prefixes,
+                                              ex.top_logprobs,
+                                              temperature=ex.explore_temperature)  # fmt: skip
+            return split_batch(await tr.fetch(req), len(prefixes))
+
+        batch = fetch_batch if self.endpoint.capabilities.batch_chat else None
+        return await expand_texts(len(self.specs), fetch, self.exact, asyncio.gather, batch)
 
     def label_distributions(
         self, path: str | Sequence[str], texts: Sequence[str], rules: ParserRules

@@ -25,7 +25,7 @@ truncation; both move little mass for a forced-choice answer (see the agreement 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,14 @@ class ExactSettings:
     eos_tokens: tuple[str, ...] = ("</s>",)
     vocab_size: int = 262144
     parser: ParserRules | None = None  # the protocol's (Benchmark.parser); None: the paper's
+    #: stop asking about a prompt once the live mass not yet asked about is at most this
+    undecided_target: float = 0.0
+    #: answer paths per request (``n``) and tokens per path (``max_tokens``); 1 and 1: one
+    #: next-token list per request
+    paths_per_request: int = 1
+    path_tokens: int = 1
+    #: sampling temperature of the paths (raw log-probabilities only; None: ``temperature``)
+    explore_temperature: float | None = None
 
 
 @dataclass
@@ -92,81 +100,203 @@ def _clean_prefix(text: str) -> str:
     return text if i < 0 else text[:i]
 
 
+Fetch = Callable[[int, str], Awaitable[dict[str, Any]]]
+#: ``fetch_batch(k, prefixes)``: one request about several partial answers of prompt ``k``,
+#: answered as one normalised result per partial answer
+FetchBatch = Callable[[int, Sequence[str]], Awaitable[list[dict[str, Any]]]]
+
+
+def _known_from(res: Mapping[str, Any], prefix: str, eos: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """(partial answer, top list) of every position a response shows, starting at ``prefix``.
+
+    A path response (``paths``: one list of ``[token, top_logprobs]`` per returned choice) shows
+    the next-token list after ``prefix`` and after each partial answer its sampled tokens
+    spell; a one-token response shows only the first (``top_logprobs``).
+    """
+    paths = res.get("paths")
+    if not paths:
+        return [(prefix, res.get("top_logprobs"))]
+    out: list[tuple[str, Any]] = []
+    for path in paths:
+        text = prefix
+        for tok, top in path:
+            out.append((text, top))
+            if tok in eos:
+                break
+            text += str(tok)
+    return out
+
+
 @dataclass
-class _Node:
-    owner: int
+class _Frontier:
     text: str
     p: float
-    n_tokens: int
 
 
-Fetch = Callable[[int, str], Awaitable[dict[str, Any]]]
+def split_batch(res: Mapping[str, Any], n: int) -> list[dict[str, Any]]:
+    """The per-conversation results of a batched response (choice ``i``: conversation ``i``)."""
+    paths = res.get("paths") or []
+    if len(paths) != n:
+        raise StylisticBiasError(
+            f"a batched request about {n} partial answers came back with {len(paths)} choices; "
+            "set endpoint.capabilities.batch_chat: false in the model file"
+        )
+    refusals = res.get("choice_refusals") or [None] * n
+    return [
+        {"paths": [p], "top_logprobs": p[0][1] if p else None, "refusal": r}
+        for p, r in zip(paths, refusals)
+    ]
+
+
+def _by_prompt(todo: list[tuple[int, str]]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for k, text in todo:
+        out.setdefault(k, []).append(text)
+    return out
+
+
+async def _one(fetch: Fetch, k: int, text: str) -> list[dict[str, Any]]:
+    return [await fetch(k, text)]
+
+
+def _walk(
+    known: Mapping[str, Any],
+    dropped: set[str],
+    d: TextDistribution,
+    settings: ExactSettings,
+    rules: ParserRules,
+) -> list[_Frontier]:
+    """Recompute ``d`` from the tree known so far; the live nodes not yet asked about.
+
+    Depth-first from the empty answer: a known node's children are its tempered top-k tokens
+    (the unseen tail's bound is undecided); a child ends at EOS or at ``max_new_tokens`` (its
+    text parsed), or earlier when :func:`decide_prefix` fixes the verdict; a child below
+    ``prune_threshold`` is undecided; any other child is a frontier node (unknown yet) unless
+    it was ``dropped`` (beyond the branch cap: undecided).
+    """
+    d.mass = {k: 0.0 for k in d.mass}
+    d.undecided = 0.0
+    d.best = {}
+    thr = float(settings.prune_threshold)
+    frontier: list[_Frontier] = []
+    stack: list[tuple[str, float, int]] = [("", 1.0, 0)]
+    while stack:
+        text, p, n = stack.pop()
+        entry = known.get(text)
+        if entry is None:
+            if text in dropped:
+                d.undecided += p
+            else:
+                frontier.append(_Frontier(text, p))
+            continue
+        if isinstance(entry, str):  # the server refused at this node
+            d.add("invalid", p, f"[refused: {entry}]")
+            continue
+        probs, tail = entry
+        d.undecided += p * tail
+        for tok, q in probs:
+            pc = p * q
+            if pc < thr:
+                d.undecided += pc
+                continue
+            if tok in settings.eos_tokens:
+                d.add(str(decide_prefix(text, finished=True, rules=rules)), pc, text)
+                continue
+            child = text + tok
+            if n + 1 >= settings.max_new_tokens:
+                d.add(str(decide_prefix(child, finished=True, rules=rules)), pc, child)
+                continue
+            v = decide_prefix(_clean_prefix(child), finished=False, rules=rules)
+            if v is not None:
+                d.add(str(v), pc, child)
+                continue
+            stack.append((child, pc, n + 1))
+    return frontier
+
+
+def _to_ask(
+    frontier: list[_Frontier], settings: ExactSettings, undecided: float
+) -> tuple[list[_Frontier], list[_Frontier]]:
+    """The frontier nodes to ask next -- the fewest most probable ones that bring the mass left
+    unasked plus the ``undecided`` mass already pruned to ``undecided_target`` or below -- and
+    those beyond ``max_branches_per_suffix`` of them (dropped: their mass is undecided)."""
+    frontier = sorted(frontier, key=lambda f: (-f.p, f.text))
+    left = sum(f.p for f in frontier)
+    target = float(settings.undecided_target) - undecided
+    want: list[_Frontier] = []
+    for f in frontier:
+        if left <= target:
+            break
+        want.append(f)
+        left -= f.p
+    cap = max(1, int(settings.max_branches_per_suffix))
+    return want[:cap], want[cap:]
 
 
 async def expand_texts(
-    n_prompts: int, fetch: Fetch, settings: ExactSettings, gather: Callable[..., Awaitable[Any]]
+    n_prompts: int,
+    fetch: Fetch,
+    settings: ExactSettings,
+    gather: Callable[..., Awaitable[Any]],
+    fetch_batch: FetchBatch | None = None,
 ) -> list[TextDistribution]:
     """Exact verdict distributions of ``n_prompts`` prompts of one image.
 
-    ``fetch(k, prefix)`` returns the normalised result (see ``transport.normalise``) of the
-    next-token request of prompt ``k`` after the partial answer ``prefix``; all nodes of one
-    depth are fetched concurrently (``gather``, e.g. ``asyncio.gather``).
+    ``fetch(k, prefix)`` returns the normalised result (see ``transport.normalise``) of prompt
+    ``k``'s log-probability request after the partial answer ``prefix``: one position
+    (``top_logprobs``) or whole answer paths (``paths``, several per request with ``n``), each
+    position's list recorded as a known node. Rounds: every prompt's tree is walked
+    (:func:`_walk`); the live nodes not yet known are asked about, most probable first, until
+    the mass left unasked is at most ``undecided_target`` (that mass is undecided); all
+    requests of one round go out concurrently (``gather``, e.g. ``asyncio.gather``). With
+    ``fetch_batch`` the partial answers a prompt needs in one round go out as one request
+    (the first round's empty answer always alone).
     """
     rules = settings.parser or default_parser_rules()
     dists = [TextDistribution(mass={**{x: 0.0 for x in rules.letters}, "invalid": 0.0})
              for _ in range(n_prompts)]  # fmt: skip
-    live = [_Node(k, "", 1.0, 0) for k in range(n_prompts)]
-    thr = float(settings.prune_threshold)
-    while live:
-        results = await gather(*(fetch(n.owner, n.text) for n in live))
-        new: list[_Node] = []
-        for node, res in zip(live, results):
-            d = dists[node.owner]
-            d.requests += 1
+    known: list[dict[str, Any]] = [{} for _ in range(n_prompts)]
+    asked: list[set[str]] = [set() for _ in range(n_prompts)]
+    dropped: list[set[str]] = [set() for _ in range(n_prompts)]
+    todo: list[tuple[int, str]] = [(k, "") for k in range(n_prompts)]
+    while todo:
+        calls, asks = [], []
+        for k, texts in _by_prompt(todo).items():
+            if fetch_batch is not None and len(texts) > 1 and all(texts):
+                calls.append(fetch_batch(k, texts))
+                asks.append((k, texts))
+            else:
+                calls.extend(_one(fetch, k, t) for t in texts)
+                asks.extend((k, [t]) for t in texts)
+        answered = await gather(*calls)
+        results = [(k, t, r) for (k, ts), rs in zip(asks, answered) for t, r in zip(ts, rs)]
+        for k, _ in asks:
+            dists[k].requests += 1
+        for k, text, res in results:
+            d = dists[k]
+            asked[k].add(text)
             if res.get("refusal"):
                 d.refusals.append(str(res["refusal"]))
-                d.add("invalid", node.p, f"[refused: {res['refusal']}]")
+                known[k].setdefault(text, str(res["refusal"]))
                 continue
-            top = res.get("top_logprobs")
-            if top is None:
-                raise StylisticBiasError(
-                    "the server returned no log-probabilities for an exact request; set "
-                    "endpoint.capabilities.logprobs: false in the model file (and "
-                    "engine.exact_fallback: generate to judge with the literal protocol)"
-                )
-            probs, tail = temper(top, settings)
-            d.undecided += node.p * tail
-            for tok, q in probs:
-                p = node.p * q
-                if p < thr:
-                    d.undecided += p
-                    continue
-                if tok in settings.eos_tokens:
-                    d.add(str(decide_prefix(node.text, finished=True, rules=rules)), p, node.text)
-                    continue
-                text = node.text + tok
-                n = node.n_tokens + 1
-                if n >= settings.max_new_tokens:
-                    d.add(str(decide_prefix(text, finished=True, rules=rules)), p, text)
-                    continue
-                v = decide_prefix(_clean_prefix(text), finished=False, rules=rules)
-                if v is not None:
-                    d.add(str(v), p, text)
-                    continue
-                new.append(_Node(node.owner, text, p, n))
-        live = _cap(new, dists, max(1, int(settings.max_branches_per_suffix)))
+            for at, top in _known_from(res, text, settings.eos_tokens):
+                if top is None:
+                    raise StylisticBiasError(
+                        "the server returned no log-probabilities for an exact request; set "
+                        "endpoint.capabilities.logprobs: false in the model file (and "
+                        "engine.exact_fallback: generate to judge with the literal protocol)"
+                    )
+                if at not in known[k]:
+                    known[k][at] = temper(top, settings)
+        todo = []
+        for k in range(n_prompts):
+            frontier = _walk(known[k], dropped[k], dists[k], settings, rules)
+            ask, beyond = _to_ask(frontier, settings, dists[k].undecided)
+            ask = [f for f in ask if f.text not in asked[k]]
+            if not ask:  # done: what is left unasked is undecided
+                dropped[k].update(f.text for f in frontier)
+                _walk(known[k], dropped[k], dists[k], settings, rules)
+                continue
+            dropped[k].update(f.text for f in beyond)
+            todo.extend((k, f.text) for f in ask)
     return dists
-
-
-def _cap(nodes: list[_Node], dists: list[TextDistribution], cap: int) -> list[_Node]:
-    """Keep each prompt's ``cap`` most probable live branches; the rest is undecided."""
-    by_owner: dict[int, list[_Node]] = {}
-    for n in nodes:
-        by_owner.setdefault(n.owner, []).append(n)
-    out: list[_Node] = []
-    for owner, ns in by_owner.items():
-        ns.sort(key=lambda n: (-n.p, n.text))
-        out.extend(ns[:cap])
-        for n in ns[cap:]:
-            dists[owner].undecided += n.p
-    return out

@@ -87,7 +87,7 @@ class RequestBuilder:
         est = (
             self.endpoint.image_tokens
             + int(len(text) / CHARS_PER_TOKEN)
-            + int(body.get(self.caps.max_tokens_field, 0))
+            + int(body.get(self.caps.max_tokens_field, 0)) * int(body.get("n", 1))
         )
         keyed = _with_image_url(body, f"sha256:{img.sha256}")
         sent = _with_image_url(body, img.data_url)
@@ -104,9 +104,25 @@ class RequestBuilder:
             body["generation_config"] = json.dumps(gc, sort_keys=True)
         return self._finish(body, img, "generate", text)
 
-    def logprobs(self, img: EncodedImage, text: str, prefix: str, top_k: int) -> ApiRequest:
-        """Next-token log-probabilities after the partial answer ``prefix`` (one token)."""
-        body = self._base(img, text, 1)
+    def logprobs(
+        self,
+        img: EncodedImage,
+        text: str,
+        prefix: str,
+        top_k: int,
+        *,
+        paths: int = 0,
+        temperature: float | None = None,
+    ) -> ApiRequest:
+        """Log-probabilities after the partial answer ``prefix``: of the next token
+        (``paths=0``), or along ``paths`` sampled continuations (``n``) of up to
+        ``max_new_tokens`` tokens each, at ``temperature`` (default: the judge's)."""
+        body = self._base(img, text, self.max_new_tokens if paths else 1)
+        if paths:
+            if paths > 1:
+                body["n"] = int(paths)
+            if temperature is not None:
+                body["temperature"] = float(temperature)
         if prefix:
             body["messages"].append({"role": "assistant", "content": prefix})
             body["continue_final_message"] = True
@@ -118,22 +134,65 @@ class RequestBuilder:
         return self._finish(body, img, "logprobs", text + prefix)
 
     def logprobs_images(
-        self, imgs: Sequence[EncodedImage], text: str, prefix: str, top_k: int
+        self,
+        imgs: Sequence[EncodedImage],
+        text: str,
+        prefix: str,
+        top_k: int,
+        *,
+        paths: int = 0,
+        temperature: float | None = None,
     ) -> ApiRequest:
         """:meth:`logprobs` for a prompt with several images (one ``image_url`` part each, in
         order, before the text; none for a text-only prompt), keyed by all their hashes."""
+        kw = {"paths": paths, "temperature": temperature}
         if len(imgs) == 1:
-            return self.logprobs(imgs[0], text, prefix, top_k)
-        body = self.logprobs(EncodedImage("", ""), text, prefix, top_k).body
+            return self.logprobs(imgs[0], text, prefix, top_k, **kw)
+        body = self.logprobs(EncodedImage("", ""), text, prefix, top_k, **kw).body
         first = body["messages"][0]
         parts = [p for p in first["content"] if p.get("type") != "image_url"]
         first = {**first, "content": [*(self._image_part(im, "") for im in imgs), *parts]}
         body = {**body, "messages": [first, *body["messages"][1:]]}
         sha = hashlib.sha256("|".join(im.sha256 for im in imgs).encode()).hexdigest()
-        est = len(imgs) * self.endpoint.image_tokens + int(len(text + prefix) / CHARS_PER_TOKEN) + 1
+        est = (
+            len(imgs) * self.endpoint.image_tokens
+            + int(len(text + prefix) / CHARS_PER_TOKEN)
+            + int(body.get(self.caps.max_tokens_field, 1)) * int(body.get("n", 1))
+        )
         keyed = _with_image_url(body, [f"sha256:{im.sha256}" for im in imgs])
         sent = _with_image_url(body, [im.data_url for im in imgs])
         return ApiRequest(request_key(self.endpoint.url, keyed), sent, sha, "logprobs", est)
+
+    def logprobs_batch(
+        self,
+        imgs: Sequence[EncodedImage],
+        text: str,
+        prefixes: Sequence[str],
+        top_k: int,
+        *,
+        temperature: float | None = None,
+    ) -> ApiRequest:
+        """One request to vLLM's ``/chat/completions/batch`` asking, for every partial answer
+        in ``prefixes`` (each non-empty), one continuation of up to ``max_new_tokens`` with
+        log-probabilities at every position: choice ``i`` answers ``prefixes[i]``."""
+        if not prefixes or any(not p for p in prefixes):
+            raise ValueError("a batch of continuations needs non-empty partial answers")
+        one = [self.logprobs_images(imgs, text, p, top_k, paths=1, temperature=temperature)
+               for p in prefixes]  # fmt: skip
+        body = {k: v for k, v in one[0].body.items() if k != "messages"}
+        body.pop("n", None)
+        body["messages"] = [r.body["messages"] for r in one]
+        keyed = {**body, "messages": [_keyed_messages(r.body, imgs) for r in one]}
+        est = sum(r.est_tokens for r in one)
+        sha = one[0].image_sha256
+        key = request_key(self.endpoint.batch_url, keyed)
+        return ApiRequest(key, body, sha, "logprobs", est, url=self.endpoint.batch_url)
+
+
+def _keyed_messages(body: Mapping[str, Any], imgs: Sequence[EncodedImage]) -> Any:
+    """The messages of ``body`` with each image part carrying its hash instead of its bytes."""
+    urls = [f"sha256:{im.sha256}" for im in imgs]
+    return _with_image_url(body, urls if len(urls) != 1 else urls[0])["messages"]
 
 
 def _with_image_url(body: Mapping[str, Any], url: str | Sequence[str]) -> dict[str, Any]:

@@ -73,6 +73,11 @@ class Capabilities:
     max_tokens_field: str = "max_tokens"
     #: vocabulary size, bounds the tail mass outside ``top_logprobs`` when temperature > 1
     vocab_size: int = 262144
+    #: the most choices (``n``) one request may ask for (OpenAI, vLLM: many; 1: no ``n``)
+    max_choices: int = 128
+    #: vLLM's ``/v1/chat/completions/batch`` (several conversations in one request, one choice
+    #: each): exact mode asks about all partial answers of a prompt in one request per round
+    batch_chat: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,11 @@ class EndpointSpec:
     def url(self) -> str:
         """The chat-completions URL."""
         return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def batch_url(self) -> str:
+        """vLLM's batched chat-completions URL (``capabilities.batch_chat``)."""
+        return self.base_url.rstrip("/") + "/chat/completions/batch"
 
     def api_key(self) -> str | None:
         """The key, read from ``api_key_env`` now (never stored on the spec)."""

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stylisticbias.benchmark import ParserRules
-from stylisticbias.judge.engines.openai.exact import TextDistribution, expand_texts
+from stylisticbias.judge.engines.openai.exact import TextDistribution, expand_texts, split_batch
 from stylisticbias.judge.engines.openai.requests import EncodedImage
 from stylisticbias.judge.engines.openai.transport import Transport
 
@@ -32,10 +32,20 @@ async def label_distributions(
     imgs = list(img) if isinstance(img, list | tuple) else [img]
 
     async def fetch(k: int, prefix: str) -> dict[str, Any]:
-        req = engine.builder.logprobs_images(imgs, texts[k], prefix, settings.top_logprobs)
+        req = engine.builder.logprobs_images(
+            imgs, texts[k], prefix, settings.top_logprobs,
+            paths=settings.paths_per_request if settings.path_tokens > 1 else 0,
+            temperature=settings.explore_temperature,
+        )  # fmt: skip
         return await tr.fetch(req)
 
-    return await expand_texts(len(texts), fetch, settings, asyncio.gather)
+    async def fetch_batch(k: int, prefixes: Sequence[str]) -> list[dict[str, Any]]:
+        req = engine.builder.logprobs_batch(imgs, texts[k], prefixes, settings.top_logprobs,
+                                            temperature=settings.explore_temperature)  # fmt: skip
+        return split_batch(await tr.fetch(req), len(prefixes))
+
+    batch = fetch_batch if engine.endpoint.capabilities.batch_chat else None
+    return await expand_texts(len(texts), fetch, settings, asyncio.gather, batch)
 
 
 def run_label_distributions(

@@ -86,6 +86,7 @@ class ApiRequest:
     image_sha256: str | None
     kind: str  # "generate" | "logprobs"
     est_tokens: int  # prompt estimate + max_tokens, for the tokens-per-minute limit
+    url: str | None = None  # where it is posted (None: the endpoint's chat-completions URL)
 
 
 class RateLimiter:
@@ -184,7 +185,9 @@ def normalise(data: Any) -> dict[str, Any]:
     """The parts of a chat completion the engine needs (what the cache stores).
 
     ``{"content", "finish_reason", "refusal", "top_logprobs", "usage"}``; ``top_logprobs`` is the
-    first generated position's ``[[token, logprob], ...]`` (or None when absent).
+    first generated position's ``[[token, logprob], ...]`` (or None when absent). A response with
+    several positions or choices also has ``paths``: per choice, its tokens with their top
+    lists (``[[token, [[token, logprob], ...]], ...]``).
     """
     if not isinstance(data, Mapping) or not isinstance(data.get("choices"), list):
         raise MalformedResponse("no 'choices' list")
@@ -205,15 +208,10 @@ def normalise(data: Any) -> dict[str, Any]:
     refusal = msg.get("refusal") or None
     if refusal is None and isinstance(finish, str) and finish.lower() in REFUSAL_FINISH:
         refusal = f"finish_reason={finish}"
-    top = None
-    lp = ch.get("logprobs")
-    if isinstance(lp, Mapping) and isinstance(lp.get("content"), list) and lp["content"]:
-        first = lp["content"][0]
-        if not isinstance(first, Mapping) or not isinstance(first.get("top_logprobs"), list):
-            raise MalformedResponse("logprobs.content[0] has no top_logprobs list")
-        top = [[str(t["token"]), float(t["logprob"])] for t in first["top_logprobs"]]
+    paths = [_path(c) for c in data["choices"]]
+    top = paths[0][0][1] if paths[0] else None
     usage = data.get("usage") or {}
-    return {
+    out = {
         "content": content,
         "finish_reason": finish,
         "refusal": str(refusal)[:500] if refusal else None,
@@ -223,6 +221,39 @@ def normalise(data: Any) -> dict[str, Any]:
             "completion_tokens": int(usage.get("completion_tokens") or 0),
         },
     }
+    if len(paths) > 1 or len(paths[0]) > 1:  # several positions or choices: the answer paths
+        out["paths"] = paths
+        out["choice_refusals"] = [_choice_refusal(c) for c in data["choices"]]
+    return out
+
+
+def _choice_refusal(ch: Mapping[str, Any]) -> str | None:
+    """A choice's refusal (its ``refusal`` field or a content-filter finish), else None."""
+    msg = ch.get("message") or {}
+    refusal = msg.get("refusal") if isinstance(msg, Mapping) else None
+    finish = ch.get("finish_reason")
+    if not refusal and isinstance(finish, str) and finish.lower() in REFUSAL_FINISH:
+        refusal = f"finish_reason={finish}"
+    return str(refusal)[:500] if refusal else None
+
+
+def _path(ch: Any) -> list[list[Any]]:
+    """``[[token, [[token, logprob], ...]], ...]``: one choice's tokens with their top lists."""
+    if not isinstance(ch, Mapping):
+        raise MalformedResponse("choice is not an object")
+    lp = ch.get("logprobs")
+    if not isinstance(lp, Mapping) or not isinstance(lp.get("content"), list):
+        return []
+    out: list[list[Any]] = []
+    for i, pos in enumerate(lp["content"]):
+        if not isinstance(pos, Mapping) or not isinstance(pos.get("top_logprobs"), list):
+            raise MalformedResponse(f"logprobs.content[{i}] has no top_logprobs list")
+        try:
+            top = [[str(t["token"]), float(t["logprob"])] for t in pos["top_logprobs"]]
+        except (KeyError, TypeError, ValueError) as e:
+            raise MalformedResponse(f"logprobs.content[{i}].top_logprobs: {e}") from None
+        out.append([str(pos.get("token", "")), top])
+    return out
 
 
 def _refusal_from_error(resp: httpx2.Response) -> str | None:
@@ -351,7 +382,7 @@ class Transport:
             await self._limiter.acquire(req.est_tokens)
             retry_after: float | None = None
             try:
-                resp = await self._client.post(self.endpoint.url, json=dict(req.body))
+                resp = await self._client.post(req.url or self.endpoint.url, json=dict(req.body))
             except httpx2.TimeoutException as exc:
                 why, last = "timeout", f"timeout ({type(exc).__name__})"
             except httpx2.TransportError as exc:

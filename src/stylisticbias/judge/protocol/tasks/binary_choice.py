@@ -15,13 +15,9 @@ import pandas as pd
 
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.protocol.official_parser import classify_official
 from stylisticbias.judge.protocol.outcomes import CHOICES, draw_outcomes
-from stylisticbias.judge.protocol.parsing import (
-    PARSERS,
-    classify_official,
-    decide_prefix,
-    parse_response,
-)
+from stylisticbias.judge.protocol.parsing import PARSERS, decide_prefix, parse_response
 from stylisticbias.judge.protocol.prompts import prompt_specs
 from stylisticbias.judge.protocol.tasks.base import TaskType
 from stylisticbias.judge.protocol.tasks.grouping import Groups

@@ -1,30 +1,9 @@
-"""Judgments in and out in the raw layout of the paper's released code.
+"""A released-code run (millions of raw files, :mod:`.layout`) streamed into our judgments table.
 
-The released code's judgement pipeline (``src/judgement/judgement_pipeline.py`` of
-``timo-cavelius/StylisticBias``) writes one JSON file per call::
-
-    <root>/<model>/<face>/<image>/<image>_scenario{S}_order{O}_seed{K}.json
-
-with the fields ``face_image_name, characteristics, order, seed, prompt, timestamp, options
-{a, b}, chosen_option`` (the chosen option's text or ``unknown``) and ``raw_output``. Its four
-orders are ours (App. C.2: 1 (a)=positive first, 2 (b)=negative first, 3 (a)=negative first,
-4 (b)=positive first) when its scenario's option ``a`` is our positive pole; every imported file's
-``options`` are checked against that.
-
-* :func:`export_judgments` writes our drawn judgments (seed >= 1) in that layout, so the released
-  evaluation scripts run on our results; it adds one field the released code ignores,
-  ``stylisticbias`` (our row), so that an export imports back without loss.
-* :func:`import_official` streams such a tree (millions of files) into our judgments table: files
-  are read in sorted directory order, a face directory at a time; rows are written to Parquet
-  parts of ``batch_files`` files; ``_progress.jsonl`` records every finished part, so an
-  interrupted import resumes after the last one; memory holds one part. A file written by the
-  released code is re-read by our parser
-  (:func:`~stylisticbias.judge.protocol.parsing.parse_response`); one written by
-  :func:`export_judgments` restores its row. A bad file (truncated JSON, a name that is not the
-  layout's, an unknown scenario or ordering, options that do not match, an image
-  we do not know) is one log line; ``on_error="stop"`` stops at the first.
-
-``python -m stylisticbias.judge.official_layout export|import --help``.
+Files are read in sorted directory order, a face directory at a time; rows are written to
+Parquet parts of ``batch_files`` files; ``_progress.jsonl`` records every finished part, so an
+interrupted import resumes after the last one; memory holds one part. A bad file is one log
+line; ``on_error="stop"`` stops at the first.
 """
 
 from __future__ import annotations
@@ -36,17 +15,16 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark
+from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.official_layout.layout import COLUMNS, ENGINE, EXTRA, SCHEMA
 from stylisticbias.judge.protocol.parsing import letter_outcome, parse_response
 
 try:  # a fast JSON reader when present (a dependency of the locked environment)
@@ -58,141 +36,8 @@ except ImportError:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-UNKNOWN = "unknown"
-EXTRA = "stylisticbias"
-ENGINE = "official"  # the engine column of a row imported from the released code
 OnError = Literal["skip", "stop"]
-#: the judgments table's columns, in order, with their Arrow types
-COLUMNS: dict[str, pa.DataType] = {
-    "image_id": pa.string(),
-    "face_id": pa.string(),
-    "model": pa.string(),
-    "engine": pa.string(),
-    "decoding": pa.string(),
-    "scenario_id": pa.int64(),
-    "ordering": pa.int64(),
-    "seed": pa.int64(),
-    "response": pa.string(),
-    "choice": pa.string(),
-    "p_pos": pa.float64(),
-    "p_neg": pa.float64(),
-    "p_invalid": pa.float64(),
-    "p_undecided": pa.float64(),
-    "simulated": pa.bool_(),
-}
-SCHEMA = pa.schema(list(COLUMNS.items()))
 _ONE_HOT = {"positive": (1.0, 0.0, 0.0), "negative": (0.0, 1.0, 0.0), "invalid": (0.0, 0.0, 1.0)}
-
-
-def file_name(image: str, scenario: int, ordering: int, seed: int) -> str:
-    """The released code's file name of one call."""
-    return f"{image}_scenario{scenario}_order{ordering}_seed{seed}.json"
-
-
-# ---- export ---------------------------------------------------------------------------------
-
-
-def characteristics_of(
-    faces: pd.DataFrame | None, variations: pd.DataFrame | None, benchmark: Benchmark
-) -> dict[str, dict[str, Any]]:
-    """``characteristics`` per image id as the released code's metadata holds them: the
-    demographics and, for a variation, ``variation: {<feature key>: <value>}``."""
-    out: dict[str, dict[str, Any]] = {}
-    keys = {(v.attribute, v.value): v.key for v in benchmark.variations}
-    if faces is not None:
-        for r in faces[["image_id", *DEMOGRAPHIC_AXES]].itertuples(index=False):
-            out[str(r[0])] = {a: str(x) for a, x in zip(DEMOGRAPHIC_AXES, r[1:])}
-    if variations is not None:
-        cols = ["image_id", "attribute", "value", *DEMOGRAPHIC_AXES]
-        for r in variations[cols].itertuples(index=False):
-            d = {a: str(x) for a, x in zip(DEMOGRAPHIC_AXES, r[3:])}
-            d["variation"] = {keys.get((r[1], r[2]), str(r[1])): str(r[2]).lower()}
-            out[str(r[0])] = d
-    return out
-
-
-def _native(v: Any) -> Any:
-    if v is None or (isinstance(v, float) and np.isnan(v)):
-        return None
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-def export_judgments(
-    judgments: pd.DataFrame,
-    benchmark: Benchmark,
-    root: Path,
-    *,
-    characteristics: Mapping[str, Mapping[str, Any]] | None = None,
-    timestamp: str | None = None,
-) -> int:
-    """Write the drawn rows (seed >= 1) of ``judgments`` under ``root/<model>/<face>/<image>/``;
-    returns the number of files. Exact rows (seed 0: a distribution, no single answer) have no
-    file in this layout and are left out with a warning."""
-    drawn = judgments[judgments["seed"].to_numpy() > 0]
-    if len(drawn) < len(judgments):
-        log.warning(
-            "official export: %d exact row(s) (seed 0) have no single answer; not exported",
-            len(judgments) - len(drawn),
-        )
-    ts = timestamp or datetime.now(UTC).isoformat()
-    chars = characteristics or {}
-    cols = list(COLUMNS)
-    missing = [c for c in cols if c not in drawn.columns]
-    if missing:
-        raise StylisticBiasError(f"official export: judgments lack column(s) {missing}")
-    shown = {
-        (sc.id, o.id): benchmark.options_shown(sc, o)
-        for sc in benchmark.scenarios
-        for o in benchmark.orderings
-    }
-    prompts: dict[tuple[int, int], str] = {}
-    made: set[Path] = set()
-    n = 0
-    for rec in drawn[cols].itertuples(index=False, name=None):
-        row = {c: _native(v) for c, v in zip(cols, rec)}
-        sid, oid = int(row["scenario_id"]), int(row["ordering"])
-        if (sid, oid) not in shown:
-            raise StylisticBiasError(
-                f"official export: scenario {sid} ordering {oid} is not in the protocol "
-                f"{benchmark.name}"
-            )
-        if (sid, oid) not in prompts:
-            prompts[(sid, oid)] = benchmark.forced_choice_prompt(
-                benchmark.scenario(sid), benchmark.ordering(oid)
-            )
-        opt_a, opt_b = shown[(sid, oid)][:2]
-        sc = benchmark.scenario(sid)
-        chosen = {"positive": sc.pole("positive"), "negative": sc.pole("negative")}.get(
-            str(row["choice"]), UNKNOWN
-        )
-        image, face = str(row["image_id"]), str(row["face_id"])
-        d = root / str(row["model"]) / face / image
-        if d not in made:
-            d.mkdir(parents=True, exist_ok=True)
-            made.add(d)
-        doc = {
-            "face_image_name": f"{image}.png",
-            "characteristics": dict(chars.get(image, {})),
-            "order": oid,
-            "seed": int(row["seed"]),
-            "prompt": prompts[(sid, oid)],
-            "timestamp": ts,
-            "options": {"a": opt_a, "b": opt_b},
-            "chosen_option": chosen,
-            "raw_output": row["response"] if row["response"] is not None else "",
-            EXTRA: row,
-        }
-        (d / file_name(image, sid, oid, int(row["seed"]))).write_text(
-            json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8"
-        )
-        n += 1
-    log.info("official export: %d file(s) under %s", n, root)
-    return n
-
-
-# ---- import ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -506,93 +351,3 @@ def read_image_map(path: Path) -> dict[str, str]:
             f"{path}: columns {sorted(df.columns)}; need official_image and image_id"
         )
     return dict(zip(df["official_image"], df["image_id"]))
-
-
-# ---- command line ---------------------------------------------------------------------------
-
-
-def _export_cli(args: Any) -> int:
-    from stylisticbias.benchmark import benchmark_from_params
-    from stylisticbias.config import get, judged_models, load_params, project_root
-    from stylisticbias.schemas import FACES, JUDGMENTS, VARIATIONS, read_table
-
-    params = load_params()
-    benchmark = benchmark_from_params(params)
-
-    def path(key: str) -> Path:
-        p = Path(get(params, f"paths.{key}"))
-        return p if p.is_absolute() else project_root() / p
-
-    models = args.model or judged_models(params)
-    faces = read_table(path("faces") / "faces.parquet", FACES)
-    variations = read_table(path("variations") / "variations.parquet", VARIATIONS)
-    chars = characteristics_of(faces, variations, benchmark)
-    n = 0
-    for m in models:
-        j = read_table(path("judgments") / m / "judgments.parquet", JUDGMENTS)
-        n += export_judgments(j, benchmark, Path(args.out), characteristics=chars)
-    log.info("exported %d file(s) of %d model(s) to %s", n, len(models), args.out)
-    return 0
-
-
-def _import_cli(args: Any) -> int:
-    from stylisticbias.benchmark import benchmark_from_params
-    from stylisticbias.config import get, load_params, project_root
-    from stylisticbias.schemas import FACES, VARIATIONS, read_table
-
-    params = load_params()
-    benchmark = benchmark_from_params(params)
-    known = None
-    if args.check_images:
-        root = project_root()
-        f = read_table(root / get(params, "paths.faces") / "faces.parquet", FACES)
-        v = read_table(root / get(params, "paths.variations") / "variations.parquet", VARIATIONS)
-        known = frozenset(map(str, f["image_id"])) | frozenset(map(str, v["image_id"]))
-    spec = ImportSpec(
-        root=Path(args.root),
-        out=Path(args.out),
-        on_error=args.on_error,
-        model=args.model,
-        image_map=read_image_map(Path(args.image_map)) if args.image_map else {},
-        known_images=known,
-        batch_files=args.batch_files,
-    )
-    import_official(spec, benchmark)
-    if args.clean:
-        clean(spec.out)
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point (``python -m stylisticbias.judge.official_layout``); returns the exit status:
-    0, or 2 with one line naming the bad file or setting."""
-    import argparse
-
-    ap = argparse.ArgumentParser(
-        prog="python -m stylisticbias.judge.official_layout",
-        description="judgments in and out in the paper's released code's raw layout",
-    )
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    ex = sub.add_parser("export", help="our judgments -> <out>/<model>/<face>/<image>/*.json")
-    ex.add_argument("--out", required=True, help="output root")
-    ex.add_argument("--model", action="append", help="a judged model (default: all)")
-    im = sub.add_parser("import", help="a released-code run -> <out>/judgments.parquet")
-    im.add_argument("root", help="directory of model directories (or one model's with --model)")
-    im.add_argument("--out", required=True, help="output directory (resumes if present)")
-    im.add_argument("--model", default=None, help="ROOT is this model's directory")
-    im.add_argument("--on-error", choices=["skip", "stop"], default="skip")
-    im.add_argument("--image-map", default=None, help="CSV: official_image,image_id")
-    im.add_argument("--check-images", action="store_true", help="refuse images not in the dataset")
-    im.add_argument("--batch-files", type=int, default=50_000, help="files per part (resume unit)")
-    im.add_argument("--clean", action="store_true", help="remove parts and progress when done")
-    args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        return _export_cli(args) if args.cmd == "export" else _import_cli(args)
-    except StylisticBiasError as e:
-        log.error("%s", e)
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

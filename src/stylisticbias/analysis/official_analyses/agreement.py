@@ -1,0 +1,95 @@
+"""Agreement of the models' per-scenario SBS: Kendall's W, ICC(2,1), ICC(3,1), pairwise
+Spearman, each with a bootstrap CI over scenarios."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stylisticbias.analysis.bootstrap import percentile_ci
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.significance import p_adjust
+from stylisticbias.analysis.structure import kendalls_w
+from stylisticbias.analysis.table_registry import spec
+
+log = logging.getLogger(__name__)
+
+
+def icc(x: np.ndarray) -> tuple[float, float]:
+    """``(ICC(2,1), ICC(3,1))`` of an (items x raters) matrix (Shrout & Fleiss 1979): two-way
+    random effects, absolute agreement; two-way mixed effects, consistency; single rater."""
+    n, k = x.shape
+    grand = x.mean()
+    ss_r = k * ((x.mean(axis=1) - grand) ** 2).sum()
+    ss_c = n * ((x.mean(axis=0) - grand) ** 2).sum()
+    ss_e = ((x - grand) ** 2).sum() - ss_r - ss_c
+    msr, msc, mse = ss_r / (n - 1), ss_c / (k - 1), ss_e / ((n - 1) * (k - 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        icc2 = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
+        icc3 = (msr - mse) / (msr + (k - 1) * mse)
+    return float(icc2), float(icc3)
+
+
+def scenario_agreement(by_scenario: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+    """Agreement of the models' per-scenario SBS (``model, scenario_id, sbs``; no ``All`` rows):
+    Kendall's W, ICC(2,1), ICC(3,1) across all models and Spearman per pair, each with a
+    bootstrap CI over scenarios (percentile)."""
+    wide = by_scenario.pivot(index="scenario_id", columns="model", values="sbs").dropna()
+    cols = spec("scenario_agreement").built_columns
+    if wide.shape[1] < 2 or len(wide) < 3:
+        log.warning("scenario agreement: fewer than two models or three scenarios")
+        return pd.DataFrame(columns=cols)
+    x = wide.to_numpy(np.float64)
+    n = len(wide)
+    rng = np.random.default_rng(s.seed)
+    idx = rng.integers(0, n, size=(s.n_resamples, n)) if s.n_resamples else None
+
+    def ci(fn) -> tuple[float, float]:
+        if idx is None:
+            return np.nan, np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            boot = np.array([_safe(fn, x[i]) for i in idx])
+        l_, h_ = percentile_ci(boot[:, None], s.ci)
+        return float(l_[0]), float(h_[0])
+
+    rows = []
+    w, chi2, p = kendalls_w(x.T)
+    rows.append(("kendall_w", "all", "all", w, *ci(lambda m: kendalls_w(m.T)[0]), chi2, p, n))
+    i2, i3 = icc(x)
+    rows.append(("icc_2_1", "all", "all", i2, *ci(lambda m: icc(m)[0]), np.nan, np.nan, n))
+    rows.append(("icc_3_1", "all", "all", i3, *ci(lambda m: icc(m)[1]), np.nan, np.nan, n))
+    pairs = []
+    for a, b in combinations(range(x.shape[1]), 2):
+        rho, pr = stats.spearmanr(x[:, a], x[:, b])
+        lo, hi = ci(lambda m, a=a, b=b: stats.spearmanr(m[:, a], m[:, b])[0])
+        pairs.append(
+            (
+                "spearman",
+                str(wide.columns[a]),
+                str(wide.columns[b]),
+                float(rho),
+                lo,
+                hi,
+                float(rho),
+                float(pr),
+                n,
+            )
+        )
+    out = pd.DataFrame(rows + pairs, columns=[c for c in cols if c != "pval_corr"])
+    sp = out["measure"] == "spearman"
+    out["pval_corr"] = out["pval"]
+    out.loc[sp, "pval_corr"] = p_adjust(out.loc[sp, "pval"].to_numpy(), s.correction)
+    return out[cols]
+
+
+def _safe(fn, m: np.ndarray) -> float:
+    try:
+        return float(fn(m))
+    except (ValueError, ZeroDivisionError, FloatingPointError):
+        return np.nan

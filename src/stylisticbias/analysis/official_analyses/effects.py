@@ -1,0 +1,256 @@
+"""The released code's mixed model and effect sizes (``mixed_effects_eta2.py``).
+
+Delta averaged to face x variation category x scenario category, ``delta ~
+C(variation_category) + C(scenario_category)`` with a random intercept per face (statsmodels
+``mixedlm``, REML, L-BFGS); partial eta^2 per factor from nested OLS fits, demographic eta2p from
+one-way OLS on each face's mean Delta, with face-bootstrap CIs (the package docstring has the
+definitions and the fixes).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
+from stylisticbias.analysis.metrics import CellSums
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.analysis.significance import p_adjust
+from stylisticbias.benchmark import Benchmark
+
+log = logging.getLogger(__name__)
+
+#: The released code's scenario categories (``mixed_effects_eta2.py``), used under
+#: ``analysis.definitions: official``; they differ from Table 1 (docs/statistics.md).
+OFFICIAL_SCENARIO_CATEGORIES: dict[str, tuple[int, ...]] = {
+    "Personality": (1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+    "Interpersonal": (11, 12, 19, 20, 23, 25),
+    "Behavioral": (13, 14, 21, 22),
+    "Socioeconomic": (15, 16, 17, 18, 24),
+}
+#: Attributes the released code's mixed model keeps apart although Table 3 merges them.
+OFFICIAL_SPLIT_ATTRIBUTES = ("Hair color", "Hair length")
+
+
+def cell_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` where ``den > 0``, NaN elsewhere (a mean Delta from cell sums)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def face_groups(t12_sums: dict[str, CellSums], dimensions: dict[str, str]) -> pd.DataFrame:
+    """Each face's demographic group per dimension, read off the Table 12 cell sums (a face's
+    rows fall in exactly one group of each dimension); index = the face index."""
+    out = {}
+    for dim, col in dimensions.items():
+        cs = t12_sums[dim]
+        groups = cs.keys[col].astype(str).to_numpy()
+        label = np.full(cs.num.shape[0], None, dtype=object)
+        for g in pd.unique(groups):
+            has = cs.den[:, groups == g].sum(axis=1) > 0
+            label[has] = g
+        out[dim] = label
+    return pd.DataFrame(out)
+
+
+def _ols_ssr(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> tuple[float, int]:
+    """Residual sum of squares and rank of a (weighted) least-squares fit."""
+    if w is not None:
+        sw = np.sqrt(w)
+        x, y = x * sw[:, None], y * sw
+    beta, _, rank, _ = np.linalg.lstsq(x, y, rcond=None)
+    r = y - x @ beta
+    return float(r @ r), int(rank)
+
+
+def _dummies(values: np.ndarray) -> np.ndarray:
+    levels = pd.unique(values)
+    return (values[:, None] == levels[None, 1:]).astype(np.float64)
+
+
+def _eta_row(
+    factor: str,
+    kind: str,
+    x_red: np.ndarray,
+    x_full: np.ndarray,
+    y: np.ndarray,
+    row_face: np.ndarray,
+    w_faces: np.ndarray | None,
+    ci: float,
+) -> dict:
+    n = len(y)
+    ssr_f, rank_f = _ols_ssr(x_full, y)
+    ssr_r, rank_r = _ols_ssr(x_red, y)
+    ss, df_num, df_den = ssr_r - ssr_f, rank_f - rank_r, n - rank_f
+    ok = ss > 0 and df_num > 0 and ssr_f > 0 and df_den > 0
+    eta = ss / (ss + ssr_f) if ok else np.nan
+    f = (ss / df_num) / (ssr_f / df_den) if ok else np.nan
+    p = float(stats.f.sf(f, df_num, df_den)) if ok else np.nan
+    lo = hi = np.nan
+    if ok and w_faces is not None:
+        boot = np.full(w_faces.shape[0], np.nan)
+        for b, wf in enumerate(w_faces):
+            w = wf[row_face]
+            if (w > 0).sum() <= x_full.shape[1]:
+                continue
+            sf_, _ = _ols_ssr(x_full, y, w)
+            sr_, _ = _ols_ssr(x_red, y, w)
+            if sf_ + (sr_ - sf_) > 0:
+                boot[b] = max(sr_ - sf_, 0.0) / (max(sr_ - sf_, 0.0) + sf_)
+        l_, h_ = percentile_ci(boot[:, None], ci)
+        lo, hi = float(l_[0]), float(h_[0])
+    return {
+        "factor": factor,
+        "model_kind": kind,
+        "partial_eta2": eta,
+        "ci_low": lo,
+        "ci_high": hi,
+        "statistic": f,
+        "df_num": float(df_num),
+        "df_den": float(df_den),
+        "pval": p,
+        "n": n,
+    }
+
+
+def mixed_frame(
+    attr_scen: CellSums, faces: pd.Index, benchmark: Benchmark, s: AnalysisSettings
+) -> pd.DataFrame:
+    """Delta averaged to face x variation category x scenario category (``face_id,
+    variation_category, scenario_category, delta, rows``), from the ``[attribute, scenario_id]``
+    cell sums (models pooled). Categories: Table 3 / Table 1, or the released code's under
+    ``definitions: official``."""
+    attr_cat = {v.attribute: v.category for v in benchmark.variations}
+    if s.official:
+        attr_cat |= {a: a for a in OFFICIAL_SPLIT_ATTRIBUTES}
+        scen_cat = {i: c for c, ids in OFFICIAL_SCENARIO_CATEGORIES.items() for i in ids}
+    else:
+        scen_cat = {sc.id: sc.category for sc in benchmark.scenarios}
+    keys = attr_scen.keys
+    vcat = keys["attribute"].astype(str).map(attr_cat).to_numpy()
+    scat = keys["scenario_id"].astype(int).map(scen_cat).to_numpy()
+    cell = pd.Series(list(zip(vcat, scat)))
+    frames = []
+    for (vc, sc), idx in cell.groupby(cell, sort=True).groups.items():
+        if vc is None or sc is None or pd.isna(vc) or pd.isna(sc):
+            continue
+        cols = np.asarray(idx)
+        num, den = attr_scen.num[:, cols].sum(axis=1), attr_scen.den[:, cols].sum(axis=1)
+        has = den > 0
+        frames.append(
+            pd.DataFrame(
+                {
+                    "face_id": faces[has],
+                    "variation_category": vc,
+                    "scenario_category": sc,
+                    "delta": num[has] / den[has],
+                    "rows": den[has],
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def mixed_effects(df: pd.DataFrame) -> pd.DataFrame:
+    """The random-intercept model ``delta ~ C(variation_category) + C(scenario_category) +
+    (1 | face)``: fixed effects (``term, estimate, std_err, pval``) and the variance components
+    and R^2 rows (``face_variance``, ``residual_variance``, ``r2_marginal``, ``r2_conditional``,
+    ``r2_marginal_released``). ``method``: ``mixedlm`` or ``ols`` (face variance at 0)."""
+    import statsmodels.formula.api as smf
+
+    formula = "delta ~ C(variation_category) + C(scenario_category)"
+    method, res = "mixedlm", None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = smf.mixedlm(formula, df, groups=df["face_id"]).fit(method="lbfgs", maxiter=2000)
+        face_var = float(res.cov_re.iloc[0, 0])
+        if not np.isfinite(face_var) or face_var <= 1e-12 or not np.isfinite(res.scale):
+            raise np.linalg.LinAlgError("face variance estimated at 0")
+        fe = res.fe_params
+        se = res.bse_fe
+        pv = res.pvalues[fe.index]
+        resid_var = float(res.scale)
+        x = res.model.exog
+        fixed = x @ fe.to_numpy()
+        released = float(np.var(res.fittedvalues - res.resid, ddof=0))
+        released_res = float(np.var(res.resid, ddof=0))
+    except (np.linalg.LinAlgError, ValueError) as e:
+        log.warning("mixed model: %s; the fit with face variance 0 is OLS", e)
+        method = "ols"
+        o = smf.ols(formula, df).fit()
+        fe, se, pv = o.params, o.bse, o.pvalues
+        face_var, resid_var = 0.0, float(o.scale)
+        fixed = o.fittedvalues.to_numpy()
+        released = float(np.var(o.fittedvalues - o.resid, ddof=0))
+        released_res = float(np.var(o.resid, ddof=0))
+    var_f = float(np.var(fixed, ddof=0))
+    total = var_f + face_var + resid_var
+    rows = [
+        {"term": str(t), "estimate": float(fe[t]), "std_err": float(se[t]), "pval": float(pv[t])}
+        for t in fe.index
+    ]
+    rel_total = released + face_var + released_res
+    extra = {
+        "face_variance": face_var,
+        "residual_variance": resid_var,
+        "r2_marginal": var_f / total if total > 0 else np.nan,
+        "r2_conditional": (var_f + face_var) / total if total > 0 else np.nan,
+        "r2_marginal_released": released / rel_total if rel_total > 0 else np.nan,
+    }
+    rows += [
+        {"term": k, "estimate": v, "std_err": np.nan, "pval": np.nan} for k, v in extra.items()
+    ]
+    out = pd.DataFrame(rows)
+    out["method"] = method
+    out["n"] = len(df)
+    out["n_faces"] = df["face_id"].nunique()
+    return out[["term", "estimate", "std_err", "pval", "method", "n", "n_faces"]]
+
+
+def effect_sizes(
+    df: pd.DataFrame,
+    face_means: pd.DataFrame,
+    faces: pd.Index,
+    s: AnalysisSettings,
+) -> pd.DataFrame:
+    """Partial eta^2 with F, p and a face-bootstrap CI: variation and scenario category (nested
+    OLS on the face x category x category means), each demographic dimension (one-way OLS on the
+    faces' mean Delta, ``face_means``: ``face_id, delta`` and one column per dimension)."""
+    w = face_weights(len(faces), s.n_resamples, s.seed) if s.n_resamples else None
+    pos = pd.Series(np.arange(len(faces)), index=faces)
+    y = df["delta"].to_numpy(np.float64)
+    row_face = pos.loc[df["face_id"].astype(str)].to_numpy()
+    one = np.ones((len(df), 1))
+    dv = _dummies(df["variation_category"].astype(str).to_numpy())
+    ds = _dummies(df["scenario_category"].astype(str).to_numpy())
+    full = np.hstack([one, dv, ds])
+    rows = [
+        _eta_row("variation_category", "mixed", np.hstack([one, ds]), full, y, row_face, w, s.ci),
+        _eta_row("scenario_category", "mixed", np.hstack([one, dv]), full, y, row_face, w, s.ci),
+    ]
+    fy = face_means["delta"].to_numpy(np.float64)
+    frow = pos.loc[face_means["face_id"].astype(str)].to_numpy()
+    fone = np.ones((len(face_means), 1))
+    for dim in [c for c in face_means.columns if c not in ("face_id", "delta")]:
+        ok = face_means[dim].notna().to_numpy()
+        g = face_means[dim].astype(str).to_numpy()[ok]
+        rows.append(
+            _eta_row(
+                dim,
+                "one_way",
+                fone[ok],
+                np.hstack([fone[ok], _dummies(g)]),
+                fy[ok],
+                frow[ok],
+                w,
+                s.ci,
+            )
+        )
+    out = pd.DataFrame(rows)
+    out["pval_corr"] = p_adjust(out["pval"].to_numpy(), s.correction)
+    return out

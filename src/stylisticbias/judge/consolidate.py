@@ -1,0 +1,133 @@
+"""Consolidating a judge run: every finished record folded into ``judgments.parquet``.
+
+Records of images outside the run go to the stash of the configuration (kept, never deleted);
+``failures.json`` lists the images that could not be decoded; the run log
+(:mod:`stylisticbias.judge.summary`) is written and, when something was judged, logged to MLflow.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
+from stylisticbias.judge.records import FINGERPRINT_FILE, finished_records, stash_dir
+from stylisticbias.judge.summary import rank_summaries, run_log_path, run_summary
+from stylisticbias.judge.writer import concat_shards, content_key, record_keys
+from stylisticbias.outputs import atomic_write_json, atomic_write_parquet
+from stylisticbias.schemas import JUDGMENT_RECORDS, write_table
+from stylisticbias.spec import Config
+
+log = logging.getLogger(__name__)
+
+SORT_KEYS = ["image_id", "scenario_id", "ordering", "seed"]
+
+
+def consolidate(
+    out: Path,
+    items: list[ImageItem],
+    engine: JudgeEngine,
+    engine_cfg: Mapping[str, Any],
+    config: Config,
+    *,
+    judged: int,
+    resumed: int,
+    seconds: float,
+    fp: Mapping[str, Any] | None = None,
+) -> Path:
+    """Fold every finished record into ``judgments.parquet``; ``failures.json``; the run log.
+
+    Records of images outside this run go to the stash of this configuration (kept, not
+    deleted); the shards and used stash files are removed only after both are written.
+    """
+    shard_dir = out / "shards"
+    model = engine.model_name
+    if fp is None:
+        fp = json.loads((out / FINGERPRINT_FILE).read_text(encoding="utf-8"))
+    sources = finished_records(out, fp, model)
+    df = concat_shards(sources)
+    key_cols = ["image_id", "image_sha256", "model", "scenario_id", "ordering", "seed"]
+    dup = df.duplicated(subset=key_cols)
+    if dup.any():
+        log.info("%d record(s) present twice (resumed after a kill) dropped", int(dup.sum()))
+        df = df.loc[~dup]
+    wanted = {f"{it.image_id}@{it.sha256}" for it in items}
+    extra = ~(df["image_id"].astype(str) + "@" + df["image_sha256"].astype(str)).isin(wanted)
+    stash = stash_dir(out) / str(fp["sha256"])[:16]
+    kept = stash / f"other-images-{content_key(record_keys(df.loc[extra]))}.parquet"
+    if extra.any():
+        log.info(
+            "%d image(s) with finished records are not part of this run or were judged as other "
+            "bytes; kept in %s",
+            df.loc[extra, "image_id"].nunique(),
+            stash,
+        )
+        rest = df.loc[extra].sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
+        atomic_write_parquet(rest, kept)
+        df = df.loc[~extra]
+    df = df.sort_values(SORT_KEYS, kind="stable").reset_index(drop=True)
+    write_table(df, out / "judgments.parquet", JUDGMENT_RECORDS)
+    used = {stash_dir(out) / str(sha)[:16] for sha in (fp["sha256"], *fp.get("aliases", ()))}
+    for p in sources:  # folded into judgments.parquet or `kept`
+        if p.parent in used and p != kept:
+            p.unlink(missing_ok=True)
+    for d in used:
+        if d.exists() and not any(d.iterdir()):
+            d.rmdir()
+    summaries = rank_summaries(shard_dir)
+    failures = sorted(
+        (f for s in summaries for f in s.get("failures", [])), key=lambda f: f["image_id"]
+    )
+    atomic_write_json(out / "failures.json", failures)
+    if failures:
+        ids = [f["image_id"] for f in failures]
+        log.warning(
+            "%d image(s) could not be decoded: %s%s (listed in %s; a re-run retries them)",
+            len(ids),
+            ", ".join(ids[:20]),
+            " ..." if len(ids) > 20 else "",
+            out / "failures.json",
+        )
+    failed = {f["image_id"] for f in failures}
+    missing = {it.image_id for it in items} - set(df["image_id"]) - failed
+    if missing:
+        log.warning(
+            "%d image(s) have no records: %s", len(missing), ", ".join(sorted(missing)[:20])
+        )
+
+    summary = run_summary(df, engine, engine_cfg, engine.judge_cfg, summaries, out,
+                          judged=judged, resumed=resumed, seconds=seconds,
+                          n_failures=len(failures))  # fmt: skip
+    run_log = run_log_path(out)
+    atomic_write_json(run_log, summary)
+    # consolidated: shards and per-rank summaries (timings) are folded into the files above
+    shutil.rmtree(shard_dir, ignore_errors=True)
+    (out / "run.json").unlink(missing_ok=True)  # where earlier versions wrote the run log
+    log.info(
+        "%s: %d records for %d images -> %s (%.1f images/s)",
+        model,
+        summary["n_records"],
+        summary["n_images"],
+        out / "judgments.parquet",
+        summary["images_per_s"] or 0.0,
+    )
+    if not judged:  # nothing new: the last run that judged is the one MLflow holds
+        log.info("%s: nothing judged; no MLflow run opened", model)
+        return out
+    from stylisticbias.tracking import log_judge_run
+
+    try:
+        run_id = log_judge_run(config.tracking, engine.run_params(), summary)
+    except Exception as exc:  # tracking must never lose finished judgments
+        log.warning(
+            "MLflow logging failed (%s: %s); judgments are written", type(exc).__name__, exc
+        )
+        run_id = None
+    if run_id:
+        summary["mlflow_run_id"] = run_id
+        atomic_write_json(run_log, summary)
+    return out
