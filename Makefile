@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-scores clean-data
+.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-scores bench-tests clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -107,6 +107,9 @@ bench-overhead: $(STAMP)  ## reports/bench/judge_overhead.json: engine vs bare f
 bench-grammar: $(STAMP)  ## reports/bench/grammar_check.json: full-size models on CPU (~18 GB RAM)
 	$(BIN)/python -m stylisticbias_dev.bench.grammar_check --model qwen3-vl-8b --scales 1,1e-3
 	$(BIN)/python -m stylisticbias_dev.bench.grammar_check --model llava-v1-6-mistral-7b --scales 1,1e-3
+
+bench-tests: $(STAMP)  ## reports/bench/tests.json: wall time of make test and make test-slow, with the load average
+	$(BIN)/python -m stylisticbias_dev.bench.tests --tier test --tier test-slow
 
 clean-data:  ## remove generated data (not the render cache)
 	rm -rf data/faces data/variations data/judgments data/scores

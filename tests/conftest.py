@@ -1,5 +1,15 @@
 """Shared fixtures: composed params, the benchmark definition and the real analysis of small
-simulated data (:func:`analysed`)."""
+simulated data (:func:`analysed`).
+
+Keeping ``make test`` under 3 minutes (README "Development"): build anything expensive once per
+session here (``scope="session"``, memoised per argument like :func:`analysed`) and copy it
+into ``tmp_path`` in a cheap per-test fixture (``tests/report/conftest.py``); get tiny
+checkpoints from ``stylisticbias_dev.tiny.ensure_built`` (one build per builder hash, shared by
+every checkout); parametrise per-architecture exactness tests with
+``tests/judge/tiny_arch_params.arch_params`` (one architecture in ``make test``, the rest slow);
+call library functions in-process unless the test is about the subprocess (exit status, one
+error line, SIGKILL); mark whole ``dvc repro`` runs, SIGKILLs and benchmark-sized inputs
+``@pytest.mark.slow`` and keep a small check of the same kind in the default tier."""
 
 from __future__ import annotations
 

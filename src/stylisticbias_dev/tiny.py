@@ -305,32 +305,88 @@ def build(arch: str, out: str | Path, seed: int = 0) -> Path:
     return path
 
 
-def ensure_built(arch: str, out: str | Path, seed: int = 0) -> Path:
-    """Build ``out`` unless it already holds a checkpoint (``config.json``).
+#: The file in a built checkpoint naming the builder it came from (:func:`builder_hash`).
+BUILDER_STAMP = "BUILDER_HASH"
 
-    Safe for concurrent callers (pytest-xdist workers, parallel sessions): one builds into a
-    scratch folder beside ``out`` under a file lock and renames it into place; the others wait
-    and find it built.
-    """
+
+def builder_hash(arch: str, seed: int = 0) -> str:
+    """A key of everything a tiny checkpoint's bytes depend on: the builder sources (this
+    module and every :mod:`stylisticbias_dev.tiny_archs` module), the transformers and torch
+    versions, the architecture and the seed. A checkpoint built by other code is stale."""
+    import hashlib
+
+    import torch
+    import transformers
+
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(f"{arch}\0{seed}\0{transformers.__version__}\0{torch.__version__}".encode())
+    for f in [Path(__file__).resolve(), *sorted((here / "tiny_archs").glob("*.py"))]:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def tiny_cache_dir() -> Path:
+    """Where built tiny checkpoints are kept across checkouts, one folder per builder hash:
+    ``$STYLISTICBIAS_TINY_CACHE``, else ``$XDG_CACHE_HOME/stylisticbias/tiny`` (default
+    ``~/.cache/stylisticbias/tiny``)."""
+    env = os.environ.get("STYLISTICBIAS_TINY_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "stylisticbias" / "tiny"
+
+
+def _is_current(p: Path, key: str) -> bool:
+    stamp = p / BUILDER_STAMP
+    return (p / "config.json").exists() and stamp.exists() and stamp.read_text() == key
+
+
+def _build_into(p: Path, make: Callable[[Path], None], key: str) -> None:
+    """Fill ``p`` through ``make(scratch)`` atomically (scratch folder beside it, then rename),
+    stamped with ``key``; under a file lock, so concurrent callers build it once."""
     import shutil
     import tempfile
 
     from filelock import FileLock
 
-    p = Path(out)
-    if (p / "config.json").exists():
-        return p
     p.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(p.parent / f".{p.name}.lock")):
-        if (p / "config.json").exists():  # built by another process while we waited
-            return p
+        if _is_current(p, key):  # built by another process while we waited
+            return
         tmp = Path(tempfile.mkdtemp(prefix=f".{p.name}-build-", dir=p.parent))
         try:
-            build(arch, tmp, seed)
+            make(tmp)
+            (tmp / BUILDER_STAMP).write_text(key)
             shutil.rmtree(p, ignore_errors=True)
             os.replace(tmp, p)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ensure_built(arch: str, out: str | Path, seed: int = 0) -> Path:
+    """``out`` holding the tiny checkpoint of ``arch`` built by the current builder code.
+
+    Built once per :func:`builder_hash` into :func:`tiny_cache_dir` and copied into ``out``
+    (a few MB), so fresh clones, worktrees and test sessions share one build; a checkpoint in
+    ``out`` from other builder code (or none) is replaced. Safe for concurrent callers
+    (pytest-xdist workers, parallel sessions): each folder is built into a scratch folder beside
+    it under a file lock and renamed into place; the others wait and find it built.
+    """
+    import shutil
+
+    p = Path(out)
+    key = builder_hash(arch, seed)
+    if _is_current(p, key):
+        return p
+    cached = tiny_cache_dir() / f"{arch}-seed{seed}-{key}"
+    try:
+        if not _is_current(cached, key):
+            _build_into(cached, lambda tmp: build(arch, tmp, seed), key)
+    except OSError as e:  # an unwritable cache: build straight into out
+        log.warning("tiny checkpoint cache %s unusable (%s); building into %s", cached, e, p)
+        _build_into(p, lambda tmp: build(arch, tmp, seed), key)
+        return p
+    _build_into(p, lambda tmp: shutil.copytree(cached, tmp, dirs_exist_ok=True), key)
     return p
 
 

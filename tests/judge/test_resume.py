@@ -46,6 +46,7 @@ def _judgments(out: Path) -> pd.DataFrame:
     return read_table(out / "judgments.parquet", JUDGMENT_RECORDS)
 
 
+@pytest.mark.slow  # a real SIGKILL of a child judge; in-process: test_corrupt_and_truncated_*
 def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 4)
     judge_with(params, MODEL, image_batch_size=2)

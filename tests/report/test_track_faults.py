@@ -247,6 +247,7 @@ track_report(config_from_params(json.loads(Path(sys.argv[1]).read_text())), Path
 """
 
 
+@pytest.mark.slow  # a real SIGKILL in a child process (tests/test_kill_stages.py: every stage)
 def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, analysis_output) -> None:
     params = _project(analysis_output, tmp_path)
     (tmp_path / "params.json").write_text(json.dumps(params))

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from tiny_arch_params import arch_params
 
 from stylisticbias.judge.engines.base import ImageItem
 from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
@@ -174,6 +175,7 @@ def test_prefix_cache_survives_another_image(arch, benchmark) -> None:
 
 
 @torch.inference_mode()
+@pytest.mark.parametrize("arch", arch_params(fast=("gemma4",)), indirect=True)
 def test_batch_composition_does_not_change_distributions(arch, benchmark) -> None:
     """(b) a suffix scored alone == the same suffix scored in a batch with others.
 
@@ -205,6 +207,7 @@ def test_batch_composition_does_not_change_distributions(arch, benchmark) -> Non
         assert alone.undecided == pytest.approx(batch[j].undecided, abs=1e-6)
 
 
+@pytest.mark.parametrize("arch", arch_params(fast=("qwen3_vl",)), indirect=True)
 def test_image_order_does_not_change_rows(arch, benchmark) -> None:
     """(b) judging images in a different order/batch gives identical p_* per row."""
     eng = _engine(arch, benchmark, prune=1e-3, scenarios=[1])

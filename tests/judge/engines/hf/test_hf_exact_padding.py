@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from tiny_arch_params import arch_params
 
 from stylisticbias.judge.engines.hf.batch_sizing import choose
 from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
@@ -35,6 +36,7 @@ from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[4]
 TINY_DIR = ROOT / "tests" / ".tiny_models"
+PADDING_ARCHS = ("llava_next", "qwen3_vl", "gemma3", "internvl", "pixtral")
 ARCHS = [
     pytest.param(
         a,
@@ -43,7 +45,7 @@ ARCHS = [
             reason=f"{a} processor needs {tiny.missing_requirement(a)}",
         ),
     )
-    for a in ("llava_next", "qwen3_vl", "gemma3", "internvl", "pixtral")
+    for a in PADDING_ARCHS
 ]
 _ENGINES: dict[str, HFJudgeEngine] = {}
 
@@ -115,6 +117,7 @@ def test_padded_rows_equal_their_unpadded_prompts(arch, benchmark) -> None:
 
 
 @torch.inference_mode()
+@pytest.mark.parametrize("arch", arch_params(PADDING_ARCHS, fast=("llava_next",)), indirect=True)
 def test_padded_batch_equals_length_groups_and_batch_composition(arch, benchmark) -> None:
     """(b) one padded batch == one batch per length (previous layout), shared and copy path;
     a suffix alone == the same suffix in the padded batch (with a binding per-suffix cap)."""
@@ -150,6 +153,7 @@ def test_padded_batch_equals_length_groups_and_batch_composition(arch, benchmark
         _assert_same(pair[1], alone)
 
 
+@pytest.mark.slow  # tiny batches (3 suffixes, 2 branches): minutes; batch sizes also above
 @torch.inference_mode()
 def test_engine_rows_do_not_depend_on_padding_or_batch_sizes(benchmark) -> None:
     """The engine's p_* with padding/auto sizes == without padding and with tiny batches."""

@@ -11,6 +11,7 @@ import logging
 import pytest
 import torch
 from test_hf_engine_equivalence import ARCHS, _images, cached_engine
+from tiny_arch_params import arch_params
 
 from stylisticbias.judge.engines.hf.engine import HFJudgeEngine
 from stylisticbias.judge.engines.hf.exact import _forward, cache_repeat, prefill
@@ -46,6 +47,7 @@ def _twin(eng: HFJudgeEngine, sharing: str) -> HFJudgeEngine:
     return other
 
 
+@pytest.mark.parametrize("arch", arch_params(fast=("gemma3",)), indirect=True)
 @torch.inference_mode()
 def test_shared_logits_equal_copy_and_full_forward(arch, benchmark) -> None:
     eng = cached_engine(arch, benchmark)
@@ -81,6 +83,7 @@ def test_shared_logits_equal_copy_and_full_forward(arch, benchmark) -> None:
 
 
 @torch.inference_mode()
+@pytest.mark.parametrize("arch", arch_params(fast=("internvl",)), indirect=True)
 def test_shared_distributions_equal_copy(arch, benchmark) -> None:
     eng = cached_engine(arch, benchmark)
     copy_eng = _twin(eng, "copy")
