@@ -28,6 +28,7 @@ DATASET_KEYS = (
     "generator",
     "variations",
     "gallery",
+    "paths.qa",  # the variations gallery links the QA stage's badges (<paths.qa>/gallery_qa.js)
     "protocol",  # the faces/variations stages depend on conf/benchmark/<protocol>.yaml
 )
 #: the sampler whose faces at N are the first N of a larger N (``stylisticbias.sampling``)

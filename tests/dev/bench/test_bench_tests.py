@@ -25,6 +25,6 @@ def test_slowest_reads_the_durations_block_in_order() -> None:
 def test_run_tier_times_a_make_target_with_its_load() -> None:
     entry = bench_tests.run_tier("help", durations=0)
     assert entry["command"] == "make help" and entry["exit_status"] == 0
-    assert entry["seconds"] > 0 and entry["pytest_summary"] is None
+    assert entry["seconds"] >= 0 and entry["pytest_summary"] is None
     assert len(entry["load_avg_start"]) == 3 and len(entry["load_avg_end"]) == 3
     assert entry["date"].endswith("+00:00") and entry["slowest"] == {}
