@@ -37,6 +37,7 @@ def _params(default_params: dict[str, Any], tmp_path: Path, models: list[str]) -
         scores=str(tmp_path / "scores"),
         judgments=str(tmp_path / "judgments"),
         reports=str(tmp_path / "reports"),
+        analysis_cache=str(tmp_path / "analysis"),  # never the project's data/analysis
     )
     p["analysis"]["bootstrap"]["n_resamples"] = 100
     p["analysis"]["n_permutations"] = 100
