@@ -118,3 +118,49 @@ def analysed(
         return done[key]
 
     return get
+
+
+# ---- the project's own outputs are never a test's scratch space ------------------------------
+#: what the guard watches: the DVC outputs and reports a user's `make repro` produced
+_WATCHED = ("data", "reports")
+
+
+def _outputs_snapshot() -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file under the project's ``data/`` and ``reports/``."""
+    root = Path(__file__).resolve().parents[1]
+    out: dict[str, tuple[int, int]] = {}
+    for top in _WATCHED:
+        for p in (root / top).rglob("*"):
+            try:
+                st = p.lstat()
+            except FileNotFoundError:  # removed while we walk
+                continue
+            if not p.is_dir():
+                out[p.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Snapshot the project's outputs (the xdist controller and each worker alike)."""
+    session.config.stash[_SNAPSHOT] = _outputs_snapshot()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test created, changed or deleted a file under the project's
+    ``data/`` or ``reports/``: tests write into their tmp dirs, never into the DVC outputs of
+    the user's checkout (a test once replaced the demo's analysis cache with its own)."""
+    before = session.config.stash.get(_SNAPSHOT, None)
+    if before is None:
+        return
+    after = _outputs_snapshot()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    if changed:
+        more = f" and {len(changed) - 10} more" if len(changed) > 10 else ""
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        msg = f"error: the tests changed the project's own outputs: {', '.join(changed[:10])}{more}"
+        if tr is not None:
+            tr.write_line(msg, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_SNAPSHOT = pytest.StashKey[dict[str, tuple[int, int]]]()
