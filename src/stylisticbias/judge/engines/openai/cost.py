@@ -106,7 +106,7 @@ def estimate(engine: Estimable, items: Sequence[ImageItem]) -> Estimate:
         for spec in engine.specs:
             if engine.use_exact:
                 ex = engine.exact
-                paths = ex.paths_per_request if ex.path_tokens > 1 else 0
+                paths = ex.request_paths
                 req = b.logprobs(img, spec.text, "", ex.top_logprobs, paths=paths,
                                  temperature=ex.explore_temperature)  # fmt: skip
                 hit = cache.contains(req.key)

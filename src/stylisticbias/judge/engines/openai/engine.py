@@ -309,7 +309,7 @@ class OpenAIJudgeEngine(JudgeEngine):
         async def fetch(k: int, prefix: str) -> dict[str, Any]:
             ex = self.exact
             req = self.builder.logprobs(img, self.specs[k].text, prefix, ex.top_logprobs,
-                                        paths=ex.paths_per_request if ex.path_tokens > 1 else 0,
+                                        paths=ex.request_paths,
                                         temperature=ex.explore_temperature)  # fmt: skip
             return await tr.fetch(req)
 

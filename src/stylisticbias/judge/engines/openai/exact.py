@@ -57,6 +57,12 @@ class ExactSettings:
     path_tokens: int = 1
     #: sampling temperature of the paths (raw log-probabilities only; None: ``temperature``)
     explore_temperature: float | None = None
+
+    @property
+    def request_paths(self) -> int:
+        """``n`` of a log-probability request: the answer paths it asks for (0: one token)."""
+        return self.paths_per_request if self.path_tokens > 1 else 0
+
     #: another reader in place of the letter parser (``Decoding.decide`` of the hf engine):
     #: ``decide(text, finished)`` -> one of ``labels``, "invalid" or None (unfinished text)
     decide: Callable[..., str | None] | None = None

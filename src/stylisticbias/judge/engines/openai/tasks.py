@@ -35,7 +35,7 @@ async def label_distributions(
     async def fetch(k: int, prefix: str) -> dict[str, Any]:
         req = engine.builder.logprobs_images(
             imgs, texts[k], prefix, settings.top_logprobs,
-            paths=settings.paths_per_request if settings.path_tokens > 1 else 0,
+            paths=settings.request_paths,
             temperature=settings.explore_temperature,
         )  # fmt: skip
         return await tr.fetch(req)
