@@ -103,19 +103,15 @@ def task_tables_from_records(
         first_term = min(sc.id for sc in benchmark.tasks if _field(sc, "term"))
         for name, t in tt.vignette_tables(pd.concat(terms), model, first_term, **kw).items():
             parts[name].append(t)
-        counts = []
-        for pair, by_val in valence.items():
-            hi, lo = by_val.get("high"), by_val.get("low")
-            if hi is None or lo is None:
-                continue
-            for ident in sorted(set(hi["identity"]) | set(lo["identity"])):
-                h, low = hi[hi["identity"] == ident], lo[lo["identity"] == ident]
-                counts.append((ident, pair, int(h["selected"].sum()), len(h),
-                               int(low["selected"].sum()), len(low)))  # fmt: skip
+        counts = [
+            tt.polarity_counts(by_val["high"], by_val["low"], pair)
+            for pair, by_val in valence.items()
+            if {"high", "low"} <= set(by_val)
+        ]
         if counts:
-            cdf = pd.DataFrame(counts, columns=["identity", "trait_pair", "x_high", "n_high",
-                                                "x_low", "n_low"])  # fmt: skip
-            parts["vignette_polarity"].append(tt.polarity_table(cdf, model, simulated=simulated))
+            parts["vignette_polarity"].append(
+                tt.polarity_table(pd.concat(counts), model, simulated=simulated)
+            )
     return {name: pd.concat(dfs, ignore_index=True) for name, dfs in parts.items()}
 
 
