@@ -31,9 +31,15 @@ REF = "white-female"
 
 
 def _pair_answers(rec: pd.DataFrame) -> pd.DataFrame:
-    return rec.rename(columns={"outcome": "choice"})[
-        ["unit", "first", "second", "variant", "choice"]
-    ].reset_index(drop=True)
+    """The long answer table of a pairwise task, with the recorded positions: ``left_id`` (the
+    image on the left / in slot 1 as asked) and ``chosen_id`` (the image of the identity
+    chosen; empty for an invalid answer)."""
+    ids = rec["image_ids"].str.split("|", n=1, expand=True).reindex(columns=[0, 1])
+    chosen = ids[0].where(rec["outcome"] == "first", ids[1].where(rec["outcome"] == "second"))
+    out = rec.rename(columns={"outcome": "choice"})[
+        ["unit", "first", "second", "variant", "choice", "left_id"]
+    ].assign(chosen_id=chosen.fillna("").to_numpy())
+    return out.reset_index(drop=True)
 
 
 def _options(rec: pd.DataFrame, activity: str) -> pd.DataFrame:

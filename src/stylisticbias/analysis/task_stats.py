@@ -94,18 +94,28 @@ def inconsistent_rate(pairs: pd.DataFrame) -> float:
     return float((valid["status"] == "inconsistent").mean()) if len(valid) else math.nan
 
 
+def left_chosen(answers: pd.DataFrame) -> pd.Series:
+    """Per answer: did it choose the identity in slot 1 (the left of a composite)?
+
+    From the recorded positions when ``answers`` has them (``left_id`` and ``chosen_id``, the
+    image ids of the left identity and of the one chosen), else from the order: slot 1 shows
+    ``first`` in order 0 and ``second`` in order 1. Invalid answers are False."""
+    if {"left_id", "chosen_id"} <= set(answers.columns):
+        return (answers["choice"] != INVALID) & (answers["chosen_id"] == answers["left_id"])
+    return ((answers["variant"] == 0) & (answers["choice"] == "first")) | (
+        (answers["variant"] == 1) & (answers["choice"] == "second")
+    )
+
+
 def position_bias(answers: pd.DataFrame) -> tuple[float, float, int]:
     """(share of valid answers choosing slot 1 - 1/2, two-sided binomial p, n).
 
-    ``answers``: ``variant`` and ``choice`` as for :func:`consolidate_pairs`; slot 1 shows
-    ``first`` in order 0 and ``second`` in order 1. With both orders asked equally often an
+    ``answers``: ``variant`` and ``choice`` as for :func:`consolidate_pairs`, and the recorded
+    positions where known (:func:`left_chosen`). With both orders asked equally often an
     unbiased judge picks slot 1 half the time whatever its preferences between identities.
     """
     valid = answers[answers["choice"] != INVALID]
-    slot1 = ((valid["variant"] == 0) & (valid["choice"] == "first")) | (
-        (valid["variant"] == 1) & (valid["choice"] == "second")
-    )
-    n, k = len(valid), int(slot1.sum())
+    n, k = len(valid), int(left_chosen(valid).sum())
     if n == 0:
         return math.nan, math.nan, 0
     return k / n - 0.5, float(stats.binomtest(k, n, 0.5).pvalue), n

@@ -146,9 +146,7 @@ def pairwise_tables(
                      "ci_low": lo, "ci_high": hi, "inconsistent_rate": incons,
                      "n": int(appears.sum())})  # fmt: skip
     valid = answers[answers["choice"] != ts.INVALID]
-    slot1 = ((valid["variant"] == 0) & (valid["choice"] == "first")) | (
-        (valid["variant"] == 1) & (valid["choice"] == "second")
-    )
+    slot1 = ts.left_chosen(valid)
     per = (pd.DataFrame({"unit": valid["unit"], "k": slot1, "n": 1}).groupby("unit")[["k", "n"]]
            .sum().reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
     bias, p, n = ts.position_bias(answers)
