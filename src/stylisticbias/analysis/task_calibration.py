@@ -57,6 +57,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -341,14 +342,16 @@ Replicate = Callable[[Benchmark, int, int, int, bool], dict[str, pd.DataFrame]]
 def calibrate(
     protocol: str, replicate: Replicate, truth: dict[str, dict[str, float]],
     intervals: dict[str, tuple[str, str | None]], tests: Sequence[str], replicates: int,
-    null_replicates: int, units: int, n_boot: int,
+    null_replicates: int, units: int, n_boot: int, jobs: int = 1,
 ) -> dict[str, Any]:  # fmt: skip
-    """Coverage of ``intervals`` over ``replicates`` and the null FDR of ``tests``."""
-    bench = load_benchmark(protocol)
+    """Coverage of ``intervals`` over ``replicates`` and the null FDR of ``tests``; ``jobs``
+    worker processes build the replicates (each replicate is seeded by its index, so the result
+    does not depend on ``jobs``)."""
     cov = {name: Coverage() for name in intervals}
     power = {name: NullFdr() for name in tests}
-    for r in range(replicates):
-        tabs = replicate(bench, r, units, n_boot, False)
+    planted = _replicates(replicate, protocol, units, n_boot, False, replicates, jobs)
+    nulls = _replicates(replicate, protocol, units, 20, True, null_replicates, jobs)
+    for r, tabs in enumerate(planted):
         for name in tests:
             power[name].add(tabs[name]["pval"].tolist())
         for name, (col, key) in intervals.items():
@@ -356,8 +359,7 @@ def calibrate(
             t = [truth[name]["_"]] * len(rows) if key is None else _for(rows, key, truth[name])
             cov[name].add(r, rows, col, t)
     fdr = {name: NullFdr() for name in tests}
-    for r in range(null_replicates):
-        tabs = replicate(bench, r, units, 20, True)  # intervals unused under the null
+    for tabs in nulls:  # intervals unused under the null (20 resamples)
         for name in tests:
             fdr[name].add(tabs[name]["pval"].tolist())
     cov_s = {k: v.summary() for k, v in cov.items()}
@@ -374,22 +376,39 @@ def calibrate(
             "passed": passed}  # fmt: skip
 
 
+def _one(args: tuple[Replicate, str, int, int, int, bool]) -> dict[str, pd.DataFrame]:
+    replicate, protocol, r, units, n_boot, null = args
+    return replicate(load_benchmark(protocol), r, units, n_boot, null)
+
+
+def _replicates(replicate: Replicate, protocol: str, units: int, n_boot: int, null: bool,
+                count: int, jobs: int) -> list[dict[str, pd.DataFrame]]:  # fmt: skip
+    """Replicates ``0 .. count - 1`` in index order, over ``jobs`` processes when > 1."""
+    args = [(replicate, protocol, r, units, n_boot, null) for r in range(count)]
+    if jobs <= 1:
+        return [_one(a) for a in args]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(_one, args, chunksize=4))
+
+
 def calibrate_reflect(replicates: int = 20, n_photos: int = 48, n_boot: int = 500,
-                      null_replicates: int | None = None) -> dict[str, Any]:  # fmt: skip
+                      null_replicates: int | None = None,
+                      jobs: int = 1) -> dict[str, Any]:  # fmt: skip
     """REFLECT: coverage of every interval table, null FDR of every tested table."""
     return calibrate("reflect", reflect_replicate, reflect_truth(load_benchmark("reflect")),
                      REFLECT_INTERVALS, REFLECT_TESTS, replicates,
                      replicates if null_replicates is None else null_replicates, n_photos,
-                     n_boot)  # fmt: skip
+                     n_boot, jobs)  # fmt: skip
 
 
 def calibrate_vignette(replicates: int = 20, n_inst: int = 40, n_boot: int = 500,
-                       null_replicates: int | None = None) -> dict[str, Any]:  # fmt: skip
+                       null_replicates: int | None = None,
+                       jobs: int = 1) -> dict[str, Any]:  # fmt: skip
     """VIGNETTE: coverage of every interval table, null FDR of every tested table."""
     return calibrate("vignette", vignette_replicate, vignette_truth(load_benchmark("vignette")),
                      VIGNETTE_INTERVALS, VIGNETTE_TESTS, replicates,
                      replicates if null_replicates is None else null_replicates, n_inst,
-                     n_boot)  # fmt: skip
+                     n_boot, jobs)  # fmt: skip
 
 
 def merge_into(path: Path, protocol: str, section: dict[str, Any]) -> None:
@@ -408,6 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--null-replicates", type=int, default=400)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--out", default="reports/bench/calibration.json")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (same results)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     command = "python -m stylisticbias.analysis.task_calibration " + " ".join(
@@ -419,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         load_start = [round(x, 2) for x in os.getloadavg()]
         fn = calibrate_reflect if name == "reflect" else calibrate_vignette
         section = fn(args.replicates, n_boot=args.bootstrap,
-                     null_replicates=args.null_replicates)  # fmt: skip
+                     null_replicates=args.null_replicates, jobs=args.jobs)  # fmt: skip
         section |= {"command": command, "date": datetime.now(UTC).strftime("%Y-%m-%d"),
                     "python": platform.python_version(),
                     "seconds": round(time.perf_counter() - t0, 1),
