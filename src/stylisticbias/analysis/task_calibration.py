@@ -32,8 +32,10 @@ replicates (CP [0.033, 0.079]); a direct simulation of the same design (20,000 n
 replicates, the same BH over the four identities) puts its true FDR at 0.037 [0.034, 0.040]:
 not anti-conservative with independent answers, the 0.0525 was Monte Carlo error. The
 stratified test replaced it because real answers are clustered by instance (every question of
-an instance shows the same photos), which the simulated judge does not model; the same direct
-simulation (4,000 null replicates) puts the stratified test's FDR at 0.042 [0.036, 0.048].
+an instance shows the same photos), which the simulated judge does not model.
+``python -m stylisticbias_dev.bench.vignette_null_size --replicates 4000``
+(``reports/bench/vignette_null_size.json``) draws the design directly: stratified 0.039
+[0.033, 0.046], pooled Fisher 0.037 [0.032, 0.044].
 Over the bench's 400 null replicates (seeds shared with the earlier run) it reads 0.055
 [0.035, 0.082]: the same replicates that put the pooled test above 0.05, so the point
 estimate over 400 replicates cannot settle 0.04 against 0.05; more null replicates (e.g.
