@@ -1,0 +1,219 @@
+"""One model's judgments reduced per (image, scenario) cell, one Parquet row group at a time.
+
+The reductions are the pandas engine's run-wise ones (``np.add.reduceat`` over each cell's run
+of rows, int64 counts, float sums), so every float is the same to the last bit.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from stylisticbias.scores_columnar.arrays import as_numpy, one_chunk
+from stylisticbias.scores_columnar.checks import (
+    CHOICES,
+    DECODINGS,
+    DICTIONARY_COLUMNS,
+    NULLABLE_INPUTS,
+    RANGES,
+    SCORE_INPUTS,
+    ranges_from_statistics,
+    schema_ok,
+    statistic,
+)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """One model's drawn judgments reduced per (image, scenario) cell, in the order of the rows:
+    the cell's image (``image``: codes into ``images``) and scenario, its rows (``n``), positive
+    and valid answers, whether any row is simulated, and the sums of its rows' ``p_undecided``,
+    ``p_pos`` and ``p_pos + p_neg`` (``np.add.reduceat`` over the cell's run of rows)."""
+
+    images: list[str]
+    image: np.ndarray
+    scenario: np.ndarray
+    n: np.ndarray
+    pos: np.ndarray
+    valid: np.ndarray
+    simulated: np.ndarray
+    undecided_sum: np.ndarray
+    p_pos_sum: np.ndarray
+    p_valid_sum: np.ndarray
+
+
+_CELL_FIELDS = ("image", "scenario", "n", "pos", "valid", "simulated", "undecided_sum",
+                "p_pos_sum", "p_valid_sum")  # fmt: skip
+
+
+def reduce_judgments(path: str | Path, model: str) -> Cells | None:
+    """``model``'s drawn judgments in ``path`` reduced per cell, one row group at a time (a
+    cell cut by a row group's end is carried into the next), with the checks of
+    :func:`read_judgments_table` on the way (value ranges from the row groups' Parquet
+    statistics where the file has them); ``None`` where they fail, where the rows are not
+    sorted by (image, scenario, ordering, seed) -- each cell one run, every key once -- or hold
+    no drawn row, another model, or NaN masses: the caller then reads the whole table.
+
+    Memory is a row group and the cells, not the table: at 4.87M rows, touching the memory of
+    a whole-table read costs the stage more system time than the arithmetic."""
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=list(DICTIONARY_COLUMNS))
+    except Exception:  # missing or unreadable: the full check says which
+        return None
+    if not schema_ok(pf, list(SCORE_INPUTS)):
+        return None
+    ranged = ranges_from_statistics(pf)
+    if ranged is None:
+        return None
+    # columns only checked are not read where their statistics suffice: p_invalid's range, and
+    # a model or decoding column holding one value (min == max)
+    values: dict[str, set[str]] = {c: set() for c in DICTIONARY_COLUMNS}
+    for c in ("model", "decoding"):
+        lo, hi = statistic(pf, c, "min"), statistic(pf, c, "max")
+        if lo is not None and lo == hi:
+            values[c].add(lo.decode() if isinstance(lo, bytes) else str(lo))
+    skip = {c for c in ("model", "decoding") if values[c]} | ({"p_invalid"} & ranged)
+    cols = [c for c in SCORE_INPUTS if c not in skip]
+    seed_max = max(int(statistic(pf, "seed", "max") or 0), 0) if "seed" in ranged else 2**16 - 1
+    state = _Stream(seeds=seed_max + 1, images={}, values=values)
+    groups = pf.metadata.num_row_groups
+
+    def read(rg: int) -> pa.Table:
+        return pf.read_row_group(rg, columns=cols, use_threads=False)
+
+    # the next row group decodes in a second thread (pyarrow leaves the GIL) while this one
+    # is reduced
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(read, 0) if groups else None
+        try:
+            for rg in range(groups):
+                assert ahead is not None
+                group = ahead.result()
+                ahead = pool.submit(read, rg + 1) if rg + 1 < groups else None
+                if not state.add(group, ranged, last=rg == groups - 1):
+                    return None
+        except Exception:  # an unreadable row group: the full check says which
+            return None
+        finally:
+            if ahead is not None:
+                ahead.cancel()
+    v = state.values
+    if v["model"] - {model} or not v["decoding"] <= set(DECODINGS):
+        return None
+    if not v["choice"] <= set(CHOICES) or not state.parts["n"]:
+        return None  # no drawn row: the paper estimator's seeded draws (pandas engine)
+    cells = {f: np.concatenate(state.parts[f]) for f in _CELL_FIELDS}
+    return Cells(images=list(state.images), **cells)
+
+
+@dataclass
+class _Stream:
+    """The state of :func:`reduce_judgments` between row groups."""
+
+    seeds: int  # seeds lie in 0..seeds-1 (the sort key's last digit)
+    images: dict[str, int]  # image -> code, in order of first appearance
+    values: dict[str, set[str]]  # the values seen in each dictionary column
+    parts: dict[str, list[np.ndarray]] = field(
+        default_factory=lambda: {f: [] for f in _CELL_FIELDS}
+    )
+    carry: dict[str, np.ndarray] | None = None  # the rows of a cell cut by a row group's end
+
+    def add(self, group: pa.Table, ranged: set[str], *, last: bool) -> bool:
+        """Check and reduce one row group; ``False`` where the engine declines the table."""
+        block = _block(group, ranged, self.images, self.values)
+        if block is None or int(block["seed"].max(initial=0)) >= self.seeds:
+            return False
+        if len(self.images) * 10_001 * 5 * self.seeds >= 2**62:
+            return False  # the sort key would overflow: the whole-table path
+        cell = block["image_id"].astype(np.int64) * 10_001 + block["scenario_id"]
+        key = (cell * 5 + block["ordering"]) * self.seeds + block["seed"]
+        carry = self.carry
+        if carry is not None and len(key) and not carry["key"][-1] < key[0]:
+            return False  # not sorted across the row groups' boundary
+        if len(key) >= 2 and not bool(np.all(key[1:] > key[:-1])):
+            return False  # not sorted by (image, scenario, ordering, seed), or a key twice
+        block["key"], block["cell"] = key, cell
+        if carry is not None:  # the carried cell's rows continue at the start of this block
+            k = int(np.searchsorted(cell, carry["cell"][-1], side="right"))
+            if k:
+                carry = {c: np.concatenate([carry[c], block[c][:k]]) for c in carry}
+                block = {c: v[k:] for c, v in block.items()}
+            if len(block["key"]) or last:
+                if not _reduce_rows(carry, self.parts):
+                    return False
+                carry = None
+        self.carry = carry
+        if len(block["key"]):
+            starts = np.flatnonzero(np.r_[True, block["cell"][1:] != block["cell"][:-1]])
+            cut = len(block["key"]) if last else int(starts[-1])
+            if not last:
+                self.carry = {c: v[cut:] for c, v in block.items()}
+            if cut:
+                return _reduce_rows({c: v[:cut] for c, v in block.items()}, self.parts)
+        return True
+
+
+def _block(
+    group: pa.Table, ranged: set[str], images: dict[str, int], values: dict[str, set[str]]
+) -> dict[str, np.ndarray] | None:
+    """One row group's columns as numpy (``image_id`` as codes into ``images``, which grows;
+    ``choice`` as its index in :data:`CHOICES`, 3 another value, -1 null; the values of the
+    other dictionary columns only collected), or ``None`` on a null or a value out of range."""
+    out: dict[str, np.ndarray] = {}
+    for c in group.column_names:
+        col = one_chunk(group.column(c))
+        if col.null_count and c not in NULLABLE_INPUTS:
+            return None
+        if c in values:
+            seen = col.dictionary.to_pylist()
+            values[c].update(seen)
+            if c == "image_id":
+                lut = [images.setdefault(v, len(images)) for v in seen]
+            elif c == "choice":
+                lut = [CHOICES.index(v) if v in CHOICES else 3 for v in seen]
+            else:
+                continue
+            out[c] = np.array([*lut, -1], dtype=np.int32)[as_numpy(col.indices, fill=-1)]
+            continue
+        out[c] = as_numpy(col)
+        if c in RANGES and c not in ranged and len(out[c]):
+            lo, hi = RANGES[c]
+            v = out[c]
+            lo_v, hi_v = np.fmin.reduce(v), np.fmax.reduce(v)  # NaN aside
+            if not (np.isnan(lo_v) or (lo_v >= lo and (hi is None or hi_v <= hi))):
+                return None
+    return out
+
+
+def _reduce_rows(rows: dict[str, np.ndarray], parts: dict[str, list[np.ndarray]]) -> bool:
+    """Reduce whole cells of sorted rows into ``parts``: the drawn rows (seed >= 1; the exact
+    rows of a ``sampled`` run are left out), or ``False`` where a mass is NaN."""
+    drawn = rows["seed"] > 0
+    if not drawn.all():
+        rows = {c: v[drawn] for c, v in rows.items()}
+    cell = rows["cell"]
+    if not len(cell):
+        return True
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    p_und = rows["p_undecided"]
+    p_pos = rows["p_pos"]
+    p_valid = p_pos + rows["p_neg"]
+    if np.isnan(p_und).any() or np.isnan(p_valid).any():
+        return False  # NaN masses: pandas' grouped kernels (NaN-skipping)
+    choice = rows["choice"]
+    # the pandas engine's run-wise reductions (grouping.Groups): int64 counts, float sums
+    parts["image"].append(rows["image_id"][starts])
+    parts["scenario"].append(rows["scenario_id"][starts])
+    parts["n"].append(np.diff(starts, append=len(choice)).astype(np.int64))
+    parts["pos"].append(np.add.reduceat(choice == 0, starts, dtype=np.int64))
+    parts["valid"].append(np.add.reduceat((choice == 0) | (choice == 1), starts, dtype=np.int64))
+    parts["simulated"].append(np.logical_or.reduceat(rows["simulated"], starts))
+    parts["undecided_sum"].append(np.add.reduceat(p_und, starts))
+    parts["p_pos_sum"].append(np.add.reduceat(p_pos, starts))
+    parts["p_valid_sum"].append(np.add.reduceat(p_valid, starts))
+    return True
