@@ -34,11 +34,17 @@ def dataset(n_faces: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def judgments(
-    rng: np.random.Generator, images: list[str], *, model: str = "m1", exact_rows: bool = False
+    rng: np.random.Generator,
+    images: list[str],
+    *,
+    model: str = "m1",
+    exact_rows: bool = False,
+    sort_images: bool = True,
 ) -> pd.DataFrame:
-    """Rows as the judge stage writes them: sorted by (image, scenario, ordering, seed)."""
+    """Rows as the judge stage writes them: sorted by (image, scenario, ordering, seed)
+    (``sort_images=False``: the images in the order given, each one run of rows)."""
     rows = []
-    for img in sorted(images):
+    for img in sorted(images) if sort_images else images:
         for s in (1, 7, 25):
             for o in (1, 2, 3, 4):
                 for seed in (0, 1, 2, 3) if exact_rows else (1, 2, 3):

@@ -3,6 +3,8 @@ its pandas metadata is what pyarrow writes for a scores frame."""
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -19,6 +21,7 @@ from stylisticbias.scores_columnar import (
     reduce_judgments,
     score_partition,
 )
+from stylisticbias.scores_columnar.partition import installed_version
 
 
 def test_unknown_images_fail_as_in_thepandas_engine(benchmark: Benchmark, tmp_path) -> None:
@@ -58,3 +61,8 @@ def test_pandas_metadata_is_what_pyarrow_writes_for_a_scores_frame() -> None:
     assert pa.Table.from_pandas(df, preserve_index=False).schema.metadata[b"pandas"] == (
         pandas_metadata()
     )
+
+
+@pytest.mark.parametrize("package", ["pandas", "numpy", "pyarrow"])
+def test_installed_version_is_importlib_metadatas(package: str) -> None:
+    assert installed_version(package) == metadata.version(package)

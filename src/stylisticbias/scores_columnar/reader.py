@@ -6,6 +6,10 @@ of rows, int64 counts, float sums), so every float is the same to the last bit.
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,25 +87,12 @@ def reduce_judgments(path: str | Path, model: str) -> Cells | None:
     state = _Stream(seeds=seed_max + 1, images={}, values=values)
     groups = pf.metadata.num_row_groups
 
-    def read(rg: int) -> pa.Table:
-        return pf.read_row_group(rg, columns=cols, use_threads=False)
-
-    # the next row group decodes in a second thread (pyarrow leaves the GIL) while this one
-    # is reduced
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(read, 0) if groups else None
-        try:
-            for rg in range(groups):
-                assert ahead is not None
-                group = ahead.result()
-                ahead = pool.submit(read, rg + 1) if rg + 1 < groups else None
-                if not state.add(group, ranged, last=rg == groups - 1):
-                    return None
-        except Exception:  # an unreadable row group: the full check says which
-            return None
-        finally:
-            if ahead is not None:
-                ahead.cancel()
+    try:
+        for rg, group in enumerate(read_ahead(path, cols, groups)):
+            if not state.add(group, ranged, last=rg == groups - 1):
+                return None
+    except Exception:  # an unreadable row group: the full check says which
+        return None
     v = state.values
     if v["model"] - {model} or not v["decoding"] <= set(DECODINGS):
         return None
@@ -109,6 +100,35 @@ def reduce_judgments(path: str | Path, model: str) -> Cells | None:
         return None  # no drawn row: the paper estimator's seeded draws (pandas engine)
     cells = {f: np.concatenate(state.parts[f]) for f in _CELL_FIELDS}
     return Cells(images=list(state.images), **cells)
+
+
+def read_ahead(path: str | Path, columns: list[str], groups: int) -> Iterator[pa.Table]:
+    """The ``columns`` of a Parquet file's row groups, in order, each decoded in a worker thread
+    (one file reader per thread; pyarrow leaves the GIL while it decodes) up to one per core
+    ahead of the one handed out: the decoding of the next row groups overlaps the reduction of
+    this one."""
+    local = threading.local()
+
+    def read(rg: int) -> pa.Table:
+        pf = getattr(local, "file", None)
+        if pf is None:
+            pf = local.file = pq.ParquetFile(path, read_dictionary=list(DICTIONARY_COLUMNS))
+        return pf.read_row_group(rg, columns=columns, use_threads=False)
+
+    depth = max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=depth) as pool:
+        pending = deque(pool.submit(read, rg) for rg in range(min(depth, groups)))
+        following = len(pending)
+        try:
+            while pending:
+                group = pending.popleft().result()
+                if following < groups:
+                    pending.append(pool.submit(read, following))
+                    following += 1
+                yield group
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 @dataclass
