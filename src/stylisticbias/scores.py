@@ -63,6 +63,7 @@ from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_dir, atomic_path
 from stylisticbias.score_store import FILE_NAME, partition_dir, write_model_scores
+from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
 from stylisticbias.scores_columnar import (
     SCORE_INPUTS,
     check_scores_table,
@@ -229,22 +230,28 @@ def read_judgments(path: str | Path, *, with_response: bool = False) -> pd.DataF
     return df
 
 
-def write_scores(model_name: str, config: Config, *, source: Source = "auto") -> Path:
+def write_scores(
+    model_name: str,
+    config: Config,
+    *,
+    source: Source = "auto",
+    ahead: JudgmentsAhead | None = None,
+) -> Path:
     """Score one model's ``judgments.parquet`` into ``data/scores/model=<model>/`` (Hive).
 
     The paper's reader on drawn rows goes through the columnar engine
     (:mod:`stylisticbias.scores_columnar`: Arrow and numpy, no pandas); every other case, and
     every table that engine declines, through :func:`compute_scores`. Both write the same bytes.
+    ``ahead``: the judgments already being read (used only where its file and model are these).
     """
 
     def path(key: str) -> Path:
-        p = Path(getattr(config.paths, key))
-        return p if p.is_absolute() else project_root() / p
+        return stage_path(getattr(config.paths, key), project_root())
 
     benchmark = load_benchmark(config.protocol)
     if benchmark.tasks and not benchmark.scenarios:
         return write_task_scores(model_name, path("judgments"), path("scores"))
-    judgments_file = path("judgments") / model_name / "judgments.parquet"
+    judgments_file = judgments_path(path("judgments"), model_name)
     faces_file = path("faces") / "faces.parquet"
     variations_file = path("variations") / "variations.parquet"
     judge = config.judge
@@ -253,7 +260,7 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
         written = write_columnar_scores(
             model_name, judgments_file, faces_file, variations_file, path("scores"), benchmark,
             undecided_warn=float(judge.undecided_warn),
-            undecided_max=float(judge.undecided_max),
+            undecided_max=float(judge.undecided_max), ahead=ahead,
         )  # fmt: skip
         if written is not None:
             return written
@@ -304,17 +311,21 @@ def write_columnar_scores(
     *,
     undecided_warn: float,
     undecided_max: float,
+    ahead: JudgmentsAhead | None = None,
 ) -> Path | None:
     """Score ``model``'s judgments with the columnar engine (:mod:`stylisticbias.scores_columnar`)
     into its partition of ``score_dir``; ``None`` where the engine declines (nothing written:
-    score with :func:`compute_scores`). The paper's reader and definitions, drawn rows."""
+    score with :func:`compute_scores`). The paper's reader and definitions, drawn rows.
+    ``ahead``: the same judgments already being read, if they are."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     dataset = read_dataset_tables(faces_file, variations_file)
     if dataset is None or not all(demographics_ok(t, benchmark.demographics) for t in dataset):
         return None
-    cells = reduce_judgments(judgments_file, model)
+    read, cells = ahead.cells(judgments_file, model) if ahead else (False, None)
+    if not read:
+        cells = reduce_judgments(judgments_file, model)
     if cells is None:
         return None
     scores = score_partition(
