@@ -53,6 +53,20 @@ def test_columnar_engine_writes_the_pandas_engines_bytes(
     assert back["delta"].notna().any()
 
 
+@pytest.mark.parametrize("statistics", [True, False])
+def test_simulated_flags_that_differ_between_rows(
+    benchmark: Benchmark, tmp_path: Path, statistics: bool
+) -> None:
+    """The flag is read where the rows' differ (one value, from the statistics, is not read)."""
+    faces, var = dataset(3)
+    j = judgments(np.random.default_rng(9), [*faces["image_id"], *var["image_id"]])
+    j["simulated"] = np.random.default_rng(10).random(len(j)) < 0.2
+    path = write(j, tmp_path / "judgments.parquet", 50, statistics)
+    ref = pandas_engine(j, faces, var, benchmark, tmp_path / "pandas")
+    got = columnar(path, faces, var, benchmark, tmp_path / "columnar.parquet")
+    assert got is not None and got == ref
+
+
 def test_images_out_of_string_order_are_sorted_like_the_pandas_engine(
     benchmark: Benchmark, tmp_path: Path
 ) -> None:

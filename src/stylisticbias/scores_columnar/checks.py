@@ -222,6 +222,21 @@ def statistic(pf: pq.ParquetFile, column: str, which: str) -> float | None:
     return (min(got) if which == "min" else max(got)) if got else None
 
 
+def constant(pf: pq.ParquetFile, column: str) -> object | None:
+    """The one value of a column without nulls, from the row groups' statistics (min == max in
+    every row group, no null); ``None`` where they do not show one."""
+    i = pf.schema_arrow.names.index(column)
+    value = None
+    for rg in range(pf.metadata.num_row_groups):
+        st = pf.metadata.row_group(rg).column(i).statistics
+        if st is None or not st.has_min_max or not st.has_null_count or st.null_count:
+            return None
+        if st.min != st.max or (value is not None and st.min != value):
+            return None
+        value = st.min
+    return value
+
+
 def ranges_from_statistics(pf: pq.ParquetFile) -> set[str] | None:
     """The ranged columns whose statistics show them in range (``None``: one is out of it)."""
     ok = set()

@@ -26,6 +26,7 @@ from stylisticbias.scores_columnar.checks import (
     NULLABLE_INPUTS,
     RANGES,
     SCORE_INPUTS,
+    constant,
     ranges_from_statistics,
     schema_ok,
     statistic,
@@ -74,17 +75,20 @@ def reduce_judgments(path: str | Path, model: str) -> Cells | None:
     ranged = ranges_from_statistics(pf)
     if ranged is None:
         return None
-    # columns only checked are not read where their statistics suffice: p_invalid's range, and
-    # a model or decoding column holding one value (min == max)
+    # columns only checked are not read where their statistics suffice: p_invalid's range, a
+    # model or decoding column holding one value, and a ``simulated`` flag the same on every row
     values: dict[str, set[str]] = {c: set() for c in DICTIONARY_COLUMNS}
     for c in ("model", "decoding"):
-        lo, hi = statistic(pf, c, "min"), statistic(pf, c, "max")
-        if lo is not None and lo == hi:
-            values[c].add(lo.decode() if isinstance(lo, bytes) else str(lo))
+        one = constant(pf, c)
+        if one is not None:
+            values[c].add(one.decode() if isinstance(one, bytes) else str(one))
+    simulated = constant(pf, "simulated")
     skip = {c for c in ("model", "decoding") if values[c]} | ({"p_invalid"} & ranged)
+    skip |= {"simulated"} if isinstance(simulated, bool) else set()
     cols = [c for c in SCORE_INPUTS if c not in skip]
     seed_max = max(int(statistic(pf, "seed", "max") or 0), 0) if "seed" in ranged else 2**16 - 1
-    state = _Stream(seeds=seed_max + 1, images={}, values=values)
+    state = _Stream(seeds=seed_max + 1, images={}, values=values,
+                    simulated=simulated if isinstance(simulated, bool) else None)  # fmt: skip
     groups = pf.metadata.num_row_groups
 
     try:
@@ -142,6 +146,7 @@ class _Stream:
         default_factory=lambda: {f: [] for f in _CELL_FIELDS}
     )
     carry: dict[str, np.ndarray] | None = None  # the rows of a cell cut by a row group's end
+    simulated: bool | None = None  # every row's ``simulated`` (not read), where it is one value
 
     def add(self, group: pa.Table, ranged: set[str], *, last: bool) -> bool:
         """Check and reduce one row group; ``False`` where the engine declines the table."""
@@ -150,8 +155,13 @@ class _Stream:
             return False
         if len(self.images) * 10_001 * 5 * self.seeds >= 2**62:
             return False  # the sort key would overflow: the whole-table path
-        cell = block["image_id"].astype(np.int64) * 10_001 + block["scenario_id"]
-        key = (cell * 5 + block["ordering"]) * self.seeds + block["seed"]
+        cell = block["image_id"].astype(np.int64)
+        cell *= 10_001
+        cell += block["scenario_id"]
+        key = cell * 5
+        key += block["ordering"]
+        key *= self.seeds
+        key += block["seed"]
         carry = self.carry
         if carry is not None and len(key) and not carry["key"][-1] < key[0]:
             return False  # not sorted across the row groups' boundary
@@ -164,18 +174,29 @@ class _Stream:
                 carry = {c: np.concatenate([carry[c], block[c][:k]]) for c in carry}
                 block = {c: v[k:] for c, v in block.items()}
             if len(block["key"]) or last:
-                if not _reduce_rows(carry, self.parts):
+                if not _reduce_rows(carry, self.parts, self.simulated):
                     return False
                 carry = None
         self.carry = carry
         if len(block["key"]):
-            starts = np.flatnonzero(np.r_[True, block["cell"][1:] != block["cell"][:-1]])
+            starts = run_starts(block["cell"])
             cut = len(block["key"]) if last else int(starts[-1])
             if not last:
                 self.carry = {c: v[cut:] for c, v in block.items()}
+                starts = starts[:-1]
             if cut:
-                return _reduce_rows({c: v[:cut] for c, v in block.items()}, self.parts)
+                rows = {c: v[:cut] for c, v in block.items()}
+                return _reduce_rows(rows, self.parts, self.simulated, starts)
         return True
+
+
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """The index of each run's first element in ``values`` (equal neighbours: one run)."""
+    change = np.flatnonzero(values[1:] != values[:-1])
+    out = np.empty(len(change) + 1, dtype=np.int64)
+    out[0] = 0
+    np.add(change, 1, out=out[1:])
+    return out
 
 
 def _block(
@@ -210,30 +231,45 @@ def _block(
     return out
 
 
-def _reduce_rows(rows: dict[str, np.ndarray], parts: dict[str, list[np.ndarray]]) -> bool:
+def _reduce_rows(
+    rows: dict[str, np.ndarray],
+    parts: dict[str, list[np.ndarray]],
+    simulated: bool | None,
+    starts: np.ndarray | None = None,
+) -> bool:
     """Reduce whole cells of sorted rows into ``parts``: the drawn rows (seed >= 1; the exact
-    rows of a ``sampled`` run are left out), or ``False`` where a mass is NaN."""
+    rows of a ``sampled`` run are left out), or ``False`` where a mass is NaN. ``starts``: the
+    cells' first rows, where known; ``simulated``: every row's flag where it was not read."""
     drawn = rows["seed"] > 0
     if not drawn.all():
         rows = {c: v[drawn] for c, v in rows.items()}
+        starts = None
     cell = rows["cell"]
     if not len(cell):
         return True
-    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-    p_und = rows["p_undecided"]
+    if starts is None:
+        starts = run_starts(cell)
     p_pos = rows["p_pos"]
     p_valid = p_pos + rows["p_neg"]
-    if np.isnan(p_und).any() or np.isnan(p_valid).any():
-        return False  # NaN masses: pandas' grouped kernels (NaN-skipping)
     choice = rows["choice"]
     # the pandas engine's run-wise reductions (grouping.Groups): int64 counts, float sums
+    undecided_sum = np.add.reduceat(rows["p_undecided"], starts)
+    p_valid_sum = np.add.reduceat(p_valid, starts)
+    # a NaN mass makes its cell's sum NaN (the masses are checked to lie in [0, 1] otherwise)
+    if np.isnan(undecided_sum).any() or np.isnan(p_valid_sum).any():
+        return False  # NaN masses: pandas' grouped kernels (NaN-skipping)
+    positive = choice == 0
     parts["image"].append(rows["image_id"][starts])
     parts["scenario"].append(rows["scenario_id"][starts])
     parts["n"].append(np.diff(starts, append=len(choice)).astype(np.int64))
-    parts["pos"].append(np.add.reduceat(choice == 0, starts, dtype=np.int64))
-    parts["valid"].append(np.add.reduceat((choice == 0) | (choice == 1), starts, dtype=np.int64))
-    parts["simulated"].append(np.logical_or.reduceat(rows["simulated"], starts))
-    parts["undecided_sum"].append(np.add.reduceat(p_und, starts))
+    parts["pos"].append(np.add.reduceat(positive, starts, dtype=np.int64))
+    # positive (0) or negative (1); invalid (2), another value (3) and null (-1) are not
+    parts["valid"].append(np.add.reduceat(choice.view(np.uint32) <= 1, starts, dtype=np.int64))
+    if simulated is None:
+        parts["simulated"].append(np.logical_or.reduceat(rows["simulated"], starts))
+    else:
+        parts["simulated"].append(np.full(len(starts), simulated))
+    parts["undecided_sum"].append(undecided_sum)
     parts["p_pos_sum"].append(np.add.reduceat(p_pos, starts))
-    parts["p_valid_sum"].append(np.add.reduceat(p_valid, starts))
+    parts["p_valid_sum"].append(p_valid_sum)
     return True
