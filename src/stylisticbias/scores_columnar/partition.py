@@ -291,26 +291,30 @@ def score_partition(
     first = rank[img]
     step = first[1:] - first[:-1]
     if bool(np.all((step > 0) | ((step == 0) & (cell_sid[1:] >= cell_sid[:-1])))):
-        order = np.arange(len(img))
+        order = None
         take = to_arrow(row)
     else:
         order = np.lexsort((cell_sid, first))
         take = to_arrow(row[order])
+
+    def ordered(v: np.ndarray) -> pa.Array:
+        return to_arrow(v if order is None else v[order])  # NaN -> null, as from a DataFrame
+
     cat_names = string_array([cat[i] for i in ids])
     values: dict[str, pa.Array] = {
-        "image_id": images.take(to_arrow(img[order])),
+        "image_id": images.take(ordered(img)),
         **gather(meta, ("face_id", "category", "attribute", "value", *DEMOGRAPHIC_AXES), take),
-        "is_base": to_arrow(is_base[order]),
-        "scenario_id": to_arrow(cell_sid[order]),
-        "scenario_category": cat_names.take(to_arrow(spos[order])),
-        "n_valid": to_arrow(n_valid[order]),
-        "n": to_arrow(n_cell[order]),
-        "simulated": to_arrow(simulated[order]),
-        "undecided": to_arrow(undecided[order]),
-        "undecided_excluded": to_arrow(excluded[order]),
+        "is_base": ordered(is_base),
+        "scenario_id": ordered(cell_sid),
+        "scenario_category": cat_names.take(ordered(spos)),
+        "n_valid": ordered(n_valid),
+        "n": ordered(n_cell),
+        "simulated": ordered(simulated),
+        "undecided": ordered(undecided),
+        "undecided_excluded": ordered(excluded),
     }
     for name, v in {**phis, **deltas}.items():
-        values[name] = to_arrow(v[order])  # NaN -> null, as from a DataFrame
+        values[name] = ordered(v)
     arrays = []
     for c in PARTITION_COLUMNS:
         v = values[c.name]
