@@ -13,7 +13,7 @@ import pytest
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.scores import write_columnar_scores
 from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
-from stylisticbias.scores_columnar import reduce_judgments
+from stylisticbias.scores_columnar.reader import reduce_judgments
 
 
 def _judgments(path: Path, model: str = "m1") -> Path:

@@ -64,16 +64,15 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_dir, atomic_path
 from stylisticbias.score_store import FILE_NAME, partition_dir, write_model_scores
 from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
-from stylisticbias.scores_columnar import (
-    SCORE_INPUTS,
+from stylisticbias.scores_columnar.checks import SCORE_INPUTS, read_judgments_table
+from stylisticbias.scores_columnar.partition import (
     check_scores_table,
     demographics_ok,
     read_dataset_tables,
-    read_judgments_table,
-    reduce_judgments,
     score_partition,
     undecided_excluded,
 )
+from stylisticbias.scores_columnar.reader import reduce_judgments
 from stylisticbias.spec import Config
 
 if TYPE_CHECKING:  # pandas, pandera and the task types load only where a function needs them
@@ -209,9 +208,9 @@ def read_judgments(path: str | Path, *, with_response: bool = False) -> pd.DataF
     (JUDGMENTS for a table written before ``image_sha256`` was kept).
 
     The checks run on Arrow columns, vectorised
-    (:func:`~stylisticbias.scores_columnar.read_judgments_table`): the file's columns and types,
-    nulls, value ranges, allowed values and unique (image, model, scenario, ordering, seed)
-    keys. Anything they do not pass is handed to the full schema validation
+    (:func:`~stylisticbias.scores_columnar.checks.read_judgments_table`): the file's columns and
+    types, nulls, value ranges, allowed values and unique (image, model, scenario, ordering,
+    seed) keys. Anything they do not pass is handed to the full schema validation
     (:func:`~stylisticbias.schemas.read_table`), whose one-line error names the file, column and
     row -- so a bad table fails exactly as before, and a good one is read in a fraction of the
     time. String keys come back as categoricals.

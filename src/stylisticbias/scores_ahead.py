@@ -1,6 +1,6 @@
 """The scores stage reads a model's judgments while it parses its configuration.
 
-Reading and reducing the judgments (:func:`~stylisticbias.scores_columnar.reduce_judgments`:
+Reading and reducing the judgments (:func:`~stylisticbias.scores_columnar.reader.reduce_judgments`:
 Parquet decoding, which leaves the GIL, and numpy) is most of the stage; parsing
 ``params.yaml`` into typed specs, loading the protocol and importing the engine are most of the
 rest. :class:`JudgmentsAhead` starts the first in a thread from the file ``params.yaml`` names,

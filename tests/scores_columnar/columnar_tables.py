@@ -18,7 +18,8 @@ import pyarrow.parquet as pq
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
-from stylisticbias.scores_columnar import check_scores_table, reduce_judgments, score_partition
+from stylisticbias.scores_columnar.partition import check_scores_table, score_partition
+from stylisticbias.scores_columnar.reader import reduce_judgments
 
 DEMO = {"age": "young", "gender": "male", "ethnicity": "Asian", "body_type": "thin"}
 EDITS = [("hair", "hair_color", "blonde"), ("eyewear", "glasses", "sunglasses")]

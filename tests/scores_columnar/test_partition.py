@@ -15,13 +15,13 @@ from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.schemas import SCORES
 from stylisticbias.scores import compute_scores
-from stylisticbias.scores_columnar import (
+from stylisticbias.scores_columnar.partition import (
     PARTITION_COLUMNS,
+    installed_version,
     pandas_metadata,
-    reduce_judgments,
     score_partition,
 )
-from stylisticbias.scores_columnar.partition import installed_version
+from stylisticbias.scores_columnar.reader import reduce_judgments
 
 
 def test_unknown_images_fail_as_in_thepandas_engine(benchmark: Benchmark, tmp_path) -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 from columnar_tables import dataset, judgments, write
 
 from stylisticbias.benchmark import Benchmark
-from stylisticbias.scores_columnar import reduce_judgments
+from stylisticbias.scores_columnar.reader import reduce_judgments
 
 
 def test_tables_the_engine_does_not_take_are_declined(benchmark: Benchmark, tmp_path) -> None:

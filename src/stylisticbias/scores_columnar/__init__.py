@@ -22,40 +22,7 @@ computes the same numbers and raises the one-line errors naming the file, row an
 Modules: :mod:`~stylisticbias.scores_columnar.checks` (the judgments' columns and their
 vectorised checks), :mod:`~stylisticbias.scores_columnar.reader` (the row groups reduced per
 cell), :mod:`~stylisticbias.scores_columnar.partition` (the output schema and the score table),
-:mod:`~stylisticbias.scores_columnar.arrays` (Arrow <-> numpy without pandas).
+:mod:`~stylisticbias.scores_columnar.arrays` (Arrow <-> numpy without pandas). The package
+imports none of them: the stage's reading thread imports the reader (Parquet and numpy) and
+starts decoding while the main thread imports the rest.
 """
-
-from stylisticbias.scores_columnar.checks import (
-    SCORE_INPUTS,
-    read_judgments_table,
-    sorted_key,
-    unique_keys,
-)
-from stylisticbias.scores_columnar.partition import (
-    PARTITION_COLUMNS,
-    ScoreColumn,
-    check_scores_table,
-    demographics_ok,
-    pandas_metadata,
-    read_dataset_tables,
-    score_partition,
-    undecided_excluded,
-)
-from stylisticbias.scores_columnar.reader import Cells, reduce_judgments
-
-__all__ = [
-    "PARTITION_COLUMNS",
-    "SCORE_INPUTS",
-    "Cells",
-    "ScoreColumn",
-    "check_scores_table",
-    "demographics_ok",
-    "pandas_metadata",
-    "read_dataset_tables",
-    "read_judgments_table",
-    "reduce_judgments",
-    "score_partition",
-    "sorted_key",
-    "undecided_excluded",
-    "unique_keys",
-]
