@@ -64,9 +64,7 @@ def test_the_file_params_name(tmp_path: Path, params: dict, expected: str | None
         assert ahead.path == stage_path(expected, tmp_path)
 
 
-def test_the_columnar_stage_writes_the_same_bytes_with_it(
-    benchmark: Benchmark, tmp_path: Path
-) -> None:
+def _dataset(benchmark: Benchmark, tmp_path: Path) -> tuple[Path, Path]:
     demo = {axis: str(values[0]) for axis, values in benchmark.demographics.items()}
     faces = tmp_path / "faces.parquet"
     pd.DataFrame([{"image_id": f"F{i}--base", "face_id": f"F{i}", **demo} for i in range(3)]
@@ -75,6 +73,13 @@ def test_the_columnar_stage_writes_the_same_bytes_with_it(
     pd.DataFrame([{"image_id": "F0--hair--blonde", "face_id": "F0", "category": "hair",
                    "attribute": "hair_color", "value": "blonde", **demo}]
                  ).to_parquet(variations, index=False)  # fmt: skip
+    return faces, variations
+
+
+def test_the_columnar_stage_writes_the_same_bytes_with_it(
+    benchmark: Benchmark, tmp_path: Path
+) -> None:
+    faces, variations = _dataset(benchmark, tmp_path)
     path = _judgments(judgments_path(tmp_path / "judgments", "m1"))
     out = {}
     for label in ("with", "without"):
@@ -86,3 +91,23 @@ def test_the_columnar_stage_writes_the_same_bytes_with_it(
         assert written is not None
         out[label] = hashlib.sha256(written.read_bytes()).hexdigest()
     assert out["with"] == out["without"]
+
+
+def test_a_table_failing_the_output_check_is_not_published(
+    benchmark: Benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check runs while the file is written: a failed one leaves the previous partition
+    (and no temp directory) for the pandas engine to replace."""
+    import stylisticbias.scores as scores
+
+    faces, variations = _dataset(benchmark, tmp_path)
+    path = _judgments(judgments_path(tmp_path / "judgments", "m1"))
+    out = tmp_path / "scores"
+    args = ("m1", path, faces, variations, out, benchmark)
+    written = write_columnar_scores(*args, undecided_warn=0.01, undecided_max=0.05)
+    assert written is not None
+    before = written.read_bytes()
+    monkeypatch.setattr(scores, "check_scores_table", lambda table: False)
+    assert write_columnar_scores(*args, undecided_warn=0.01, undecided_max=0.05) is None
+    assert written.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["model=m1"]

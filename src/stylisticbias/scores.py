@@ -53,6 +53,8 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -331,14 +333,25 @@ def write_columnar_scores(
         cells, *dataset, benchmark,
         undecided_warn=undecided_warn, undecided_max=undecided_max,
     )  # fmt: skip
-    if scores is None or not check_scores_table(scores):
+    if scores is None:
         return None
     final = partition_dir(score_dir, model)
-    with atomic_dir(final) as tmp:
-        pq.write_table(scores, tmp / FILE_NAME)
+    try:
+        with atomic_dir(final) as tmp, ThreadPoolExecutor(max_workers=1) as pool:
+            checked = pool.submit(check_scores_table, scores)  # while the file is written
+            pq.write_table(scores, tmp / FILE_NAME)
+            if not checked.result():  # nothing published: the pandas engine writes it
+                shutil.rmtree(tmp)
+                raise _Declined
+    except _Declined:
+        return None
     images = pc.count_distinct(scores.column("image_id")).as_py()
     _log_written(model, scores.num_rows, images, scores.column("phi").null_count, final / FILE_NAME)
     return final / FILE_NAME
+
+
+class _Declined(Exception):
+    """The columnar engine's table failed its output check (the pandas engine scores instead)."""
 
 
 def task_scores(records: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,6 @@ of rows, int64 counts, float sums), so every float is the same to the last bit.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -106,11 +105,19 @@ def reduce_judgments(path: str | Path, model: str) -> Cells | None:
     return Cells(images=list(state.images), **cells)
 
 
-def read_ahead(path: str | Path, columns: list[str], groups: int) -> Iterator[pa.Table]:
+#: row groups decoding ahead of the one being reduced. One: on two cores, with the stage's main
+#: thread importing and parsing its configuration meanwhile, a second decoder measured slower
+#: (more memory touched) than one
+READ_AHEAD = 1
+
+
+def read_ahead(
+    path: str | Path, columns: list[str], groups: int, depth: int = READ_AHEAD
+) -> Iterator[pa.Table]:
     """The ``columns`` of a Parquet file's row groups, in order, each decoded in a worker thread
-    (one file reader per thread; pyarrow leaves the GIL while it decodes) up to one per core
-    ahead of the one handed out: the decoding of the next row groups overlaps the reduction of
-    this one."""
+    (one file reader per thread; pyarrow leaves the GIL while it decodes) up to ``depth`` ahead
+    of the one handed out: the decoding of the next row groups overlaps the reduction of this
+    one."""
     local = threading.local()
 
     def read(rg: int) -> pa.Table:
@@ -119,7 +126,7 @@ def read_ahead(path: str | Path, columns: list[str], groups: int) -> Iterator[pa
             pf = local.file = pq.ParquetFile(path, read_dictionary=list(DICTIONARY_COLUMNS))
         return pf.read_row_group(rg, columns=columns, use_threads=False)
 
-    depth = max(1, min(4, os.cpu_count() or 1))
+    depth = max(1, depth)
     with ThreadPoolExecutor(max_workers=depth) as pool:
         pending = deque(pool.submit(read, rg) for rg in range(min(depth, groups)))
         following = len(pending)
