@@ -5,13 +5,14 @@ Usage: ``python pipelines/scores.py MODEL``.
 
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config
-from stylisticbias.scores_ahead import read_ahead
+from stylisticbias.scores_ahead import keep_freed_memory, read_ahead
 
 
 @stage
 def main() -> None:
     """Entry point."""
     args = stage_arguments(__doc__, model=True)
+    keep_freed_memory()
     # the judgments are read in a thread while the configuration is parsed and the scoring
     # engine imported (hence the late import): the read is most of the stage
     with read_ahead(args.model) as ahead:

@@ -4,6 +4,8 @@ another; the stage's output is the same with it as without."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,11 @@ import pytest
 
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.scores import write_columnar_scores
-from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
+from stylisticbias.scores_ahead import (
+    JudgmentsAhead,
+    judgments_path,
+    stage_path,
+)
 from stylisticbias.scores_columnar.reader import reduce_judgments
 
 
@@ -111,3 +117,14 @@ def test_a_table_failing_the_output_check_is_not_published(
     assert write_columnar_scores(*args, undecided_warn=0.01, undecided_max=0.05) is None
     assert written.read_bytes() == before
     assert sorted(p.name for p in out.iterdir()) == ["model=m1"]
+
+
+def test_keep_freed_memory_leaves_the_process_working() -> None:
+    """glibc's mallopt where there is one (in a child: it tunes the whole process); arrays
+    allocate and free as before."""
+    code = (
+        "from stylisticbias.scores_ahead import keep_freed_memory; import numpy as np; "
+        "keep_freed_memory(); a = np.ones(1 << 22); del a; print(int(np.ones(1 << 22).sum()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(1 << 22)

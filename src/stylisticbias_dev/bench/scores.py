@@ -143,6 +143,21 @@ def _run(
     return wall, usage.ru_maxrss / 1024**2, usage.ru_utime + usage.ru_stime
 
 
+def _scheduler() -> str:
+    """This process's scheduling policy (its children's): ``SCHED_OTHER``, or e.g.
+    ``SCHED_FIFO 10`` where the bench ran under ``chrt -f 10`` to take the cores ahead of other
+    work on a loaded machine (a stand-in for an idle one)."""
+    names = {getattr(os, n): n for n in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
+                                          "SCHED_IDLE") if hasattr(os, n)}  # fmt: skip
+    try:
+        policy = os.sched_getscheduler(0)
+        priority = os.sched_getparam(0).sched_priority
+    except (AttributeError, OSError):  # not Linux
+        return "unknown"
+    name = names.get(policy, str(policy))
+    return f"{name} {priority}" if priority else name
+
+
 def pandas_engine_digest(root: Path, params: dict[str, Any]) -> str:
     """SHA-256 of the partition the pandas engine writes from the same inputs."""
     from stylisticbias.schemas import read_table
@@ -244,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         "reduction, while params.yaml is parsed (stylisticbias.scores_ahead)",
         "identical_to_pandas_engine": digest == reference,
         "sha256": digest,
+        "scheduler": _scheduler(),
         "load_avg_start": [round(x, 2) for x in load_start],
         "load_avg_end": [round(x, 2) for x in load_end],
         "simulated": True,
