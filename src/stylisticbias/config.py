@@ -92,9 +92,7 @@ def compose(
             try:
                 cfg = OmegaConf.merge(cfg, dict(values))
             except OmegaConfBaseException as exc:
-                key = getattr(exc, "full_key", "") or ""
-                msg = str(exc).strip().splitlines()[0]
-                raise StylisticBiasError(f"{where or 'values'}: {key}: {msg}") from None
+                raise StylisticBiasError(_merge_error(exc, cfg, where or "values")) from None
         container = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         raise StylisticBiasError(explain(exc, overrides, conf_dir())) from None
@@ -110,6 +108,20 @@ def compose(
         where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
     config_from_params(container, where=where)  # ranges, keys added with `+`
     return container  # type: ignore[return-value]
+
+
+def _merge_error(exc: Exception, cfg: Any, where: str) -> str:
+    """One line for a value that does not fit the composed configuration (``where``: its file)."""
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+
+    key = str(getattr(exc, "full_key", "") or "")
+    if isinstance(exc, ConfigKeyError | ConfigAttributeError) and key:
+        parent, _, _ = key.rpartition(".")
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+        valid = ", ".join(str(k) for k in node) if isinstance(node, DictConfig) else "-"
+        return f"{where}: unknown key {key!r}; valid keys of {parent or '<root>'}: {valid}"
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{where}: {key}: {msg}"
 
 
 def dump_params(params: dict[str, Any]) -> str:
