@@ -305,5 +305,6 @@ def full_params(view: Mapping[str, Any], where: str = "params.yaml") -> dict[str
 
 
 def is_view(params: Mapping[str, Any]) -> bool:
-    """Whether ``params`` is a view (``params.yaml``), not a whole configuration."""
-    return "paths" not in params
+    """Whether ``params`` is an experiment's view (``params.yaml``: it always holds the derived
+    ``judged_models`` and no ``paths``), not a whole configuration."""
+    return "judged_models" in params and "paths" not in params
