@@ -23,6 +23,13 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.config:dump_params": "writes params.yaml",
     "stylisticbias.config:get": "dotted look-up with a one-line error, for the mapping layer",
     "stylisticbias.config:judged_models": "takes a Config too; the sweep's job params",
+    "stylisticbias.config:is_view": "tells params.yaml (the view) from a whole configuration",
+    "stylisticbias.params_view:_get": "reads the composed values an experiment's view shows",
+    # the check stage writes each group's settings (a subtree of the mapping) and input hashes
+    "stylisticbias.stage_inputs:_setting": "dotted look-up of a group's settings",
+    "stylisticbias.stage_inputs:group_file": "writes a group's settings as they are composed",
+    "stylisticbias.stage_inputs:stage_input_files": "writes the resolved configuration",
+    "stylisticbias.stage_inputs:write_stage_inputs": "writes the resolved configuration",
     "stylisticbias.spec.parse:config_from_params": "the typed conversion itself",
     "stylisticbias.validate:validate_params": "compose-time checks, before a Config exists",
     "stylisticbias.output_paths:declared_outputs": "compose-time path checks (validate)",
