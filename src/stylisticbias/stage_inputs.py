@@ -74,7 +74,8 @@ GROUPS: tuple[StageGroup, ...] = (
         inputs=(
             "pipelines/judge.py", "pipelines/scores.py", "src/stylisticbias/benchmark",
             "src/stylisticbias/judge", "src/stylisticbias/qa/checks.py",
-            "src/stylisticbias/scores.py", "src/stylisticbias/scores_columnar.py",
+            "src/stylisticbias/scores.py", "src/stylisticbias/scores_columnar",
+            "src/stylisticbias/scores_ahead.py",
             "src/stylisticbias/score_store.py", "src/stylisticbias/schemas.py", "conf/planted",
             PROTOCOL,
         ),
