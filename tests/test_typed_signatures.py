@@ -30,6 +30,7 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.stage_inputs:group_file": "writes a group's settings as they are composed",
     "stylisticbias.stage_inputs:stage_input_files": "writes the resolved configuration",
     "stylisticbias.stage_inputs:write_stage_inputs": "writes the resolved configuration",
+    "stylisticbias.scores_ahead:JudgmentsAhead.from_params": "paths.* before the typed parse",
     "stylisticbias.spec.parse:config_from_params": "the typed conversion itself",
     "stylisticbias.validate:validate_params": "compose-time checks, before a Config exists",
     "stylisticbias.output_paths:declared_outputs": "compose-time path checks (validate)",
