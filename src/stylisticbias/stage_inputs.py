@@ -14,10 +14,15 @@ settings those stages read and the SHA-256 of their code and ``conf/`` inputs:
 A stage depends on its group's file (and on the data it reads), so it re-runs when one of those
 settings or inputs changes and not otherwise: the file's bytes change only then. Granularity is
 the group's: a change to one stage's code or settings re-runs the other stages of its group.
+
+The code a group hashes is its listed inputs plus every ``stylisticbias`` module its stage scripts
+import, directly or through other modules, lazy imports included (:func:`code_closure`, from
+grimp's import graph, the library behind ``lint-imports``): no hand-kept list can miss a module.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grimp
 import yaml
 
 from stylisticbias.config import RESOLVED, dump_params
@@ -116,6 +122,68 @@ def input_hash(root: Path, rel: str) -> str:
     return h.hexdigest()
 
 
+PACKAGE = "stylisticbias"
+
+
+def _script_imports(script: Path, modules: set[str]) -> set[str]:
+    """The package's modules a stage script names in any import statement (at any depth)."""
+    found: set[str] = set()
+    if not script.is_file():  # hashed as "missing" by input_hash
+        return found
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return found & modules
+
+
+def _targets(node: Any) -> set[str]:
+    """Modules named by Hydra ``_target_`` strings in a settings tree (the engine classes a
+    model's settings instantiate: reached through configuration, not an import statement)."""
+    if isinstance(node, Mapping):
+        found = {str(node["_target_"]).rsplit(".", 1)[0]} if "_target_" in node else set()
+        return found.union(*(_targets(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_targets(v) for v in node))
+    return set()
+
+
+def code_closure(root: Path, scripts: tuple[str, ...], settings: Any = None) -> list[str]:
+    """Source files (relative to ``root``) of every package module the scripts import, or the
+    settings' ``_target_`` strings name, transitively; sorted."""
+    src = root / "src"
+    graph = grimp.build_graph(PACKAGE, cache_dir=None)
+    modules = set(graph.modules)
+    roots = _targets(settings) & modules
+    for script in scripts:
+        roots |= _script_imports(root / script, modules)
+    reached: set[str] = set()
+    for module in roots:
+        reached |= {module} | graph.find_upstream_modules(module)
+    files = []
+    for module in reached:
+        base = src.joinpath(*module.split("."))
+        path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        files.append(path.relative_to(root).as_posix())
+    return sorted(files)
+
+
+def _covered(rel: str, inputs: tuple[str, ...]) -> bool:
+    return any(rel == i or rel.startswith(i.rstrip("/") + "/") for i in inputs)
+
+
+def group_inputs(
+    group: StageGroup, root: Path, protocol: str, settings: Any = None
+) -> tuple[str, ...]:
+    """What a group hashes: its listed inputs, then the modules its scripts import (and its
+    settings' ``_target_`` classes reach) that they do not cover."""
+    listed = tuple(rel.format(protocol=protocol) for rel in group.inputs)
+    scripts = tuple(rel for rel in listed if rel.startswith("pipelines/"))
+    extra = [f for f in code_closure(root, scripts, settings) if not _covered(f, listed)]
+    return listed + tuple(extra)
+
+
 def _setting(params: Mapping[str, Any], dotted: str) -> Any:
     node: Any = params
     for part in dotted.split("."):
@@ -131,10 +199,7 @@ def group_file(group: StageGroup, params: Mapping[str, Any], root: Path, model: 
         k.format(model=model): _setting(params, k.format(model=model)) for k in group.settings
     }
     protocol = str(params.get("protocol"))
-    inputs = {
-        rel.format(protocol=protocol): input_hash(root, rel.format(protocol=protocol))
-        for rel in group.inputs
-    }
+    inputs = {rel: input_hash(root, rel) for rel in group_inputs(group, root, protocol, settings)}
     head = (
         f"# What the {group.name} stages read (written by the check stage, "
         "stylisticbias.stage_inputs); they re-run when it changes.\n"
