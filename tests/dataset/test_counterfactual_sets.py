@@ -4,6 +4,7 @@ source photo recorded per edit, 0 changed pixels outside the face mask, and the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +87,24 @@ def test_other_generators_cannot_draw_sets(project: Path) -> None:
     params["generator"] = {"_target_": "fake_generator.FakeGenerator", "workers": 1}
     with pytest.raises(StylisticBiasError, match="drawn by generator=procedural or imported"):
         build_faces(config_from_params(params))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "phrase"),
+    [
+        (["experiment=reflect-demo", "generator=gemini"],
+         "generator GeminiGenerator cannot draw them; valid: generator=procedural"),
+        (["experiment=reflect-demo", "generator=import"],
+         "import them with generator.layout=counterfactual (a folder of edits per source "
+         "photo), not release"),
+        (["generator=import", "generator.layout=counterfactual"],
+         "stylisticbias.yaml has no counterfactual.axes"),
+    ],
+)  # fmt: skip
+def test_compose_time_generator_checks(overrides: list[str], phrase: str) -> None:
+    from stylisticbias.validate import validate_params
+
+    with pytest.raises(StylisticBiasError, match=re.escape(phrase)):
+        validate_params(compose(overrides))
+    validate_params(compose(["experiment=reflect-demo", "generator=import",
+                             "generator.layout=counterfactual"]))  # fmt: skip
