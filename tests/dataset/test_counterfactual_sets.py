@@ -76,6 +76,9 @@ def test_units_pair_edits_of_one_source(built) -> None:
     assert len(pairs) == 3 * 45  # every pair of ten groups, per source
     for unit, (a, b), (ga, gb) in pairs:
         assert source[a] == source[b] == unit and ga != gb
+    stray = r"lists 10 image.s. that counterfactuals\.parquet"
+    with pytest.raises(StylisticBiasError, match=stray):
+        task_units(faces, sets[sets["source_id"] != unit])
     rec = task_records(load_benchmark("reflect"), faces, "sim", 0, sets)
     assert set(rec["unit"]) == set(sets["source_id"])  # the sampling unit of every task
     two_afc = rec[rec["task_id"] == 1]

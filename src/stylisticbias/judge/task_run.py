@@ -82,8 +82,12 @@ def task_units(
     ``sets`` the unit is the source photo, pairs are two edits of one source)."""
     ok = faces[faces["status"] == "ok"].sort_values("face_id")
     source = {} if sets is None else dict(zip(sets["image_id"], sets["source_id"]))
-    if sets is not None:
-        ok = ok[ok["image_id"].isin(list(source))]
+    stray = [] if sets is None else sorted(set(ok["image_id"]) - set(source))
+    if stray:
+        raise StylisticBiasError(
+            f"faces.parquet lists {len(stray)} image(s) that counterfactuals.parquet does not "
+            f"(first: {stray[0]}); the two are written together: re-run the faces stage"
+        )
     singles = [(str(r.face_id), str(r.image_id), face_group(str(r.ethnicity), str(r.gender)),
                 str(source.get(str(r.image_id), r.face_id)))
                for r in ok.itertuples(index=False)]  # fmt: skip

@@ -18,7 +18,7 @@ from import_fixtures import import_params
 from PIL import Image
 
 from stylisticbias import schemas
-from stylisticbias.dataset.build import build_faces
+from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.task_run import task_units
@@ -76,6 +76,8 @@ def test_edits_become_faces_with_their_source_photo(project: Path, focus: Path) 
     assert list(sets["source_id"]) == [s for s, *_ in ROWS]
     assert list(sets["edit"]) == [e for _, e, _, _ in ROWS]
     assert sets["changed_outside"].isna().all()  # imported edits carry no mask
+    var = schemas.read_table(build_variations(config_from_params(_params())), schemas.VARIATIONS)
+    assert var.empty  # the edits are the faces; REFLECT has no attribute grid
     # the bytes are the user's images
     jpg = faces.loc[faces["face_id"] == "ceo01-bm", "path"].iloc[0]
     assert (path.parent / jpg).read_bytes() == (focus / "ceo01" / "bm.jpg").read_bytes()
