@@ -104,6 +104,8 @@ class Face:
 class Unit:
     """What one task prompt is asked about: one face, or a pair (``first``, ``second``).
 
+    ``unit``: the records' sampling unit (the face itself; the source photo of counterfactual
+    sets; a block of faces for pairs of different people).
     ``pair``: the unit of pairwise tasks (its faces should be two; one with fewer is recorded
     invalid for every pairwise prompt, with the reason).
     """
