@@ -9,8 +9,10 @@ source photo when the faces are counterfactual sets (the source is then every re
 
 * ``pairwise`` with ``layout: two_images``: the two image files in slot order (variant 0: the
   pair's ``first`` in slot 1; variant 1 swapped); ``layout: composite``: one side-by-side image
-  (:func:`~stylisticbias.judge.protocol.tasks.pairwise.composite`, ``first``'s slot on the
-  left), written once per pair and order to ``<out>/../.<model>.composites/``;
+  (:mod:`~stylisticbias.judge.protocol.tasks.composites`: a fixed two-cell canvas, the
+  slot-1 identity on the left), written once per (left image, right image, layout) to the
+  content-hashed cache ``<out>/../.composites/`` shared by every model; the records'
+  ``left_id``/``right_id`` say which image was on the left;
 * ``text_only``: no image; ``{description}`` names the person (or the first and second person,
   in slot order) from the face's demographic columns;
 * every other task: the face's image.
@@ -57,10 +59,11 @@ from stylisticbias.judge.engines.simulated.task_plants import face_group
 from stylisticbias.judge.items import stage_path
 from stylisticbias.judge.protocol.tasks.asks import TaskAsk, read_reply
 from stylisticbias.judge.protocol.tasks.capabilities import answered_as
-from stylisticbias.judge.protocol.tasks.pairwise import composite
+from stylisticbias.judge.protocol.tasks.composites import LAYOUT, composite_file
 from stylisticbias.judge.protocol.tasks.records import (
     RECORDS_FILE,
     TASK_RECORDS,
+    positions,
     validate_task_records,
 )
 from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks, task_of
@@ -193,17 +196,7 @@ def selected_tasks(benchmark: Benchmark, ids: Any) -> list[TaskScenario]:
 
 def _composite_file(left: Face, right: Face, cache: Path) -> str:
     """The side-by-side image of two faces (``left`` on the left), written once to ``cache``."""
-    key = hashlib.sha256(f"{left.sha256}|{right.sha256}".encode()).hexdigest()[:24]
-    path = cache / f"{key}.png"
-    if not path.is_file():
-        from PIL import Image
-
-        with Image.open(left.path) as a, Image.open(right.path) as b:
-            img = composite(a, b)
-        cache.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            img.save(tmp, format="PNG")
-    return str(path)
+    return str(composite_file((left.path, left.sha256), (right.path, right.sha256), cache))
 
 
 def make_ask(
@@ -234,7 +227,8 @@ def _row(model: str, sc: TaskScenario, prompt: TaskPrompt, unit: Unit) -> dict[s
     return {"model": model, "task_id": int(sc.id), "task": sc.task, "answers": answered_as(sc),
             "variant": int(prompt.variant), "unit": unit.unit, "image_ids": unit.image_ids,
             "first": unit.faces[0].group if unit.faces else "",
-            "second": unit.faces[1].group if len(unit.faces) > 1 else ""}  # fmt: skip
+            "second": unit.faces[1].group if len(unit.faces) > 1 else "",
+            **positions([f.image_id for f in unit.faces], prompt)}  # fmt: skip
 
 
 def judge_units(
@@ -314,6 +308,7 @@ def fingerprint(
         "judge": {k: judge_cfg.get(k) for k in ("seeds", "temperature", "max_new_tokens")},
         "tasks": [asdict(t) for t in tasks],
         "blocks": BLOCK,
+        "composite_layout": asdict(LAYOUT),
     }
     if hasattr(engine, "fingerprint"):
         fp["engine_extra"] = engine.fingerprint()
@@ -414,7 +409,7 @@ def run_engine_task_judge(
     # the engine's binary prompts: none (judge.scenarios selects tasks here)
     engine = make_engine(model_cfg, {**judge_cfg, "scenarios": "all"}, benchmark)
     fp = fingerprint(model_cfg, judge_cfg, tasks, engine)
-    cache = out.parent / f".{out.name}.composites"
+    cache = out.parent / ".composites"
     with OutputLock(project_root(), out):
         before = _finished(out, fp)
         switch_configuration(out, fp)
