@@ -42,6 +42,7 @@ import hashlib
 import json
 import logging
 import shutil
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -71,6 +72,7 @@ from stylisticbias.judge.protocol.tasks.scenario_task import INVALID, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import with_description
 from stylisticbias.judge.records import FINGERPRINT_FILE, switch_configuration
 from stylisticbias.judge.task_run import BLOCK, run_task_judge, task_units
+from stylisticbias.judge.task_tracking import finish_task_run, task_run_params, task_summary
 from stylisticbias.output_paths import data_root, safe_member
 from stylisticbias.outputs import OutputLock, atomic_path, atomic_write_json
 from stylisticbias.schemas import FACES, check_demographics, read_table
@@ -418,7 +420,8 @@ def run_engine_task_judge(
         parts = []
         batches = [singles[i : i + BATCH] for i in range(0, len(singles), BATCH)]
         batches += [pairs[i : i + BATCH] for i in range(0, len(pairs), BATCH)]
-        done = 0
+        done = judged_units = judged_prompts = 0
+        t0 = time.perf_counter()
         for batch in batches:
             path = shard_dir / f"shard-{_shard_key(batch, tasks)}.parquet"
             got = _read_shard(path, model_name) if path.is_file() else None
@@ -427,6 +430,8 @@ def run_engine_task_judge(
                 got = judge_units(engine, benchmark, tasks, batch, seed, cache)
                 with atomic_path(path) as tmp:
                     got.to_parquet(tmp, index=False)
+                judged_units += len(batch)
+                judged_prompts += len(got)
             else:
                 done += 1
             parts.append(got)
@@ -445,15 +450,15 @@ def run_engine_task_judge(
         shas = {f.image_id: f.sha256 for f in by_image.values()}
         atomic_write_json(out / IMAGES_FILE, dict(sorted(shas.items())))
         shutil.rmtree(shard_dir, ignore_errors=True)
+    seconds = time.perf_counter() - t0
     stats = engine.stats.as_dict() if hasattr(engine, "stats") else None
-    summary = {"model": model_name, "engine": (model_cfg.get("engine") or {}).get("name"),
-               "decoding": (model_cfg.get("engine") or {}).get("decoding"),
-               "n_records": len(df), "n_tasks": int(df["task_id"].nunique()),
-               "batches": len(batches), "batches_resumed": done,
-               "invalid_rate": float((df["outcome"] == INVALID).mean()) if len(df) else None,
-               "undecided_mass": float(df["undecided"].mean()) if len(df) else None,
-               "transport": stats}  # fmt: skip
-    atomic_write_json(out.parent / f"{out.name}.run.json", summary)
+    summary = task_summary(df, model_name, model_cfg, units_judged=judged_units,
+                           prompts_judged=judged_prompts, seconds=seconds,
+                           extra={"batches": len(batches), "batches_resumed": done,
+                                  "transport": stats, "engine_stats": [stats or {}]})  # fmt: skip
+    params = task_run_params(model_name, model_cfg, config.judge, [t.id for t in tasks],
+                             benchmark.name) | engine.run_params()  # fmt: skip
+    finish_task_run(out, summary, config.tracking, params)
     log.info("%s: %d task records (%d tasks, %d of %d batches resumed) -> %s", model_name,
              len(df), df["task_id"].nunique(), done, len(batches), path)  # fmt: skip
     return path
@@ -475,5 +480,14 @@ def judge_task_protocol(
         picked = tuple(selected_tasks(benchmark, config.judge.scenarios))
         if picked != benchmark.tasks:  # judge.scenarios: a subset of the tasks
             benchmark = dataclasses.replace(benchmark, tasks=picked)
-        return run_task_judge(model_name, dict(model_cfg), benchmark, faces_dir, out)
+        t0 = time.perf_counter()
+        path = run_task_judge(model_name, dict(model_cfg), benchmark, faces_dir, out)
+        seconds = time.perf_counter() - t0
+        df = pd.read_parquet(path)
+        summary = task_summary(df, model_name, model_cfg, units_judged=int(df["unit"].nunique()),
+                               prompts_judged=len(df), seconds=seconds)  # fmt: skip
+        params = task_run_params(model_name, model_cfg, config.judge,
+                                 [t.id for t in benchmark.tasks], benchmark.name)  # fmt: skip
+        finish_task_run(out, summary, config.tracking, params)
+        return path
     return run_engine_task_judge(model_name, model_cfg, benchmark, config, out)
