@@ -149,6 +149,8 @@ def test_the_stylisticbias_protocol_is_unchanged_by_the_sections() -> None:
     assert paper.statistics.suite == "variation_shift"
     assert not paper.licence.forbids_api
     assert paper.option_case == "as_written" and paper.seeds == ()
+    assert paper.counterfactual == () and load_benchmark("reflect").counterfactual == (
+        "ethnicity", "gender")  # fmt: skip
     assert all(o.answer_letters == ("a", "b") for o in paper.orderings)
     assert all(s.subcategory == "" and s.tags == () and s.stereotype is None
                for s in paper.scenarios)  # fmt: skip
@@ -214,6 +216,18 @@ def _beauty_cfg() -> dict:
         (
             lambda c: c["prompts"].pop("feature_variation"),
             r"prompts: missing key 'feature_variation'",
+        ),
+        (
+            lambda c: c.update(counterfactual={"axes": ["race"]}),
+            r"counterfactual.axes: unknown axis 'race'; valid: age, gender, ethnicity, body_type",
+        ),
+        (
+            lambda c: c.update(counterfactual={"axes": ["body_type"]}),
+            r"counterfactual.axes: body_type has one value in demographics.body_type",
+        ),
+        (
+            lambda c: c.update(counterfactual={"edit": ["gender"]}),
+            r"counterfactual: unknown key 'edit'; valid keys: axes",
         ),
     ],
 )

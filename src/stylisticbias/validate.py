@@ -93,14 +93,32 @@ def _check_generator(gen_cfg: dict[str, Any], bench: Any) -> None:
         return
     from stylisticbias.dataset.importer import ImportSettings, is_import
 
+    sets = f"{bench.source}: its images are counterfactual sets (counterfactual.axes)"
     if is_import(gen_cfg):
-        ImportSettings.from_config(gen_cfg)  # layout / materialize / on_error / aliases
+        # layout / materialize / on_error / aliases
+        layout = ImportSettings.from_config(gen_cfg).layout
+        if bench.counterfactual and layout != "counterfactual":
+            raise StylisticBiasError(
+                f"{sets}: import them with generator.layout=counterfactual (a folder of edits "
+                f"per source photo), not {layout}"
+            )
+        if layout == "counterfactual" and not bench.counterfactual:
+            raise StylisticBiasError(
+                f"generator.layout=counterfactual: {bench.source} has no counterfactual.axes "
+                f"(the axes edited within each source photo); valid layouts for it: release, "
+                "table, pairs"
+            )
         return
     try:
         cls = get_class(str(target))
     except Exception:  # an unknown target is reported by the stage that instantiates it
         return
     if not issubclass(cls, ProceduralGenerator):
+        if bench.counterfactual:
+            raise StylisticBiasError(
+                f"{sets}: generator {str(target).rsplit('.', 1)[-1]} cannot draw them; valid: "
+                "generator=procedural (offline), or generator=import with layout counterfactual"
+            )
         return
     gen = make_generator(dict(gen_cfg))
     bad = gen.unsupported(list(bench.variations))

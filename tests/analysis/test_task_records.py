@@ -76,3 +76,46 @@ def test_vignette_tables_from_records():
     assert "reflect_win_rates" not in tabs
     # every text-only question is compared with the image question it mirrors (301-306)
     assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == list(range(301, 307))
+
+
+def test_counterfactual_records_cluster_on_the_source_photo():
+    """With counterfactual sets every record's unit is its source photo: the salary OLS is
+    statsmodels' with errors clustered on the sources, and the win-rate interval resamples
+    sources (not edits or pairs)."""
+    import numpy as np
+    import statsmodels.formula.api as smf
+
+    from stylisticbias.analysis import task_stats as ts
+
+    n_src, groups = 30, 10
+    f = faces(n_src * groups)  # ten consecutive faces: the ten groups of one source
+    sets = pd.DataFrame({"image_id": f["image_id"], "face_id": f["face_id"],
+                         "source_id": [f"S{i // groups:02d}" for i in range(len(f))]})  # fmt: skip
+    bench = load_benchmark("reflect")
+    rec = task_records(bench, f, "sim", seed=4, sets=sets)
+    assert set(rec["unit"]) == set(sets["source_id"])
+    tabs = task_tables_from_records(rec, bench, "sim", n_boot=200, seed=0, simulated=True)
+    # salary: cluster-robust OLS, clusters = source photos
+    sal = rec[(rec["task_id"] == 21) & rec["value"].notna()]
+    df = pd.DataFrame({"value": sal["value"], "group": sal["first"], "unit": sal["unit"]})
+    ref = "white-female"
+    fit = smf.ols(f"value ~ C(group, Treatment('{ref}'))", data=df).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(df["unit"])[0]})  # fmt: skip
+    names = [n for n in fit.params.index if n != "Intercept"]
+    want = fit.wald_test(np.eye(len(fit.params))[1:], use_f=True, scalar=True)
+    got = tabs["reflect_salary_tests"].query("scenario_id == 21").iloc[0]
+    assert len(names) == 9 and got["f_stat"] == pytest.approx(float(want.statistic), rel=1e-9)
+    assert got["pval"] == pytest.approx(float(want.pvalue), rel=1e-9)
+    # win rate: the interval of the per-source (wins, appearances) totals
+    pairs = ts.consolidate_pairs(rec[rec["task_id"] == 1].rename(columns={"outcome": "choice"})[
+        ["unit", "first", "second", "variant", "choice"]])  # fmt: skip
+    kept = pairs[pairs["status"] == "consistent"]
+    g = "white-male"
+    appears = (kept["first"] == g) | (kept["second"] == g)
+    per = (pd.DataFrame({"unit": kept["unit"], "w": appears & (kept["winner"] == g),
+                         "a": appears}).groupby("unit")[["w", "a"]].sum()
+           .reindex(sorted(set(rec["unit"])), fill_value=0).to_numpy(float))  # fmt: skip
+    assert per.shape[0] == n_src
+    lo, hi = ts.unit_bootstrap_ci(per, lambda s: s[0] / s[1], 200, 0)
+    row = tabs["reflect_win_rates"].query("scenario_id == 1 and group == @g").iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi), rel=1e-12)

@@ -14,6 +14,7 @@ from PIL import Image
 
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import compose
+from stylisticbias.dataset.counterfactual_sets import COUNTERFACTUALS, SETS_FILE
 from stylisticbias.schemas import FACES, write_table
 
 
@@ -25,11 +26,14 @@ def _png(path: Path, seed: int) -> str:
 
 
 def task_project(
-    root: Path, experiment: str, model: str, n_faces: int, overrides: Sequence[str] = ()
-) -> dict[str, Any]:
+    root: Path, experiment: str, model: str, n_faces: int, overrides: Sequence[str] = (),
+    sources: int = 0,
+) -> dict[str, Any]:  # fmt: skip
     """Params of ``experiment`` judged by ``model`` (composed from conf/ with ``overrides``)
     and ``n_faces`` faces cycling over the protocol's ethnicity x gender groups (so every block
-    of four holds cross-group pairs), written under ``root``."""
+    of four holds cross-group pairs), written under ``root``. ``sources`` > 0: the faces are
+    counterfactual sets of that many source photos (``s0``, ``s1``...; consecutive faces, an
+    equal number each), listed in ``counterfactuals.parquet``."""
     params = compose([f"experiment={experiment}", f"model=[{model}]", *overrides])
     demo = benchmark_from_params(params).demographics
     eth, gen = demo["ethnicity"], demo["gender"]
@@ -46,6 +50,15 @@ def task_project(
             "status": "ok", "reason": None, "evaluated": True,
         })  # fmt: skip
     write_table(pd.DataFrame(rows), faces_dir / "faces.parquet", FACES)
+    if sources:
+        per = n_faces // sources
+        sets = pd.DataFrame({
+            "image_id": [r["image_id"] for r in rows], "face_id": [r["face_id"] for r in rows],
+            "source_id": [f"s{i // per}" for i in range(n_faces)],
+            "edit": [f"{r['ethnicity']}-{r['gender']}" for r in rows],
+            "mask_pixels": None, "changed_inside": None, "changed_outside": None,
+        })  # fmt: skip
+        write_table(sets, faces_dir / SETS_FILE, COUNTERFACTUALS)
     params["paths"].update(
         data=str(root), faces=str(faces_dir), variations=str(root / "variations"),
         judgments=str(root / "judgments"), scores=str(root / "scores"),

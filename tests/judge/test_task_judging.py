@@ -10,10 +10,11 @@ import pytest
 from task_project import task_project
 
 from stylisticbias.benchmark import load_benchmark
+from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias.judge.run import run_judge
-from stylisticbias.judge.task_judging import Face, Unit, make_ask
+from stylisticbias.judge.task_judging import Face, Unit, load_faces, make_ask, units_of
 from stylisticbias.spec.parse import config_from_params
 
 
@@ -93,6 +94,29 @@ def test_dry_run_asks_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
         run_judge("tiny-llava-next-vllm", config_from_params(params), progress=False)
     assert "dry run: 16 task prompt(s) over 4 face(s) and 6 pair(s)" in caplog.text
     assert not (tmp_path / "judgments").exists()
+
+
+def test_counterfactual_sets_pair_edits_of_one_source(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two source photos of four edits each: pairs never cross sources, and the source photo
+    is the unit of every ask (single edits included)."""
+    params = task_project(tmp_path, "reflect-demo", "tiny-llava-next-vllm", 8,
+                          ["judge.dry_run=true", "judge.scenarios=[1,11]"], sources=2)  # fmt: skip
+    with caplog.at_level("INFO"):
+        run_judge("tiny-llava-next-vllm", config_from_params(params), progress=False)
+    # 2 sources x 6 cross-group pairs x 2 orders + 8 edits x 1 MCQ prompt
+    assert "dry run: 32 task prompt(s) over 8 face(s) and 12 pair(s)" in caplog.text
+    config = config_from_params(params)
+    bench = load_benchmark("reflect")
+    faces, by_image = load_faces(config, bench)
+    sets = read_sets(tmp_path / "faces")
+    singles, pairs = units_of(faces, by_image, sets)
+    assert [u.unit for u in singles] == ["s0"] * 4 + ["s1"] * 4
+    assert sorted({u.unit for u in pairs}) == ["s0", "s1"] and len(pairs) == 12
+    source = dict(zip(sets["image_id"], sets["source_id"]))
+    for u in pairs:
+        assert {source[f.image_id] for f in u.faces} == {u.unit}
 
 
 def test_composite_ask_is_one_image_with_the_slot_one_face_on_the_left(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from stylisticbias.benchmark.sections import (
     check_keys,
     integer,
     non_empty_list,
+    parse_counterfactual,
     parse_licence,
     parse_option_case,
     parse_seeds,
@@ -48,7 +49,7 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
              "parser", "orderings", "attributes", "task", "tasks", "option_case", "seeds",
-             "statistics", "licence")  # fmt: skip
+             "statistics", "licence", "counterfactual")  # fmt: skip
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
 _SCENARIO_REQUIRED = ("id", "category", "positive", "negative")
 _SCENARIO_KEYS = (*_SCENARIO_REQUIRED, "subcategory", "tags", "stereotype")
@@ -289,4 +290,5 @@ def benchmark_from_config(
             f"{where}: statistics",
         ),
         licence=parse_licence(cfg.get("licence"), f"{where}: licence"),
+        counterfactual=parse_counterfactual(cfg.get("counterfactual"), demo, where),
     )

@@ -250,3 +250,27 @@ def parse_option_case(node: Any, where: str) -> str:
 def apply_case(text: str, case: str) -> str:
     """A pole's text as the prompt writes it."""
     return text.lower() if case == "lower" else text
+
+
+def parse_counterfactual(
+    node: Any, demographics: Mapping[str, Sequence[str]], where: str
+) -> tuple[str, ...]:
+    """The ``counterfactual`` section: ``axes``, the demographic axes edited within each source
+    photo (each with two or more values in the protocol); absent: no counterfactual sets."""
+    if node is None:
+        return ()
+    w = f"{where}: counterfactual"
+    node = check_keys(node, w, ("axes",), ("axes",))
+    axes = tuple(str(a) for a in non_empty_list(node["axes"], f"{w}.axes"))
+    for a in axes:
+        if a not in demographics:
+            raise StylisticBiasError(
+                f"{w}.axes: unknown axis {a!r}; valid: {', '.join(demographics)}"
+            )
+        if len(demographics[a]) < 2:
+            raise StylisticBiasError(
+                f"{w}.axes: {a} has one value in demographics.{a}; an edited axis needs two or more"
+            )
+    if len(set(axes)) != len(axes):
+        raise StylisticBiasError(f"{w}.axes: duplicate axes {list(axes)}")
+    return axes

@@ -253,6 +253,9 @@ class Benchmark:
     seeds: tuple[int, ...] = ()  # the seeds the paper judged with (informative)
     statistics: StatisticsSpec = field(default_factory=StatisticsSpec)
     licence: LicenceSpec = field(default_factory=LicenceSpec)
+    #: ``counterfactual.axes``: the demographic axes edited within each source photo (REFLECT:
+    #: ethnicity, gender); empty: the images are independent identities
+    counterfactual: tuple[str, ...] = ()
 
     # ---- lookups -------------------------------------------------------------------------
     @property

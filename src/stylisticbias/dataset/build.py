@@ -27,6 +27,7 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, VariationValue, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.dataset.base_faces import load_base_faces
+from stylisticbias.dataset.counterfactual_sets import build_procedural_sets
 from stylisticbias.dataset.importer import import_faces, import_variations, is_import
 from stylisticbias.dataset.render_cache import CacheRecord, RenderCache, request_key
 from stylisticbias.dataset.rendering import (
@@ -137,6 +138,10 @@ def build_faces(config: Config) -> Path:
     with OutputLock(root, out_dir):
         if is_import(config.generator):  # an existing image set, nothing rendered
             return import_faces(config)
+        benchmark = load_benchmark(config.protocol)
+        if benchmark.counterfactual:  # every source photo edited to each cell of the axes
+            gen_cfg = generator_config(config.generator)
+            return build_procedural_sets(benchmark, config.faces, gen_cfg, out_dir)
         return _build_faces(config, config.faces, out_dir)
 
 

@@ -3,7 +3,8 @@ prompt asked of the protocol's faces, written as the same task records as the si
 (:mod:`~stylisticbias.judge.protocol.tasks.records`).
 
 Units are those of :func:`~stylisticbias.judge.task_run.task_units`: every face with status ok
-for single-image tasks, cross-group pairs of faces (in both orders) for pairwise ones. Each
+for single-image tasks, cross-group pairs (in both orders) for pairwise ones -- two edits of one
+source photo when the faces are counterfactual sets (the source is then every record's unit). Each
 (task prompt, unit) becomes a :class:`~stylisticbias.judge.protocol.tasks.asks.TaskAsk`:
 
 * ``pairwise`` with ``layout: two_images``: the two image files in slot order (variant 0: the
@@ -51,6 +52,7 @@ import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, TaskScenario
 from stylisticbias.config import project_root
+from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.factory import make_engine
@@ -107,6 +109,8 @@ class Face:
 class Unit:
     """What one task prompt is asked about: one face, or a pair (``first``, ``second``).
 
+    ``unit``: the records' sampling unit (the face itself; the source photo of counterfactual
+    sets; a block of faces for pairs of different people).
     ``pair``: the unit of pairwise tasks (its faces should be two; one with fewer is recorded
     invalid for every pairwise prompt, with the reason).
     """
@@ -172,12 +176,15 @@ def load_faces(config: Config, benchmark: Benchmark) -> tuple[pd.DataFrame, dict
     return faces, out
 
 
-def units_of(faces: pd.DataFrame, by_image: Mapping[str, Face]) -> tuple[list[Unit], list[Unit]]:
+def units_of(
+    faces: pd.DataFrame, by_image: Mapping[str, Face], sets: pd.DataFrame | None = None
+) -> tuple[list[Unit], list[Unit]]:
     """Single-face units and pair units: the simulated route's
-    (:func:`~stylisticbias.judge.task_run.task_units`), with their faces' image files."""
-    singles, pairs = task_units(faces)
+    (:func:`~stylisticbias.judge.task_run.task_units`; with counterfactual ``sets`` the unit is
+    the source photo), with their faces' image files."""
+    singles, pairs = task_units(faces, sets)
     return (
-        [Unit(face_id, (by_image[iid],)) for face_id, iid, _ in singles],
+        [Unit(unit, (by_image[iid],)) for _, iid, _, unit in singles],
         [Unit(inst, (by_image[a], by_image[b]), pair=True) for inst, (a, b), _ in pairs],
     )
 
@@ -386,12 +393,15 @@ def run_engine_task_judge(
     tasks = selected_tasks(benchmark, judge_cfg.get("scenarios"))
     seed = int(next(iter(judge_cfg.get("seeds") or [1])))
     faces, by_image = load_faces(config, benchmark)
-    singles, pairs = units_of(faces, by_image)
+    sets = read_sets(stage_path(config.paths, "faces"))
+    singles, pairs = units_of(faces, by_image, sets)
     if any(answered_as(t) == "pairwise" for t in tasks) and not pairs:
         raise StylisticBiasError(
+            f"{benchmark.name}: pairwise tasks need two edits of different groups of one source "
+            f"photo; {len(by_image)} face(s) give none" if sets is not None else
             f"{benchmark.name}: pairwise tasks need cross-group faces in blocks of {BLOCK}; "
             f"{len(by_image)} face(s) give none (judge more faces: faces.n)"
-        )
+        )  # fmt: skip
     if config.judge.dry_run:  # count what would be asked; nothing is sent or written
         n = sum(len(task_of(t).prompts(t, benchmark)) * len(pairs if answered_as(t) ==
                 "pairwise" else singles) for t in tasks)  # fmt: skip

@@ -2,11 +2,15 @@
 VIGNETTE): every task prompt asked of the protocol's faces, written as task records
 (:mod:`~stylisticbias.judge.protocol.tasks.records`).
 
-Units: every face of ``faces.parquet`` with status ok for single-image tasks; for pairwise
-tasks the faces are taken in ``face_id`` order in blocks of four (an *instance*, the stand-in
-for REFLECT's source photo with its variants) and every cross-group pair of a block is asked
-in both orders. Offline stand-in, stated: the pairs are two different procedural faces, not
-counterfactual edits of one photo, and the simulated judge does not look at pixels.
+Units (:func:`task_units`): every face of ``faces.parquet`` with status ok for single-image
+tasks. For pairwise tasks, when the faces are counterfactual sets (``counterfactuals.parquet``
+beside them: REFLECT's edits of one source photo,
+:mod:`~stylisticbias.dataset.counterfactual_sets`), every cross-group pair of two edits of one
+source is asked in both orders, and the source photo is the records' ``unit`` for every task
+(single edits included): the sampling unit the task tables bootstrap and cluster on. Without
+sets (VIGNETTE: two different people) the faces are taken in ``face_id`` order in blocks of
+four (an *instance*) and every cross-group pair of a block is asked in both orders; each face
+is its own unit. The simulated judge does not look at pixels.
 
 This is the ``simulated`` engine's route (it answers from planted effects,
 :mod:`~stylisticbias.judge.engines.simulated.task_plants`, and gives the exact outcome
@@ -25,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, TaskScenario
+from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.simulated.task_plants import face_group, plant_for
 from stylisticbias.judge.engines.simulated.tasks import (
@@ -73,33 +78,55 @@ def exact_dist(sc: TaskScenario, benchmark: Benchmark, groups: tuple[str, ...],
     return json.dumps(dist, sort_keys=True)
 
 
-def task_units(faces: pd.DataFrame) -> tuple[list[tuple[str, str, str]], list[Any]]:
-    """Single-image units ``(face_id, image_id, group)`` and pair units
-    ``(instance, (image_a, image_b), (group_a, group_b))``."""
+def task_units(
+    faces: pd.DataFrame, sets: pd.DataFrame | None = None
+) -> tuple[list[tuple[str, str, str, str]], list[Any]]:
+    """Single-image units ``(face_id, image_id, group, unit)`` and pair units
+    ``(unit, (image_a, image_b), (group_a, group_b))`` (see the module doc: with counterfactual
+    ``sets`` the unit is the source photo, pairs are two edits of one source)."""
     ok = faces[faces["status"] == "ok"].sort_values("face_id")
-    singles = [(str(r.face_id), str(r.image_id), face_group(str(r.ethnicity), str(r.gender)))
+    source = {} if sets is None else dict(zip(sets["image_id"], sets["source_id"]))
+    stray = [] if sets is None else sorted(set(ok["image_id"]) - set(source))
+    if stray:
+        raise StylisticBiasError(
+            f"faces.parquet lists {len(stray)} image(s) that counterfactuals.parquet does not "
+            f"(first: {stray[0]}); the two are written together: re-run the faces stage"
+        )
+    singles = [(str(r.face_id), str(r.image_id), face_group(str(r.ethnicity), str(r.gender)),
+                str(source.get(str(r.image_id), r.face_id)))
                for r in ok.itertuples(index=False)]  # fmt: skip
+    if sets is not None:
+        singles.sort(key=lambda s: (s[3], s[0]))
+        blocks = [list(b) for _, b in itertools.groupby(singles, key=lambda s: s[3])]
+        labels = [b[0][3] for b in blocks]
+    else:
+        blocks = [singles[b * BLOCK : (b + 1) * BLOCK] for b in range(len(singles) // BLOCK)]
+        labels = [f"inst{b:03d}" for b in range(len(blocks))]
     pairs = []
-    for b in range(len(singles) // BLOCK):
-        block = singles[b * BLOCK : (b + 1) * BLOCK]
+    for label, block in zip(labels, blocks):
         for x, y in itertools.combinations(block, 2):
             if x[2] != y[2]:
-                pairs.append((f"inst{b:03d}", (x[1], y[1]), (x[2], y[2])))
+                pairs.append((label, (x[1], y[1]), (x[2], y[2])))
     return singles, pairs
 
 
-def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str,
-                 seed: int) -> pd.DataFrame:  # fmt: skip
-    """Every task prompt of ``benchmark`` answered by the simulated judge (the records)."""
-    singles, pairs = task_units(faces)
+def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str, seed: int,
+                 sets: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+    """Every task prompt of ``benchmark`` answered by the simulated judge (the records);
+    ``sets``: the faces' counterfactual table, if any (:func:`task_units`)."""
+    singles, pairs = task_units(faces, sets)
     rows: list[dict[str, Any]] = []
     for sc in benchmark.tasks:
         task = task_of(sc)
         paired = _answers_type(sc) == "pairwise"
         if paired and not pairs:
             raise StylisticBiasError(
-                f"task {sc.id}: no cross-group pair of faces in blocks of {BLOCK}; "
-                "judge more faces (faces.n)"
+                f"task {sc.id}: no cross-group pair of faces "
+                + (
+                    "within a source photo's edits; each source needs edits of two groups"
+                    if sets is not None
+                    else f"in blocks of {BLOCK}; judge more faces (faces.n)"
+                )
             )
         if paired:
             units = [f"{u}|{a}|{b}" for u, (a, b), _ in pairs]
@@ -107,10 +134,10 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str,
             ids = ["|".join(i) for _, i, _ in pairs]
             insts = [u for u, _, _ in pairs]
         else:
-            units = [f for f, _, _ in singles]
-            groups = [(g,) for _, _, g in singles]
-            ids = [i for _, i, _ in singles]
-            insts = units
+            units = [f for f, _, _, _ in singles]
+            groups = [(g,) for _, _, g, _ in singles]
+            ids = [i for _, i, _, _ in singles]
+            insts = [u for _, _, _, u in singles]
         for prompt in task.prompts(sc, benchmark):
             answers = simulate_answers(benchmark, sc, prompt, plant_for(sc), units, groups, seed)
             for inst, iid, g, (text, ans) in zip(insts, ids, groups, answers):
@@ -143,7 +170,8 @@ def run_task_judge(model_name: str, model_cfg: dict[str, Any], benchmark: Benchm
             f"{benchmark.name}; engines that can: simulated"
         )
     faces = read_table(faces_dir / "faces.parquet", FACES)
-    df = task_records(benchmark, faces, model_name, int(model_cfg.get("seed", 0)))
+    sets = read_sets(faces_dir)
+    df = task_records(benchmark, faces, model_name, int(model_cfg.get("seed", 0)), sets)
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.iterdir():  # the directory holds this run's records only
         if stale.is_file() and stale.name != RECORDS_FILE:

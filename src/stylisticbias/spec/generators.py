@@ -107,6 +107,7 @@ class ImportSpec:
     on_error: str = MISSING
     watch_dir: str = MISSING
     license: str | None = MISSING  # the set's licence (SPDX id or URL); null = not given
+    pattern: str | None = MISSING  # layout counterfactual: the edit file stem's demographics
     aliases: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, VariationValue
+from stylisticbias.dataset.importer.edit_sets import read_edit_sets, set_problems
 from stylisticbias.dataset.importer.pairs import read_pairs
 from stylisticbias.dataset.importer.safety import ignored_files, manifest_folder, path_problem
 from stylisticbias.dataset.importer.settings import ImportSettings
@@ -61,11 +62,12 @@ def plan_import(
     No image is opened here; an image path that breaks the path rule is an ``unsafe_path``
     problem, so the image stage never opens it either.
     """
-    entries = (
-        read_pairs(source, benchmark)
-        if settings.layout == "pairs"
-        else read_entries(settings.layout, source)
-    )
+    if settings.layout == "pairs":
+        entries = read_pairs(source, benchmark)
+    elif settings.layout == "counterfactual":
+        entries = read_edit_sets(source, benchmark, settings.pattern)
+    else:
+        entries = read_entries(settings.layout, source)
     folder = manifest_folder(settings.layout, source)
     entries = [
         with_problem(e, bad)
@@ -78,6 +80,10 @@ def plan_import(
     variations = [_map_variation(e, vocab) for e in entries if not e.is_base]
     vocab.raise_unmapped()
     faces = _flag_duplicates(faces, lambda p: p.face_id, "duplicate face")
+    if settings.layout == "counterfactual":
+        sets = set_problems([(p.entry, p.demographics, p.problem is None) for p in faces],
+                            benchmark.counterfactual)  # fmt: skip
+        faces = [p.failed(sets[i]) if i in sets else p for i, p in enumerate(faces)]
     ok_faces = {p.face_id: p for p in faces if p.problem is None}
     all_faces = {p.face_id: p for p in faces}
     checked = []

@@ -80,6 +80,8 @@ def ignored_files(layout: str, source: Path, entries: Iterable[Entry]) -> list[s
             claimed.add(os.path.normpath(head))
     if layout == "pairs":
         claimed.add(os.path.normpath(source / "labels.csv"))
+    if layout == "counterfactual":
+        claimed |= {os.path.normpath(source / m) for m in ("edits.csv", "edits.parquet")}
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))

@@ -9,7 +9,7 @@ from typing import Any
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.generators import ImportSpec
 
-LAYOUTS = ("release", "table", "pairs")
+LAYOUTS = ("release", "table", "pairs", "counterfactual")
 MATERIALIZE = ("reference", "copy", "hardlink")
 POLICIES = ("stop", "skip")
 ALIAS_FIELDS = ("attribute", "value", "age", "gender", "ethnicity", "body_type")
@@ -44,6 +44,8 @@ class ImportSettings:
         (bad rows are left out and listed with their reason)
     :param aliases: source spellings -> benchmark vocabulary
     :param watch_dir: the folder the faces/variations DVC stages depend on (``dvc.yaml``)
+    :param pattern: layout ``counterfactual`` without a manifest: how an edit's file stem
+        spells its demographics (``{ethnicity}_{gender}``; :mod:`.edit_sets`)
     """
 
     layout: str
@@ -52,6 +54,7 @@ class ImportSettings:
     on_error: str = "stop"
     aliases: tuple[Alias, ...] = ()
     watch_dir: str = "data/import"
+    pattern: str | None = None
 
     @classmethod
     def from_spec(cls, spec: ImportSpec) -> ImportSettings:
@@ -74,6 +77,7 @@ class ImportSettings:
             "on_error",
             "aliases",
             "watch_dir",
+            "pattern",
             "workers",
             "license",  # read by the release (stylisticbias.release), not by the import
         }
@@ -106,6 +110,7 @@ class ImportSettings:
             on_error=str(cfg.get("on_error", "stop")),
             aliases=parse_aliases(cfg.get("aliases") or ()),
             watch_dir=str(cfg.get("watch_dir", "data/import")),
+            pattern=str(cfg["pattern"]) if cfg.get("pattern") else None,
         )
 
 

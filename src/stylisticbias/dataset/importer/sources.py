@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -64,6 +64,8 @@ class Entry:
     demographics: dict[str, str] | None
     prompt: str
     problem: Problem | None = None
+    group: str = ""  # the source photo of a counterfactual edit (layout counterfactual)
+    edit: str = ""  # the edit's name in its source folder (layout counterfactual)
 
     @property
     def label(self) -> str:
@@ -338,9 +340,7 @@ def _flag_shared_images(entries: list[Entry]) -> None:
 
 
 def _with(e: Entry, problem: Problem) -> Entry:
-    return Entry(
-        e.where, e.image, e.face_id, e.attribute, e.value, e.demographics, e.prompt, problem
-    )
+    return replace(e, problem=problem)
 
 
 def with_problem(e: Entry, problem: Problem) -> Entry:

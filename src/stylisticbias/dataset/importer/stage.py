@@ -49,6 +49,7 @@ from tqdm import tqdm
 from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import project_root
+from stylisticbias.dataset.counterfactual_sets import COUNTERFACTUALS, SETS_FILE
 from stylisticbias.dataset.imaging import BACKGROUND
 from stylisticbias.dataset.importer.coverage import coverage, coverage_html, log_coverage
 from stylisticbias.dataset.importer.images import (
@@ -158,6 +159,7 @@ def _source_label(s: ImportSettings, source: Path, root: Path) -> str:
         "release": "the paper's release layout",
         "table": "a CSV/Parquet manifest",
         "pairs": "original/variation pairs",
+        "counterfactual": "a folder of edits per source photo",
     }
     return f"{where} ({layout[s.layout]}, {how[s.materialize]} into data/)".replace(
         "referenced in place into data/", "referenced in place"
@@ -316,6 +318,15 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def write_edit_sets(imported: Sequence[Planned], out: Path) -> None:
+    """``counterfactuals.parquet`` of imported edits: each edit's source photo (no masks)."""
+    rows = [{"image_id": f"{p.face_id}-base", "face_id": p.face_id, "source_id": p.entry.group,
+             "edit": p.entry.edit, "mask_pixels": None, "changed_inside": None,
+             "changed_outside": None} for p in imported]  # fmt: skip
+    schemas.write_table(pd.DataFrame(rows, columns=list(COUNTERFACTUALS.columns)),
+                        out / SETS_FILE, COUNTERFACTUALS)  # fmt: skip
+
+
 # --------------------------------------------------------------------------- faces stage
 def import_faces(config: Config) -> Path:
     """Import the base faces into ``paths.faces``; returns ``faces.parquet``'s path.
@@ -361,6 +372,8 @@ def import_faces(config: Config) -> Path:
         if not any(r["status"] == "ok" for r in out):
             raise StylisticBiasError(f"import: {ctx.label}: no base face could be imported")
         schemas.write_table(pd.DataFrame(out), tmp / "faces.parquet", schemas.FACES)
+        if ctx.settings.layout == "counterfactual":
+            write_edit_sets([p for p, info in inspected if info is not None], tmp)
         face_bad = [(k, p) for k, p in bad if k == "face"]
         _skipped_frame(ctx, face_bad).to_parquet(tmp / "skipped.parquet", index=False)
         _write_json(
