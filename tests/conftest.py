@@ -14,7 +14,7 @@ error line, SIGKILL); mark whole ``dvc repro`` runs, SIGKILLs and benchmark-size
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, i
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
 from stylisticbias.spec.parse import config_from_params
+from stylisticbias_dev.mlflow_db import template_stores
 
 
 @pytest.fixture(scope="session")
@@ -118,6 +119,15 @@ def analysed(
         return done[key]
 
     return get
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _mlflow_template_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every new MLflow SQLite store a test opens in this process is a copy of one empty store
+    that MLflow created and migrated once per session (``stylisticbias_dev.mlflow_db``):
+    milliseconds instead of seconds of schema migrations per store."""
+    with template_stores(tmp_path_factory.mktemp("mlflow-template")):
+        yield
 
 
 # ---- the project's own outputs are never a test's scratch space ------------------------------

@@ -167,6 +167,9 @@ def _face_means(delta: pd.DataFrame, mask: pd.Series) -> np.ndarray:
     return sub.groupby("face_id")["delta"].mean().to_numpy()
 
 
+@pytest.mark.slow  # SciPy's exact Wilcoxon on ~100 cells, twice: ~20 s (the transcription
+# kind stays in make test: phi/delta, VS, Table 2's permutation test; the Wilcoxon and BH
+# against SciPy/statsmodels: tests/analysis/test_significance.py)
 def test_sbs_table12_and_table3_agree(run, benchmark: Benchmark) -> None:
     _, _, _, scores, s = run
     delta = scores[~scores["is_base"] & scores["delta"].notna()]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +101,10 @@ def demo_root(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
         reports=str(root / "reports"),
         analysis_cache=str(root / "cache"),
     )
-    params["analysis"]["bootstrap"]["n_resamples"] = 200
-    params["analysis"]["n_permutations"] = 200
+    # 100 resamples/permutations: the comparisons below are exact equalities of two code paths
+    # on the same draws, whatever their number
+    params["analysis"]["bootstrap"]["n_resamples"] = 100
+    params["analysis"]["n_permutations"] = 100
     return root, params
 
 
@@ -119,6 +120,21 @@ def _reference(params: dict[str, Any], out: Path) -> dict[str, pd.DataFrame]:
     tables = analyze(scores, benchmark, s, judgments)
     write_tables(tables, simulated, models, benchmark, s, out)
     return tables
+
+
+@pytest.fixture(scope="module")
+def reference(demo_root) -> tuple[Path, dict[str, pd.DataFrame]]:
+    """The all-in-memory analysis of ``demo_root`` (its folder, its tables), once per module."""
+    root, params = demo_root
+    return root / "ref", _reference(params, root / "ref")
+
+
+@pytest.fixture(scope="module")
+def streamed(demo_root) -> Any:
+    """The ``analyze`` stage (streaming, an empty cache) on ``demo_root``: its run statistics;
+    the tables in ``root/reports``. Once per module: the tests below only read them."""
+    _, params = demo_root
+    return run_analysis(config_from_params(params))
 
 
 def _assert_same_csv(a: Path, b: Path) -> None:
@@ -149,12 +165,10 @@ def _assert_same_json(ref_path: Path, ours_path: Path) -> None:
             assert a == b, c
 
 
-def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
+def test_streaming_equals_in_memory_on_every_table(demo_root, reference, streamed) -> None:
     root, params = demo_root
-    ref_dir = root / "ref"
-    ref = _reference(params, ref_dir)
-    caplog.set_level(logging.INFO)
-    stats = run_analysis(config_from_params(params))
+    ref_dir, ref = reference
+    stats = streamed
     assert sorted(stats.computed) == sorted(params["models"]) and not stats.cached
     ours = root / "reports" / "tables"
     names = sorted(p.name for p in (ref_dir / "tables").glob("*.csv"))
@@ -190,12 +204,10 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, caplog) -> None:
                                "pct_scenarios_significant"}  # fmt: skip
 
 
-def test_the_comparison_detects_a_per_model_correction(demo_root) -> None:
+def test_the_comparison_detects_a_per_model_correction(demo_root, reference, streamed) -> None:
     """Control: correcting p-values within each model (not across models) is caught."""
-    root, params = demo_root
-    ref_dir = root / "ref2"
-    _reference(params, ref_dir)
-    run_analysis(config_from_params(params))
+    root, _ = demo_root
+    ref_dir, _ = reference
     ours = root / "reports" / "tables"
     df = pd.read_csv(ours / "sbs_by_scenario.csv")
     per = df[df.model != "All"].copy()
@@ -211,8 +223,8 @@ def test_the_comparison_detects_a_per_model_correction(demo_root) -> None:
         _assert_same_csv(ref_dir / "tables" / "sbs_by_scenario.csv", bad)
 
 
-def test_adding_a_model_recomputes_only_that_model(demo_root, tmp_path) -> None:
-    _, params = demo_root
+def test_adding_a_model_recomputes_only_that_model(demo_root, streamed, tmp_path) -> None:
+    root, params = demo_root
     p = copy.deepcopy(params)
     p["paths"]["analysis_cache"] = str(tmp_path / "cache")
     p["paths"]["reports"] = str(tmp_path / "reports")
@@ -223,12 +235,12 @@ def test_adding_a_model_recomputes_only_that_model(demo_root, tmp_path) -> None:
     p["models"] = params["models"]  # + sim-extra-b
     stats = run_analysis(config_from_params(p))
     assert stats.computed == ("sim-extra-b",) and sorted(stats.cached) == sorted(first)
-    # the incremental result equals a from-scratch run
-    fresh = copy.deepcopy(params)
-    fresh["paths"]["analysis_cache"] = None
-    fresh["paths"]["reports"] = str(tmp_path / "fresh")
-    assert run_analysis(config_from_params(fresh)).computed  # no cache: everything computed
-    for f in sorted((tmp_path / "fresh" / "tables").glob("*.csv")):
+    # the incremental result equals a from-scratch run (``streamed``: an empty cache, every
+    # model computed)
+    assert sorted(streamed.computed) == sorted(params["models"]) and not streamed.cached
+    fresh = sorted((root / "reports" / "tables").glob("*.csv"))
+    assert len(fresh) == 38
+    for f in fresh:
         _assert_same_csv(f, tmp_path / "reports" / "tables" / f.name)
     # a changed score file (same model) is recomputed; removing a model prunes its entry
     sf = scores_file(p["paths"]["scores"], "simulated-weak")

@@ -67,6 +67,8 @@ def test_task_scores_and_fit(reflect_records):
     assert task_fit(wrong, alpha=0.001)["n_rejected"] >= 3
 
 
+@pytest.mark.slow  # 80 faces of VIGNETTE records: ~20 s (REFLECT from records above and the
+# VIGNETTE tables in tests/analysis/test_task_tables.py stay in make test)
 def test_vignette_tables_from_records():
     bench = load_benchmark("vignette")
     rec = task_records(bench, faces(80), "sim", seed=1)

@@ -164,6 +164,7 @@ KILLED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a real SIGKILL of a child; in-process: test_crash_then_resume_*
 def test_sigkill_then_resume_is_byte_identical(tmp_path: Path) -> None:
     its = items(200)
     clean = tmp_path / "clean"

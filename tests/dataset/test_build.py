@@ -90,6 +90,7 @@ def _write_params(project: Path, params: dict[str, Any]) -> None:
     (project / "params.yaml").write_text(dump_params(params))
 
 
+@pytest.mark.slow  # a real SIGKILL of the stage script and five stage subprocesses
 def test_killed_run_resumes_without_redoing(project: Path) -> None:
     params = fake_params(2, delay=0.02)
     _write_params(project, params)

@@ -66,7 +66,15 @@ import stylisticbias.judge.lightning_runner
 }
 
 
-@pytest.mark.parametrize("order", sorted(_SCRIPTS))
+# a fresh interpreter each (Lightning + torch imports: seconds); "library" in make test, the
+# other order in the slow tier (the stage order is the test above)
+@pytest.mark.parametrize(
+    "order",
+    [
+        pytest.param(o, marks=[pytest.mark.slow] if o != "library" else [], id=o)
+        for o in sorted(_SCRIPTS)
+    ],
+)
 def test_lightning_lines_once_in_any_import_order(order: str) -> None:
     script = _SCRIPTS[order] + (
         "from lightning.pytorch.utilities.rank_zero import rank_zero_info\n"

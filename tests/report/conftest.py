@@ -6,7 +6,8 @@ demo's planted effects at full or 40% strength -- their scores are computed as t
 stage does, and :func:`stylisticbias.analysis.run.run_analysis` writes ``reports/tables/*.csv``
 (every table validated against the table registry) and ``reports/metrics.json``. Each model set
 is analysed once per session (``analysed`` in tests/conftest.py) and copied into the test's
-``tmp_path``.
+``tmp_path``; ``report_output`` adds that analysis's report (``build_report``, also once per
+session and model set).
 
 ``simulated=False`` relabels the judged rows as not simulated (``simulated`` column of the
 judgments and scores) so that the report's real-model path (no SIMULATED banner, comparison
@@ -22,6 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from stylisticbias.config import project_root
+from stylisticbias.report.run import build_report
+from stylisticbias.spec.parse import config_from_params
 
 
 @pytest.fixture
@@ -52,3 +57,50 @@ def analysis_output(
 def fake_analysis(analysis_output: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """The former name of :func:`analysis_output` (kept for tests written against it)."""
     return analysis_output
+
+
+@pytest.fixture(scope="session")
+def built_reports(
+    tmp_path_factory: pytest.TempPathFactory,
+    analysed: Callable[[tuple[str, ...], bool], tuple[Path, dict[str, Any]]],
+) -> Callable[[tuple[str, ...], bool], Path]:
+    """``build_report`` on ``analysed(models, simulated)``, once per session: the root holding
+    its ``reports/`` (tables, metrics, figures, README.md) and ``conf/reference``."""
+    done: dict[tuple[tuple[str, ...], bool], Path] = {}
+
+    def get(models: tuple[str, ...], simulated: bool) -> Path:
+        key = (models, simulated)
+        if key not in done:
+            src, params = analysed(models, simulated)
+            root = tmp_path_factory.mktemp("report")
+            for sub in ("reports", "data"):
+                shutil.copytree(src / sub, root / sub)
+            shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
+            build_report(config_from_params(params), root)
+            readme = (root / "reports" / "README.md").read_text(encoding="utf-8")
+            assert str(root) not in readme  # what makes a copy elsewhere the same report
+            done[key] = root
+        return done[key]
+
+    return get
+
+
+@pytest.fixture
+def report_output(
+    tmp_path: Path,
+    analysis_output: Callable[..., dict[str, Any]],
+    built_reports: Callable[[tuple[str, ...], bool], Path],
+) -> Callable[..., dict[str, Any]]:
+    """Factory: ``report_output(models, simulated=True)`` is :func:`analysis_output` plus the
+    report built from it (``reports/README.md``, figures, ``conf/reference``) in ``tmp_path``:
+    what the ``report`` stage leaves for the ``track`` stage. The params track to
+    ``tmp_path/mlflow.db``."""
+
+    def make(models: list[str], simulated: bool = True) -> dict[str, Any]:
+        params = analysis_output(models, simulated)
+        built = built_reports(tuple(models), simulated)
+        shutil.copytree(built / "reports", tmp_path / "reports", dirs_exist_ok=True)
+        shutil.copytree(built / "conf", tmp_path / "conf", dirs_exist_ok=True)
+        return params
+
+    return make

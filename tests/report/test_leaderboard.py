@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,6 @@ from stylisticbias.analysis.headline import Headline, wilson
 from stylisticbias.config import project_root
 from stylisticbias.report.leaderboard import LeaderboardModel, render, script_json
 from stylisticbias.report.offline_plots import vendored_builds
-from stylisticbias.report.run import build_report
-from stylisticbias.spec.parse import config_from_params
 from stylisticbias_dev.bench.leaderboard import PLOTS_DRAWN, synthetic_models
 from stylisticbias_dev.headless import NoBrowser, browser, open_page
 
@@ -36,11 +33,8 @@ def _value(page, key: str) -> list[float]:
 
 
 @pytest.fixture
-def demo_board(tmp_path: Path, analysis_output) -> Path:
-    params = analysis_output(["simulated-strong", "simulated-weak"], simulated=True)
-    params["tracking"]["enabled"] = False
-    shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    build_report(config_from_params(params), tmp_path)
+def demo_board(tmp_path: Path, report_output) -> Path:
+    report_output(["simulated-strong", "simulated-weak"], simulated=True)  # built once a session
     return tmp_path / "reports" / "leaderboard" / "index.html"
 
 

@@ -37,8 +37,9 @@ def _report(tmp_path: Path, params: dict) -> str:
     return (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
 
 
-def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, analysis_output):
-    md = _report(tmp_path, analysis_output(["simulated-strong", "simulated-weak"], simulated=True))
+def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, report_output):
+    report_output(["simulated-strong", "simulated-weak"], simulated=True)  # built once a session
+    md = (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
     assert md.splitlines()[0] == "# StylisticBias report — SIMULATED data"
     for name in FIGS:
         png = tmp_path / "reports" / "figures" / f"{name}.png"
@@ -75,8 +76,8 @@ def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, analysi
     assert "docs/statistics.md" in md
 
 
-def test_dvc_plots_entries_point_at_written_columns(tmp_path, analysis_output):
-    _report(tmp_path, analysis_output(["simulated-strong", "simulated-weak"], simulated=True))
+def test_dvc_plots_entries_point_at_written_columns(tmp_path, report_output):
+    report_output(["simulated-strong", "simulated-weak"], simulated=True)
     entries = yaml.safe_load((project_root() / "dvc.yaml").read_text())["plots"]
     for entry in entries:
         if isinstance(entry, str):

@@ -163,11 +163,9 @@ def test_report_stage_alone_logs_nothing(tmp_path, analysis_output):
     assert len(json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())["runs"]) == 2
 
 
-def test_tracking_disabled_logs_nothing(tmp_path, analysis_output):
-    params = analysis_output(["simulated-strong"], simulated=True)
+def test_tracking_disabled_logs_nothing(tmp_path, report_output):
+    params = report_output(["simulated-strong"], simulated=True)  # the report stage's outputs
     params["tracking"]["enabled"] = False
-    shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    build_report(config_from_params(params), tmp_path)
     track_report(config_from_params(params), tmp_path)
     assert not (tmp_path / "mlflow.db").exists()
     assert json.loads((tmp_path / RUNS_FILE).read_text())["enabled"] is False

@@ -38,11 +38,13 @@ MODELS = ["simulated-strong", "simulated-weak"]
 
 
 def _project(make: Any, root: Path, models: list[str] = MODELS) -> dict[str, Any]:
-    """A report (``analysis_output`` + build_report) under ``root``, tracked to root/mlflow.db."""
+    """A report under ``root`` tracked to root/mlflow.db: ``make`` is ``report_output`` (the
+    session's report, copied) or ``analysis_output`` (the report is built here, in ``root``)."""
     params = make(models, simulated=True)
-    shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
+    if not (root / "reports" / "README.md").exists():
+        shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
+        build_report(config_from_params(params), root)
     params["tracking"].update(max_retries=1, timeout_s=1)
-    build_report(config_from_params(params), root)
     return params
 
 
@@ -124,16 +126,16 @@ def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
     return seconds
 
 
-def test_unreachable_server_fails_within_seconds(tmp_path: Path, analysis_output) -> None:
-    params = _project(analysis_output, tmp_path, MODELS[:1])
+def test_unreachable_server_fails_within_seconds(tmp_path: Path, report_output) -> None:
+    params = _project(report_output, tmp_path, MODELS[:1])
     params["tracking"]["tracking_uri"] = f"http://127.0.0.1:{_closed_port()}"
     params["tracking"].update(max_retries=2, timeout_s=5)
     seconds = _fails_fast(params, tmp_path, "is unreachable")
     assert seconds < 10, seconds  # MLflow's defaults: ~4 minutes of retries
 
 
-def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, analysis_output) -> None:
-    params = _project(analysis_output, tmp_path, MODELS[:1])
+def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, report_output) -> None:
+    params = _project(report_output, tmp_path, MODELS[:1])
     with _silent_server() as uri:
         params["tracking"]["tracking_uri"] = uri
         seconds = _fails_fast(params, tmp_path, "did not answer within 1 s after 2 tries")
@@ -141,10 +143,10 @@ def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, analysis_output
     assert 2 <= seconds < bound_s(spec) + 5, seconds
 
 
-def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, analysis_output) -> None:
+def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, report_output) -> None:
     # /health answers, so the preflight passes; MLflow's own requests then hang: the
     # MLFLOW_HTTP_REQUEST_* bounds set from tracking.max_retries/timeout_s must end them
-    params = _project(analysis_output, tmp_path, MODELS[:1])
+    params = _project(report_output, tmp_path, MODELS[:1])
     before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
     with _hanging_api_server() as uri:
         params["tracking"]["tracking_uri"] = uri
@@ -156,15 +158,22 @@ def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, analysi
 
 @pytest.mark.parametrize(
     ("health_ok", "match"),
-    [(False, "did not answer within 5 s after 2 tries"), (True, "answered too slowly")],
-    ids=["health-trickles", "api-trickles"],
+    [  # ~12 s of trickling each: the /health preflight's deadline in the slow tier
+        pytest.param(
+            False,
+            "did not answer within 5 s after 2 tries",
+            marks=pytest.mark.slow,
+            id="health-trickles",
+        ),
+        pytest.param(True, "answered too slowly", id="api-trickles"),
+    ],
 )
 def test_trickling_server_is_bounded_by_a_total_deadline_per_call(
-    tmp_path: Path, analysis_output, health_ok: bool, match: str
+    tmp_path: Path, report_output, health_ok: bool, match: str
 ) -> None:
     # one byte every 2 s: no read waits as long as tracking.timeout_s=5, so only a total
     # deadline per call ends it (before: track hung for as long as the server kept trickling)
-    params = _project(analysis_output, tmp_path, MODELS[:1])
+    params = _project(report_output, tmp_path, MODELS[:1])
     params["tracking"].update(max_retries=1, timeout_s=5)
     before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
     with _trickling_server(health_ok) as uri:
@@ -205,9 +214,9 @@ def _active_report_runs(params: dict[str, Any]) -> Any:
 
 
 def test_corrupt_store_fails_in_one_line_and_rerun_logs_each_run_once(
-    tmp_path: Path, analysis_output
+    tmp_path: Path, report_output
 ) -> None:
-    params = _project(analysis_output, tmp_path)
+    params = _project(report_output, tmp_path)
     track_report(config_from_params(params), tmp_path)
     db = tmp_path / "mlflow.db"
     good = db.read_bytes()
@@ -248,8 +257,8 @@ track_report(config_from_params(json.loads(Path(sys.argv[1]).read_text())), Path
 
 
 @pytest.mark.slow  # a real SIGKILL in a child process (tests/test_kill_stages.py: every stage)
-def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, analysis_output) -> None:
-    params = _project(analysis_output, tmp_path)
+def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, report_output) -> None:
+    params = _project(report_output, tmp_path)
     (tmp_path / "params.json").write_text(json.dumps(params))
     proc = subprocess.run(
         [sys.executable, "-c", KILLER, str(tmp_path / "params.json"),
@@ -322,8 +331,8 @@ def test_existing_absolute_store_is_made_relative(tmp_path: Path, monkeypatch) -
     assert mlflow.artifacts.load_text(f"{got.info.artifact_uri}/note.txt") == "hello"
 
 
-def test_stage_script_prints_one_error_line(tmp_path: Path, analysis_output) -> None:
-    params = _project(analysis_output, tmp_path, MODELS[:1])
+def test_stage_script_prints_one_error_line(tmp_path: Path, report_output) -> None:
+    params = _project(report_output, tmp_path, MODELS[:1])
     shutil.copytree(project_root() / "conf", tmp_path / "conf", dirs_exist_ok=True)
     uri = f"http://127.0.0.1:{_closed_port()}"
     params["tracking"]["tracking_uri"] = uri

@@ -38,6 +38,8 @@ def _compose(project: Path, *overrides: str) -> None:
     _run(project, sys.executable, "-m", "stylisticbias.configure", "compose", *overrides)
 
 
+@pytest.mark.slow  # two dvc repro runs in subprocesses (DVC in make test:
+# tests/spec/test_dvc_model_stages.py; the import's hashes: tests/dataset/importer/)
 def test_changed_source_image_reimports_and_changes_the_hash(
     tmp_path: Path, bench: Benchmark
 ) -> None:

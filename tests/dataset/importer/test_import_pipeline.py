@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from import_fixtures import BREAKERS, import_params, write_release, write_table
 
 from stylisticbias.analysis.run import run_analysis
@@ -61,6 +62,7 @@ def test_release_folder_with_broken_cases_through_the_report(
     assert "| generator | import |" in report
 
 
+@pytest.mark.slow  # the second whole in-process pipeline (the release folder's is above)
 def test_csv_manifest_referenced_in_place_through_the_report(
     project: Path, bench: Benchmark
 ) -> None:

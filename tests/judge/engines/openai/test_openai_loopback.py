@@ -271,6 +271,7 @@ def _watch_and(log: Path, n: int, action: Any, timeout: float = 300.0) -> thread
     return th
 
 
+@pytest.mark.slow  # SIGKILL + restart of the server (faults in make test: the test above)
 def test_server_killed_and_restarted_mid_run(
     env: Any, tables: dict[str, Any], reference: pd.DataFrame, tmp_path: Path
 ) -> None:
