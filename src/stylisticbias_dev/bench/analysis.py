@@ -202,7 +202,7 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
             (claims / m).open("x").close()
         except FileExistsError:
             continue  # another worker is scoring it
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         jfile = root / "judgments" / m / "judgments.parquet"
         written = write_columnar_scores(  # the scores stage's engine
             m, jfile, root / "faces.parquet", root / "variations.parquet", root / "scores",
@@ -215,6 +215,7 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
             del j
         entry = {
             "seconds": round(time.perf_counter() - t0, 2),
+            "cpu_seconds": round(time.process_time() - c0, 2),
             "process_peak_rss_gb": round(_peak_gb(), 3),
             "load_avg_1m": round(os.getloadavg()[0], 2),
         }
@@ -251,11 +252,17 @@ def worker(root: Path, run: Path, n_models: int, cores: int) -> None:
     )
     with TreeRSS() as tree:
         stats = run_analysis(config_from_params(params))
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
+    me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    children = kids.ru_maxrss / 1024**2
+    cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
     sys.stdout.write(
         json.dumps(
             {
                 "seconds": time.perf_counter() - t0,
+                # user + system CPU of this process and its workers: under load, the wall time
+                # stretches but this does not (idle wall on 2 cores ~ cpu / 2 for the per-model
+                # part plus the serial cross-model step)
+                "cpu_seconds": cpu,
                 "models_analysed": len(stats.computed),
                 "models_from_cache": len(stats.cached),
                 # this process + its worker processes, summed (sampled every 0.2 s)
@@ -304,6 +311,7 @@ def _run_worker(root: Path, run: Path, n: int, cores: int) -> dict[str, Any]:
     return {
         "models": n,
         "analysis_seconds": round(got["seconds"], 1),
+        "analysis_cpu_seconds": round(got["cpu_seconds"], 1),
         "subprocess_wall_seconds": round(wall, 1),
         "peak_rss_gb": round(got["peak_rss_gb"], 2),
         "peak_rss_gb_main_process": round(got["peak_rss_gb_main_process"], 2),
@@ -377,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
             timing = json.loads((root / "scores_timing.json").read_text())
             return [timing[f"sim-{i + 1}"]["seconds"] for i in range(n)]
 
+        def cpu_secs(n: int) -> list[float]:
+            timing = json.loads((root / "scores_timing.json").read_text())
+            return [timing[f"sim-{i + 1}"].get("cpu_seconds", np.nan) for i in range(n)]
+
         results = []
         for n in sizes:
             secs = score(n)
@@ -384,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(run, ignore_errors=True)
             r = _run_worker(root, run, n, args.cores)
             r["scores_seconds"] = round(float(np.sum(secs[:n])), 1)
+            r["scores_cpu_seconds"] = round(float(np.sum(cpu_secs(n))), 1)
             r["seconds_scores_plus_analysis"] = round(
                 r["scores_seconds"] + r["analysis_seconds"], 1
             )
@@ -396,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             add_one = _run_worker(root, root / f"run-{n}", n + 1, args.cores)
             add_one["added_to"] = n
             add_one["scores_seconds"] = secs[n]  # the new model's scores@MODEL stage
+            add_one["scores_cpu_seconds"] = cpu_secs(n + 1)[n]
             add_one["seconds_scores_plus_analysis"] = round(
                 add_one["scores_seconds"] + add_one["analysis_seconds"], 1
             )
