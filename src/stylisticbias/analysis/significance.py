@@ -248,6 +248,15 @@ def demographic_tests(
     return out
 
 
+def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer code per row (-1 where missing) and the sorted values (a categorical's
+    categories, in their order) -- the order ``groupby(sort=True)`` visits groups in."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy().astype(np.int64), np.asarray(col.cat.categories)
+    cc, u = pd.factorize(col, sort=True)
+    return cc.astype(np.int64), np.asarray(u)
+
+
 def _scenario_samples(
     base: pd.DataFrame, dimensions: Mapping[str, str]
 ) -> Iterator[tuple[object, object, str, list[np.ndarray]]]:
@@ -255,15 +264,19 @@ def _scenario_samples(
     the valid phi of each group of the dimension with any (groups in sorted order, rows in
     table order) -- what ``groupby([model, scenario_id])`` then ``groupby(col)`` yields, from
     one stable sort per dimension instead of a pandas group per cell."""
-    from stylisticbias.analysis.metrics import group_codes
-
-    cell, keys = group_codes(base, ["model", "scenario_id"])
+    mc, models_u = _codes(base["model"])
+    sc, sids_u = _codes(base["scenario_id"])
+    ok = (mc >= 0) & (sc >= 0)
+    flat_cell = np.where(ok, mc * max(len(sids_u), 1) + sc, -1)
+    uniq, inv = np.unique(flat_cell[ok], return_inverse=True)  # observed cells, sorted
+    cell = np.full(len(base), -1, dtype=np.int64)
+    cell[ok] = inv
     phi = base["phi"].to_numpy(dtype=np.float64, na_value=np.nan)
     valid = (cell >= 0) & ~np.isnan(phi)
-    n_cells = len(keys)
+    n_cells = len(uniq)
     per_dim = []
     for col in dimensions.values():
-        gc, _ = group_codes(base, [col])
+        gc, _ = _codes(base[col])
         use = valid & (gc >= 0)
         idx = np.flatnonzero(use)
         n_groups = int(gc.max()) + 1 if len(gc) else 0
@@ -276,8 +289,8 @@ def _scenario_samples(
         for a, b in zip(starts, ends):
             by_cell[int(cell[order[a]])].append(phi[order[a:b]])
         per_dim.append(by_cell)
-    models = keys["model"].to_numpy() if n_cells else []
-    sids = keys["scenario_id"].to_numpy() if n_cells else []
+    models = models_u[uniq // max(len(sids_u), 1)]
+    sids = sids_u[uniq % max(len(sids_u), 1)]
     for c in range(n_cells):
         for d, dim in enumerate(dimensions):
             yield models[c], sids[c], dim, per_dim[d][c]
