@@ -36,8 +36,8 @@ repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
 	$(BIN)/dvc repro
 
 # the columns one compares experiments by (README "Reading dvc exp show")
-EXP_KEEP := Experiment$$|Created$$|judged_models$$|protocol$$|faces\.n$$|judge\.seeds$$|.*engine\.name$$|[^.]+\.(sbs|sbs_ci_low|sbs_ci_high|significant_share|invalid_rate)$$|coverage$$
-exp: $(STAMP)  ## dvc exp show, only the columns experiments are compared by (models, headline metrics)
+EXP_KEEP := Experiment$$|Created$$|experiment$$|judged_models$$|protocol$$|faces\.n$$|judge\.seeds$$|.*engine\.name$$|[^.]+\.(sbs|sbs_ci_low|sbs_ci_high|significant_share|invalid_rate)$$
+exp: $(STAMP)  ## dvc exp show without the dependency hashes: the view's params and the headline metrics
 	$(BIN)/dvc exp show --no-pager --drop '.*' --keep '$(EXP_KEEP)'
 
 # pytest-xdist workers (both cores of the 2-core dev machine); WORKERS=0 runs in one process.

@@ -1,32 +1,48 @@
-"""DVC stage `check`: params.yaml passes the configuration checks before any other stage runs.
+"""DVC stage `check`: resolve params.yaml into the whole configuration, check it, and write what
+each group of stages reads (data/config/, stylisticbias.stage_inputs).
 
-`dvc exp run -S key=value` writes params.yaml itself (DVC composes conf/ with the override), so
-the checks `python -m stylisticbias.configure compose` runs before it writes the file run here
-too: every stage depends on this stage's stamp, so a bad value stops the run in one line
-(exit 2) before any other stage starts. The stamp's bytes never change, so a re-run of this
-stage invalidates no other stage.
+params.yaml is an experiment's view (stylisticbias.params_view): the settings users sweep, as DVC's
+Hydra integration composes them from conf/dvc/ on `dvc exp run -S ...`. This stage composes
+conf/ with the view's choices and values (the checks `python -m stylisticbias.configure compose`
+runs), so a bad value stops the run here in one line (exit 2) before any other stage starts,
+and writes data/config/resolved.yaml (what every stage reads) and one file per group of stages
+(settings + input hashes) that the group depends on. It runs on every `dvc repro`
+(always_changed); a file whose content is unchanged invalidates nothing.
+
+With $STYLISTICBIAS_PARAMS set (a sweep job's params file) it only checks that file.
 """
 
-from pathlib import Path
+import os
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import load_config, load_params, project_root
+from stylisticbias.config import PARAMS_ENV, load_config, load_params, project_root
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.params_view import view_conf_drift
+from stylisticbias.stage_inputs import write_stage_inputs
 from stylisticbias.validate import validate_params
-
-#: the stamp every other stage depends on (dvc.yaml); its content is constant
-STAMP = Path("data/check/params.ok")
-STAMP_TEXT = "params.yaml passed the configuration checks (pipelines/check.py)\n"
 
 
 @stage
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    load_config()  # the typed specs: unknown keys, types, ranges
-    validate_params(load_params())  # what needs more than the schema (configure compose's checks)
-    stamp = project_root() / STAMP
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(STAMP_TEXT, encoding="utf-8")
+    if not os.environ.get(PARAMS_ENV):
+        drift = view_conf_drift()
+        if drift:
+            raise StylisticBiasError(
+                f"conf/dvc/ is out of date with conf/ ({', '.join(drift[:3])}"
+                f"{', ...' if len(drift) > 3 else ''}): run `python -m stylisticbias.configure "
+                "compose` (it regenerates conf/dvc/ and params.yaml)"
+            )
+    if os.environ.get(PARAMS_ENV):
+        params = load_params()
+        load_config()  # the typed specs: unknown keys, types, ranges
+    else:  # always from params.yaml and conf/ (never a resolved file of an earlier run)
+        params = load_params(project_root() / "params.yaml")
+        load_config(project_root() / "params.yaml")
+    validate_params(params)  # what needs more than the schema (configure compose's checks)
+    if not os.environ.get(PARAMS_ENV):
+        write_stage_inputs(params, project_root())
 
 
 if __name__ == "__main__":

@@ -5,16 +5,22 @@ Usage: ``python pipelines/scores.py MODEL``.
 
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config
-from stylisticbias.scores import write_scores
+from stylisticbias.scores_ahead import keep_freed_memory, read_ahead
 
 
 @stage
 def main() -> None:
     """Entry point."""
     args = stage_arguments(__doc__, model=True)
-    config = load_config()
-    config.model(args.model)  # the model must be judged
-    write_scores(args.model, config)
+    keep_freed_memory()
+    # the judgments are read in a thread while the configuration is parsed and the scoring
+    # engine imported (hence the late import): the read is most of the stage
+    with read_ahead(args.model) as ahead:
+        config = load_config()
+        config.model(args.model)  # the model must be judged
+        from stylisticbias.scores import write_scores
+
+        write_scores(args.model, config, ahead=ahead)
 
 
 if __name__ == "__main__":

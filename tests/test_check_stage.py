@@ -1,4 +1,5 @@
-"""The ``check`` stage: ``dvc exp run -S <bad value>`` stops in one line before any other stage."""
+"""The ``check`` stage: ``dvc exp run -S <bad value>`` stops in one line before any other stage;
+otherwise it writes ``data/config/`` (the resolved configuration, one file per group of stages)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import yaml
 from stylisticbias.config import ROOT
 from stylisticbias_dev.project_copy import copy_project, tool_env
 
-STAMP = "data/check/params.ok"
+#: what the check stage writes; every other stage depends on a file in it
+STAMP = "data/config/resolved.yaml"
 
 
 def _dvc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -21,15 +23,18 @@ def _dvc(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_every_stage_depends_on_the_check_stamp() -> None:
-    """DVC runs ``check`` before any other stage: every other stage depends on its stamp."""
+def test_every_stage_depends_on_a_file_the_check_writes() -> None:
+    """DVC runs ``check`` before any other stage (every other stage depends on a file in its
+    output ``data/config``), and on every ``dvc repro`` (``always_changed``): it reads
+    params.yaml and conf/, which no stage lists."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    assert stages["check"]["outs"] == [{STAMP: {"cache": False}}]
-    assert "params.yaml" in stages["check"]["deps"]  # any changed value is checked
+    assert stages["check"]["outs"] == [{"data/config": {"cache": False}}]
+    assert stages["check"]["always_changed"] is True
     missing = [
         name
         for name, body in stages.items()
-        if name != "check" and STAMP not in (body.get("do") or body)["deps"]
+        if name != "check"
+        and not any(str(d).startswith("data/config/") for d in (body.get("do") or body)["deps"])
     ]
     assert not missing, f"stages that may run before the check: {missing}"
 
@@ -107,6 +112,10 @@ def test_exp_run_records_the_model_choice_in_one_column(project: Path) -> None:
     proc = _dvc(project, "exp", "run", "-n", "one-judge", "-S", "model=[simulated-weak]", "check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (project / STAMP).is_file()
+    resolved = yaml.safe_load((project / STAMP).read_text())
+    assert list(resolved["models"]) == ["simulated-weak"]
+    assert (project / "data/config/judge/simulated-weak.yaml").is_file()
+    assert not (project / "data/config/judge/simulated-strong.yaml").exists()
     show = _dvc(project, "exp", "show", "--no-pager", "--csv", "--keep", "judged_models$")
     rows = {r.split(",", 1)[0]: r for r in show.stdout.splitlines()}
     assert "simulated-weak" in rows["one-judge"] and "simulated-strong" not in rows["one-judge"]

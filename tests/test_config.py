@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from stylisticbias import config, configure
@@ -10,10 +11,51 @@ from stylisticbias.errors import StylisticBiasError
 
 
 def test_params_yaml_in_sync_with_conf() -> None:
+    """params.yaml is the view of conf/ (conf/dvc/ generated from conf/), and stands for the
+    whole composed configuration."""
+    from stylisticbias.params_view import view_conf_drift
+
+    assert view_conf_drift() == [], (
+        "conf/dvc/ drifted: run `python -m stylisticbias.configure compose`"
+    )
     committed = yaml.safe_load((config.project_root() / "params.yaml").read_text())
-    assert committed == compose(), (
+    view, full = configure.compose_view()
+    assert committed == view, (
         "params.yaml drifted from conf/: run `python -m stylisticbias.configure compose`"
     )
+    assert config.full_params(committed) == full == compose()
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [],
+        ["model=[simulated-strong]"],
+        ["faces.n=8", "judge.seeds=[2]"],
+        ["qa.policy=exclude", "analysis.alpha=0.01"],
+        ["models.simulated-weak.noise_sd=0.07"],
+        ["generator=import", "tracking=none"],
+        ["annotator=[]"],
+        ["model=[simulated-weak]", "protocol=reflect", "faces.sampler=uniform"],
+    ],
+)
+def test_the_view_stands_for_conf_composed_with_the_same_overrides(overrides: list[str]) -> None:
+    """What `dvc exp run -S` writes (the view composed from conf/dvc/ with the overrides as
+    configure translates them) resolves to conf/ composed with the overrides."""
+    from stylisticbias.params_view import compose_view, view_overrides
+
+    view = compose_view(view_overrides(overrides))
+    assert config.full_params(view) == compose(overrides)
+
+
+def test_every_experiment_resolves_from_its_view() -> None:
+    """`configure compose experiment=X && dvc repro`: the stages read what conf/ composes."""
+    from stylisticbias.params_view import compose_view
+
+    for name in config.available("experiment"):
+        view = compose_view([f"experiment={name}"])
+        assert view["experiment"] == name
+        assert config.full_params(view) == compose([f"experiment={name}"]), name
 
 
 def test_check_cli_detects_drift(tmp_path, monkeypatch) -> None:

@@ -1,34 +1,39 @@
-"""`dvc exp show` on the demo: the compact view (`make exp`) and where the plain view's columns
-come from (README "Reading dvc exp show")."""
+"""`dvc exp show` on the demo: the plain view is at most 40 columns and names an experiment's
+model choice (README "Reading dvc exp show")."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from stylisticbias.config import ROOT
-from stylisticbias_dev.project_copy import tool_env
+from stylisticbias_dev.project_copy import copy_project, tool_env
 
 #: columns of the CSV output that the table does not show
 CSV_ONLY = {"rev", "typ", "parent", "State", "Executor"}
+#: the columns the plain view may have on the demo (issue target)
+MAX_COLUMNS = 40
 
 
-def _exp_show(*args: str) -> str:
-    proc = subprocess.run(
-        ["dvc", "exp", "show", "--no-pager", *args],
-        cwd=ROOT, env=tool_env(), capture_output=True, text=True,
-    )  # fmt: skip
+def _run(root: Path, *args: str) -> str:
+    proc = subprocess.run(args, cwd=root, env=tool_env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
 
-def _columns(*args: str) -> list[str]:
-    header = _exp_show("--csv", *args).splitlines()[0].split(",")
+def _exp_show(root: Path, *args: str) -> str:
+    return _run(root, "dvc", "exp", "show", "--no-pager", *args)
+
+
+def _columns(root: Path, *args: str) -> list[str]:
+    header = _exp_show(root, "--csv", *args).splitlines()[0].split(",")
     return [c for c in header if c not in CSV_ONLY]
 
 
@@ -46,28 +51,82 @@ def _make_exp_keep() -> str:
     return keep.group(1).replace("$$", "$")
 
 
+def test_plain_view_is_at_most_40_columns_and_names_the_model_choice() -> None:
+    """The workspace's plain view: the view's params, the headline metrics, the dependencies."""
+    workspace = json.loads(_exp_show(ROOT, "--json"))[0]["data"]
+    params = _leaves(yaml.safe_load((ROOT / "params.yaml").read_text()))
+    metrics = _leaves(json.loads((ROOT / "reports/metrics.json").read_text()), lists=False)
+    deps = {Path(d).as_posix() for d in workspace["deps"]}
+    assert 2 + metrics + params + len(deps) <= MAX_COLUMNS, (metrics, params, sorted(deps))
+    assert set(workspace["metrics"]) == {"reports/metrics.json"}  # the headline only
+    # no code or conf/ path: the first stage hashes those into data/config/<group>.yaml
+    assert not [d for d in deps if d.startswith(("src/", "pipelines/", "conf/"))], sorted(deps)
+    view = workspace["params"]["params.yaml"]["data"]
+    assert view["judged_models"] == list(view["models"])
+    assert {m["engine"]["name"] for m in view["models"].values()} <= {"simulated", "hf", "openai"}
+    assert {"experiment", "protocol", "faces", "judge"} <= set(view)
+
+
 def test_make_exp_is_compact_and_names_the_model_choice() -> None:
-    cols = _columns("--drop", ".*", "--keep", _make_exp_keep())
-    assert len(cols) <= 40, cols
+    cols = _columns(ROOT, "--drop", ".*", "--keep", _make_exp_keep())
+    assert len(cols) <= 25, cols
     models = list(yaml.safe_load((ROOT / "params.yaml").read_text())["models"])
-    want = {"Experiment", "Created", "judged_models", "protocol", "faces.n", "coverage"}
+    want = {"Experiment", "Created", "judged_models", "protocol", "faces.n", "experiment"}
     want |= {f"models.{m}.engine.name" for m in models}
     want |= {f"{m}.{k}" for m in models for k in ("sbs", "sbs_ci_low", "sbs_ci_high")}
     assert want <= set(cols), sorted(want - set(cols))
 
 
-def test_plain_view_is_every_params_leaf_every_metric_and_every_dependency() -> None:
-    """What the README says the plain view holds; a DVC release that shows only the keys
-    stages depend on would fail here (then dvc.yaml can narrow it)."""
-    cols = _columns()
-    params = _leaves(yaml.safe_load((ROOT / "params.yaml").read_text()))
-    metrics = sum(
-        _leaves(json.loads((ROOT / f).read_text()), lists=False)
-        for f in ("reports/metrics.json", "reports/calibration.json")
-    )
-    workspace = json.loads(_exp_show("--json"))[0]["data"]
-    deps = {Path(d).as_posix() for d in workspace["deps"]}
-    assert "params.yaml" in deps and "src/stylisticbias/judge" in deps
-    assert len(cols) == 2 + metrics + params + len(deps), (len(cols), metrics, params, len(deps))
-    # every engine default is there, though no stage lists it by itself
-    assert "models.simulated-strong.engine.lightning.num_nodes" in cols
+@pytest.fixture(scope="module")
+def queued(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project with three queued experiments (DVC composes their params.yaml
+    from conf/dvc/ at queue time): a model choice, a value override, a key outside the view."""
+    root = copy_project(ROOT, tmp_path_factory.mktemp("project"))
+    for sets in (["model=[simulated-strong]"], ["faces.n=7"], ["++qa.policy=exclude"]):
+        _run(root, "dvc", "exp", "run", "--queue", *(a for s in sets for a in ("-S", s)))
+    return root
+
+
+def _rows(root: Path) -> list[dict[str, str]]:
+    reader = csv.reader(_exp_show(root, "--csv").splitlines())
+    header = next(reader)
+    return [dict(zip(header, r, strict=True)) for r in reader]
+
+
+def test_an_experiment_shows_its_model_choice(queued: Path) -> None:
+    cols = [c for c in _columns(queued) if c not in CSV_ONLY]
+    # the copy has no outputs (no metrics): the view's params and the dependencies only, plus
+    # the column qa.policy that the third experiment adds
+    assert len(cols) - ("qa.policy" in cols) + 10 <= MAX_COLUMNS, cols
+    rows = _rows(queued)
+    one = [r for r in rows if r["judged_models"] == "['simulated-strong']"]
+    assert len(one) == 1, [r["judged_models"] for r in rows]
+    assert one[0]["models.simulated-strong.engine.name"] == "simulated"
+    assert one[0]["models.simulated-weak.engine.name"] in ("-", "")
+    assert {r["faces.n"] for r in rows} >= {"7", "100"}
+    assert "exclude" in {r.get("qa.policy") for r in rows}
+
+
+def test_the_queued_views_resolve_to_what_conf_composes(queued: Path) -> None:
+    """Each queued experiment's params.yaml stands for conf/ composed with the same overrides."""
+    from stylisticbias.config import compose
+    from stylisticbias.params_view import full_params
+
+    want = {
+        "['simulated-strong']": compose(["model=[simulated-strong]"]),
+    }
+    shown = json.loads(_exp_show(queued, "--json"))
+    views = []
+    for baseline in shown:
+        for exp in baseline.get("experiments") or []:
+            for rev in exp["revs"]:
+                views.append(rev["data"]["params"]["params.yaml"]["data"])
+    assert len(views) == 3, views
+    for view in views:
+        full = full_params(view)
+        if view["judged_models"] == ["simulated-strong"]:
+            assert full == want["['simulated-strong']"]
+        elif view["faces"]["n"] == 7:
+            assert full == compose(["faces.n=7"])
+        else:
+            assert full == compose(["qa.policy=exclude"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,12 @@ PARAMS_FILE = ROOT / "params.yaml"
 #: environment variable naming the params file stages read instead of ``params.yaml`` (a sweep
 #: job points its stage scripts at its own params file)
 PARAMS_ENV = "STYLISTICBIAS_PARAMS"
+#: the whole configuration, resolved from ``params.yaml`` (the pipeline's first stage writes it)
+RESOLVED = Path("data/config/resolved.yaml")
+#: keys of ``params.yaml`` (an experiment's view) that are not keys of the configuration
+VIEW_ONLY = ("experiment", "choice", "judged_models")
+#: groups a view records only when chosen on the command line (``+generator=import``)
+CHOICE_GROUPS = ("generator", "tracking", "analysis")
 
 
 def project_root() -> Path:
@@ -55,8 +61,18 @@ def conf_dir() -> Path:
     return project_root() / "conf"
 
 
-def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[str, Any]:
-    """Compose ``conf/<config_name>.yaml`` with Hydra overrides and return a resolved plain dict."""
+def compose(
+    overrides: Sequence[str] = (),
+    config_name: str = "config",
+    *,
+    values: Mapping[str, Any] | None = None,
+    where: str | None = None,
+) -> dict[str, Any]:
+    """Compose ``conf/<config_name>.yaml`` with Hydra overrides and return a resolved plain dict.
+
+    ``values`` (a nested mapping, e.g. the settings of ``params.yaml``, the experiment's view)
+    are merged on top before interpolations resolve, checked against the same typed specs;
+    ``where`` names their source in an error."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -72,6 +88,11 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
+        if values:
+            try:
+                cfg = OmegaConf.merge(cfg, dict(values))
+            except OmegaConfBaseException as exc:
+                raise StylisticBiasError(_merge_error(exc, cfg, where or "values")) from None
         container = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         raise StylisticBiasError(explain(exc, overrides, conf_dir())) from None
@@ -83,9 +104,24 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> dict[
     assert isinstance(container, dict)
     if container.get("sweep", "") is None:  # set by conf/sweep.yaml only
         del container["sweep"]
-    where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
+    if where is None:
+        where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
     config_from_params(container, where=where)  # ranges, keys added with `+`
     return container  # type: ignore[return-value]
+
+
+def _merge_error(exc: Exception, cfg: Any, where: str) -> str:
+    """One line for a value that does not fit the composed configuration (``where``: its file)."""
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+
+    key = str(getattr(exc, "full_key", "") or "")
+    if isinstance(exc, ConfigKeyError | ConfigAttributeError) and key:
+        parent, _, _ = key.rpartition(".")
+        node = OmegaConf.select(cfg, parent) if parent else cfg
+        valid = ", ".join(str(k) for k in node) if isinstance(node, DictConfig) else "-"
+        return f"{where}: unknown key {key!r}; valid keys of {parent or '<root>'}: {valid}"
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{where}: {key}: {msg}"
 
 
 def dump_params(params: dict[str, Any]) -> str:
@@ -98,13 +134,21 @@ def dump_params(params: dict[str, Any]) -> str:
 
 
 def load_params(path: str | Path | None = None) -> dict[str, Any]:
-    """Load ``params.yaml`` (the composed configuration) as a plain dict.
+    """The whole composed configuration as a plain dict.
 
     Without ``path``: the file named by ``$STYLISTICBIAS_PARAMS`` (a sweep job's own params),
-    else ``params.yaml`` at the project root.
+    else :func:`default_params`. A file that is an experiment's view (``params.yaml``) is
+    resolved into the whole configuration (:func:`full_params`).
     """
     env_path = os.environ.get(PARAMS_ENV)
-    p = Path(path) if path else Path(env_path) if env_path else project_root() / "params.yaml"
+    if not path and not env_path:
+        return default_params()
+    p = Path(path) if path else Path(env_path)
+    data = _read_params(p)
+    return full_params(data, where=p.name) if is_view(data) else data
+
+
+def _read_params(p: Path) -> dict[str, Any]:
     if not p.exists():
         raise StylisticBiasError(
             f"{p}: not found; run `python -m stylisticbias.configure compose` to create it"
@@ -119,12 +163,31 @@ def load_params(path: str | Path | None = None) -> dict[str, Any]:
 
 
 def load_config(path: str | Path | None = None) -> Config:
-    """``params.yaml`` parsed once into typed, frozen specs (one error line on a bad key)."""
+    """The configuration parsed once into typed, frozen specs (one error line on a bad key):
+    ``path``, else ``$STYLISTICBIAS_PARAMS``, else the whole configuration ``params.yaml``
+    stands for (:func:`default_params`)."""
     from stylisticbias.spec.parse import config_from_params
 
     env_path = os.environ.get(PARAMS_ENV)
-    p = Path(path) if path else Path(env_path) if env_path else project_root() / "params.yaml"
+    if not path and not env_path:
+        return config_from_params(default_params(), where=RESOLVED.name)
+    p = Path(path) if path else Path(env_path)
     return config_from_params(load_params(p), where=str(p.name))
+
+
+def default_params() -> dict[str, Any]:
+    """The whole configuration of the project: ``data/config/resolved.yaml`` (written by the
+    pipeline's first stage and by ``configure compose`` from ``params.yaml``), or, where it is
+    missing or older than ``params.yaml``, ``params.yaml`` resolved here
+    (:func:`full_params`)."""
+    root = project_root()
+    params_file, resolved = root / "params.yaml", root / RESOLVED
+    if resolved.exists() and (
+        not params_file.exists() or resolved.stat().st_mtime >= params_file.stat().st_mtime
+    ):
+        return _read_params(resolved)
+    data = _read_params(params_file)
+    return full_params(data, where=params_file.name) if is_view(data) else data
 
 
 def judged_models(params: dict[str, Any] | Config) -> list[str]:
@@ -203,3 +266,45 @@ def configured_annotator(config: Config, name: str) -> Any:
             "`annotator=[...]`)"
         )
     return config.annotators[name]
+
+
+def choices(view: Mapping[str, Any]) -> list[str]:
+    """The group overrides of ``conf/config.yaml`` a view records (experiment, models, +groups)."""
+    out = []
+    if view.get("experiment"):
+        out.append(f"experiment={view['experiment']}")
+    models = view.get("models")
+    if not isinstance(models, Mapping):
+        raise StylisticBiasError(
+            f"params.yaml: models: expected the judged models' mapping, got {models!r} "
+            "(choose them with model=[...])"
+        )
+    out.append(f"model=[{','.join(str(m) for m in models)}]")
+    out.append(f"annotator=[{','.join(str(a) for a in view.get('annotators') or {})}]")
+    for group, choice in (view.get("choice") or {}).items():
+        if group not in CHOICE_GROUPS:
+            raise StylisticBiasError(
+                f"params.yaml: choice.{group}: unknown group; valid: {', '.join(CHOICE_GROUPS)}"
+            )
+        out.append(f"{group}={choice}")
+    return out
+
+
+def full_params(view: Mapping[str, Any], where: str = "params.yaml") -> dict[str, Any]:
+    """The whole configuration a view stands for: ``conf/`` composed with its choices, its
+    values merged on top (one error line naming the key on a bad one)."""
+    models = list(view.get("models") or {}) if isinstance(view.get("models"), Mapping) else None
+    derived = view.get("judged_models")
+    if derived is not None and models is not None and list(derived) != models:
+        raise StylisticBiasError(
+            f"{where}: judged_models={list(derived)} is derived from models "
+            f"({models}); choose the models with model=[...], not judged_models"
+        )
+    values = {k: v for k, v in view.items() if k not in VIEW_ONLY}
+    return compose(choices(view), values=values, where=where)
+
+
+def is_view(params: Mapping[str, Any]) -> bool:
+    """Whether ``params`` is an experiment's view (``params.yaml``: it always holds the derived
+    ``judged_models`` and no ``paths``), not a whole configuration."""
+    return "judged_models" in params and "paths" not in params

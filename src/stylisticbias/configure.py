@@ -6,7 +6,12 @@ library module :mod:`stylisticbias.config` never imports the checks)::
     python -m stylisticbias.configure compose [overrides...]   # rewrite params.yaml
     python -m stylisticbias.configure check [overrides...]     # exit 1 if params.yaml drifted
 
-A bad key or value is one ``error:`` line and exit status 2; ``params.yaml`` is left as it was.
+``params.yaml`` is the experiment's view (:mod:`stylisticbias.params_view`): ``compose``
+regenerates ``conf/dvc/`` from ``conf/``, writes the view of ``conf/`` with the overrides (what
+``dvc exp run -S`` would write), checks the whole configuration it stands for and writes
+``data/config/`` (:mod:`stylisticbias.stage_inputs`), so tools read the same configuration the
+next ``dvc repro`` will. A bad key or value is one ``error:`` line and exit status 2;
+``params.yaml`` is left as it was.
 """
 
 from __future__ import annotations
@@ -16,26 +21,43 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from stylisticbias import config
+from stylisticbias import config, params_view
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.stage_inputs import write_stage_inputs
 from stylisticbias.validate import validate_params
 
 log = logging.getLogger(__name__)
 
 
+def compose_view(overrides: Sequence[str] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The view (``params.yaml``) of ``conf/`` with ``overrides`` and the whole configuration it
+    stands for, checked (:func:`stylisticbias.validate.validate_params`)."""
+    config.compose(overrides)  # the overrides themselves, worded against conf/ on error
+    view = params_view.compose_view(params_view.view_overrides(overrides))
+    params = params_view.full_params(view, where=f"conf/ with {' '.join(overrides)}".strip())
+    validate_params(params)
+    return view, params
+
+
 def write_params(
     overrides: Sequence[str] = (), path: Path | None = None, *, validate: bool = True
 ) -> Path:
-    """Compose ``conf/``, check it (:func:`stylisticbias.validate.validate_params`), write
-    ``params.yaml`` (left untouched when a check fails)."""
-    path = path or config.project_root() / "params.yaml"
-    params = config.compose(overrides)
+    """Regenerate ``conf/dvc/``, compose and check, write ``params.yaml`` (the view) and
+    ``data/config/`` (left untouched when a check fails)."""
+    root = config.project_root()
+    path = path or root / "params.yaml"
+    params_view.write_view_conf()
     if validate:
-        validate_params(params)
-    path.write_text(config.dump_params(params), encoding="utf-8")
+        view, params = compose_view(overrides)
+    else:
+        view = params_view.compose_view(params_view.view_overrides(overrides))
+        params = params_view.full_params(view)
+    path.write_text(params_view.dump_view(view), encoding="utf-8")
+    write_stage_inputs(params, root)
     log.info("wrote %s", path)
     return path
 
@@ -51,11 +73,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compose":
             write_params(args.overrides)
             return 0
-        params = config.compose(args.overrides)
-        validate_params(params)
-        want = config.dump_params(params)
+        drift = params_view.view_conf_drift()
+        if drift:
+            log.error(
+                "conf/dvc/ differs from conf/ (%s): run `python -m stylisticbias.configure "
+                "compose`",
+                ", ".join(drift[:3]),
+            )
+            return 1
+        view, _ = compose_view(args.overrides)
         have = (config.project_root() / "params.yaml").read_text(encoding="utf-8")
-        if yaml.safe_load(want) != yaml.safe_load(have):
+        if view != yaml.safe_load(have):
             log.error(
                 "params.yaml differs from conf/: run `python -m stylisticbias.configure compose`"
             )

@@ -53,6 +53,8 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -63,16 +65,16 @@ from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_dir, atomic_path
 from stylisticbias.score_store import FILE_NAME, partition_dir, write_model_scores
-from stylisticbias.scores_columnar import (
-    SCORE_INPUTS,
+from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
+from stylisticbias.scores_columnar.checks import SCORE_INPUTS, read_judgments_table
+from stylisticbias.scores_columnar.partition import (
     check_scores_table,
     demographics_ok,
     read_dataset_tables,
-    read_judgments_table,
-    reduce_judgments,
     score_partition,
     undecided_excluded,
 )
+from stylisticbias.scores_columnar.reader import reduce_judgments
 from stylisticbias.spec import Config
 
 if TYPE_CHECKING:  # pandas, pandera and the task types load only where a function needs them
@@ -208,9 +210,9 @@ def read_judgments(path: str | Path, *, with_response: bool = False) -> pd.DataF
     (JUDGMENTS for a table written before ``image_sha256`` was kept).
 
     The checks run on Arrow columns, vectorised
-    (:func:`~stylisticbias.scores_columnar.read_judgments_table`): the file's columns and types,
-    nulls, value ranges, allowed values and unique (image, model, scenario, ordering, seed)
-    keys. Anything they do not pass is handed to the full schema validation
+    (:func:`~stylisticbias.scores_columnar.checks.read_judgments_table`): the file's columns and
+    types, nulls, value ranges, allowed values and unique (image, model, scenario, ordering,
+    seed) keys. Anything they do not pass is handed to the full schema validation
     (:func:`~stylisticbias.schemas.read_table`), whose one-line error names the file, column and
     row -- so a bad table fails exactly as before, and a good one is read in a fraction of the
     time. String keys come back as categoricals.
@@ -229,22 +231,28 @@ def read_judgments(path: str | Path, *, with_response: bool = False) -> pd.DataF
     return df
 
 
-def write_scores(model_name: str, config: Config, *, source: Source = "auto") -> Path:
+def write_scores(
+    model_name: str,
+    config: Config,
+    *,
+    source: Source = "auto",
+    ahead: JudgmentsAhead | None = None,
+) -> Path:
     """Score one model's ``judgments.parquet`` into ``data/scores/model=<model>/`` (Hive).
 
     The paper's reader on drawn rows goes through the columnar engine
     (:mod:`stylisticbias.scores_columnar`: Arrow and numpy, no pandas); every other case, and
     every table that engine declines, through :func:`compute_scores`. Both write the same bytes.
+    ``ahead``: the judgments already being read (used only where its file and model are these).
     """
 
     def path(key: str) -> Path:
-        p = Path(getattr(config.paths, key))
-        return p if p.is_absolute() else project_root() / p
+        return stage_path(getattr(config.paths, key), project_root())
 
     benchmark = load_benchmark(config.protocol)
     if benchmark.tasks and not benchmark.scenarios:
         return write_task_scores(model_name, path("judgments"), path("scores"))
-    judgments_file = path("judgments") / model_name / "judgments.parquet"
+    judgments_file = judgments_path(path("judgments"), model_name)
     faces_file = path("faces") / "faces.parquet"
     variations_file = path("variations") / "variations.parquet"
     judge = config.judge
@@ -253,7 +261,7 @@ def write_scores(model_name: str, config: Config, *, source: Source = "auto") ->
         written = write_columnar_scores(
             model_name, judgments_file, faces_file, variations_file, path("scores"), benchmark,
             undecided_warn=float(judge.undecided_warn),
-            undecided_max=float(judge.undecided_max),
+            undecided_max=float(judge.undecided_max), ahead=ahead,
         )  # fmt: skip
         if written is not None:
             return written
@@ -304,31 +312,46 @@ def write_columnar_scores(
     *,
     undecided_warn: float,
     undecided_max: float,
+    ahead: JudgmentsAhead | None = None,
 ) -> Path | None:
     """Score ``model``'s judgments with the columnar engine (:mod:`stylisticbias.scores_columnar`)
     into its partition of ``score_dir``; ``None`` where the engine declines (nothing written:
-    score with :func:`compute_scores`). The paper's reader and definitions, drawn rows."""
+    score with :func:`compute_scores`). The paper's reader and definitions, drawn rows.
+    ``ahead``: the same judgments already being read, if they are."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     dataset = read_dataset_tables(faces_file, variations_file)
     if dataset is None or not all(demographics_ok(t, benchmark.demographics) for t in dataset):
         return None
-    cells = reduce_judgments(judgments_file, model)
+    read, cells = ahead.cells(judgments_file, model) if ahead else (False, None)
+    if not read:
+        cells = reduce_judgments(judgments_file, model)
     if cells is None:
         return None
     scores = score_partition(
         cells, *dataset, benchmark,
         undecided_warn=undecided_warn, undecided_max=undecided_max,
     )  # fmt: skip
-    if scores is None or not check_scores_table(scores):
+    if scores is None:
         return None
     final = partition_dir(score_dir, model)
-    with atomic_dir(final) as tmp:
-        pq.write_table(scores, tmp / FILE_NAME)
+    try:
+        with atomic_dir(final) as tmp, ThreadPoolExecutor(max_workers=1) as pool:
+            checked = pool.submit(check_scores_table, scores)  # while the file is written
+            pq.write_table(scores, tmp / FILE_NAME)
+            if not checked.result():  # nothing published: the pandas engine writes it
+                shutil.rmtree(tmp)
+                raise _Declined
+    except _Declined:
+        return None
     images = pc.count_distinct(scores.column("image_id")).as_py()
     _log_written(model, scores.num_rows, images, scores.column("phi").null_count, final / FILE_NAME)
     return final / FILE_NAME
+
+
+class _Declined(Exception):
+    """The columnar engine's table failed its output check (the pandas engine scores instead)."""
 
 
 def task_scores(records: pd.DataFrame) -> pd.DataFrame:

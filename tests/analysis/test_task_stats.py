@@ -129,9 +129,9 @@ def test_selection_frequency_log_odds_pair_comp() -> None:
     assert row["log_odds"] == pytest.approx(
         math.log(((r_a + 1) / (o_a - r_a + 1)) / ((r_n + 1) / (o_n - r_n + 1)))
     )
-    assert row["pval"] == pytest.approx(
-        stats.fisher_exact([[r_a, o_a - r_a], [r_n, o_n - r_n]]).pvalue
-    )
+    fisher = stats.fisher_exact([[r_a, o_a - r_a], [r_n, o_n - r_n]]).pvalue
+    assert row["pval_fisher"] == pytest.approx(fisher)
+    assert row["pval"] == pytest.approx(fisher)  # no unit column: one stratum
     assert row["log_odds"] > 0.3 and row["pval"] < 0.05  # the planted preference
     # the Woolf interval of the smoothed table: statsmodels' Table2x2 on the add-one counts
     from statsmodels.stats.contingency_tables import Table2x2
@@ -146,9 +146,13 @@ def test_selection_frequency_log_odds_pair_comp() -> None:
 
 
 def test_polarity_and_z_test_against_scipy_statsmodels() -> None:
-    s, p = ts.polarity(30, 50, 18, 50)
+    s, p, p_fisher = ts.polarity(30, 50, 18, 50)
     assert s == pytest.approx(24.0)
-    assert p == pytest.approx(stats.fisher_exact([[30, 20], [18, 32]]).pvalue)
+    assert p == p_fisher == pytest.approx(stats.fisher_exact([[30, 20], [18, 32]]).pvalue)
+    # two units: the pooled Fisher p of the summed table, the stratified p of the strata
+    s2, p2, f2 = ts.polarity([20, 10], [25, 25], [12, 6], [25, 25])
+    assert s2 == pytest.approx(24.0) and f2 == pytest.approx(p_fisher)
+    assert p2 != pytest.approx(f2)
     z, pz = ts.two_proportion_z(45, 100, 30, 90)
     zr, pr = proportions_ztest([45, 30], [100, 90])
     assert z == pytest.approx(zr) and pz == pytest.approx(pr)

@@ -113,12 +113,16 @@ def test_calibration_runs_every_table_and_merges_into_the_bench_file(tmp_path) -
     assert set(res["null_fdr"]) == {"vignette_log_odds", "vignette_pair_comp",
                                     "vignette_polarity", "vignette_text_vs_image",
                                     "position_bias"}  # fmt: skip
+    assert set(res["power"]) == set(res["null_fdr"])
+    assert all(0 <= p["row_rejection_share"] <= 1 for p in res["power"].values())
+    assert calibrate_vignette(2, n_inst=20, n_boot=100, null_replicates=2, jobs=2) == res
     out = tmp_path / "calibration.json"
     out.write_text(json.dumps({"plants": {"x": 1}, "protocols": {"beauty": {"y": 2}}}))
     assert cal_main(["--protocol", "vignette", "--replicates", "2", "--null-replicates", "2",
                      "--bootstrap", "50", "--out", str(out)]) == 0  # fmt: skip
     doc = json.loads(out.read_text())
     assert doc["plants"] == {"x": 1} and doc["protocols"]["beauty"] == {"y": 2}
+    assert len(doc["protocols"]["vignette"]["load_average"]["start"]) == 3
     assert doc["protocols"]["vignette"]["command"].startswith(
         "python -m stylisticbias.analysis.task_calibration --protocol vignette"
     )

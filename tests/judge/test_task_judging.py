@@ -93,3 +93,38 @@ def test_dry_run_asks_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) 
         run_judge("tiny-llava-next-vllm", config_from_params(params), progress=False)
     assert "dry run: 16 task prompt(s) over 4 face(s) and 6 pair(s)" in caplog.text
     assert not (tmp_path / "judgments").exists()
+
+
+def test_composite_ask_is_one_image_with_the_slot_one_face_on_the_left(tmp_path: Path) -> None:
+    """A composite pairwise task sends one image: the left cell is the slot-1 face's pixels
+    (order 0: the pair's first), the swapped order mirrors it, and the cache is reused."""
+    import numpy as np
+    from PIL import Image
+
+    from stylisticbias.judge.protocol.tasks.composites import LAYOUT, placements
+
+    rng = np.random.default_rng(0)
+    faces = []
+    for i, (eth, g) in enumerate((("Asian", "male"), ("Black", "female"))):
+        path = tmp_path / f"f{i}.png"
+        Image.fromarray(rng.integers(0, 256, (LAYOUT.cell, LAYOUT.cell, 3), np.uint8)).save(path)
+        f = _face(i, eth, g)
+        faces.append(Face(f.face_id, f.image_id, f.group, str(path), f.attrs, f"sha{i}"))
+    bench = load_benchmark("vignette")
+    sc = bench.task_scenario(101)
+    p0, p1 = task_of(sc).prompts(sc, bench)
+    unit = Unit("inst000", tuple(faces), pair=True)
+    cache = tmp_path / ".composites"
+    a0 = make_ask(sc, p0, unit, bench, 1, cache)
+    a1 = make_ask(sc, p1, unit, bench, 1, cache)
+    assert len(a0.images) == len(a1.images) == 1  # type: ignore[union-attr]
+    left, right = placements((LAYOUT.cell,) * 2, (LAYOUT.cell,) * 2)
+    src = [np.asarray(Image.open(f.path)) for f in faces]
+    with Image.open(a0.images[0]) as c0, Image.open(a1.images[0]) as c1:  # type: ignore[union-attr]
+        assert np.array_equal(np.asarray(c0.crop(left)), src[0])
+        assert np.array_equal(np.asarray(c0.crop(right)), src[1])
+        assert np.array_equal(np.asarray(c1.crop(left)), src[1])
+        assert np.array_equal(np.asarray(c1.crop(right)), src[0])
+    assert len(list(cache.iterdir())) == 2
+    assert make_ask(sc, p0, unit, bench, 1, cache).images == a0.images  # type: ignore[union-attr]
+    assert len(list(cache.iterdir())) == 2

@@ -1,23 +1,27 @@
 """A task protocol's report: headline, figures and README from the task tables; the
 per-model metrics (every interval and test) that the analyze stage writes to metrics.json and
-the track stage logs to MLflow (a real SQLite store)."""
+the track stage's MLflow runs (a real SQLite store)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from mlflow_store import run_artifacts, run_metrics, run_tags
 
 from stylisticbias.analysis.task_demo import reflect_demo, vignette_demo, write
 from stylisticbias.analysis.task_metrics import task_metrics
 from stylisticbias.analysis.task_records import task_markdown
 from stylisticbias.benchmark import load_benchmark
+from stylisticbias.config import compose
+from stylisticbias.report.mlflow_log import MAX_RUN_METRICS
+from stylisticbias.report.task_mlflow import HEADLINE, log_task_report, task_headline_metrics
 from stylisticbias.report.task_report import build_task_report
-from stylisticbias.report.task_track import log_task_report, read_task_tables, task_headline
-from stylisticbias.tracking import tracking_spec
+from stylisticbias.report.task_track import read_task_tables, task_headline
+from stylisticbias.spec import Config
+from stylisticbias.spec.parse import config_from_params
 
 MODELS = ("simulated-strong", "simulated-weak")
 
@@ -77,18 +81,64 @@ def test_vignette_report_has_the_forest_plot(tmp_path: Path) -> None:
     assert any("position bias" in line for line in lines)
 
 
-def test_track_logs_one_run_per_model_with_intervals(reflect_reports: Path, tmp_path) -> None:
+def _config(db: Path, experiment: str = "reflect-demo") -> Config:
+    uri = f"tracking.tracking_uri=sqlite:///{db}"
+    return config_from_params(compose([f"experiment={experiment}", "tracking=mlflow", uri,
+                                       "tracking.experiment_name=task-test"]))  # fmt: skip
+
+
+def test_track_logs_one_run_per_model_and_a_comparison(reflect_reports: Path, tmp_path) -> None:
+    """Per-model runs: the headline with intervals (<= 30 metrics, the same keys in every run),
+    every interval and test in tables/metrics_all.json, the same table and figure artifacts in
+    every model run; a comparison run with the README and the report's figures."""
     db = tmp_path / "mlflow.db"
-    params = {"protocol": "reflect", "tracking": {"enabled": True,
-              "tracking_uri": f"sqlite:///{db}", "experiment_name": "task-test"}}  # fmt: skip
-    ids = log_task_report(tracking_spec(params), "reflect", reflect_reports, "digest")
-    assert set(ids) == set(MODELS)
-    want = task_metrics(read_task_tables(reflect_reports / "tables"), "simulated-weak")
-    with sqlite3.connect(db) as con:
-        got = dict(con.execute("SELECT key, value FROM latest_metrics WHERE run_uuid = ?",
-                               (ids["simulated-weak"],)).fetchall())  # fmt: skip
-    assert got == pytest.approx(want)
-    assert any(k.endswith(".ci_low") for k in got)
+    ids = log_task_report(_config(db), reflect_reports, "digest")
+    assert set(ids) == {*MODELS, "comparison"}
+    tables = read_task_tables(reflect_reports / "tables")
+    tags = run_tags(db)
+    assert len(tags) == 3
+    keys, arts = set(), []
+    for m in MODELS:
+        assert tags[ids[m]]["stylisticbias.run_kind"] == "model"
+        assert tags[ids[m]]["model"] == m and tags[ids[m]]["simulated"] == "true"
+        got = run_metrics(db, ids[m])
+        assert got == pytest.approx(task_headline_metrics(tables, m))
+        assert 0 < len(got) <= MAX_RUN_METRICS
+        keys.add(frozenset(got))
+        wr = tables["reflect_win_rates"]
+        top = wr.loc[wr.loc[wr["model"] == m, "win_rate"].idxmax()]
+        assert got["win_rate.max"] == pytest.approx(top["win_rate"])
+        assert got["win_rate.max.ci_low"] == pytest.approx(top["ci_low"])
+        assert got["win_rate.max.ci_low"] <= got["win_rate.max"] <= got["win_rate.max.ci_high"]
+        art = run_artifacts(db, ids[m])
+        arts.append(art)
+        every = json.loads((db.parent / next(db.parent.glob(
+            f"mlruns/*/{ids[m]}/artifacts/tables/metrics_all.json"))).read_text())  # fmt: skip
+        logged = dict(zip(*zip(*every["data"])))
+        # the JSON table keeps 10 decimals: p-values of 1e-6 differ in their 6th digit
+        assert logged == pytest.approx(task_metrics(tables, m), rel=1e-6, abs=1e-10)
+    assert len(keys) == 1 and arts[0] == arts[1]  # the compare view lines the runs up
+    assert {f"tables/{n}.json" for n in tables} | {"tables/metrics_all.json"} <= arts[0]
+    assert {"figures/reflect_win_matrix.png", "figures/reflect_mcq_distributions.png"} <= arts[0]
+    comparison = run_artifacts(db, ids["comparison"])
+    assert {"README.md", "figures/reflect_win_matrix.png", "calibration.json"} <= comparison
+    assert tags[ids["comparison"]]["stylisticbias.run_kind"] == "comparison"
+    # a rerun of the same report replaces its runs instead of adding to them
+    again = log_task_report(_config(db), reflect_reports, "digest")
+    assert set(run_tags(db)) == set(again.values()) and len(again) == 3
+
+
+def test_headline_keys_fit_a_run_page(tmp_path: Path) -> None:
+    """Every headline entry at once stays within the budget; vignette's runs share its keys."""
+    assert sum(3 if ci else 1 for *_, ci in HEADLINE) <= MAX_RUN_METRICS
+    reports = _reports(tmp_path, "vignette")
+    tables = read_task_tables(reports / "tables")
+    a, b = (task_headline_metrics(tables, m) for m in MODELS)
+    assert set(a) == set(b) and "log_odds.max_abs.ci_high" in a and "win_rate.max" not in a
+    lo = tables["vignette_log_odds"]
+    mine = lo[lo["model"] == MODELS[0]]
+    assert abs(a["log_odds.max_abs"]) == pytest.approx(mine["log_odds"].abs().max())
+    assert task_headline_metrics(tables, "nobody") == {}
 
 
 def test_report_without_calibration_says_so(tmp_path: Path) -> None:

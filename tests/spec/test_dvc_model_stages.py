@@ -1,4 +1,4 @@
-"""Each judge@MODEL stage records and depends on its own model only (dvc.lock, dvc status)."""
+"""Each judge@MODEL stage depends on its own model only (data/config/judge/MODEL.yaml)."""
 
 from __future__ import annotations
 
@@ -21,17 +21,21 @@ def _dvc(root: Path, *args: str) -> str:
     return out.stdout
 
 
-def test_committed_lock_holds_no_other_models_settings() -> None:
-    lock = yaml.safe_load((config.project_root() / "dvc.lock").read_text())
-    judge = {k: v for k, v in lock["stages"].items() if k.startswith("judge@")}
-    assert judge, "no judge stage in dvc.lock"
-    for stage, body in judge.items():
-        model = stage.split("@", 1)[1]
-        params = body["params"]["params.yaml"]
-        models = {k.split(".", 1)[1] for k in params if k.startswith("models.")}
-        assert models == {model}, (stage, sorted(params))
-        assert "models" not in params and "engine" not in params
-        assert "judge" not in params, "the whole judge section would include other settings"
+def test_a_judge_stage_depends_on_its_own_models_settings_only() -> None:
+    """``judge@MODEL`` / ``scores@MODEL`` depend on ``data/config/judge/MODEL.yaml``, which holds
+    that model's section and the shared judging settings, never another model's."""
+    from stylisticbias.stage_inputs import GROUPS, group_file
+
+    stages = yaml.safe_load((config.project_root() / "dvc.yaml").read_text())["stages"]
+    for name in ("judge", "scores"):
+        assert "data/config/judge/${key}.yaml" in stages[name]["do"]["deps"]
+    group = next(g for g in GROUPS if g.name == "judge")
+    params = config.compose(["model=[simulated-strong,simulated-weak]"])
+    for model in params["models"]:
+        settings = yaml.safe_load(group_file(group, params, config.project_root(), model))
+        keys = set(settings["settings"])
+        assert {k for k in keys if k.startswith("models")} == {f"models.{model}"}, keys
+        assert settings["settings"][f"models.{model}"] == params["models"][model]
 
 
 @pytest.fixture()
@@ -39,7 +43,7 @@ def dvc_project(tmp_path: Path) -> Path:
     """A DVC project with our dvc.yaml, conf/ and the judge stages' deps (tiny stand-ins for
     data), each judge stage committed as if it had run."""
     root = config.project_root()
-    for rel in ("conf", "pipelines", "src/stylisticbias/judge", "src/stylisticbias/qa"):
+    for rel in ("conf", "pipelines", "src/stylisticbias"):
         shutil.copytree(root / rel, tmp_path / rel, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(root / "dvc.yaml", tmp_path / "dvc.yaml")
     for rel in ("data/faces", "data/variations", "data/import"):
@@ -47,15 +51,24 @@ def dvc_project(tmp_path: Path) -> Path:
         (tmp_path / rel / "x.parquet").write_bytes(rel.encode())
     (tmp_path / "data/qa").mkdir(parents=True)
     (tmp_path / "data/qa/checks.parquet").write_bytes(b"qa")  # qa.policy=exclude reads it
-    (tmp_path / "data/check").mkdir(parents=True)
-    (tmp_path / "data/check/params.ok").write_bytes(b"ok")  # the check stage's stamp
     _dvc(tmp_path, "init", "--no-scm", "-q")
     return tmp_path
 
 
 def _compose(root: Path, models: list[str]) -> None:
-    params = config.compose([f"model=[{','.join(models)}]"])
-    (root / "params.yaml").write_text(config.dump_params(params))
+    """What the check stage writes for the view of ``model=[models]``."""
+    from stylisticbias.params_view import compose_view, dump_view
+
+    view = compose_view([f"model=[{','.join(models)}]"])
+    (root / "params.yaml").write_text(dump_view(view))
+    _resolve(root)
+
+
+def _resolve(root: Path) -> None:
+    from stylisticbias.stage_inputs import write_stage_inputs
+
+    view = yaml.safe_load((root / "params.yaml").read_text())
+    write_stage_inputs(config.full_params(view), root)
 
 
 def test_adding_a_model_leaves_other_judge_stages_up_to_date(dvc_project: Path) -> None:
@@ -75,7 +88,8 @@ def test_adding_a_model_leaves_other_judge_stages_up_to_date(dvc_project: Path) 
 
     # and a change to one model's settings stales that model's stage only
     params = yaml.safe_load((root / "params.yaml").read_text())
-    params["models"]["simulated-weak"]["noise_sd"] = 0.07
+    params["models"]["simulated-weak"]["noise_sd"] = 0.07  # what -S ++models...noise_sd does
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    _resolve(root)
     status = _dvc(root, "status", "judge@simulated-strong", "judge@simulated-weak")
     assert "judge@simulated-weak" in status and "judge@simulated-strong" not in status, status

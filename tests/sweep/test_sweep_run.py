@@ -213,7 +213,8 @@ def test_failed_job_is_reported_and_the_sweep_exits_1(tmp_path: Path) -> None:
 @pytest.mark.parametrize("experiment", ["reflect-demo", "vignette-demo"])
 def test_task_protocol_demo_sweeps_log_intervals_per_job(tmp_path: Path, experiment: str) -> None:
     """A task protocol's demo sweeps like the default: one job per judge, each job's run holds
-    the task tables' intervals (point, ci_low, ci_high) from its metrics.json."""
+    the task tables' intervals (point, ci_low, ci_high) from its metrics.json and, nested under
+    it, its stages' runs (the judge run, the model's run and the comparison run)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("STYLISTICBIAS_PARENT_RUN_ID", None)
     out = subprocess.run(
@@ -231,6 +232,9 @@ def test_task_protocol_demo_sweeps_log_intervals_per_job(tmp_path: Path, experim
     assert {"model=simulated-strong", "model=simulated-weak"} <= set(jobs_)
     table = "reflect_win_rates." if experiment == "reflect-demo" else "position_bias."
     for name in ("model=simulated-strong", "model=simulated-weak"):
+        model = name.split("=")[1]
+        below = {r["name"] for r in runs.values() if r["parent"] == jobs_[name]}
+        assert {f"judge/{model}", model, "comparison"} <= below, below  # judge + track stages
         m = metrics_of(db, jobs_[name])
         points = [k for k in m if k.startswith(table) and k + ".ci_low" in m]
         assert points, sorted(m)[:20]

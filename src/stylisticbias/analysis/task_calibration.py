@@ -22,8 +22,24 @@ rejection (with its Clopper-Pearson interval).
   "friendly"/"unfriendly" terms, a decision question with the image and text-only):
   ``vignette_selection``, ``vignette_log_odds`` (Woolf interval of the add-one log-odds ratio;
   truth: the log odds ratio of the expected selection shares), ``position_bias``; null:
-  ``vignette_log_odds``, ``vignette_pair_comp``, ``vignette_polarity`` (Fisher exact),
-  ``vignette_text_vs_image`` (two-proportion z) and ``position_bias``.
+  ``vignette_log_odds`` and ``vignette_polarity`` (the exact test stratified by instance,
+  :mod:`.task_exact`), ``vignette_pair_comp`` (Fisher exact), ``vignette_text_vs_image``
+  (two-proportion z) and ``position_bias``. Every tested table also reports its ``power``
+  under the planted design (the share of its rows rejected after BH per replicate).
+
+The pooled Fisher test of the log-odds and polarity tables read a null FDR of 0.0525 over 400
+replicates (CP [0.033, 0.079]); a direct simulation of the same design (20,000 null
+replicates, the same BH over the four identities) puts its true FDR at 0.037 [0.034, 0.040]:
+not anti-conservative with independent answers, the 0.0525 was Monte Carlo error. The
+stratified test replaced it because real answers are clustered by instance (every question of
+an instance shows the same photos), which the simulated judge does not model.
+``python -m stylisticbias_dev.bench.vignette_null_size --replicates 4000``
+(``reports/bench/vignette_null_size.json``) draws the design directly: stratified 0.039
+[0.033, 0.046], pooled Fisher 0.037 [0.032, 0.044].
+Over the bench's 400 null replicates (seeds shared with the earlier run) it reads 0.055
+[0.035, 0.082]: the same replicates that put the pooled test above 0.05, so the point
+estimate over 400 replicates cannot settle 0.04 against 0.05; more null replicates (e.g.
+2,000: a CP half-width near 0.01) can.
 
 The intervals are BCa with the small-sample expansion
 (:func:`~.task_stats.unit_bootstrap_ci`). With plain percentile intervals the ratio statistics
@@ -43,10 +59,12 @@ import itertools
 import json
 import logging
 import math
+import os
 import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -119,13 +137,25 @@ class NullFdr:
 
     rejected: list[bool] = field(default_factory=list)
     tests: int = 0
+    shares: list[float] = field(default_factory=list)
 
     def add(self, pvals: Sequence[float], q: float = FDR_TARGET) -> None:
         """One replicate's p-values of the table."""
         p = np.asarray(pvals, float)
         p = p[~np.isnan(p)]
         self.tests = max(self.tests, len(p))
-        self.rejected.append(bool(len(p) and multipletests(p, q, "fdr_bh")[0].any()))
+        rej = multipletests(p, q, "fdr_bh")[0] if len(p) else np.zeros(0, bool)
+        self.rejected.append(bool(rej.any()))
+        self.shares.append(float(rej.mean()) if len(p) else math.nan)
+
+    def power(self) -> dict[str, Any]:
+        """Under the planted design: the mean share of the table's rows rejected (BH within
+        the table) per replicate -- the power over its rows, every planted row non-null --
+        and the share of replicates with a rejection."""
+        k, n = int(sum(self.rejected)), len(self.rejected)
+        return {"row_rejection_share": float(np.nanmean(self.shares)) if n else None,
+                "any_rejection": k / n if n else None, "replicates": n,
+                "tests_per_replicate": self.tests, "correction": "fdr_bh q=0.05"}  # fmt: skip
 
     def summary(self) -> dict[str, Any]:
         """The FDR (share of null replicates with a discovery) and its interval."""
@@ -276,12 +306,9 @@ def vignette_replicate(bench: Benchmark, rep: int, n_inst: int, n_boot: int,
     low = pairwise_answers(bench, UNFRIENDLY, plants["low"], inst, IDENTITIES, seed + 1)
     oh, ol = options_table(high, "friendly"), options_table(low, "unfriendly")
     out = tt.vignette_tables(pd.concat([oh, ol], ignore_index=True), MODEL, FRIENDLY, **kw)
-    counts = [(i, "p1", int(oh.loc[oh["identity"] == i, "selected"].sum()),
-               int((oh["identity"] == i).sum()), int(ol.loc[ol["identity"] == i, "selected"].sum()),
-               int((ol["identity"] == i).sum())) for i in IDENTITIES]  # fmt: skip
     out["vignette_polarity"] = tt.polarity_table(
-        pd.DataFrame(counts, columns=["identity", "trait_pair", "x_high", "n_high", "x_low",
-                                      "n_low"]), MODEL, simulated=True)  # fmt: skip
+        tt.polarity_counts(oh, ol, "p1"), MODEL, simulated=True
+    )
     out["position_bias"] = tt.pairwise_tables(high, MODEL, FRIENDLY, **kw)["position_bias"]
     with_img = pairwise_answers(bench, DECISION, plants["high"], inst, IDENTITIES, seed + 2)
     text = pairwise_answers(bench, DECISION_TEXT, plants["text"], inst, IDENTITIES, seed + 3)
@@ -322,51 +349,73 @@ Replicate = Callable[[Benchmark, int, int, int, bool], dict[str, pd.DataFrame]]
 def calibrate(
     protocol: str, replicate: Replicate, truth: dict[str, dict[str, float]],
     intervals: dict[str, tuple[str, str | None]], tests: Sequence[str], replicates: int,
-    null_replicates: int, units: int, n_boot: int,
+    null_replicates: int, units: int, n_boot: int, jobs: int = 1,
 ) -> dict[str, Any]:  # fmt: skip
-    """Coverage of ``intervals`` over ``replicates`` and the null FDR of ``tests``."""
-    bench = load_benchmark(protocol)
+    """Coverage of ``intervals`` over ``replicates`` and the null FDR of ``tests``; ``jobs``
+    worker processes build the replicates (each replicate is seeded by its index, so the result
+    does not depend on ``jobs``)."""
     cov = {name: Coverage() for name in intervals}
-    for r in range(replicates):
-        tabs = replicate(bench, r, units, n_boot, False)
+    power = {name: NullFdr() for name in tests}
+    planted = _replicates(replicate, protocol, units, n_boot, False, replicates, jobs)
+    nulls = _replicates(replicate, protocol, units, 20, True, null_replicates, jobs)
+    for r, tabs in enumerate(planted):
+        for name in tests:
+            power[name].add(tabs[name]["pval"].tolist())
         for name, (col, key) in intervals.items():
             rows = tabs[name]
             t = [truth[name]["_"]] * len(rows) if key is None else _for(rows, key, truth[name])
             cov[name].add(r, rows, col, t)
     fdr = {name: NullFdr() for name in tests}
-    for r in range(null_replicates):
-        tabs = replicate(bench, r, units, 20, True)  # intervals unused under the null
+    for tabs in nulls:  # intervals unused under the null (20 resamples)
         for name in tests:
             fdr[name].add(tabs[name]["pval"].tolist())
     cov_s = {k: v.summary() for k, v in cov.items()}
     fdr_s = {k: v.summary() for k, v in fdr.items()}
+    power_s = {k: v.power() for k, v in power.items()}
     lo, hi = COVERAGE_TARGET
     passed = all(lo <= c["coverage"] <= hi for c in cov_s.values()) and all(
         f["fdr"] <= FDR_TARGET for f in fdr_s.values()
     )
-    return {"coverage": cov_s, "null_fdr": fdr_s, "replicates": replicates,
+    return {"coverage": cov_s, "null_fdr": fdr_s, "power": power_s, "replicates": replicates,
             "null_replicates": null_replicates, "units": units, "bootstrap": n_boot,
             "interval": "BCa, expanded for the number of units (task_stats.unit_bootstrap_ci)",
             "targets": {"coverage": list(COVERAGE_TARGET), "null_fdr": f"<= {FDR_TARGET}"},
             "passed": passed}  # fmt: skip
 
 
+def _one(args: tuple[Replicate, str, int, int, int, bool]) -> dict[str, pd.DataFrame]:
+    replicate, protocol, r, units, n_boot, null = args
+    return replicate(load_benchmark(protocol), r, units, n_boot, null)
+
+
+def _replicates(replicate: Replicate, protocol: str, units: int, n_boot: int, null: bool,
+                count: int, jobs: int) -> list[dict[str, pd.DataFrame]]:  # fmt: skip
+    """Replicates ``0 .. count - 1`` in index order, over ``jobs`` processes when > 1."""
+    args = [(replicate, protocol, r, units, n_boot, null) for r in range(count)]
+    if jobs <= 1:
+        return [_one(a) for a in args]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(_one, args, chunksize=4))
+
+
 def calibrate_reflect(replicates: int = 20, n_photos: int = 48, n_boot: int = 500,
-                      null_replicates: int | None = None) -> dict[str, Any]:  # fmt: skip
+                      null_replicates: int | None = None,
+                      jobs: int = 1) -> dict[str, Any]:  # fmt: skip
     """REFLECT: coverage of every interval table, null FDR of every tested table."""
     return calibrate("reflect", reflect_replicate, reflect_truth(load_benchmark("reflect")),
                      REFLECT_INTERVALS, REFLECT_TESTS, replicates,
                      replicates if null_replicates is None else null_replicates, n_photos,
-                     n_boot)  # fmt: skip
+                     n_boot, jobs)  # fmt: skip
 
 
 def calibrate_vignette(replicates: int = 20, n_inst: int = 40, n_boot: int = 500,
-                       null_replicates: int | None = None) -> dict[str, Any]:  # fmt: skip
+                       null_replicates: int | None = None,
+                       jobs: int = 1) -> dict[str, Any]:  # fmt: skip
     """VIGNETTE: coverage of every interval table, null FDR of every tested table."""
     return calibrate("vignette", vignette_replicate, vignette_truth(load_benchmark("vignette")),
                      VIGNETTE_INTERVALS, VIGNETTE_TESTS, replicates,
                      replicates if null_replicates is None else null_replicates, n_inst,
-                     n_boot)  # fmt: skip
+                     n_boot, jobs)  # fmt: skip
 
 
 def merge_into(path: Path, protocol: str, section: dict[str, Any]) -> None:
@@ -385,6 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--null-replicates", type=int, default=400)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--out", default="reports/bench/calibration.json")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (same results)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     command = "python -m stylisticbias.analysis.task_calibration " + " ".join(
@@ -393,12 +443,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = ("reflect", "vignette") if args.protocol == "both" else (args.protocol,)
     for name in names:
         t0 = time.perf_counter()
+        load_start = [round(x, 2) for x in os.getloadavg()]
         fn = calibrate_reflect if name == "reflect" else calibrate_vignette
         section = fn(args.replicates, n_boot=args.bootstrap,
-                     null_replicates=args.null_replicates)  # fmt: skip
+                     null_replicates=args.null_replicates, jobs=args.jobs)  # fmt: skip
         section |= {"command": command, "date": datetime.now(UTC).strftime("%Y-%m-%d"),
                     "python": platform.python_version(),
-                    "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+                    "seconds": round(time.perf_counter() - t0, 1),
+                    "load_average": {"start": load_start,
+                                     "end": [round(x, 2) for x in os.getloadavg()],
+                                     "note": "1/5/15-minute load; 2 cores shared"}}  # fmt: skip
         merge_into(Path(args.out), name, section)
         for table, c in section["coverage"].items():
             log.info("%s %s coverage %.4f CP [%.4f, %.4f]", name, table, c["coverage"],

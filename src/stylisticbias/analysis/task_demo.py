@@ -115,13 +115,7 @@ def vignette_demo(model: str = "simulated", n_inst: int = 40, seed: int = 1,
     low = pairwise_answers(bench, 102, VIGNETTE_PLANT["low"], inst, IDENTITIES, seed + 1)
     oh, ol = options_table(high, "friendly"), options_table(low, "unfriendly")
     out = tt.vignette_tables(pd.concat([oh, ol]), model, 101, **kw)
-    counts = []
-    for ident in IDENTITIES:
-        h, lo_ = oh[oh["identity"] == ident], ol[ol["identity"] == ident]
-        counts.append((ident, "p1", int(h["selected"].sum()), len(h),
-                       int(lo_["selected"].sum()), len(lo_)))  # fmt: skip
-    counts_df = pd.DataFrame(counts, columns=["identity", "trait_pair", "x_high", "n_high",
-                                              "x_low", "n_low"])  # fmt: skip
+    counts_df = tt.polarity_counts(oh, ol, "p1")
     out["vignette_polarity"] = tt.polarity_table(counts_df, model, simulated=True)
     out["position_bias"] = tt.pairwise_tables(high, model, 101, **kw)["position_bias"]
     # the first cooking decision question with the image (planted preference) and without it

@@ -31,9 +31,15 @@ REF = "white-female"
 
 
 def _pair_answers(rec: pd.DataFrame) -> pd.DataFrame:
-    return rec.rename(columns={"outcome": "choice"})[
-        ["unit", "first", "second", "variant", "choice"]
-    ].reset_index(drop=True)
+    """The long answer table of a pairwise task, with the recorded positions: ``left_id`` (the
+    image on the left / in slot 1 as asked) and ``chosen_id`` (the image of the identity
+    chosen; empty for an invalid answer)."""
+    ids = rec["image_ids"].str.split("|", n=1, expand=True).reindex(columns=[0, 1])
+    chosen = ids[0].where(rec["outcome"] == "first", ids[1].where(rec["outcome"] == "second"))
+    out = rec.rename(columns={"outcome": "choice"})[
+        ["unit", "first", "second", "variant", "choice", "left_id"]
+    ].assign(chosen_id=chosen.fillna("").to_numpy())
+    return out.reset_index(drop=True)
 
 
 def _options(rec: pd.DataFrame, activity: str) -> pd.DataFrame:
@@ -103,19 +109,15 @@ def task_tables_from_records(
         first_term = min(sc.id for sc in benchmark.tasks if _field(sc, "term"))
         for name, t in tt.vignette_tables(pd.concat(terms), model, first_term, **kw).items():
             parts[name].append(t)
-        counts = []
-        for pair, by_val in valence.items():
-            hi, lo = by_val.get("high"), by_val.get("low")
-            if hi is None or lo is None:
-                continue
-            for ident in sorted(set(hi["identity"]) | set(lo["identity"])):
-                h, low = hi[hi["identity"] == ident], lo[lo["identity"] == ident]
-                counts.append((ident, pair, int(h["selected"].sum()), len(h),
-                               int(low["selected"].sum()), len(low)))  # fmt: skip
+        counts = [
+            tt.polarity_counts(by_val["high"], by_val["low"], pair)
+            for pair, by_val in valence.items()
+            if {"high", "low"} <= set(by_val)
+        ]
         if counts:
-            cdf = pd.DataFrame(counts, columns=["identity", "trait_pair", "x_high", "n_high",
-                                                "x_low", "n_low"])  # fmt: skip
-            parts["vignette_polarity"].append(tt.polarity_table(cdf, model, simulated=simulated))
+            parts["vignette_polarity"].append(
+                tt.polarity_table(pd.concat(counts), model, simulated=simulated)
+            )
     return {name: pd.concat(dfs, ignore_index=True) for name, dfs in parts.items()}
 
 

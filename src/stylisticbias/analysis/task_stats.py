@@ -20,6 +20,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stylisticbias.analysis.task_exact import (
+    pooled_fisher_p,
+    stratified_exact_p,
+    stratified_tables,
+)
+
 log = logging.getLogger(__name__)
 
 INVALID = "invalid"
@@ -88,18 +94,28 @@ def inconsistent_rate(pairs: pd.DataFrame) -> float:
     return float((valid["status"] == "inconsistent").mean()) if len(valid) else math.nan
 
 
+def left_chosen(answers: pd.DataFrame) -> pd.Series:
+    """Per answer: did it choose the identity in slot 1 (the left of a composite)?
+
+    From the recorded positions when ``answers`` has them (``left_id`` and ``chosen_id``, the
+    image ids of the left identity and of the one chosen), else from the order: slot 1 shows
+    ``first`` in order 0 and ``second`` in order 1. Invalid answers are False."""
+    if {"left_id", "chosen_id"} <= set(answers.columns):
+        return (answers["choice"] != INVALID) & (answers["chosen_id"] == answers["left_id"])
+    return ((answers["variant"] == 0) & (answers["choice"] == "first")) | (
+        (answers["variant"] == 1) & (answers["choice"] == "second")
+    )
+
+
 def position_bias(answers: pd.DataFrame) -> tuple[float, float, int]:
     """(share of valid answers choosing slot 1 - 1/2, two-sided binomial p, n).
 
-    ``answers``: ``variant`` and ``choice`` as for :func:`consolidate_pairs`; slot 1 shows
-    ``first`` in order 0 and ``second`` in order 1. With both orders asked equally often an
+    ``answers``: ``variant`` and ``choice`` as for :func:`consolidate_pairs`, and the recorded
+    positions where known (:func:`left_chosen`). With both orders asked equally often an
     unbiased judge picks slot 1 half the time whatever its preferences between identities.
     """
     valid = answers[answers["choice"] != INVALID]
-    slot1 = ((valid["variant"] == 0) & (valid["choice"] == "first")) | (
-        (valid["variant"] == 1) & (valid["choice"] == "second")
-    )
-    n, k = len(valid), int(slot1.sum())
+    n, k = len(valid), int(left_chosen(valid).sum())
     if n == 0:
         return math.nan, math.nan, 0
     return k / n - 0.5, float(stats.binomtest(k, n, 0.5).pvalue), n
@@ -197,26 +213,30 @@ def selection_frequency(options: pd.DataFrame) -> pd.Series:
 
 def log_odds(options: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Add-one smoothed log-odds of identity i being chosen in activity a vs all other
-    activities (VIGNETTE 4.2, natural log) with the two-sided Fisher exact p of the 2x2 table
-    ``[[r_a, o_a - r_a], [r_not_a, o_not_a - r_not_a]]`` and the Woolf (Wald) interval of the
-    smoothed log-odds ratio, ``+- z sqrt(sum 1 / (cell + 1))`` (each answer is one question:
-    the cells are independent binomials).
+    activities (VIGNETTE 4.2, natural log) with the Woolf (Wald) interval of the smoothed
+    log-odds ratio, ``+- z sqrt(sum 1 / (cell + 1))``, and two p-values of the 2x2 table
+    ``[[r_a, o_a - r_a], [r_not_a, o_not_a - r_not_a]]``: ``pval`` the exact test stratified by
+    the sampling unit (``unit``: the instance whose photos every question of it shows;
+    :func:`~.task_exact.stratified_exact_p`) and ``pval_fisher`` the paper's pooled Fisher exact
+    test (equal to ``pval`` when there is one unit, or no ``unit`` column).
     """
     z = float(stats.norm.ppf(0.5 + level / 2))
+    opts = options if "unit" in options.columns else options.assign(unit="")
+    cells = opts.groupby(["identity", "activity", "unit"])["selected"].agg(["sum", "count"])
     rows = []
-    tot = options.groupby("identity")["selected"].agg(["sum", "count"])
-    for (i, a), g in options.groupby(["identity", "activity"]):
-        r_a, o_a = int(g["selected"].sum()), len(g)
-        r_n, o_n = int(tot.loc[i, "sum"]) - r_a, int(tot.loc[i, "count"]) - o_a
-        odds_a = (r_a + 1) / (max(o_a - r_a, 0) + 1)
-        odds_n = (r_n + 1) / (max(o_n - r_n, 0) + 1)
-        p = stats.fisher_exact([[r_a, o_a - r_a], [r_n, o_n - r_n]]).pvalue
-        lor = math.log(odds_a / odds_n)
-        se = math.sqrt(1 / (r_a + 1) + 1 / (max(o_a - r_a, 0) + 1) + 1 / (r_n + 1)
-                       + 1 / (max(o_n - r_n, 0) + 1))  # fmt: skip
-        rows.append((i, a, lor, lor - z * se, lor + z * se, float(p), o_a))
+    for i, g in cells.groupby(level="identity"):
+        per_unit = g.groupby(level="unit").sum()
+        for a, ga in g.groupby(level="activity"):
+            here = ga.droplevel(["identity", "activity"]).reindex(per_unit.index, fill_value=0)
+            rest = per_unit - here
+            tables = stratified_tables(here["sum"], here["count"], rest["sum"], rest["count"])
+            (r_a, f_a), (r_n, f_n) = tables.sum(axis=0)
+            lor = math.log(((r_a + 1) / (f_a + 1)) / ((r_n + 1) / (f_n + 1)))
+            se = math.sqrt(1 / (r_a + 1) + 1 / (f_a + 1) + 1 / (r_n + 1) + 1 / (f_n + 1))
+            rows.append((i, a, lor, lor - z * se, lor + z * se, stratified_exact_p(tables),
+                         pooled_fisher_p(tables), int(r_a + f_a)))  # fmt: skip
     return pd.DataFrame(rows, columns=["identity", "activity", "log_odds", "ci_low", "ci_high",
-                                       "pval", "n"])  # fmt: skip
+                                       "pval", "pval_fisher", "n"])  # fmt: skip
 
 
 def pair_comp(options: pd.DataFrame) -> pd.DataFrame:
@@ -238,12 +258,23 @@ def pair_comp(options: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["identity", "partner", "pair_comp", "pval", "n"])
 
 
-def polarity(x_high: int, n_high: int, x_low: int, n_low: int) -> tuple[float, float]:
-    """(S_high - S_low in percent, two-sided Fisher p) for one identity and trait pair or
-    taxonomy (VIGNETTE 4.4): x = selections, n = appearances as an option."""
-    s = 100.0 * x_high / n_high - 100.0 * x_low / n_low
-    p = stats.fisher_exact([[x_high, n_high - x_high], [x_low, n_low - x_low]]).pvalue
-    return s, float(p)
+def polarity(
+    x_high: Sequence[int] | int,
+    n_high: Sequence[int] | int,
+    x_low: Sequence[int] | int,
+    n_low: Sequence[int] | int,
+) -> tuple[float, float, float]:
+    """(S_high - S_low in percent, stratified exact p, the paper's pooled Fisher p) for one
+    identity and trait pair or taxonomy (VIGNETTE 4.4): x = selections, n = appearances as an
+    option, one entry per sampling unit (a scalar each: one unit, the two p-values equal).
+    The stratified test (:func:`~.task_exact.stratified_exact_p`) conditions on each unit's
+    margins, so units (photos) that make an identity chosen more often for every term do not
+    count as evidence of a valence difference."""
+    tables = stratified_tables(np.atleast_1d(x_high), np.atleast_1d(n_high),
+                               np.atleast_1d(x_low), np.atleast_1d(n_low))  # fmt: skip
+    (xh, fh), (xl, fl) = tables.sum(axis=0)
+    s = 100.0 * xh / (xh + fh) - 100.0 * xl / (xl + fl)
+    return float(s), stratified_exact_p(tables), pooled_fisher_p(tables)
 
 
 def two_proportion_z(x1: int, n1: int, x2: int, n2: int) -> tuple[float, float]:

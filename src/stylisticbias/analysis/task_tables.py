@@ -50,6 +50,7 @@ TASK_VOCABULARY: dict[str, Col] = {
     "share_text": Col("float", "selection share in the text-only ablation", checks=_P),
     "delta": Col("float", "with-image minus text-only selection share", checks=_SIGNED),
     "z": Col("float", "pooled two-proportion z statistic"),
+    "pval_fisher": Col("float", "the paper's Fisher exact p of the pooled 2x2 table", checks=_P),
 }
 _WORDS = {**VOCABULARY, **TASK_VOCABULARY}
 
@@ -77,12 +78,14 @@ TASK_TABLES: tuple[TableSpec, ...] = (
     _spec("vignette_selection", "VIGNETTE selection frequency per identity (Sec. 4.1)",
           ("model", "scenario_id", "identity"),
           ("selection_frequency", "ci_low", "ci_high", "n")),
-    _spec("vignette_log_odds", "VIGNETTE add-one log-odds with Fisher p (Sec. 4.2)",
-          ("model", "activity", "identity"), ("log_odds", "ci_low", "ci_high", "pval", "n")),
+    _spec("vignette_log_odds", "VIGNETTE add-one log-odds with the exact test stratified by "
+          "instance and the paper's pooled Fisher p (Sec. 4.2)", ("model", "activity", "identity"),
+          ("log_odds", "ci_low", "ci_high", "pval", "pval_fisher", "n")),
     _spec("vignette_pair_comp", "VIGNETTE PairComp with Fisher p (Sec. 4.3)",
           ("model", "identity", "partner"), ("pair_comp", "pval", "n")),
-    _spec("vignette_polarity", "VIGNETTE polarity per identity and trait pair (Sec. 4.4)",
-          ("model", "identity", "trait_pair"), ("polarity", "pval", "n")),
+    _spec("vignette_polarity", "VIGNETTE polarity per identity and trait pair with the exact "
+          "test stratified by instance and the paper's pooled Fisher p (Sec. 4.4)",
+          ("model", "identity", "trait_pair"), ("polarity", "pval", "pval_fisher", "n")),
     _spec("vignette_text_vs_image", "VIGNETTE with-image vs text-only selection shares and the "
           "pooled two-proportion z-test (Sec. 4.5)", ("model", "scenario_id", "identity"),
           ("share_image", "share_text", "delta", "z", "pval", "n")),
@@ -143,9 +146,7 @@ def pairwise_tables(
                      "ci_low": lo, "ci_high": hi, "inconsistent_rate": incons,
                      "n": int(appears.sum())})  # fmt: skip
     valid = answers[answers["choice"] != ts.INVALID]
-    slot1 = ((valid["variant"] == 0) & (valid["choice"] == "first")) | (
-        (valid["variant"] == 1) & (valid["choice"] == "second")
-    )
+    slot1 = ts.left_chosen(valid)
     per = (pd.DataFrame({"unit": valid["unit"], "k": slot1, "n": 1}).groupby("unit")[["k", "n"]]
            .sum().reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
     bias, p, n = ts.position_bias(answers)
@@ -293,14 +294,34 @@ def _macro_share(x: np.ndarray) -> float:
     return 100 * float(np.mean(sel / shown)) if (shown > 0).all() else math.nan
 
 
+def polarity_counts(high: pd.DataFrame, low: pd.DataFrame, trait_pair: str) -> pd.DataFrame:
+    """The counts :func:`polarity_table` reads, one row per (identity, unit): ``high``/``low``
+    are the option tables (``unit``, ``identity``, ``selected``) of the trait pair's high- and
+    low-valence term; a unit missing from one term counts 0 there."""
+
+    def per(opts: pd.DataFrame) -> pd.DataFrame:
+        return opts.groupby(["identity", "unit"])["selected"].agg(["sum", "count"])
+
+    both = per(high).join(per(low), how="outer", lsuffix="_h", rsuffix="_l").fillna(0)
+    return pd.DataFrame({
+        "identity": both.index.get_level_values("identity"), "trait_pair": trait_pair,
+        "unit": both.index.get_level_values("unit"),
+        **{f"{x}_{v}": both[f"{c}_{v[0]}"].astype(int).to_numpy()
+           for v in ("high", "low") for x, c in (("x", "sum"), ("n", "count"))},
+    })  # fmt: skip
+
+
 def polarity_table(counts: pd.DataFrame, model: str, *, simulated: bool = False) -> pd.DataFrame:
     """``vignette_polarity`` from ``counts``: ``identity``, ``trait_pair``, ``x_high``,
-    ``n_high``, ``x_low``, ``n_low`` (selections and appearances per valence)."""
+    ``n_high``, ``x_low``, ``n_low`` (selections and appearances per valence), one row per
+    sampling unit when a ``unit`` column is given (the strata of the exact test), else one
+    row per identity and trait pair."""
     rows = []
-    for r in counts.itertuples(index=False):
-        s, p = ts.polarity(r.x_high, r.n_high, r.x_low, r.n_low)
-        rows.append({"model": model, "identity": r.identity, "trait_pair": r.trait_pair,
-                     "polarity": s, "pval": p, "n": int(r.n_high + r.n_low)})  # fmt: skip
+    for (ident, pair), g in counts.groupby(["identity", "trait_pair"], sort=True):
+        s, p, p_fisher = ts.polarity(g["x_high"], g["n_high"], g["x_low"], g["n_low"])
+        rows.append({"model": model, "identity": ident, "trait_pair": pair, "polarity": s,
+                     "pval": p, "pval_fisher": p_fisher,
+                     "n": int(g["n_high"].sum() + g["n_low"].sum())})  # fmt: skip
     return _frame("vignette_polarity", rows, simulated)
 
 

@@ -8,8 +8,10 @@ for single-image tasks, cross-group pairs of faces (in both orders) for pairwise
 
 * ``pairwise`` with ``layout: two_images``: the two image files in slot order (variant 0: the
   pair's ``first`` in slot 1; variant 1 swapped); ``layout: composite``: one side-by-side image
-  (:func:`~stylisticbias.judge.protocol.tasks.pairwise.composite`, ``first``'s slot on the
-  left), written once per pair and order to ``<out>/../.<model>.composites/``;
+  (:mod:`~stylisticbias.judge.protocol.tasks.composites`: a fixed two-cell canvas, the
+  slot-1 identity on the left), written once per (left image, right image, layout) to the
+  content-hashed cache ``<out>/../.composites/`` shared by every model; the records'
+  ``left_id``/``right_id`` say which image was on the left;
 * ``text_only``: no image; ``{description}`` names the person (or the first and second person,
   in slot order) from the face's demographic columns;
 * every other task: the face's image.
@@ -39,6 +41,7 @@ import hashlib
 import json
 import logging
 import shutil
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -55,10 +58,11 @@ from stylisticbias.judge.engines.simulated.task_plants import face_group
 from stylisticbias.judge.items import stage_path
 from stylisticbias.judge.protocol.tasks.asks import TaskAsk, read_reply
 from stylisticbias.judge.protocol.tasks.capabilities import answered_as
-from stylisticbias.judge.protocol.tasks.pairwise import composite
+from stylisticbias.judge.protocol.tasks.composites import LAYOUT, composite_file
 from stylisticbias.judge.protocol.tasks.records import (
     RECORDS_FILE,
     TASK_RECORDS,
+    positions,
     validate_task_records,
 )
 from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks, task_of
@@ -66,6 +70,7 @@ from stylisticbias.judge.protocol.tasks.scenario_task import INVALID, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import with_description
 from stylisticbias.judge.records import FINGERPRINT_FILE, switch_configuration
 from stylisticbias.judge.task_run import BLOCK, run_task_judge, task_units
+from stylisticbias.judge.task_tracking import finish_task_run, task_run_params, task_summary
 from stylisticbias.output_paths import data_root, safe_member
 from stylisticbias.outputs import OutputLock, atomic_path, atomic_write_json
 from stylisticbias.schemas import FACES, check_demographics, read_table
@@ -186,17 +191,7 @@ def selected_tasks(benchmark: Benchmark, ids: Any) -> list[TaskScenario]:
 
 def _composite_file(left: Face, right: Face, cache: Path) -> str:
     """The side-by-side image of two faces (``left`` on the left), written once to ``cache``."""
-    key = hashlib.sha256(f"{left.sha256}|{right.sha256}".encode()).hexdigest()[:24]
-    path = cache / f"{key}.png"
-    if not path.is_file():
-        from PIL import Image
-
-        with Image.open(left.path) as a, Image.open(right.path) as b:
-            img = composite(a, b)
-        cache.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            img.save(tmp, format="PNG")
-    return str(path)
+    return str(composite_file((left.path, left.sha256), (right.path, right.sha256), cache))
 
 
 def make_ask(
@@ -227,7 +222,8 @@ def _row(model: str, sc: TaskScenario, prompt: TaskPrompt, unit: Unit) -> dict[s
     return {"model": model, "task_id": int(sc.id), "task": sc.task, "answers": answered_as(sc),
             "variant": int(prompt.variant), "unit": unit.unit, "image_ids": unit.image_ids,
             "first": unit.faces[0].group if unit.faces else "",
-            "second": unit.faces[1].group if len(unit.faces) > 1 else ""}  # fmt: skip
+            "second": unit.faces[1].group if len(unit.faces) > 1 else "",
+            **positions([f.image_id for f in unit.faces], prompt)}  # fmt: skip
 
 
 def judge_units(
@@ -307,6 +303,7 @@ def fingerprint(
         "judge": {k: judge_cfg.get(k) for k in ("seeds", "temperature", "max_new_tokens")},
         "tasks": [asdict(t) for t in tasks],
         "blocks": BLOCK,
+        "composite_layout": asdict(LAYOUT),
     }
     if hasattr(engine, "fingerprint"):
         fp["engine_extra"] = engine.fingerprint()
@@ -404,7 +401,7 @@ def run_engine_task_judge(
     # the engine's binary prompts: none (judge.scenarios selects tasks here)
     engine = make_engine(model_cfg, {**judge_cfg, "scenarios": "all"}, benchmark)
     fp = fingerprint(model_cfg, judge_cfg, tasks, engine)
-    cache = out.parent / f".{out.name}.composites"
+    cache = out.parent / ".composites"
     with OutputLock(project_root(), out):
         before = _finished(out, fp)
         switch_configuration(out, fp)
@@ -413,7 +410,8 @@ def run_engine_task_judge(
         parts = []
         batches = [singles[i : i + BATCH] for i in range(0, len(singles), BATCH)]
         batches += [pairs[i : i + BATCH] for i in range(0, len(pairs), BATCH)]
-        done = 0
+        done = judged_units = judged_prompts = 0
+        t0 = time.perf_counter()
         for batch in batches:
             path = shard_dir / f"shard-{_shard_key(batch, tasks)}.parquet"
             got = _read_shard(path, model_name) if path.is_file() else None
@@ -422,6 +420,8 @@ def run_engine_task_judge(
                 got = judge_units(engine, benchmark, tasks, batch, seed, cache)
                 with atomic_path(path) as tmp:
                     got.to_parquet(tmp, index=False)
+                judged_units += len(batch)
+                judged_prompts += len(got)
             else:
                 done += 1
             parts.append(got)
@@ -440,15 +440,15 @@ def run_engine_task_judge(
         shas = {f.image_id: f.sha256 for f in by_image.values()}
         atomic_write_json(out / IMAGES_FILE, dict(sorted(shas.items())))
         shutil.rmtree(shard_dir, ignore_errors=True)
+    seconds = time.perf_counter() - t0
     stats = engine.stats.as_dict() if hasattr(engine, "stats") else None
-    summary = {"model": model_name, "engine": (model_cfg.get("engine") or {}).get("name"),
-               "decoding": (model_cfg.get("engine") or {}).get("decoding"),
-               "n_records": len(df), "n_tasks": int(df["task_id"].nunique()),
-               "batches": len(batches), "batches_resumed": done,
-               "invalid_rate": float((df["outcome"] == INVALID).mean()) if len(df) else None,
-               "undecided_mass": float(df["undecided"].mean()) if len(df) else None,
-               "transport": stats}  # fmt: skip
-    atomic_write_json(out.parent / f"{out.name}.run.json", summary)
+    summary = task_summary(df, model_name, model_cfg, units_judged=judged_units,
+                           prompts_judged=judged_prompts, seconds=seconds,
+                           extra={"batches": len(batches), "batches_resumed": done,
+                                  "transport": stats, "engine_stats": [stats or {}]})  # fmt: skip
+    params = task_run_params(model_name, model_cfg, config.judge, [t.id for t in tasks],
+                             benchmark.name) | engine.run_params()  # fmt: skip
+    finish_task_run(out, summary, config.tracking, params)
     log.info("%s: %d task records (%d tasks, %d of %d batches resumed) -> %s", model_name,
              len(df), df["task_id"].nunique(), done, len(batches), path)  # fmt: skip
     return path
@@ -470,5 +470,14 @@ def judge_task_protocol(
         picked = tuple(selected_tasks(benchmark, config.judge.scenarios))
         if picked != benchmark.tasks:  # judge.scenarios: a subset of the tasks
             benchmark = dataclasses.replace(benchmark, tasks=picked)
-        return run_task_judge(model_name, dict(model_cfg), benchmark, faces_dir, out)
+        t0 = time.perf_counter()
+        path = run_task_judge(model_name, dict(model_cfg), benchmark, faces_dir, out)
+        seconds = time.perf_counter() - t0
+        df = pd.read_parquet(path)
+        summary = task_summary(df, model_name, model_cfg, units_judged=int(df["unit"].nunique()),
+                               prompts_judged=len(df), seconds=seconds)  # fmt: skip
+        params = task_run_params(model_name, model_cfg, config.judge,
+                                 [t.id for t in benchmark.tasks], benchmark.name)  # fmt: skip
+        finish_task_run(out, summary, config.tracking, params)
+        return path
     return run_engine_task_judge(model_name, model_cfg, benchmark, config, out)

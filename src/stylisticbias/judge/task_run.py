@@ -32,7 +32,11 @@ from stylisticbias.judge.engines.simulated.tasks import (
     pairwise_first_prob,
     simulate_answers,
 )
-from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, validate_task_records
+from stylisticbias.judge.protocol.tasks.records import (
+    RECORDS_FILE,
+    positions,
+    validate_task_records,
+)
 from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias.outputs import atomic_path
 from stylisticbias.schemas import FACES, read_table
@@ -120,6 +124,7 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str,
                     and _answers_type(sc) == "numeric" else float("nan"),
                     "dist": exact_dist(sc, benchmark, tuple(g), int(prompt.variant)),
                     "reason": ans.reason or "", "undecided": 0.0,
+                    **positions(iid.split("|") if paired else [iid], prompt),
                 })  # fmt: skip
     df = pd.DataFrame(rows)
     df["task_id"] = df["task_id"].astype("int64")

@@ -1,11 +1,9 @@
-"""A task protocol's report in MLflow and its headline (REFLECT, VIGNETTE).
+"""A task protocol's headline (REFLECT, VIGNETTE) and its tables as the report reads them.
 
-:func:`~stylisticbias.analysis.task_metrics.task_metrics` turns one model's task tables into
-metrics (every interval and test, the analyze stage's ``metrics.json`` per model);
-:func:`task_headline`
-picks the protocol's headline rows (REFLECT: the largest win-rate spread, MCQ gap and salary
-Gap% of each model; VIGNETTE: the most and least selected identity and the strongest log-odds
-cell), and :func:`log_task_report` logs one run per model (params, metrics, tables, figures).
+:func:`task_headline` picks the protocol's headline rows (REFLECT: the largest win-rate
+spread, MCQ gap and salary Gap% of each model; VIGNETTE: the most and least selected identity
+and the strongest log-odds cell) for ``reports/README.md``; :func:`read_task_tables` reads the
+tables the analyze stage wrote. Their MLflow runs: :mod:`stylisticbias.report.task_mlflow`.
 """
 
 from __future__ import annotations
@@ -16,8 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stylisticbias.analysis.task_metrics import finite, task_metrics
-from stylisticbias.spec.sections import TrackingSpec
+from stylisticbias.analysis.task_metrics import finite
 
 log = logging.getLogger(__name__)
 
@@ -74,33 +71,3 @@ def read_task_tables(tables_dir: Path) -> dict[str, pd.DataFrame]:
 
     return {n: pd.read_csv(tables_dir / f"{n}.csv") for n in TASK_REGISTRY
             if (tables_dir / f"{n}.csv").is_file()}  # fmt: skip
-
-
-def log_task_report(
-    spec: TrackingSpec, protocol: str, reports: Path, report_digest: str
-) -> dict[str, str]:
-    """One MLflow run per model: params, :func:`task_metrics`, its table rows, the figures."""
-    import mlflow
-
-    from stylisticbias.tracking import start_run
-    from stylisticbias.tracking.runs import log_metrics, log_params
-
-    tables = read_task_tables(reports / "tables")
-    models = sorted({m for df in tables.values() for m in df["model"]})
-    ids = {}
-    for m in models:
-        sim = any(bool(df.loc[df["model"] == m, "simulated"].any()) for df in tables.values())
-        tags = {"kind": "model", "model": m, "simulated": sim, "protocol": protocol,
-                "report_digest": report_digest}  # fmt: skip
-        with start_run(spec, run_name=m, tags=tags) as run:
-            log_params({"protocol": protocol, "model": m})
-            log_metrics(task_metrics(tables, m))
-            for name, df in tables.items():
-                mine = df[df["model"] == m]
-                if not mine.empty:
-                    mlflow.log_table(mine, f"tables/{name}.json")
-            for fig in sorted((reports / "figures").glob("*.png")):
-                mlflow.log_artifact(str(fig.resolve()), "figures")
-            ids[m] = run.info.run_id
-    log.info("task protocol %s: %d model runs logged", protocol, len(ids))
-    return ids

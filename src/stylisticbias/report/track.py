@@ -80,14 +80,13 @@ def track_report(config: Config, root: Path | None = None) -> Path:
     benchmark = load_benchmark(config.protocol)
     paired = benchmark.statistics.suite == "paired_variation"
     if record["enabled"] and benchmark.tasks and not benchmark.scenarios:  # a task protocol
-        from stylisticbias.report.task_track import log_task_report
-        from stylisticbias.tracking import bounded, preflight, tracking_spec
+        from stylisticbias.report.task_mlflow import log_task_report
+        from stylisticbias.tracking import tracking_spec
 
         spec = tracking_spec({"tracking": asdict(tracking)})
-        with bounded(spec):
-            preflight(spec)
-        run_log["runs"] = log_task_report(spec, config.protocol, reports, record["report_digest"])
+        run_log["runs"] = log_task_report(config, reports, record["report_digest"])
         run_log["tracking_uri"] = spec.tracking_uri
+        run_log["runs_url"] = _runs_url(spec)
     elif record["enabled"] and paired:
         log.warning(
             "tracking: the report of a paired-variation protocol is not logged to MLflow yet "

@@ -177,8 +177,20 @@ def test_vignette_composite_and_text_only(tmp_path: Path, loopback_env) -> None:
         d = json.loads(dist)  # label A names the left (first) person in order 0
         assert d["first"] == pytest.approx(PROBS["A" if variant == 0 else "B"], abs=1e-9)
     assert {e["images"] for e in events(log) if e["event"] == "answered"} == {0, 1}
-    composites = sorted((out.parent.parent / f".{out.parent.name}.composites").glob("*.png"))
+    composites = sorted((out.parent.parent / ".composites").glob("*.png"))
     assert len(composites) == 12  # one per pair and order (the left person differs)
+    # every record names its left image; the swapped order mirrors it
+    pair = rec[rec["task_id"] == 101]
+    first_id = pair["image_ids"].str.split("|").str[0]
+    assert ((pair["left_id"] == first_id) == (pair["variant"] == 0)).all()
+    # a rerun reuses every cached composite (none rewritten)
+    stamps = {p: p.stat().st_mtime_ns for p in composites}
+    vb = load_benchmark("vignette")
+    engine0 = make_engine(params["models"][MODEL], {**params["judge"], "scenarios": "all"}, vb)
+    faces0, by_image0 = load_faces(config, vb)
+    judge_units(engine0, vb, [vb.task_scenario(101)], units_of(faces0, by_image0)[1], 1,
+                out.parent.parent / ".composites")  # fmt: skip
+    assert {p: p.stat().st_mtime_ns for p in composites} == stamps
     # bad input: a pair unit with one image -> invalid with its reason, no request
     bench = load_benchmark("vignette")
     faces, by_image = load_faces(config, bench)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from stylisticbias.benchmark import load_benchmark
+from stylisticbias.judge.protocol.tasks.composites import LAYOUT, CompositeLayout
 from stylisticbias.judge.protocol.tasks.pairwise import (
     composite,
     image_count_reason,
@@ -82,10 +83,16 @@ def test_slot_images_follow_the_order_and_composite_records_left() -> None:
     comp = bench.task_scenario(103)
     c0, c1 = task_of(comp).prompts(comp, bench)
     (img0,) = slot_images(c0, red, blue)
-    (img1,) = slot_images(c1, red, _solid("blue", (40, 60)))  # rescaled to a common height
-    assert img0.size == (48, 30) and img1.size == (40 + 8 + 40, 60)  # red scaled up to 60
-    assert img0.getpixel((2, 2)) == (255, 0, 0) and img0.getpixel((45, 2)) == (0, 0, 255)
-    assert img0.getpixel((23, 2)) == (255, 255, 255)  # the gap
+    (img1,) = slot_images(c1, red, _solid("blue", (40, 60)))  # fitted to the cell, aspect kept
+    assert img0.size == img1.size == LAYOUT.size  # one fixed canvas
+    right_x = LAYOUT.cell + LAYOUT.gap
+    mid = LAYOUT.cell // 2
+    assert img0.getpixel((mid, mid)) == (255, 0, 0) and img0.getpixel((right_x + mid, mid)) == (
+        0,
+        0,
+        255,
+    )
+    assert img0.getpixel((LAYOUT.cell + LAYOUT.gap // 2, mid)) == (255, 255, 255)  # the gap
     # order 1 swaps: the second identity (blue) is on the left, and the prompt records it
-    assert img1.getpixel((2, 2)) == (0, 0, 255) and c1.slots[0] == "second"
-    assert composite(red, blue, gap=0).size == (40, 30)
+    assert img1.getpixel((mid, mid)) == (0, 0, 255) and c1.slots[0] == "second"
+    assert composite(red, blue, CompositeLayout(cell=30, gap=0)).size == (60, 30)

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from stylisticbias.benchmark import Benchmark, ParserRules, TaskScenario
 from stylisticbias.judge.protocol.tasks.choice_k import label_rules
+from stylisticbias.judge.protocol.tasks.composites import LAYOUT, CompositeLayout, compose
 from stylisticbias.judge.protocol.tasks.scenario_task import (
     INVALID,
     Answer,
@@ -104,28 +105,21 @@ class Pairwise(ScenarioTask):
         }
 
 
-def composite(left: Any, right: Any, gap: int = 8) -> Any:
-    """One side-by-side image: ``left`` and ``right`` (PIL images) at a common height on a white
-    canvas, ``gap`` pixels apart (VIGNETTE Sec. 1.5's two-person layout)."""
-    from PIL import Image
-
-    h = max(left.height, right.height)
-    scaled = [im if im.height == h else im.resize((round(im.width * h / im.height), h))
-              for im in (left.convert("RGB"), right.convert("RGB"))]  # fmt: skip
-    out = Image.new("RGB", (scaled[0].width + gap + scaled[1].width, h), "white")
-    out.paste(scaled[0], (0, 0))
-    out.paste(scaled[1], (scaled[0].width + gap, 0))
-    return out
+def composite(left: Any, right: Any, layout: CompositeLayout = LAYOUT) -> Any:
+    """One side-by-side image: ``left`` and ``right`` (PIL images) in the fixed two-cell layout
+    of :mod:`.composites` (VIGNETTE Sec. 1.5's two-person image)."""
+    return compose(left, right, layout)
 
 
-def slot_images(prompt: TaskPrompt, first: Any, second: Any, gap: int = 8) -> list[Any]:
+def slot_images(prompt: TaskPrompt, first: Any, second: Any,
+                layout: CompositeLayout = LAYOUT) -> list[Any]:  # fmt: skip
     """The images a pairwise prompt carries, in slot order: ``[slot 1, slot 2]`` for two image
     inputs, ``[composite(left, right)]`` for a composite (``prompt.slots[0]`` is the identity on
     the left: records keep it)."""
     by_identity = {"first": first, "second": second}
     ordered = [by_identity[x] for x in prompt.slots]
     if prompt.images == 1:
-        return [composite(ordered[0], ordered[1], gap)]
+        return [composite(ordered[0], ordered[1], layout)]
     return ordered
 
 

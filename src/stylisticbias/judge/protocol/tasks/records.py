@@ -15,27 +15,42 @@ task has no exact distribution -- a free number, or an answer generated rather t
 ``reason`` (why the answer is invalid, one line; empty for a valid one); ``undecided`` (the
 part of ``dist``'s ``invalid`` mass an exact decoder could not decide: pruned branches or the
 tail a server's top log-probabilities do not show -- no option's mass is overstated; 0 for the
-simulated judge and for generated answers).
+simulated judge and for generated answers); ``left_id``/``right_id`` (the image ids in slot 1
+and slot 2 of the prompt as asked: the left and right person of a composite, the first and
+second image input, the first and second person of a pairwise text-only description; empty
+for single-image tasks) -- the position-bias table reads them.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.judge.protocol.tasks.scenario_task import TaskPrompt
 
 #: column -> pandas dtype kind (``O`` text, ``i`` integer, ``f`` float)
 TASK_RECORDS: dict[str, str] = {
     "model": "O", "task_id": "i", "task": "O", "answers": "O", "variant": "i", "unit": "O",
     "image_ids": "O", "first": "O", "second": "O", "response": "O", "outcome": "O",
-    "value": "f", "dist": "O", "reason": "O", "undecided": "f",
+    "value": "f", "dist": "O", "reason": "O", "undecided": "f", "left_id": "O", "right_id": "O",
 }  # fmt: skip
 
 RECORDS_FILE = "task_records.parquet"
+
+
+def positions(image_ids: Sequence[str], prompt: TaskPrompt) -> dict[str, str]:
+    """``left_id``/``right_id`` of a record: the unit's image ids (``first``, ``second``) in
+    the prompt's slot order; empty for a single-image unit."""
+    if len(image_ids) != 2:
+        return {"left_id": "", "right_id": ""}
+    by = dict(zip(("first", "second"), image_ids))
+    slots = prompt.slots or ("first", "second")
+    return {"left_id": by[slots[0]], "right_id": by[slots[1]]}
 
 
 def validate_task_records(df: pd.DataFrame, path: Path | str) -> pd.DataFrame:

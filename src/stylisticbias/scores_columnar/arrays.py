@@ -1,0 +1,84 @@
+"""Arrow <-> numpy without pandas: the conversions of the scores stage's columnar engine.
+
+pyarrow's own ``to_numpy`` and ``pa.array`` on numpy arrays import pandas (a second of the
+stage); these build the buffers directly, without a copy where the layout allows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+
+def one_chunk(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One array (a one-chunk column's chunk: ``combine_chunks`` would copy it)."""
+    if isinstance(col, pa.Array):
+        return col
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
+NUMPY_TYPES = {"double": "float64", "float": "float32", "halffloat": "float16"}
+
+
+#: Arrow types of the numpy dtypes the engine hands to Arrow
+ARROW_TYPES = {"|b1": pa.bool_(), "<i4": pa.int32(), "<i8": pa.int64(), "<f8": pa.float64()}
+
+
+def to_arrow(values: np.ndarray, null: np.ndarray | None = None) -> pa.Array:
+    """A numpy array as Arrow without a copy, NaN (or ``null``'s rows) as null, as pyarrow
+    converts a DataFrame's column. Not ``pa.array``: on a numpy array it imports pandas."""
+    v = np.ascontiguousarray(values)
+    if v.dtype.kind == "f":
+        nan = np.isnan(v)
+        null = nan if null is None else (null | nan)
+    if v.dtype.kind == "i" and v.dtype.itemsize not in (4, 8):
+        v = v.astype(np.int64)
+    nulls = 0 if null is None else int(null.sum())
+    validity = pa.py_buffer(np.packbits(~null, bitorder="little")) if nulls else None
+    if v.dtype == np.bool_:
+        data = pa.py_buffer(np.packbits(v, bitorder="little"))
+        return pa.Array.from_buffers(pa.bool_(), len(v), [validity, data], null_count=nulls)
+    typ = ARROW_TYPES[v.dtype.str]
+    return pa.Array.from_buffers(typ, len(v), [validity, pa.py_buffer(v)], null_count=nulls)
+
+
+def string_array(values: Sequence[str]) -> pa.Array:
+    """Strings as a ``large_string`` array (not ``pa.array``, which imports pandas)."""
+    data = [v.encode("utf8") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.large_string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    )
+
+
+def as_numpy(col: pa.ChunkedArray | pa.Array, fill: int | None = None) -> np.ndarray:
+    """A numeric or boolean Arrow column as a numpy array (no copy where it can), nulls replaced
+    by ``fill``. Not pyarrow's ``to_numpy``: it imports pandas (a second of the stage)."""
+    arr = one_chunk(col)
+    if fill is not None and arr.null_count:
+        arr = arr.fill_null(fill)
+    if pa.types.is_boolean(arr.type):
+        return as_numpy(arr.cast(pa.uint8()), fill).view(np.bool_)
+    if arr.null_count:
+        raise ValueError(f"{arr.type} array with {arr.null_count} null(s) and no fill value")
+    dtype = np.dtype(NUMPY_TYPES.get(str(arr.type), str(arr.type)))
+    return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset : arr.offset + len(arr)]
+
+
+def column_codes(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Integer codes of a key column: a dictionary's indices (one dictionary: see
+    :func:`read_judgments_table`) or an integer column's values (no copy)."""
+    arr = one_chunk(col)
+    if pa.types.is_dictionary(arr.type):
+        return as_numpy(arr.indices, fill=-1)
+    return as_numpy(arr)
+
+
+def as_strings(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    arr = one_chunk(col)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    return arr.cast(pa.large_string())

@@ -1,0 +1,181 @@
+"""What each group of DVC stages reads, written by the pipeline's first stage (``check``).
+
+``dvc exp show`` lists one column per dependency path of every stage (DVC 3.67), so stages do not
+list their code, ``conf/`` files and settings one by one. The first stage, which runs on every
+``dvc repro`` (``always_changed``), resolves ``params.yaml`` into the whole configuration
+(``data/config/resolved.yaml``, what every stage reads through
+:func:`stylisticbias.config.load_config`) and writes, per group of stages, one file holding the
+settings those stages read and the SHA-256 of their code and ``conf/`` inputs:
+
+- ``data/config/dataset.yaml``: faces, variations, locality, annotate, qa, generator_audit, soda;
+- ``data/config/judge/<model>.yaml``: ``judge@<model>`` and ``scores@<model>``;
+- ``data/config/analysis.yaml``: analyze, calibrate, report, track.
+
+A stage depends on its group's file (and on the data it reads), so it re-runs when one of those
+settings or inputs changes and not otherwise: the file's bytes change only then. Granularity is
+the group's: a change to one stage's code or settings re-runs the other stages of its group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stylisticbias.config import RESOLVED, dump_params
+
+log = logging.getLogger(__name__)
+
+#: the folder the first stage writes (an output of ``check``; never cached)
+CONFIG_DIR = Path("data/config")
+#: the protocol file of the configuration (``conf/benchmark/<protocol>.yaml``)
+PROTOCOL = "conf/benchmark/{protocol}.yaml"
+
+
+@dataclass(frozen=True)
+class StageGroup:
+    """Stages that re-run together: the settings (dotted keys) and inputs (files or folders)
+    they read."""
+
+    name: str
+    settings: tuple[str, ...]
+    inputs: tuple[str, ...]
+    per_model: bool = False  #: one file per judged model (``{model}`` in ``settings``)
+
+
+# fmt: off
+GROUPS: tuple[StageGroup, ...] = (
+    StageGroup(
+        "dataset",
+        settings=(
+            "seed", "protocol", "paths", "faces", "generation", "gallery", "variations",
+            "generator", "qa", "annotate", "annotators", "soda",
+        ),
+        inputs=(
+            "pipelines/faces.py", "pipelines/variations.py", "pipelines/locality.py",
+            "pipelines/annotate.py", "pipelines/qa.py", "pipelines/soda.py",
+            "pipelines/generator_audit.py",
+            "src/stylisticbias/benchmark", "src/stylisticbias/dataset",
+            "src/stylisticbias/generators", "src/stylisticbias/sampling.py",
+            "src/stylisticbias/gallery.py", "src/stylisticbias/qa", "src/stylisticbias/annotate",
+            "src/stylisticbias/soda", PROTOCOL, "conf/benchmark/soda.yaml", "conf/soda",
+        ),
+    ),
+    StageGroup(
+        "judge",
+        settings=(
+            "protocol", "paths", "qa.policy", "judge", "analysis.definitions", "models.{model}",
+        ),
+        inputs=(
+            "pipelines/judge.py", "pipelines/scores.py", "src/stylisticbias/benchmark",
+            "src/stylisticbias/judge", "src/stylisticbias/qa/checks.py",
+            "src/stylisticbias/scores.py", "src/stylisticbias/scores_columnar",
+            "src/stylisticbias/scores_ahead.py",
+            "src/stylisticbias/score_store.py", "src/stylisticbias/schemas.py", "conf/planted",
+            PROTOCOL,
+        ),
+        per_model=True,
+    ),
+    StageGroup(
+        "analysis",
+        settings=(
+            "protocol", "paths", "models", "judge", "analysis", "tracking", "soda",
+        ),
+        inputs=(
+            "pipelines/analyze.py", "pipelines/calibrate.py", "pipelines/report.py",
+            "pipelines/track.py", "src/stylisticbias/benchmark", "src/stylisticbias/analysis",
+            "src/stylisticbias/score_store.py", "src/stylisticbias/judge/engines/simulated",
+            "src/stylisticbias/judge/engines/base.py", "src/stylisticbias/judge/protocol",
+            "src/stylisticbias/report", "src/stylisticbias/tracking", "conf/planted",
+            "conf/reference", PROTOCOL, ".dvc/plots/offline.html",
+        ),
+    ),
+)
+# fmt: on
+
+
+def input_hash(root: Path, rel: str) -> str:
+    """SHA-256 of a file, or of a folder's files (their paths and bytes; caches skipped)."""
+    path = root / rel
+    h = hashlib.sha256()
+    if path.is_file():
+        h.update(path.read_bytes())
+        return h.hexdigest()
+    if not path.is_dir():
+        return "missing"
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        if "__pycache__" in f.parts or f.suffix == ".pyc":
+            continue
+        h.update(f.relative_to(path).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _setting(params: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def group_file(group: StageGroup, params: Mapping[str, Any], root: Path, model: str = "") -> str:
+    """The text of one group's file: its settings and the hashes of its inputs."""
+    settings = {
+        k.format(model=model): _setting(params, k.format(model=model)) for k in group.settings
+    }
+    protocol = str(params.get("protocol"))
+    inputs = {
+        rel.format(protocol=protocol): input_hash(root, rel.format(protocol=protocol))
+        for rel in group.inputs
+    }
+    head = (
+        f"# What the {group.name} stages read (written by the check stage, "
+        "stylisticbias.stage_inputs); they re-run when it changes.\n"
+    )
+    body = {"settings": settings, "inputs": inputs}
+    return head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)
+
+
+def stage_input_files(params: Mapping[str, Any], root: Path) -> dict[Path, str]:
+    """Every file the first stage writes (relative path -> text): the resolved configuration
+    and one file per group (per judged model for the judge group)."""
+    out: dict[Path, str] = {RESOLVED: dump_params(dict(params))}
+    for group in GROUPS:
+        if group.per_model:
+            for model in params.get("models") or {}:
+                out[CONFIG_DIR / group.name / f"{model}.yaml"] = group_file(
+                    group, params, root, str(model)
+                )
+        else:
+            out[CONFIG_DIR / f"{group.name}.yaml"] = group_file(group, params, root)
+    return out
+
+
+def write_stage_inputs(params: Mapping[str, Any], root: Path) -> list[Path]:
+    """Write :func:`stage_input_files` under ``root`` (a file whose text is unchanged is left
+    alone; files of models no longer judged are removed). Returns the files rewritten."""
+    files = stage_input_files(params, root)
+    written = []
+    base = root / CONFIG_DIR
+    for old in base.rglob("*.yaml") if base.exists() else []:
+        if old.relative_to(root) not in files:
+            old.unlink()
+    for rel, text in files.items():
+        path = root / rel
+        if rel == RESOLVED:  # always rewritten: newer than params.yaml (config.default_params)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    log.info("%s: %d file(s) rewritten", CONFIG_DIR, len(written))
+    return written
