@@ -9,7 +9,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-scores bench-tests clean-data
+.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-scores bench-analysis bench-tests clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -79,6 +79,9 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 5
 	$(BIN)/python -m stylisticbias_dev.bench.official_import
 	$(BIN)/python -m stylisticbias_dev.bench.leaderboard --models 100 --repeats 3
+
+bench-analysis: $(STAMP)  ## reports/bench/analysis.json: judgments -> scores -> analysis, 6/20/100 models + add one (CPU; ~45 min incl. judging 101 simulated models once into .cache/bench-analysis)
+	$(BIN)/python -m stylisticbias_dev.bench.analysis --models 6,20,100 --add-one --workdir .cache/bench-analysis
 
 bench-scores: $(STAMP)  ## reports/bench/scores.json: the scores stage beside a plain DuckDB query, paper scale (~2 min)
 	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 5

@@ -237,3 +237,32 @@ def test_interaction_tests_match_statsmodels_and_scipy(scores, tables, benchmark
     for style, q in bh.items():
         assert t4.loc[("mann_whitney", style), "pval_corr"] == pytest.approx(q, rel=1e-9)
     assert 0 < t4.loc[("permutation", "all"), "pval"] <= 1
+
+
+def test_spearman_boot_equals_scipy_per_resample_and_pair() -> None:
+    """The all-pairs, all-resamples Spearman equals scipy's spearmanr call by call (ties from
+    the resampling and a tied column included; a constant resampled column gives NaN)."""
+    import warnings
+
+    from scipy import stats
+
+    from stylisticbias.analysis.official_analyses.agreement import spearman_boot
+
+    rng = np.random.default_rng(0)
+    x = np.round(rng.normal(size=(12, 5)), 1)
+    x[:, 4] = x[:, 3]
+    x[:, 2] = 0.0
+    x[0, 2] = 1.0  # constant in every resample that misses row 0
+    idx = rng.integers(0, 12, size=(200, 12))
+    got = spearman_boot(x, idx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for b in range(200):
+            for a in range(5):
+                for c in range(a + 1, 5):
+                    want = stats.spearmanr(x[idx[b], a], x[idx[b], c])[0]
+                    if np.isnan(want):
+                        assert np.isnan(got[b, a, c])
+                    else:
+                        assert got[b, a, c] == pytest.approx(want, abs=1e-12)
+    assert np.isnan(got[:, 2, 0]).any()

@@ -41,6 +41,9 @@ JUDGMENT_COLUMNS = [
 ]
 
 
+#: the fractional-response columns, read only for a model without drawn responses
+EXACT_COLUMNS = ("p_pos", "p_neg", "p_invalid", "p_undecided")
+
 _CHOICES = ("positive", "negative", "invalid")
 
 
@@ -64,7 +67,8 @@ def response_sums(judgments: pd.DataFrame, benchmark: Benchmark, model: str) -> 
     j = judgments
     drawn = (j["seed"].to_numpy() >= 1) & j["choice"].notna().to_numpy()
     if drawn.any():
-        j = j[drawn]
+        if not drawn.all():  # (every row drawn, the usual case: no copy of millions of rows)
+            j = j[drawn]
         c = j["choice"]
         if isinstance(c.dtype, pd.CategoricalDtype):  # compare the categories, not every row
             cats, codes = np.asarray(c.cat.categories.astype(str)), c.cat.codes.to_numpy()

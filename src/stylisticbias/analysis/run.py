@@ -21,11 +21,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from stylisticbias.analysis import table_registry as registry
 from stylisticbias.analysis.beyond_tables import ALL, SBS_VOCABULARY, beyond
-from stylisticbias.analysis.diagnostics import JUDGMENT_COLUMNS, bias_tables, response_sums
+from stylisticbias.analysis.diagnostics import (
+    EXACT_COLUMNS,
+    JUDGMENT_COLUMNS,
+    bias_tables,
+    response_sums,
+)
 from stylisticbias.analysis.estimators import estimator_comparison
 from stylisticbias.analysis.headline import METRICS_ALL, dvc_headline
 from stylisticbias.analysis.layout import metrics_json, wide_tables
@@ -109,7 +115,8 @@ def load_scores(score_dir: Path, models: Sequence[str]) -> pd.DataFrame:
 
 
 def load_judgments(path: Path) -> pd.DataFrame | None:
-    """The columns of a judgments table the diagnostics need (None, with a warning, if absent)."""
+    """The columns of a judgments table the diagnostics need (None, with a warning, if absent);
+    the fractional-response columns only where the model has no drawn responses."""
     if not path.exists():
         log.warning("%s: not found; position/letter bias and invalid rates skipped for it", path)
         return None
@@ -126,7 +133,11 @@ def load_judgments(path: Path) -> pd.DataFrame | None:
         )
     strings = [c for c in ("face_id", "choice") if c in JUDGMENT_COLUMNS]
     # read as dictionaries: pandas categoricals without materialising millions of strings
-    table = pq.read_table(path, columns=JUDGMENT_COLUMNS, read_dictionary=strings)
+    cols = [c for c in JUDGMENT_COLUMNS if c not in EXACT_COLUMNS]
+    table = pq.read_table(path, columns=cols, read_dictionary=strings)
+    drawn = pc.and_(pc.greater_equal(table["seed"], 1), pc.is_valid(table["choice"]))
+    if not pc.any(drawn).as_py():  # exact-expectation rows only: their probabilities too
+        table = pq.read_table(path, columns=JUDGMENT_COLUMNS, read_dictionary=strings)
     # self_destruct: Arrow buffers are released column by column as pandas takes them over
     return table.to_pandas(strings_to_categorical=True, self_destruct=True, split_blocks=True)
 

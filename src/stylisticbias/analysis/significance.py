@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -209,28 +209,21 @@ def demographic_tests(
     rows = []
     few: list[str] = []
     flat: list[str] = []
-    for (model, sid), g in base.groupby(["model", "scenario_id"], sort=True, observed=True):
-        g = g[g["phi"].notna()]
-        for dim, col in dimensions.items():
-            samples = [
-                s.to_numpy(dtype=np.float64)
-                for _, s in g.groupby(col, sort=True, observed=True)["phi"]
-            ]
-            samples = [s for s in samples if s.size]
-            k = len(samples)
-            test = "mannwhitneyu" if k == 2 else "kruskal"
-            stat, p = np.nan, np.nan
-            if k < 2:
-                few.append(f"{model}/{dim}/scenario {sid} ({k} group)")
-            elif np.ptp(np.concatenate(samples)) == 0:
-                flat.append(f"{model}/{dim}/scenario {sid}")
-            elif k == 2:
-                r = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided")
-                stat, p = float(r.statistic), float(r.pvalue)
-            else:
-                r = stats.kruskal(*samples)
-                stat, p = float(r.statistic), float(r.pvalue)
-            rows.append((model, dim, int(sid), test, stat, k, int(sum(s.size for s in samples)), p))
+    for model, sid, dim, samples in _scenario_samples(base, dimensions):
+        k = len(samples)
+        test = "mannwhitneyu" if k == 2 else "kruskal"
+        stat, p = np.nan, np.nan
+        if k < 2:
+            few.append(f"{model}/{dim}/scenario {sid} ({k} group)")
+        elif np.ptp(np.concatenate(samples)) == 0:
+            flat.append(f"{model}/{dim}/scenario {sid}")
+        elif k == 2:
+            r = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided")
+            stat, p = float(r.statistic), float(r.pvalue)
+        else:
+            r = stats.kruskal(*samples)
+            stat, p = float(r.statistic), float(r.pvalue)
+        rows.append((model, dim, int(sid), test, stat, k, int(sum(s.size for s in samples)), p))
     if few:
         log.warning(
             "demographic tests: %d cell(s) with fewer than 2 groups holding a valid phi, not "
@@ -253,6 +246,54 @@ def demographic_tests(
         out.loc[idx, "pval_corr"] = p_adjust(out.loc[idx, "pval"].to_numpy(), method)
     out["significant"] = out["pval_corr"] < alpha
     return out
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer code per row (-1 where missing) and the sorted values (a categorical's
+    categories, in their order) -- the order ``groupby(sort=True)`` visits groups in."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy().astype(np.int64), np.asarray(col.cat.categories)
+    cc, u = pd.factorize(col, sort=True)
+    return cc.astype(np.int64), np.asarray(u)
+
+
+def _scenario_samples(
+    base: pd.DataFrame, dimensions: Mapping[str, str]
+) -> Iterator[tuple[object, object, str, list[np.ndarray]]]:
+    """``(model, scenario_id, dimension, samples)`` per model x scenario (sorted) x dimension:
+    the valid phi of each group of the dimension with any (groups in sorted order, rows in
+    table order) -- what ``groupby([model, scenario_id])`` then ``groupby(col)`` yields, from
+    one stable sort per dimension instead of a pandas group per cell."""
+    mc, models_u = _codes(base["model"])
+    sc, sids_u = _codes(base["scenario_id"])
+    ok = (mc >= 0) & (sc >= 0)
+    flat_cell = np.where(ok, mc * max(len(sids_u), 1) + sc, -1)
+    uniq, inv = np.unique(flat_cell[ok], return_inverse=True)  # observed cells, sorted
+    cell = np.full(len(base), -1, dtype=np.int64)
+    cell[ok] = inv
+    phi = base["phi"].to_numpy(dtype=np.float64, na_value=np.nan)
+    valid = (cell >= 0) & ~np.isnan(phi)
+    n_cells = len(uniq)
+    per_dim = []
+    for col in dimensions.values():
+        gc, _ = _codes(base[col])
+        use = valid & (gc >= 0)
+        idx = np.flatnonzero(use)
+        n_groups = int(gc.max()) + 1 if len(gc) else 0
+        order = idx[np.lexsort((gc[idx], cell[idx]))]  # by cell, then group; stable in rows
+        flat = cell[order] * max(n_groups, 1) + gc[order]
+        bounds = np.flatnonzero(np.diff(flat)) + 1
+        starts = np.r_[0, bounds] if len(order) else np.array([], dtype=np.int64)
+        ends = np.r_[bounds, len(order)] if len(order) else np.array([], dtype=np.int64)
+        by_cell: list[list[np.ndarray]] = [[] for _ in range(n_cells)]
+        for a, b in zip(starts, ends):
+            by_cell[int(cell[order[a]])].append(phi[order[a:b]])
+        per_dim.append(by_cell)
+    models = models_u[uniq // max(len(sids_u), 1)]
+    sids = sids_u[uniq % max(len(sids_u), 1)]
+    for c in range(n_cells):
+        for d, dim in enumerate(dimensions):
+            yield models[c], sids[c], dim, per_dim[d][c]
 
 
 def contrast_ttest(

@@ -40,6 +40,7 @@ from stylisticbias.analysis.beyond_tables import (
 from stylisticbias.analysis.bootstrap import face_weights
 from stylisticbias.analysis.estimators import order_rows as estimator_order
 from stylisticbias.analysis.metrics import CellSums, sbs_frame
+from stylisticbias.analysis.model_pool import summary_pool
 from stylisticbias.analysis.model_tables import table2_finish, table7_finish, table11_finish
 from stylisticbias.analysis.official_analyses import official_analyses
 from stylisticbias.analysis.paper_tables import (
@@ -253,45 +254,59 @@ def analyze_streaming(
     computed: list[str] = []
     cached: list[str] = []
 
-    def summary(name: str) -> ModelSummary:
+    def cache_key(name: str) -> dict[str, object]:
         m = by_name[name]
-        key = {
+        return {
             "scores": m.scores_digest,
             "judgments": m.judgments_digest,
             "faces": faces_key,
             "settings": settings_key,
             "code": code,
         }
+
+    def compute(name: str) -> ModelSummary:
+        """Read, summarise and cache one model (in a worker process or thread)."""
+        m = by_name[name]
         path = cache / name if cache else None
-        if path is not None and summary_key(path) == key:
-            cached.append(name)
-            return load_summary(path)
         t0 = time.perf_counter()
         scores = prepare_scores(m.read_scores())
         # no reference to the judgments here: summarize_model drops them once reduced
         sm = summarize_model(scores, faces, benchmark, s, m.read_judgments(), w)
         del scores
         if path is not None:
-            save_summary(sm, path, key)
-        computed.append(name)
+            save_summary(sm, path, cache_key(name))
         log.info("%s: summarised in %.1fs", name, time.perf_counter() - t0)
         return sm
 
     def stream() -> Iterator[ModelSummary]:
         bar = tqdm(total=len(order), desc="analysis per model", unit="model", mininterval=5)
-        with ThreadPoolExecutor(max_workers=s.workers) as pool:
+        todo = {n for n in order if not (cache and summary_key(cache / n) == cache_key(n))}
+        # processes for two or more models to compute, forked before the loader starts threads
+        with (
+            summary_pool(compute, s.workers if len(todo) > 1 else 1) as submit,
+            ThreadPoolExecutor(max_workers=s.workers) as loader,
+        ):
             # at most `workers` models in memory; summaries are consumed in sorted order
             pending: deque[Future[ModelSummary]] = deque()
+
+            def start(name: str) -> None:
+                if name in todo:
+                    computed.append(name)
+                    pending.append(submit(name))
+                else:
+                    cached.append(name)
+                    pending.append(loader.submit(load_summary, cache / name))  # type: ignore[operator]
+
             names = iter(order)
             for name in names:
-                pending.append(pool.submit(summary, name))
+                start(name)
                 if len(pending) >= s.workers:
                     break
             while pending:
                 sm = pending.popleft().result()
                 nxt = next(names, None)
                 if nxt is not None:
-                    pending.append(pool.submit(summary, nxt))
+                    start(nxt)
                 bar.update()
                 yield sm
         bar.close()

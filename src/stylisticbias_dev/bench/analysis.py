@@ -10,24 +10,29 @@
    models (effect scale, noise and invalid rate cycled over six settings, a seed each) under 25
    scenarios x 4 orderings x 3 seeds: 4.87M responses per model, each model's
    ``judgments.parquet`` in a scratch directory (a kept ``--workdir`` reuses them).
-2. *Timed, per size N*: a fresh subprocess pinned to ``--cores`` CPUs does what the pipeline
-   does, from nothing: scores from the judgments (``compute_scores``, written as Hive
+2. *Timed, per size N*: fresh subprocesses pinned to ``--cores`` CPUs do what the pipeline
+   does, from nothing: scores from the judgments (the scores stage's engine, written as Hive
    partitions) for every model, then :func:`stylisticbias.analysis.run.run_analysis` -- the
    streaming analysis (all metrics, tests, bootstrap, permutations, diagnostics from the raw
-   judgments, table writing). It reports its wall time and peak RSS
-   (``resource.getrusage(RUSAGE_SELF).ru_maxrss``).
+   judgments, table writing; ``analysis.workers`` forked worker processes). It reports its
+   wall time and peak RSS: this process and its workers summed (psutil, sampled every 0.2 s),
+   beside the main process's and the largest worker's ``ru_maxrss``, and the mean 1-minute load
+   average during the run.
 3. *Add one* (``--add-one``): the largest size's finished run gets model N+1: its scores, then
    the analysis, which takes the other N models' summaries from the cache.
 
 Writes ``reports/bench/analysis.json``: one entry per size (``seconds``, ``scores_seconds``,
 ``analysis_seconds``, ``peak_rss_gb``, load averages), ``add_one_model``, the RSS ratio of the
 largest to the smallest size, ``command``, ``machine``, ``date``. Targets: peak RSS <= 4 GB at
-every size, the largest within 1.25x of the smallest, 100 models <= 600 s.
+every size, the largest within 1.25x of the smallest, 100 models <= 600 s (analysis), 100
+models <= 300 s judgments -> scores -> analysis (``seconds_scores_plus_analysis``) and one added
+model <= 30 s. ``make bench-analysis`` runs it (6, 20 and 100 models, then add one).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -123,6 +128,46 @@ def _peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
+class TreeRSS:
+    """Peak resident memory of this process *and its children* together (the analysis forks
+    worker processes): sampled every ``interval`` seconds in a thread, the sum over the tree."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        import threading
+
+        self.interval = interval
+        self.peak = 0
+        self.loads: list[float] = []  # the 1-minute load average, once per sample
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.is_set():
+            total = 0
+            for p in [me, *me.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):  # a worker that just exited
+                    total += p.memory_info().rss
+            self.peak = max(self.peak, total)
+            self.loads.append(os.getloadavg()[0])
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> TreeRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def peak_gb(self) -> float:
+        """The sampled peak, GB (GiB)."""
+        return self.peak / 1024**3
+
+
 def _timing(root: Path) -> dict[str, Any]:
     f = root / "scores_timing.json"
     return json.loads(f.read_text()) if f.exists() else {}
@@ -157,7 +202,7 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
             (claims / m).open("x").close()
         except FileExistsError:
             continue  # another worker is scoring it
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         jfile = root / "judgments" / m / "judgments.parquet"
         written = write_columnar_scores(  # the scores stage's engine
             m, jfile, root / "faces.parquet", root / "variations.parquet", root / "scores",
@@ -170,6 +215,7 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
             del j
         entry = {
             "seconds": round(time.perf_counter() - t0, 2),
+            "cpu_seconds": round(time.process_time() - c0, 2),
             "process_peak_rss_gb": round(_peak_gb(), 3),
             "load_avg_1m": round(os.getloadavg()[0], 2),
         }
@@ -204,14 +250,27 @@ def worker(root: Path, run: Path, n_models: int, cores: int) -> None:
         reports=str(run / "reports"),
         analysis_cache=str(run / "analysis"),
     )
-    stats = run_analysis(config_from_params(params))
+    with TreeRSS() as tree:
+        stats = run_analysis(config_from_params(params))
+    me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    children = kids.ru_maxrss / 1024**2
+    cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
     sys.stdout.write(
         json.dumps(
             {
                 "seconds": time.perf_counter() - t0,
+                # user + system CPU of this process and its workers: under load, the wall time
+                # stretches but this does not (idle wall on 2 cores ~ cpu / 2 for the per-model
+                # part plus the serial cross-model step)
+                "cpu_seconds": cpu,
                 "models_analysed": len(stats.computed),
                 "models_from_cache": len(stats.cached),
-                "peak_rss_gb": _peak_gb(),
+                # this process + its worker processes, summed (sampled every 0.2 s)
+                "peak_rss_gb": max(tree.peak_gb, _peak_gb()),
+                "peak_rss_gb_main_process": _peak_gb(),
+                "peak_rss_gb_largest_worker": children,
+                "workers": params["analysis"]["workers"],
+                "load_avg_1m_mean": float(np.mean(tree.loads)) if tree.loads else None,
                 "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
             }
         )
@@ -252,8 +311,12 @@ def _run_worker(root: Path, run: Path, n: int, cores: int) -> dict[str, Any]:
     return {
         "models": n,
         "analysis_seconds": round(got["seconds"], 1),
+        "analysis_cpu_seconds": round(got["cpu_seconds"], 1),
         "subprocess_wall_seconds": round(wall, 1),
         "peak_rss_gb": round(got["peak_rss_gb"], 2),
+        "peak_rss_gb_main_process": round(got["peak_rss_gb_main_process"], 2),
+        "peak_rss_gb_largest_worker": round(got["peak_rss_gb_largest_worker"], 2),
+        "workers": got["workers"],
         "models_analysed": got["models_analysed"],
         "models_from_cache": got["models_from_cache"],
         "cores": got["cores"],
@@ -263,6 +326,7 @@ def _run_worker(root: Path, run: Path, n: int, cores: int) -> dict[str, Any]:
             "5m_start": round(before[1], 2),
             "1m_end": round(after[0], 2),
             "5m_end": round(after[1], 2),
+            "1m_mean_during": round(float(got["load_avg_1m_mean"] or np.nan), 2),
         },
     }
 
@@ -321,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
             timing = json.loads((root / "scores_timing.json").read_text())
             return [timing[f"sim-{i + 1}"]["seconds"] for i in range(n)]
 
+        def cpu_secs(n: int) -> list[float]:
+            timing = json.loads((root / "scores_timing.json").read_text())
+            return [timing[f"sim-{i + 1}"].get("cpu_seconds", np.nan) for i in range(n)]
+
         results = []
         for n in sizes:
             secs = score(n)
@@ -328,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(run, ignore_errors=True)
             r = _run_worker(root, run, n, args.cores)
             r["scores_seconds"] = round(float(np.sum(secs[:n])), 1)
+            r["scores_cpu_seconds"] = round(float(np.sum(cpu_secs(n))), 1)
             r["seconds_scores_plus_analysis"] = round(
                 r["scores_seconds"] + r["analysis_seconds"], 1
             )
@@ -340,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             add_one = _run_worker(root, root / f"run-{n}", n + 1, args.cores)
             add_one["added_to"] = n
             add_one["scores_seconds"] = secs[n]  # the new model's scores@MODEL stage
+            add_one["scores_cpu_seconds"] = cpu_secs(n + 1)[n]
             add_one["seconds_scores_plus_analysis"] = round(
                 add_one["scores_seconds"] + add_one["analysis_seconds"], 1
             )

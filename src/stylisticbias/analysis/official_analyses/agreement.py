@@ -1,5 +1,6 @@
 """Agreement of the models' per-scenario SBS: Kendall's W, ICC(2,1), ICC(3,1), pairwise
-Spearman, each with a bootstrap CI over scenarios."""
+Spearman, each with a bootstrap CI over scenarios (one set of scenario resamples for all of them;
+the pairwise Spearman replicates all at once, :func:`spearman_boot`)."""
 
 from __future__ import annotations
 
@@ -65,9 +66,14 @@ def scenario_agreement(by_scenario: pd.DataFrame, s: AnalysisSettings) -> pd.Dat
     rows.append(("icc_2_1", "all", "all", i2, *ci(lambda m: icc(m)[0]), np.nan, np.nan, n))
     rows.append(("icc_3_1", "all", "all", i3, *ci(lambda m: icc(m)[1]), np.nan, np.nan, n))
     pairs = []
+    # every pair's bootstrap at once, from the same scenario resamples as W and the ICCs
+    boot_rho = spearman_boot(x, idx) if idx is not None else None
     for a, b in combinations(range(x.shape[1]), 2):
         rho, pr = stats.spearmanr(x[:, a], x[:, b])
-        lo, hi = ci(lambda m, a=a, b=b: stats.spearmanr(m[:, a], m[:, b])[0])
+        lo = hi = np.nan
+        if boot_rho is not None:
+            l_, h_ = percentile_ci(boot_rho[:, a, b][:, None], s.ci)
+            lo, hi = float(l_[0]), float(h_[0])
         pairs.append(
             (
                 "spearman",
@@ -86,6 +92,24 @@ def scenario_agreement(by_scenario: pd.DataFrame, s: AnalysisSettings) -> pd.Dat
     out["pval_corr"] = out["pval"]
     out.loc[sp, "pval_corr"] = p_adjust(out.loc[sp, "pval"].to_numpy(), s.correction)
     return out[cols]
+
+
+def spearman_boot(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Spearman's rho of every pair of columns of ``x`` (items x raters) in every resample of
+    its rows ``idx`` (resamples x items): (resamples, raters, raters).
+
+    What ``scipy.stats.spearmanr(x[i, a], x[i, b])`` gives per resample ``i`` and pair (the
+    Pearson correlation of the tie-averaged ranks; NaN where a column is constant), from one
+    ranking of all resamples and columns instead of a call per resample and pair
+    (tests/analysis/test_official_analyses.py compares the two).
+    """
+    r = stats.rankdata(x[idx], axis=1)  # (B, items, raters): average ranks, as spearmanr
+    r -= r.mean(axis=1, keepdims=True)
+    cov = np.einsum("bna,bnc->bac", r, r)
+    sd = np.sqrt(np.einsum("baa->ba", cov))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = cov / (sd[:, :, None] * sd[:, None, :])
+    return np.where(np.isfinite(rho), np.clip(rho, -1.0, 1.0), np.nan)
 
 
 def _safe(fn, m: np.ndarray) -> float:

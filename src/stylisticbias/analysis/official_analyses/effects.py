@@ -18,6 +18,7 @@ from scipy import stats
 
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
 from stylisticbias.analysis.metrics import CellSums
+from stylisticbias.analysis.ols_boot import nested_ssr_boot
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
 from stylisticbias.benchmark import Benchmark
@@ -75,14 +76,17 @@ def _dummies(values: np.ndarray) -> np.ndarray:
 def _eta_row(
     factor: str,
     kind: str,
-    x_red: np.ndarray,
+    red_cols: np.ndarray,
     x_full: np.ndarray,
     y: np.ndarray,
     row_face: np.ndarray,
     w_faces: np.ndarray | None,
     ci: float,
 ) -> dict:
+    """Partial eta^2 of the full design ``x_full`` over its nested ``x_full[:, red_cols]``, F, p
+    and a face-bootstrap CI (every resample at once: :func:`.ols_boot.nested_ssr_boot`)."""
     n = len(y)
+    x_red = x_full[:, red_cols]
     ssr_f, rank_f = _ols_ssr(x_full, y)
     ssr_r, rank_r = _ols_ssr(x_red, y)
     ss, df_num, df_den = ssr_r - ssr_f, rank_f - rank_r, n - rank_f
@@ -92,15 +96,13 @@ def _eta_row(
     p = float(stats.f.sf(f, df_num, df_den)) if ok else np.nan
     lo = hi = np.nan
     if ok and w_faces is not None:
-        boot = np.full(w_faces.shape[0], np.nan)
-        for b, wf in enumerate(w_faces):
-            w = wf[row_face]
-            if (w > 0).sum() <= x_full.shape[1]:
-                continue
-            sf_, _ = _ols_ssr(x_full, y, w)
-            sr_, _ = _ols_ssr(x_red, y, w)
-            if sf_ + (sr_ - sf_) > 0:
-                boot[b] = max(sr_ - sf_, 0.0) / (max(sr_ - sf_, 0.0) + sf_)
+        sf_, sr_, drawn = nested_ssr_boot(
+            x_full, np.arange(x_full.shape[1]), red_cols, y, row_face, w_faces
+        )
+        ss_b = np.maximum(sr_ - sf_, 0.0)
+        ok_b = (drawn > x_full.shape[1]) & (sr_ > 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot = np.where(ok_b, ss_b / np.where(ok_b, ss_b + sf_, 1.0), np.nan)
         l_, h_ = percentile_ci(boot[:, None], ci)
         lo, hi = float(l_[0]), float(h_[0])
     return {
@@ -229,9 +231,12 @@ def effect_sizes(
     dv = _dummies(df["variation_category"].astype(str).to_numpy())
     ds = _dummies(df["scenario_category"].astype(str).to_numpy())
     full = np.hstack([one, dv, ds])
+    kv, ks = dv.shape[1], ds.shape[1]
+    no_v = np.r_[0, np.arange(1 + kv, 1 + kv + ks)]  # [one, ds]
+    no_s = np.arange(1 + kv)  # [one, dv]
     rows = [
-        _eta_row("variation_category", "mixed", np.hstack([one, ds]), full, y, row_face, w, s.ci),
-        _eta_row("scenario_category", "mixed", np.hstack([one, dv]), full, y, row_face, w, s.ci),
+        _eta_row("variation_category", "mixed", no_v, full, y, row_face, w, s.ci),
+        _eta_row("scenario_category", "mixed", no_s, full, y, row_face, w, s.ci),
     ]
     fy = face_means["delta"].to_numpy(np.float64)
     frow = pos.loc[face_means["face_id"].astype(str)].to_numpy()
@@ -243,7 +248,7 @@ def effect_sizes(
             _eta_row(
                 dim,
                 "one_way",
-                fone[ok],
+                np.array([0]),
                 np.hstack([fone[ok], _dummies(g)]),
                 fy[ok],
                 frow[ok],

@@ -1,0 +1,45 @@
+"""Summaries computed in forked worker processes equal those computed in a thread."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from stylisticbias.analysis import model_pool
+from stylisticbias.analysis.model_pool import processes_available, summary_pool
+
+
+def _closure(data: dict[str, np.ndarray]):
+    def fn(name: str) -> tuple[int, float]:
+        if name == "bad":
+            raise ValueError(f"cannot summarise {name!r}")
+        return os.getpid(), float(np.sum(data[name] ** 2))
+
+    return fn
+
+
+@pytest.mark.skipif(not processes_available(), reason="no fork on this platform")
+def test_processes_run_a_closure_and_return_what_a_thread_returns() -> None:
+    rng = np.random.default_rng(0)
+    data = {f"m{i}": rng.normal(size=1000) for i in range(5)}
+    fn = _closure(data)  # a closure: not picklable, inherited by the fork
+    with summary_pool(fn, 2) as submit:
+        got = {n: submit(n).result() for n in data}
+    with summary_pool(fn, 1) as submit:
+        want = {n: submit(n).result() for n in data}
+    assert {n: v for n, (_, v) in got.items()} == {n: v for n, (_, v) in want.items()}
+    assert all(pid != os.getpid() for pid, _ in got.values())  # really in other processes
+    assert all(pid == os.getpid() for pid, _ in want.values())
+    assert "fn" not in model_pool._TASK  # released
+
+
+@pytest.mark.skipif(not processes_available(), reason="no fork on this platform")
+def test_a_worker_error_reaches_the_caller() -> None:
+    with (
+        pytest.raises(ValueError, match="cannot summarise 'bad'"),
+        summary_pool(_closure({}), 2) as submit,
+    ):
+        submit("bad").result()
+    assert "fn" not in model_pool._TASK
