@@ -12,10 +12,17 @@ from mlflow.tracking import MlflowClient
 from stylisticbias_dev.mlflow_db import TemplateStore, template_stores
 
 
-def _schema(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str]]]:
+def _schema(path: Path) -> tuple[list[tuple[str, tuple[str, ...]]], list[tuple[str]]]:
+    """Every table and index with its definition's lines, sorted: MLflow's batch migrations
+    re-create tables with their constraints in set order (it varies with PYTHONHASHSEED between
+    two stores MLflow creates itself), so the order of the lines is not compared."""
     with sqlite3.connect(path) as con:
-        tables = con.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+        rows = con.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
         version = con.execute("SELECT version_num FROM alembic_version").fetchall()
+    tables = [
+        (name, tuple(sorted(line.strip().rstrip(",") for line in (sql or "").splitlines())))
+        for name, sql in rows
+    ]
     return tables, version
 
 
