@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from stylisticbias.analysis.paired_run import analyze_paired, write_paired
 from stylisticbias.analysis.settings import AnalysisSettings
@@ -84,3 +85,18 @@ def test_a_paper_model_is_compared_with_its_own_row(report) -> None:
     assert gemma["Total"].iloc[0].endswith(" / 89.0")  # Table 2: Gemma 89.0%
     weak = out[out["model"] == "simulated-halo-weak"]
     assert set(weak["paper row"]) == {"Average"}
+
+
+def test_every_output_the_dvc_stages_declare_is_written(report) -> None:
+    """analyze and report of the paired suite write each of their dvc.yaml outputs (DVC refuses
+    a stage whose declared output is missing: beauty-demo's analyze once lacked metrics_all.json
+    and its report the leaderboard folder)."""
+    root, _ = report
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    for name in ("analyze", "report"):
+        for out in stages[name]["outs"]:
+            path = next(iter(out)) if isinstance(out, dict) else out
+            if path.startswith("reports/"):
+                assert (root / path).exists(), (name, path)
+    metrics = root / "reports" / "metrics.json"
+    assert (root / "reports" / "metrics_all.json").read_bytes() == metrics.read_bytes()

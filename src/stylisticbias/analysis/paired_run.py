@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis import table_registry as registry
+from stylisticbias.analysis.headline import METRICS_ALL
 from stylisticbias.analysis.paired_variation.counts import Bootstrap, paired_data
 from stylisticbias.analysis.paired_variation.groups import (
     category_rates,
@@ -118,12 +119,15 @@ def analyze_paired(
 
 
 def write_paired(tables: Mapping[str, pd.DataFrame], reports: Path) -> None:
-    """Write the tables (validated) and metrics.json; remove tables of the other suite."""
+    """Write the tables (validated), metrics.json and metrics_all.json (the same numbers: the
+    paired headline is every metric it has); remove tables of the other suite."""
     out = reports / "tables"
     registry.write_tables(tables, out)
     for name in set(registry.REGISTRY) - set(tables):
         (out / registry.spec(name).file).unlink(missing_ok=True)
-    atomic_write_json(reports / "metrics.json", round_floats(paired_metrics(tables)))
+    metrics = round_floats(paired_metrics(tables))
+    for name in (METRICS_ALL, "metrics.json"):  # both are outputs of the analyze stage
+        atomic_write_json(reports / name, metrics)
     log.info("wrote %d paired-variation tables to %s", len(tables), out)
 
 

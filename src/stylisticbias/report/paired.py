@@ -392,5 +392,8 @@ def build_paired_report(config: Config, benchmark: Benchmark, root: Path) -> Non
     calibration = json.loads(cal_path.read_text()) if cal_path.exists() else None
     ref = _reference(root, benchmark)
     md = build_markdown(config, benchmark, tables, figures, ref, calibration)
+    # no leaderboard for this suite (its headline is the halo rate, not SBS/VS): the folder, an
+    # output of the report stage, is left empty, as for the task protocols
+    (reports / "leaderboard").mkdir(parents=True, exist_ok=True)
     atomic_write_text(reports / "README.md", md + "\n")
     log.info("wrote %s", reports / "README.md")
