@@ -101,5 +101,5 @@ def test_vignette_composite_and_text_only(tmp_path: Path) -> None:
         (101, 0): 6, (101, 1): 6, (401, 0): 6, (401, 1): 6}  # fmt: skip
     for d in rec["dist"]:
         assert set(json.loads(d)) == {"first", "second", "invalid"}
-    composites = list((out.parent.parent / f".{out.parent.name}.composites").glob("*.png"))
+    composites = list((out.parent.parent / ".composites").glob("*.png"))  # shared by models
     assert len(composites) == 12
