@@ -107,12 +107,12 @@ def check_tree(tmp: Path, models: tuple[str, ...]) -> dict[str, Any]:
         model = name.split()[0].split("=")[1]
         below = {r["name"] for r in runs.values() if r["parent"] == job}
         assert {f"judge/{model}", model, "comparison"} <= below, below  # judge + track stages
-        assert "sbs.overall" in metrics_of(db, job)
+        assert "sbs" in metrics_of(db, job)
     comparison = children["comparison"]
     assert runs[comparison]["kind"] == "sweep-comparison"
     m = metrics_of(db, comparison)
     assert m["n_jobs"] == 4 and m["n_failed"] == 0
-    assert len([k for k in m if k.endswith("/sbs.overall")]) == 4
+    assert len([k for k in m if k.endswith("/sbs")]) == 4
     art = next((tmp / "mlruns").glob(f"*/{comparison}/artifacts"))
     with (art / "jobs.csv").open() as fh:
         table = list(csv.DictReader(fh))

@@ -32,15 +32,10 @@ log = logging.getLogger(__name__)
 #: the tag keys of :mod:`stylisticbias.report.mlflow_log` (same vocabulary for sweep runs)
 TAG_SWEEP = "stylisticbias.sweep_id"
 TAG_KIND = "stylisticbias.run_kind"
-#: headline metrics the comparison run logs per job (``<job>/<metric>``); all go to its table
-HEADLINE = (
-    "sbs.overall",
-    "cohens_d",
-    "large_shift_share",
-    "invalid_rate",
-    "position_bias",
-    "letter_bias",
-)
+#: headline metrics the comparison run logs per job (``<job>/<metric>``): the keys of the job's
+#: ``reports/metrics.json`` (:func:`stylisticbias.analysis.headline.dvc_headline`, one judged
+#: model per job); all go to its table
+HEADLINE = ("sbs", "sbs_ci_low", "sbs_ci_high", "significant_share", "invalid_rate")
 
 
 @contextlib.contextmanager
