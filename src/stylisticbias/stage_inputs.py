@@ -23,6 +23,7 @@ grimp's import graph, the library behind ``lint-imports``): no hand-kept list ca
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -125,6 +126,13 @@ def input_hash(root: Path, rel: str) -> str:
 PACKAGE = "stylisticbias"
 
 
+@functools.cache
+def _import_graph() -> grimp.ImportGraph:
+    """The package's import graph, built once per process (the check stage asks for it once per
+    group and judged model)."""
+    return grimp.build_graph(PACKAGE, cache_dir=None)
+
+
 def _script_imports(script: Path, modules: set[str]) -> set[str]:
     """The package's modules a stage script names in any import statement (at any depth)."""
     found: set[str] = set()
@@ -153,7 +161,7 @@ def code_closure(root: Path, scripts: tuple[str, ...], settings: Any = None) -> 
     """Source files (relative to ``root``) of every package module the scripts import, or the
     settings' ``_target_`` strings name, transitively; sorted."""
     src = root / "src"
-    graph = grimp.build_graph(PACKAGE, cache_dir=None)
+    graph = _import_graph()
     modules = set(graph.modules)
     roots = _targets(settings) & modules
     for script in scripts:
