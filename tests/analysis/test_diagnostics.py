@@ -85,3 +85,21 @@ def test_exact_rows_use_probabilities(benchmark) -> None:
     pos, _, _ = bias_tables([response_sums(j, benchmark, "m")], n_resamples=0, ci=0.95, seed=0)
     assert_allclose(pos.share.iloc[0], 1.0)
     assert np.isnan(pos.ci_low.iloc[0])
+
+
+def test_counted_sums_equal_the_row_wise_sums(benchmark) -> None:
+    """Drawn answers with a categorical ``choice`` are counted in one pass; every sum equals the
+    row-wise weighted sums exactly (an unknown answer weighs 0, as in the row-wise path)."""
+    rng = np.random.default_rng(3)
+    answers = np.array(["positive", "negative", "invalid", "chatter"])
+
+    def chooser(f, s, o, k):
+        return answers[rng.choice(4, p=[0.5, 0.35, 0.1, 0.05])]
+
+    rows = _records(benchmark, chooser, n_faces=7)
+    counted = response_sums(rows.astype({"choice": "category"}), benchmark, "m")
+    row_wise = response_sums(rows.astype({"choice": object}), benchmark, "m")
+    for name in ("first", "letter_a", "valid", "invalid_fs", "total_fs", "scenarios"):
+        assert np.array_equal(getattr(counted, name), getattr(row_wise, name)), name
+    assert list(counted.faces) == list(row_wise.faces)
+    assert counted.n_responses == row_wise.n_responses == len(rows)

@@ -104,3 +104,13 @@ def test_sbs_nan_delta_rows_ignored(synth: pd.DataFrame) -> None:
     out = sbs(s, ["model"], n_resamples=0)
     ref = s.groupby("model").delta.mean()
     assert_allclose(out.set_index("model").effect, ref, atol=1e-15)
+
+
+@pytest.mark.parametrize("size", [7, 10_000_000])
+def test_sorted_unique_equals_numpy(size: int) -> None:
+    from stylisticbias.analysis.metrics import _sorted_unique
+
+    flat = np.random.default_rng(1).integers(0, size, 500)
+    uniq, inv = _sorted_unique(flat, size)
+    u, i = np.unique(flat, return_inverse=True)
+    assert np.array_equal(uniq, u) and np.array_equal(inv, i) and inv.dtype == np.int64

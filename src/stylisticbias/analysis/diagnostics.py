@@ -70,6 +70,10 @@ def response_sums(judgments: pd.DataFrame, benchmark: Benchmark, model: str) -> 
         if not drawn.all():  # (every row drawn, the usual case: no copy of millions of rows)
             j = j[drawn]
         c = j["choice"]
+        if isinstance(c.dtype, pd.CategoricalDtype):  # drawn answers: counts, one pass
+            counted = _counted_sums(j, benchmark, model)
+            if counted is not None:
+                return counted
         if isinstance(c.dtype, pd.CategoricalDtype):  # compare the categories, not every row
             cats, codes = np.asarray(c.cat.categories.astype(str)), c.cat.codes.to_numpy()
             wpos, wneg, winv = ((cats == v)[codes].astype(np.float64) for v in _CHOICES)
@@ -112,6 +116,53 @@ def response_sums(judgments: pd.DataFrame, benchmark: Benchmark, model: str) -> 
         total_fs=np.bincount(fs, weights=wpos + wneg + winv, minlength=nf * len(scen)).reshape(
             shape
         ),
+        scenarios=scen,
+        n_responses=len(j),
+    )
+
+
+def _counted_sums(j: pd.DataFrame, benchmark: Benchmark, model: str) -> ResponseSums | None:
+    """:func:`response_sums` of drawn answers (``choice`` categorical) from one ``bincount`` of
+    face x scenario x ordering x choice: each response weighs 0 or 1, so every sum is a count
+    (the float sums of the row-wise path equal these counts exactly). None where the count
+    array would be large (many faces or ordering ids): the row-wise path then."""
+    c = j["choice"]
+    cats = np.asarray(c.cat.categories.astype(str))
+    choice = np.full(len(cats) + 1, len(_CHOICES), dtype=np.int64)  # other answers: weight 0
+    for i, v in enumerate(_CHOICES):
+        choice[:-1][cats == v] = i
+    fc, faces = face_codes(j["face_id"])
+    nf, nc = len(faces), len(_CHOICES) + 1
+    scen = np.asarray([s.id for s in benchmark.scenarios])
+    no = max(o.id for o in benchmark.orderings) + 1
+    if nf * len(scen) * no * nc > 50_000_000:
+        return None
+    order = j["ordering"].to_numpy(dtype=np.int64)
+    sidx = np.searchsorted(scen, j["scenario_id"].to_numpy())
+    if len(order) and (order.min() < 0 or order.max() >= no or sidx.max() >= len(scen)):
+        return None  # ids outside the protocol: the row-wise path (and its error)
+    key = fc * len(scen)
+    key += sidx
+    key *= no
+    key += order
+    key *= nc
+    key += choice[c.cat.codes.to_numpy()]
+    counts = np.bincount(key, minlength=nf * len(scen) * no * nc)
+    counts = counts.reshape(nf, len(scen), no, nc).astype(np.float64)
+    pos, neg, inv = counts[..., 0], counts[..., 1], counts[..., 2]
+    first_pos = np.zeros(no, dtype=bool)
+    a_pos = np.zeros(no, dtype=bool)
+    for o in benchmark.orderings:
+        first_pos[o.id] = o.positive_position == 1
+        a_pos[o.id] = o.positive_is_first_letter
+    return ResponseSums(
+        model=model,
+        faces=faces,
+        first=np.where(first_pos, pos, neg).sum(axis=(1, 2)),
+        letter_a=np.where(a_pos, pos, neg).sum(axis=(1, 2)),
+        valid=(pos + neg).sum(axis=(1, 2)),
+        invalid_fs=inv.sum(axis=2),
+        total_fs=(pos + neg + inv).sum(axis=2),
         scenarios=scen,
         n_responses=len(j),
     )

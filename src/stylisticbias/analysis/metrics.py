@@ -45,6 +45,17 @@ SBS_COLUMNS = [
 ]
 
 
+def _sorted_unique(flat: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(flat, return_inverse=True)`` for codes in ``range(size)``: by counting where
+    ``size`` is small (no sort of every row), else by sorting."""
+    if size > max(4 * len(flat), 1 << 16):
+        uniq, inv = np.unique(flat, return_inverse=True)
+        return uniq, inv.astype(np.int64, copy=False)
+    seen = np.bincount(flat, minlength=size) > 0
+    rank = np.cumsum(seen) - 1
+    return np.flatnonzero(seen), rank[flat]
+
+
 def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Integer cell code per row (``-1`` where a ``by`` value is missing) and the cells' keys.
 
@@ -71,7 +82,7 @@ def group_codes(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.Dat
         bad |= cc < 0
     dims = tuple(max(len(u), 1) for u in uniques)
     flat = np.ravel_multi_index(tuple(np.where(bad, 0, cc) for cc in codes), dims)
-    uniq, inv = np.unique(flat[~bad], return_inverse=True)
+    uniq, inv = _sorted_unique(flat[~bad], int(np.prod(dims, dtype=np.int64)))
     out = np.full(len(df), -1, dtype=np.int64)
     out[~bad] = inv
     parts = np.unravel_index(uniq, dims)
@@ -114,7 +125,8 @@ def face_codes(face_id: pd.Series, faces: pd.Index | None = None) -> tuple[np.nd
         cats = pd.Index(face_id.cat.categories.astype(str))
         cc = face_id.cat.codes.to_numpy()
         if faces is None:
-            faces = pd.Index(np.sort(cats[np.unique(cc[cc >= 0])]))
+            seen = np.bincount(cc[cc >= 0], minlength=len(cats))  # (np.unique sorts every row)
+            faces = pd.Index(np.sort(cats[np.flatnonzero(seen)]))
         codes = np.where(cc >= 0, faces.get_indexer(cats)[cc], -1)
     else:
         ids = face_id.astype(str)

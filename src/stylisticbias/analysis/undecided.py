@@ -27,8 +27,25 @@ def undecided_table(scores: pd.DataFrame) -> pd.DataFrame:
     the rows of a set of models equal the ordered concatenation of each model's own rows (what
     the streaming analysis, :mod:`stylisticbias.analysis.per_model`, builds).
     """
-    models = scores["model"].astype(str)
-    return order_rows([_model_rows(g) for _, g in scores.groupby(models, sort=True, observed=True)])
+    names, codes = _labels(scores["model"])
+    return order_rows([_model_rows(scores, name, codes == i) for i, name in enumerate(names)])
+
+
+def _labels(col: pd.Series) -> tuple[list[str], np.ndarray]:
+    """A column's distinct values present, as sorted strings, and each row's index into them
+    (-1 where null: a groupby drops those rows); categorical columns from their codes, without
+    converting every row to a string."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cc = col.cat.codes.to_numpy().astype(np.int64)
+        cats = np.asarray(col.cat.categories.astype(str), dtype=object)
+        strs, remap = np.unique(cats, return_inverse=True)
+        codes = np.where(cc >= 0, remap[np.maximum(cc, 0)], -1)
+        used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(strs)))
+        back = np.full(len(strs) + 1, -1, dtype=np.int64)  # (the last entry: null rows)
+        back[used] = np.arange(len(used))
+        return [str(strs[i]) for i in used], back[codes]
+    codes, uniq = pd.factorize(col.astype(str), sort=True)
+    return [str(x) for x in uniq], codes.astype(np.int64)
 
 
 def order_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -47,39 +64,57 @@ _COLUMNS = ["model", "category", "undecided_mean", "undecided_max", "n_rows", "n
             "sbs", "sbs_low", "sbs_high", "max_shift", "n"]  # fmt: skip
 
 
-def _model_rows(scores: pd.DataFrame) -> pd.DataFrame:
-    df = scores.copy()
-    if "undecided" not in df.columns or df["undecided"].isna().all():
-        df["undecided"] = 0.0
-        df["undecided_excluded"] = False
-    if "delta_low" not in df.columns or df["delta_low"].isna().all():
-        df["delta_low"] = df["delta"]
-        df["delta_high"] = df["delta"]
-    df["model"] = df["model"].astype(str)
-    var = df[~df["is_base"].astype(bool)]
-    rows = []
-    for (model, cat), g in [
-        *(((m, "all"), g) for m, g in df.groupby("model", sort=True)),
-        *(((m, str(c)), g) for (m, c), g in var.groupby(["model", var["category"].astype(str)],
-                                                         sort=True)),
-    ]:  # fmt: skip
-        d = g[~g["is_base"].astype(bool) & g["delta"].notna()]
-        sbs = float(d["delta"].mean()) if len(d) else np.nan
-        lo = float(d["delta_low"].mean()) if len(d) else np.nan
-        hi = float(d["delta_high"].mean()) if len(d) else np.nan
-        rows.append(
+def _model_rows(scores: pd.DataFrame, model: str, rows: np.ndarray) -> pd.DataFrame:
+    """One model's rows (``rows``: its mask in ``scores``): all of them, then one per category
+    of its variation rows (categories sorted as strings). Each statistic is the pandas reduction
+    of the same values, in the same order, that a groupby over a copy of the rows gives."""
+
+    def recorded(name: str) -> bool:  # present, and not null on every one of the model's rows
+        return name in scores.columns and not scores[name].isna().to_numpy()[rows].all()
+
+    n = len(scores)
+    if recorded("undecided"):
+        und = scores["undecided"].to_numpy()
+        excl = scores["undecided_excluded"].astype(bool).to_numpy()
+    else:
+        und, excl = np.zeros(n), np.zeros(n, dtype=bool)
+    delta = scores["delta"].to_numpy()
+    low, high = (
+        (scores["delta_low"].to_numpy(), scores["delta_high"].to_numpy())
+        if recorded("delta_low")
+        else (delta, delta)
+    )
+    is_var = ~scores["is_base"].astype(bool).to_numpy()
+    has_delta = scores["delta"].notna().to_numpy()
+    groups: list[tuple[str, np.ndarray]] = [("all", rows)] if rows.any() else []
+    var = rows & is_var
+    if var.any():
+        names, codes = _labels(scores["category"])
+        for i, name in enumerate(names):  # sorted
+            g = var & (codes == i)
+            if g.any():
+                groups.append((name, g))
+    out = []
+    for cat, g in groups:
+        d = g & is_var & has_delta
+        nd = int(d.sum())
+        sbs = float(pd.Series(delta[d]).mean()) if nd else np.nan
+        lo = float(pd.Series(low[d]).mean()) if nd else np.nan
+        hi = float(pd.Series(high[d]).mean()) if nd else np.nan
+        ug = pd.Series(und[g])
+        out.append(
             {
                 "model": model,
                 "category": cat,
-                "undecided_mean": float(g["undecided"].mean()),
-                "undecided_max": float(g["undecided"].max()),
-                "n_rows": len(g),
-                "n_excluded": int(g["undecided_excluded"].astype(bool).sum()),
+                "undecided_mean": float(ug.mean()),
+                "undecided_max": float(ug.max()),
+                "n_rows": int(g.sum()),
+                "n_excluded": int(excl[g].sum()),
                 "sbs": sbs,
                 "sbs_low": lo,
                 "sbs_high": hi,
-                "max_shift": float(np.nanmax([sbs - lo, hi - sbs])) if len(d) else np.nan,
-                "n": len(d),
+                "max_shift": float(np.nanmax([sbs - lo, hi - sbs])) if nd else np.nan,
+                "n": nd,
             }
         )
-    return pd.DataFrame(rows, columns=_COLUMNS)
+    return pd.DataFrame(out, columns=_COLUMNS)

@@ -40,6 +40,7 @@ import pandas as pd
 
 from stylisticbias.analysis.bootstrap import bc_percentile_ci, face_weights
 from stylisticbias.analysis.metrics import face_codes, group_codes
+from stylisticbias.analysis.permutations import face_permutations, permuted_group_sums
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
 from stylisticbias.analysis.vs_debiased import debiased_interval, null_trace, vs_debiased
@@ -124,7 +125,7 @@ def variation_strength(
                 S,
             )
         w = face_weights(F, n_resamples, seed) if n_resamples else None
-        rng = np.random.default_rng(seed + 1)
+        draws = face_permutations(seed + 1, F, n_permutations)
         for dim, col in dimensions.items():
             labels = np.full(F, -1, dtype=np.int64)
             lc, lkeys = group_codes(g, [col])
@@ -159,11 +160,8 @@ def variation_strength(
                 db_lo, db_hi = debiased_interval(sums, (bs, bs2, bc), ddof, ci, psi)
             p = np.nan
             if n_permutations:
-                perm = np.argsort(rng.random((n_permutations, F)), axis=1)
-                ph = np.eye(K)[labels[perm]]  # (P, F, K)
-                ps = np.einsum("pfk,fs->pks", ph, phi, optimize=True)
-                pc = np.einsum("pfk,fs->pks", ph, mask, optimize=True)
-                null = _vs(ps, pc, ddof)
+                perm = draws.next()
+                null = _vs(*permuted_group_sums(labels[perm], K, phi, mask), ddof)
                 p = float((1 + np.sum(null >= obs - 1e-12)) / (1 + n_permutations))
             rows.append((model, dim, obs, lo, hi, p, F, K, S, db, db_lo, db_hi, floor))
     if fell_back:
