@@ -32,6 +32,7 @@ from stylisticbias.analysis.diagnostics import (
     bias_tables,
     response_sums,
 )
+from stylisticbias.analysis.digest_memo import DigestMemo
 from stylisticbias.analysis.estimators import estimator_comparison
 from stylisticbias.analysis.headline import METRICS_ALL, dvc_headline
 from stylisticbias.analysis.layout import metrics_json, wide_tables
@@ -68,7 +69,7 @@ from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
-from stylisticbias.score_store import file_digest, read_model_scores, scores_digest, scores_file
+from stylisticbias.score_store import read_model_scores, scores_digest, scores_file
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
@@ -286,10 +287,14 @@ def run_analysis(config: Config) -> StreamStats:
             Path(config.paths.analysis_cache).mkdir(parents=True, exist_ok=True)
         return StreamStats(computed=tuple(models), cached=())
     cache = Path(config.paths.analysis_cache) if config.paths.analysis_cache else None
+    memo = DigestMemo(cache)  # unchanged inputs are not re-hashed
     digests = {}
     for m in models:
         jpath = judg_dir / m / "judgments.parquet"
-        digests[m] = (scores_digest(score_dir, m), file_digest(jpath) if jpath.exists() else None)
+        spath = scores_file(score_dir, m)
+        if not spath.exists():
+            scores_digest(score_dir, m)  # the one-line error naming the missing partition
+        digests[m] = (memo.digest(spath), memo.digest(jpath) if jpath.exists() else None)
     inputs = model_inputs(
         models,
         lambda m: read_scores_checked(score_dir, m),
@@ -300,6 +305,7 @@ def run_analysis(config: Config) -> StreamStats:
     numbers = {k: v for k, v in analysis.items() if k != "workers"}
     key = settings_digest(numbers, benchmark.digest)  # the protocol file's content
     tables, simulated, stats = analyze_streaming(inputs, benchmark, s, cache, key, models)
+    memo.save()
     write_tables(tables, simulated, models, benchmark, s, reports, display_names(models, config))
     log.info("analysis of %d model(s) in %.1fs", len(models), time.perf_counter() - t0)
     return stats

@@ -79,6 +79,8 @@ def add_cell_sums(acc: CellSums | None, cs: CellSums) -> CellSums:
     cols = list(cs.keys.columns)
     if list(acc.keys.columns) != cols or acc.num.shape[0] != cs.num.shape[0]:
         raise ValueError("add_cell_sums: different groupings or face indexes")
+    if _same_sorted_cells(acc.keys, cs.keys):  # the usual case: every model has every cell
+        return CellSums(acc.keys, acc.num + cs.num, acc.den + cs.den, acc.absum + cs.absum)
     keys = (
         pd.concat([acc.keys, cs.keys], ignore_index=True)
         .drop_duplicates()
@@ -97,6 +99,16 @@ def add_cell_sums(acc: CellSums | None, cs: CellSums) -> CellSums:
     den[:, ib] += cs.den
     absum[ib] += cs.absum
     return CellSums(keys, num, den, absum)
+
+
+def _same_sorted_cells(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Both key frames hold the same distinct cells in the same, sorted order (what the
+    general merge of :func:`add_cell_sums` would produce from them)."""
+    if len(a) != len(b) or not a.equals(b):
+        return False
+    cols = list(a.columns)
+    order = a.sort_values(cols, kind="mergesort").index
+    return bool((order == np.arange(len(a))).all()) and not a.duplicated().any()
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stylisticbias.analysis.pair_fits import kendalls_w, line_fit, two_sided_p
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
 
@@ -85,19 +86,30 @@ def model_pair_regressions(
     signs differ, both non-zero).
     """
     wide = per_model.pivot(index="scenario_id", columns="model", values="effect")
+    vals = wide.to_numpy(dtype=np.float64)
+    present = ~np.isnan(vals)
+    names = list(wide.columns)
     rows = []
-    for a, b in permutations(wide.columns, 2):
-        xy = wide[[a, b]].dropna()
-        x, y = xy[a].to_numpy(), xy[b].to_numpy()
+    fitted, tstats, dfs = [], [], []
+    tcrit: dict[int, float] = {}
+    for i, j in permutations(range(len(names)), 2):
+        a, b = names[i], names[j]
+        both = present[:, i] & present[:, j]
+        x, y = vals[both, i], vals[both, j]
         if len(x) < 3 or np.ptp(x) == 0:
             log.warning(
                 "regression %s -> %s: %d scenario(s) / constant x: not fitted", a, b, len(x)
             )
             rows.append((a, b, *([np.nan] * 6), len(x), np.nan))
             continue
-        r = stats.linregress(x, y)
-        t = stats.t.ppf(0.5 + ci / 2, len(x) - 2)
+        r = line_fit(x, y)
+        if len(x) not in tcrit:
+            tcrit[len(x)] = stats.t.ppf(0.5 + ci / 2, len(x) - 2)
+        t = tcrit[len(x)]
         rev = int(np.sum((np.sign(x) * np.sign(y)) < 0))
+        fitted.append(len(rows))
+        tstats.append(r.tstat)
+        dfs.append(r.df)
         rows.append(
             (
                 a,
@@ -105,7 +117,7 @@ def model_pair_regressions(
                 r.slope,
                 r.intercept,
                 r.rvalue,
-                r.pvalue,
+                np.nan,  # the p-value: all fits at once below
                 r.slope - t * r.stderr,
                 r.slope + t * r.stderr,
                 len(x),
@@ -127,33 +139,10 @@ def model_pair_regressions(
             "sign_reversals",
         ],
     )
+    if fitted:
+        out.loc[fitted, "pval"] = two_sided_p(np.array(tstats), np.array(dfs))
     out.insert(6, "pval_corr", p_adjust(out["pval"].to_numpy(), method))
     return out
-
-
-def kendalls_w(ratings: np.ndarray) -> tuple[float, float, float]:
-    """Kendall's W of concordance for a (raters x items) matrix (ranks with tie correction).
-
-    Returns ``(W, chi2, pval)`` with ``chi2 = m (n - 1) W`` on ``n - 1`` degrees of freedom.
-    """
-    r = np.asarray(ratings, dtype=np.float64)
-    if r.ndim != 2 or r.shape[0] < 2 or r.shape[1] < 2:
-        raise ValueError(f"kendalls_w needs >= 2 raters x >= 2 items; got shape {r.shape}")
-    if not np.isfinite(r).all():
-        raise ValueError("kendalls_w: ratings contain NaN")
-    m, n = r.shape
-    ranks = np.apply_along_axis(stats.rankdata, 1, r)
-    s = ((ranks.sum(axis=0) - m * (n + 1) / 2) ** 2).sum()
-    ties = 0.0
-    for row in ranks:
-        _, counts = np.unique(row, return_counts=True)
-        ties += (counts**3 - counts).sum()
-    denom = m**2 * (n**3 - n) - m * ties
-    if denom <= 0:
-        raise ValueError("kendalls_w: every rater gives all items the same rank")
-    w = 12 * s / denom
-    chi2 = m * (n - 1) * w
-    return float(w), float(chi2), float(stats.chi2.sf(chi2, n - 1))
 
 
 def profile_agreement(

@@ -68,12 +68,13 @@ def scenario_agreement(by_scenario: pd.DataFrame, s: AnalysisSettings) -> pd.Dat
     pairs = []
     # every pair's bootstrap at once, from the same scenario resamples as W and the ICCs
     boot_rho = spearman_boot(x, idx) if idx is not None else None
-    for a, b in combinations(range(x.shape[1]), 2):
+    pair_list = list(combinations(range(x.shape[1]), 2))
+    los = his = np.full(len(pair_list), np.nan)
+    if boot_rho is not None and pair_list:  # every pair's percentile interval in one call
+        ia, ib = (np.array(v) for v in zip(*pair_list, strict=True))
+        los, his = percentile_ci(boot_rho[:, ia, ib], s.ci)
+    for (a, b), lo, hi in zip(pair_list, los.tolist(), his.tolist(), strict=True):
         rho, pr = stats.spearmanr(x[:, a], x[:, b])
-        lo = hi = np.nan
-        if boot_rho is not None:
-            l_, h_ = percentile_ci(boot_rho[:, a, b][:, None], s.ci)
-            lo, hi = float(l_[0]), float(h_[0])
         pairs.append(
             (
                 "spearman",
