@@ -56,3 +56,26 @@ def test_kendalls_w_errors() -> None:
         kendalls_w(np.ones((3, 4)))
     with pytest.raises(ValueError, match=">= 2 raters"):
         kendalls_w(np.ones((1, 4)))
+
+
+@pytest.mark.parametrize("kind", ["plain", "ties", "constant", "short"])
+def test_spearman_pairs_equal_spearmanr(kind: str) -> None:
+    import warnings
+
+    from stylisticbias.analysis.pair_fits import spearman_pairs
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(3 if kind == "short" else 25, 6))
+    x[:, 1] = x[:, 0] * 2.0  # rho = 1 exactly
+    if kind == "ties":
+        x = np.round(x * 2)
+    if kind == "constant":
+        x[:, 3] = 0.5
+    pairs = [(a, b) for a in range(6) for b in range(a + 1, 6)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rho, p = spearman_pairs(x, pairs)
+        for k, (a, b) in enumerate(pairs):
+            ref = stats.spearmanr(x[:, a], x[:, b])
+            np.testing.assert_array_equal(rho[k], ref.statistic)
+            np.testing.assert_array_equal(p[k], ref.pvalue)

@@ -84,3 +84,32 @@ def kendalls_w(ratings: np.ndarray) -> tuple[float, float, float]:
     w = 12 * s / denom
     chi2 = m * (n - 1) * w
     return float(w), float(chi2), float(stats.chi2.sf(chi2, n - 1))
+
+
+def spearman_pairs(x: np.ndarray, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.stats.spearmanr(x[:, a], x[:, b])`` (rho, two-sided p) for each ``(a, b)`` of
+    ``pairs``: every column ranked once (a column's ranks do not depend on its partner), the
+    correlation of each pair as SciPy takes it (``np.corrcoef`` of the two rank columns) and
+    the p-values in one call. Pairs with a constant or non-finite column go to SciPy itself."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.shape[0]
+    rho = np.full(len(pairs), np.nan)
+    p = np.full(len(pairs), np.nan)
+    if n <= 1 or not pairs:
+        return rho, p
+    ranks = np.apply_along_axis(stats.rankdata, 0, x)
+    regular = np.isfinite(x).all(axis=0) & (x[0] != x).any(axis=0)
+    dof = n - 2
+    for k, (a, b) in enumerate(pairs):
+        if regular[a] and regular[b]:
+            rho[k] = np.corrcoef(np.column_stack((ranks[:, a], ranks[:, b])), rowvar=False)[1, 0]
+        else:
+            res = stats.spearmanr(x[:, a], x[:, b])
+            rho[k], p[k] = res.statistic, res.pvalue
+    done = np.array([regular[a] and regular[b] for a, b in pairs])
+    if done.any():
+        r = rho[done]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = r * np.sqrt((dof / ((r + 1.0) * (1.0 - r))).clip(0))
+        p[done] = 2 * special.stdtr(float(dof), -np.abs(t))
+    return rho, p

@@ -71,15 +71,25 @@ from stylisticbias.errors import StylisticBiasError
 log = logging.getLogger(__name__)
 
 
+#: ``DataFrame.attrs`` flag of an accumulated key frame known to be sorted and duplicate-free
+_SORTED_CELLS = "stylisticbias_sorted_cells"
+
+
 def add_cell_sums(acc: CellSums | None, cs: CellSums) -> CellSums:
     """Cell-wise sum of two models' :class:`CellSums` (same face index); cells are the union,
-    ordered as :func:`~stylisticbias.analysis.metrics.group_codes` orders them (sorted keys)."""
+    ordered as :func:`~stylisticbias.analysis.metrics.group_codes` orders them (sorted keys).
+
+    When the accumulated cells are already sorted and ``cs`` has exactly those cells (every
+    model has every cell, the usual case) the arrays are added as they stand: the same numbers
+    as the general merge, without re-sorting the keys for every model."""
     if acc is None:
-        return CellSums(cs.keys.copy(), cs.num.copy(), cs.den.copy(), cs.absum.copy())
+        keys = cs.keys.copy()
+        keys.attrs[_SORTED_CELLS] = _sorted_cells(keys)
+        return CellSums(keys, cs.num.copy(), cs.den.copy(), cs.absum.copy())
     cols = list(cs.keys.columns)
     if list(acc.keys.columns) != cols or acc.num.shape[0] != cs.num.shape[0]:
         raise ValueError("add_cell_sums: different groupings or face indexes")
-    if _same_sorted_cells(acc.keys, cs.keys):  # the usual case: every model has every cell
+    if acc.keys.attrs.get(_SORTED_CELLS) and acc.keys.equals(cs.keys):
         return CellSums(acc.keys, acc.num + cs.num, acc.den + cs.den, acc.absum + cs.absum)
     keys = (
         pd.concat([acc.keys, cs.keys], ignore_index=True)
@@ -98,17 +108,15 @@ def add_cell_sums(acc: CellSums | None, cs: CellSums) -> CellSums:
     num[:, ib] += cs.num
     den[:, ib] += cs.den
     absum[ib] += cs.absum
+    keys.attrs[_SORTED_CELLS] = True  # sorted and de-duplicated just above
     return CellSums(keys, num, den, absum)
 
 
-def _same_sorted_cells(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    """Both key frames hold the same distinct cells in the same, sorted order (what the
-    general merge of :func:`add_cell_sums` would produce from them)."""
-    if len(a) != len(b) or not a.equals(b):
-        return False
-    cols = list(a.columns)
-    order = a.sort_values(cols, kind="mergesort").index
-    return bool((order == np.arange(len(a))).all()) and not a.duplicated().any()
+def _sorted_cells(keys: pd.DataFrame) -> bool:
+    """The key frame is what the general merge of :func:`add_cell_sums` would make of it:
+    duplicate-free and in sorted order."""
+    order = keys.sort_values(list(keys.columns), kind="mergesort").index
+    return bool((order == np.arange(len(keys))).all()) and not keys.duplicated().any()
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

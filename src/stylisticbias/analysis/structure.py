@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stylisticbias.analysis.pair_fits import kendalls_w, line_fit, two_sided_p
+from stylisticbias.analysis.pair_fits import kendalls_w, line_fit, spearman_pairs, two_sided_p
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
 
@@ -157,9 +157,12 @@ def profile_agreement(
     wide = per_model.pivot(index=item, columns="model", values="effect").dropna()
     rows = []
     z = stats.norm.ppf(0.5 + ci / 2)
-    for a, b in combinations(wide.columns, 2):
+    names = list(wide.columns)
+    pairs = list(combinations(range(len(names)), 2))
+    rhos, ps = spearman_pairs(wide.to_numpy(dtype=np.float64), pairs)
+    for (i, j), rho, p in zip(pairs, rhos, ps, strict=True):
+        a, b = names[i], names[j]
         n = len(wide)
-        rho, p = stats.spearmanr(wide[a], wide[b])
         lo = hi = np.nan
         if n > 3 and abs(rho) < 1:
             se = 1.06 / np.sqrt(n - 3)

@@ -13,6 +13,7 @@ import pandas as pd
 from scipy import stats
 
 from stylisticbias.analysis.bootstrap import percentile_ci
+from stylisticbias.analysis.pair_fits import spearman_pairs
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
 from stylisticbias.analysis.structure import kendalls_w
@@ -73,8 +74,9 @@ def scenario_agreement(by_scenario: pd.DataFrame, s: AnalysisSettings) -> pd.Dat
     if boot_rho is not None and pair_list:  # every pair's percentile interval in one call
         ia, ib = (np.array(v) for v in zip(*pair_list, strict=True))
         los, his = percentile_ci(boot_rho[:, ia, ib], s.ci)
-    for (a, b), lo, hi in zip(pair_list, los.tolist(), his.tolist(), strict=True):
-        rho, pr = stats.spearmanr(x[:, a], x[:, b])
+    rhos, prs = spearman_pairs(x, pair_list)
+    for (a, b), lo, hi, rho, pr in zip(pair_list, los.tolist(), his.tolist(), rhos, prs,
+                                       strict=True):  # fmt: skip
         pairs.append(
             (
                 "spearman",
