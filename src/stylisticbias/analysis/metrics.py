@@ -124,10 +124,13 @@ def face_codes(face_id: pd.Series, faces: pd.Index | None = None) -> tuple[np.nd
     if isinstance(face_id.dtype, pd.CategoricalDtype):
         cats = pd.Index(face_id.cat.categories.astype(str))
         cc = face_id.cat.codes.to_numpy()
+        null = bool(len(cc)) and cc.min() < 0
         if faces is None:
-            seen = np.bincount(cc[cc >= 0], minlength=len(cats))  # (np.unique sorts every row)
+            seen = np.bincount(cc[cc >= 0] if null else cc, minlength=len(cats))  # (no sort)
             faces = pd.Index(np.sort(cats[np.flatnonzero(seen)]))
-        codes = np.where(cc >= 0, faces.get_indexer(cats)[cc], -1)
+        lut = faces.get_indexer(cats).astype(np.int64)
+        # without nulls one pass (a -1 from the lookup, a face outside ``faces``, is caught below)
+        codes = np.where(cc >= 0, lut[cc], -1) if null else lut[cc]
     else:
         ids = face_id.astype(str)
         if faces is None:
@@ -135,7 +138,7 @@ def face_codes(face_id: pd.Series, faces: pd.Index | None = None) -> tuple[np.nd
         codes = faces.get_indexer(ids)
     if (codes < 0).any():
         raise ValueError("face_id values not in the face index")
-    return codes.astype(np.int64), faces
+    return codes.astype(np.int64, copy=False), faces
 
 
 def cell_sums(
