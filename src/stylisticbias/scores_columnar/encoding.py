@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stylisticbias.scores_columnar.arrays import to_arrow
+from stylisticbias.scores_columnar.split_write import write_split
 
 #: rows per data page: pyarrow's ``max_rows_per_page`` default, passed explicitly
 PAGE_ROWS = 20_000
@@ -68,9 +69,9 @@ def string_column(
 def write_table(table: pa.Table, schema: pa.Schema, path: Path) -> None:
     """Write ``table`` (string columns plain or as :func:`string_column` made them) to ``path``
     as the bytes ``pq.write_table`` writes for it with its columns of ``schema`` (their types
-    and the schema's metadata, which the file stores beside the Arrow schema)."""
-    if table.schema.equals(schema, check_metadata=True):
-        pq.write_table(table, path, max_rows_per_page=PAGE_ROWS)
+    and the schema's metadata, which the file stores beside the Arrow schema), its columns
+    encoded by two writers at once (:mod:`~stylisticbias.scores_columnar.split_write`)."""
+    if write_split(table, schema, path, max_rows_per_page=PAGE_ROWS):
         return
     metadata = dict(schema.metadata or {})
     # what the writer stores for a table of ``schema``: its metadata, then the schema itself
