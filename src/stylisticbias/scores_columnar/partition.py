@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -227,7 +228,57 @@ def score_partition(
     def ordered(v: np.ndarray) -> np.ndarray:
         return v if order is None else v[order]
 
-    img, cell_sid, n_cell = ordered(img), ordered(cells.scenario), ordered(cells.n)
+    img, cell_sid = ordered(img), ordered(cells.scenario)
+    ids = sorted(cat)
+    position = np.zeros(ids[-1] + 1, dtype=np.int64)
+    position[ids] = np.arange(len(ids))
+    spos = position[cell_sid]  # the scenario's position among the benchmark's
+
+    def strings() -> dict[str, pa.Array]:
+        """The string columns: an image's run of cells shares its dataset values."""
+        runs = run_starts(img) if len(img) else np.zeros(0, dtype=np.int64)
+        run_image = img[runs]
+        counts = np.diff(runs, append=len(img))
+        run_row = image_row[run_image]
+        categories = sorted(set(cat.values()))
+        scenario_category = np.array([categories.index(cat[i]) for i in ids], dtype=np.int64)
+        return {
+            "image_id": string_column(run_image, string_array(cells.images), counts),
+            **{c: string_column(meta.codes[c][run_row], meta.values[c], counts)
+               for c in IMAGE_COLUMNS},
+            "scenario_category": string_column(scenario_category[spos],
+                                               string_array(categories)),
+        }  # fmt: skip
+
+    # built in a thread while the numbers are computed here (numpy and Arrow leave the GIL)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        string_columns = pool.submit(strings)
+        values = _numbers(cells, meta, ordered, img, cell_sid, image_row, spos, len(ids),
+                          undecided, excluded)  # fmt: skip
+        values.update(string_columns.result())
+    arrays = []
+    for c in PARTITION_COLUMNS:
+        v = one_chunk(values[c.name])
+        arrays.append(v if v.type in (c.type, _DICTIONARY[c.type]) else v.cast(c.type))
+    return pa.Table.from_arrays(arrays, names=[c.name for c in PARTITION_COLUMNS])
+
+
+def _numbers(
+    cells: Cells,
+    meta: ImageTable,
+    ordered: Callable[[np.ndarray], np.ndarray],
+    img: np.ndarray,
+    cell_sid: np.ndarray,
+    image_row: np.ndarray,
+    spos: np.ndarray,
+    n_scenarios: int,
+    undecided: np.ndarray,
+    excluded: np.ndarray,
+) -> dict[str, pa.Array]:
+    """The partition's numeric and boolean columns: ``cells`` put in the partition's order by
+    ``ordered`` (``img``, ``cell_sid``, ``spos``: their images, scenarios and the scenarios'
+    positions in that order), ``undecided`` and ``excluded`` per cell in the cells' order."""
+    n_cell = ordered(cells.n)
     undecided, excluded = ordered(undecided), ordered(excluded)
     pos, valid = ordered(cells.pos), ordered(cells.valid)
     phi = _ratio(pos.astype(np.float64), valid.astype(np.float64))
@@ -246,11 +297,7 @@ def score_partition(
     row = image_row[img]
     is_base = meta.is_base[row]
     face_code = meta.face[row]
-    ids = sorted(cat)
-    position = np.zeros(ids[-1] + 1, dtype=np.int64)
-    position[ids] = np.arange(len(ids))
-    spos = position[cell_sid]  # the scenario's position among the benchmark's
-    base_of = np.full((meta.faces, len(ids)), -1, dtype=np.int64)
+    base_of = np.full((meta.faces, n_scenarios), -1, dtype=np.int64)
     base_cells = np.flatnonzero(is_base)
     base_of[face_code[base_cells], spos[base_cells]] = base_cells
     b = base_of[face_code, spos]
@@ -269,33 +316,18 @@ def score_partition(
         "delta_paper": shift(phis["phi_paper"], phis["phi_paper"]),
         "delta_exact": shift(phis["phi_exact"], phis["phi_exact"]),
     }
-    # the string columns: an image's run of cells shares its dataset values
-    runs = run_starts(img) if len(img) else np.zeros(0, dtype=np.int64)
-    run_image = img[runs]
-    counts = np.diff(runs, append=len(img))
-    run_row = image_row[run_image]
-    categories = sorted(set(cat.values()))
-    scenario_category = np.array([categories.index(cat[i]) for i in ids], dtype=np.int64)
     values: dict[str, pa.Array] = {
-        "image_id": string_column(run_image, string_array(cells.images), counts),
-        **{c: string_column(meta.codes[c][run_row], meta.values[c], counts)
-           for c in IMAGE_COLUMNS},
         "is_base": to_arrow(is_base),
         "scenario_id": to_arrow(cell_sid),
-        "scenario_category": string_column(scenario_category[spos], string_array(categories)),
         "n_valid": to_arrow(n_valid),
         "n": to_arrow(n_cell),
         "simulated": to_arrow(ordered(cells.simulated)),
         "undecided": to_arrow(undecided),
         "undecided_excluded": to_arrow(excluded),
-    }  # fmt: skip
+    }
     for name, v in {**phis, **deltas}.items():
         values[name] = to_arrow(v)  # NaN -> null, as from a DataFrame
-    arrays = []
-    for c in PARTITION_COLUMNS:
-        v = one_chunk(values[c.name])
-        arrays.append(v if v.type in (c.type, _DICTIONARY[c.type]) else v.cast(c.type))
-    return pa.Table.from_arrays(arrays, names=[c.name for c in PARTITION_COLUMNS])
+    return values
 
 
 def partition_schema() -> pa.Schema:
