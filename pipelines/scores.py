@@ -7,7 +7,7 @@ import gc
 
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config
-from stylisticbias.scores_ahead import keep_freed_memory, read_ahead
+from stylisticbias.scores_ahead import keep_freed_memory, no_huge_pages, read_ahead
 
 
 @stage
@@ -18,6 +18,7 @@ def main() -> None:
     gc.disable()
     args = stage_arguments(__doc__, model=True)
     keep_freed_memory()
+    no_huge_pages()
     # the judgments are read in a thread while the configuration is parsed and the scoring
     # engine imported (hence the late import): the read is most of the stage
     with read_ahead(args.model) as ahead:

@@ -128,3 +128,15 @@ def test_keep_freed_memory_leaves_the_process_working() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(1 << 22)
+
+
+def test_no_huge_pages_leaves_the_process_working() -> None:
+    """Linux's THP switch for the process (in a child): set, and arrays allocate as before."""
+    code = (
+        "import ctypes, sys; from stylisticbias.scores_ahead import no_huge_pages; "
+        "import numpy as np; no_huge_pages(); "
+        "thp = ctypes.CDLL(None).prctl(42, 0, 0, 0, 0) if sys.platform == 'linux' else 1; "
+        "print(thp, int(np.ones(1 << 22).sum()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", str(1 << 22)]
