@@ -2,7 +2,8 @@
 
 :data:`PARTITION_COLUMNS` is the ``SCORES`` schema (``model`` aside: the partition key), kept
 equal to the pandera schema by a test; :func:`score_partition` builds the table the stage writes
-with the same bytes (schema, pandas metadata, row order) as the pandas engine's.
+and :func:`write_partition` writes it with the same bytes (schema, pandas metadata, row order)
+as the pandas engine's file.
 """
 
 from __future__ import annotations
@@ -204,6 +205,8 @@ def score_partition(
     meta = faces if isinstance(faces, ImageTable) else image_table(faces, variations)
     if meta is None:
         return None
+    undecided = cells.undecided_sum / cells.n
+    excluded = undecided_excluded(undecided, undecided_warn, undecided_max)
     img = cells.image
     image_row = meta.lookup(cells.images)
     unknown_images = (image_row < 0) & (np.bincount(img, minlength=len(cells.images)) > 0)
@@ -218,8 +221,6 @@ def score_partition(
     bad = sorted(set(np.flatnonzero(np.bincount(cells.scenario)).tolist()) - set(cat))
     if bad:
         raise StylisticBiasError(f"judgments: unknown scenario_id(s) {bad}; valid: {sorted(cat)}")
-    undecided = cells.undecided_sum / cells.n
-    excluded = undecided_excluded(undecided, undecided_warn, undecided_max)
 
     # the cells in the partition's order (image id, then scenario): every column is computed
     # cell by cell, so the order they are computed in leaves each value's bits as they were
