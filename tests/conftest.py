@@ -30,6 +30,7 @@ from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
 from stylisticbias.spec.parse import config_from_params
 from stylisticbias_dev.mlflow_db import template_stores
+from stylisticbias_dev.worker_threads import limit_threads
 
 
 @pytest.fixture(scope="session")
@@ -148,6 +149,12 @@ def _outputs_snapshot() -> dict[str, tuple[int, int]]:
             if not p.is_dir():
                 out[p.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
     return out
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In each xdist worker: one core's worth of BLAS/OpenMP threads (spinning pools of two
+    workers on two cores cost several times the CPU; ``stylisticbias_dev.worker_threads``)."""
+    limit_threads()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
