@@ -119,12 +119,15 @@ def test_a_table_failing_the_output_check_is_not_published(
     assert sorted(p.name for p in out.iterdir()) == ["model=m1"]
 
 
-def test_keep_freed_memory_leaves_the_process_working() -> None:
-    """glibc's mallopt where there is one (in a child: it tunes the whole process); arrays
-    allocate and free as before."""
+def test_memory_settings_leave_the_process_working() -> None:
+    """glibc's mallopt where there is one, and Linux's THP switch for the process (in a child:
+    they tune the whole process): set, and arrays allocate and free as before."""
     code = (
-        "from stylisticbias.scores_ahead import keep_freed_memory; import numpy as np; "
-        "keep_freed_memory(); a = np.ones(1 << 22); del a; print(int(np.ones(1 << 22).sum()))"
+        "import ctypes, sys; import numpy as np; "
+        "from stylisticbias.scores_ahead import keep_freed_memory, no_huge_pages; "
+        "keep_freed_memory(); no_huge_pages(); a = np.ones(1 << 22); del a; "
+        "thp = ctypes.CDLL(None).prctl(42, 0, 0, 0, 0) if sys.platform == 'linux' else 1; "
+        "print(thp, int(np.ones(1 << 22).sum()))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == str(1 << 22)
+    assert out.stdout.split() == ["1", str(1 << 22)]

@@ -21,13 +21,15 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from omegaconf import DictConfig, OmegaConf
 
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.spec import Config
+
+if TYPE_CHECKING:  # OmegaConf and the typed specs load where a function needs them: reading
+    # params.yaml takes neither (a stage starts reading its inputs before it parses them)
+    from stylisticbias.spec import Config
 
 #: PyYAML's safe loader, its C implementation where PyYAML was built with it (the same
 #: documents in a fraction of the time: every stage reads params.yaml and the protocol)
@@ -77,6 +79,7 @@ def compose(
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
+    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     from stylisticbias.spec.errors import explain
@@ -112,6 +115,7 @@ def compose(
 
 def _merge_error(exc: Exception, cfg: Any, where: str) -> str:
     """One line for a value that does not fit the composed configuration (``where``: its file)."""
+    from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
     key = str(getattr(exc, "full_key", "") or "")
@@ -192,6 +196,8 @@ def default_params() -> dict[str, Any]:
 
 def judged_models(params: dict[str, Any] | Config) -> list[str]:
     """Names of the judged models (``models`` of the composed configuration), in order."""
+    from stylisticbias.spec import Config
+
     if isinstance(params, Config):
         return params.model_names
     return [str(m) for m in (params.get("models") or {})]
@@ -216,6 +222,8 @@ def load_group_option(group: str, name: str) -> dict[str, Any]:
         )
     if group == "model":
         return dict(compose([f"model=[{name}]"])["models"][name])
+    from omegaconf import DictConfig, OmegaConf
+
     cfg = OmegaConf.load(path)
     assert isinstance(cfg, DictConfig)
     out = OmegaConf.to_container(cfg, resolve=True)

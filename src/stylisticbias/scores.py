@@ -67,12 +67,14 @@ from stylisticbias.outputs import atomic_dir, atomic_path
 from stylisticbias.score_store import FILE_NAME, partition_dir, write_model_scores
 from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
 from stylisticbias.scores_columnar.checks import SCORE_INPUTS, read_judgments_table
+from stylisticbias.scores_columnar.images import image_table
 from stylisticbias.scores_columnar.partition import (
     check_scores_table,
     demographics_ok,
     read_dataset_tables,
     score_partition,
     undecided_excluded,
+    write_partition,
 )
 from stylisticbias.scores_columnar.reader import reduce_judgments
 from stylisticbias.spec import Config
@@ -318,11 +320,11 @@ def write_columnar_scores(
     into its partition of ``score_dir``; ``None`` where the engine declines (nothing written:
     score with :func:`compute_scores`). The paper's reader and definitions, drawn rows.
     ``ahead``: the same judgments already being read, if they are."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     dataset = read_dataset_tables(faces_file, variations_file)
     if dataset is None or not all(demographics_ok(t, benchmark.demographics) for t in dataset):
+        return None
+    images = image_table(*dataset)  # while the judgments are still being read
+    if images is None:
         return None
     read, cells = ahead.cells(judgments_file, model) if ahead else (False, None)
     if not read:
@@ -330,7 +332,7 @@ def write_columnar_scores(
     if cells is None:
         return None
     scores = score_partition(
-        cells, *dataset, benchmark,
+        cells, images, None, benchmark,
         undecided_warn=undecided_warn, undecided_max=undecided_max,
     )  # fmt: skip
     if scores is None:
@@ -339,13 +341,13 @@ def write_columnar_scores(
     try:
         with atomic_dir(final) as tmp, ThreadPoolExecutor(max_workers=1) as pool:
             checked = pool.submit(check_scores_table, scores)  # while the file is written
-            pq.write_table(scores, tmp / FILE_NAME)
+            write_partition(scores, tmp / FILE_NAME)
             if not checked.result():  # nothing published: the pandas engine writes it
                 shutil.rmtree(tmp)
                 raise _Declined
     except _Declined:
         return None
-    images = pc.count_distinct(scores.column("image_id")).as_py()
+    images = int(np.count_nonzero(np.bincount(cells.image, minlength=len(cells.images))))
     _log_written(model, scores.num_rows, images, scores.column("phi").null_count, final / FILE_NAME)
     return final / FILE_NAME
 

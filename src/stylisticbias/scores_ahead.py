@@ -40,6 +40,22 @@ def keep_freed_memory() -> None:
     mallopt(m_top_pad, 64 << 20)
 
 
+def no_huge_pages() -> None:
+    """Ask Linux to back this process's memory with ordinary pages only
+    (``PR_SET_THP_DISABLE``): Arrow's allocator (mimalloc) asks for transparent huge pages, and
+    each run of the stage faulted in about a hundred of them (200 MB zeroed); on a machine
+    short of free memory, compacting it for them took up to 0.7 s of system time, against 0.2 s
+    with ordinary pages. A no-op where there is no ``prctl``."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None).prctl
+    except (OSError, AttributeError):
+        return
+    pr_set_thp_disable = 41
+    prctl(pr_set_thp_disable, 1, 0, 0, 0)
+
+
 def stage_path(value: str | Path, root: Path) -> Path:
     """A ``paths.*`` value of ``params.yaml``: absolute as given, else under the project root."""
     p = Path(value)

@@ -18,7 +18,11 @@ import pyarrow.parquet as pq
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
-from stylisticbias.scores_columnar.partition import check_scores_table, score_partition
+from stylisticbias.scores_columnar.partition import (
+    check_scores_table,
+    score_partition,
+    write_partition,
+)
 from stylisticbias.scores_columnar.reader import reduce_judgments
 
 DEMO = {"age": "young", "gender": "male", "ethnicity": "Asian", "body_type": "thin"}
@@ -78,7 +82,7 @@ def columnar(path: Path, faces, var, benchmark: Benchmark, out: Path) -> bytes |
         undecided_max=0.1,
     )  # fmt: skip
     assert table is not None and check_scores_table(table)
-    pq.write_table(table, out)
+    write_partition(table, out)
     return out.read_bytes()
 
 

@@ -90,3 +90,27 @@ def test_the_stage_imports_neither_pandas_nor_pandera() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_scoring_imports_neither_pandas_nor_pandera(benchmark: Benchmark, tmp_path: Path) -> None:
+    """Not only the imports: a run of the engine (Arrow's ``fill_null`` or ``pa.scalar`` on the
+    way, for one, would import pandas: a second of the stage)."""
+    demo = {axis: str(values[-1]) for axis, values in benchmark.demographics.items()}
+    faces, var = (t.assign(**demo) for t in dataset(3))
+    j = judgments(np.random.default_rng(4), [*faces["image_id"], *var["image_id"]])
+    write(j, tmp_path / "judgments.parquet", 40)
+    faces.to_parquet(tmp_path / "faces.parquet", index=False)
+    var.to_parquet(tmp_path / "variations.parquet", index=False)
+    code = (
+        "import sys; from pathlib import Path; "
+        "from stylisticbias.benchmark import benchmark_from_params; "
+        "from stylisticbias.config import default_params; "
+        "from stylisticbias.scores import write_columnar_scores; "
+        f"d = Path({str(tmp_path)!r}); "
+        f"out = write_columnar_scores('m1', d / 'judgments.parquet', d / 'faces.parquet', "
+        "d / 'variations.parquet', d / 'scores', benchmark_from_params(default_params()), "
+        "undecided_warn=0.01, undecided_max=0.1); "
+        "print(out is not None, sorted(m for m in ('pandas', 'pandera') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True []"

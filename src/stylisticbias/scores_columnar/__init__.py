@@ -22,6 +22,10 @@ computes the same numbers and raises the one-line errors naming the file, row an
 Modules: :mod:`~stylisticbias.scores_columnar.checks` (the judgments' columns and their
 vectorised checks), :mod:`~stylisticbias.scores_columnar.reader` (the row groups reduced per
 cell), :mod:`~stylisticbias.scores_columnar.partition` (the output schema and the score table),
+:mod:`~stylisticbias.scores_columnar.images` (the dataset indexed by image, the partition's row
+order), :mod:`~stylisticbias.scores_columnar.encoding` (string columns handed to the Parquet
+writer dictionary-encoded where it writes the same bytes),
+:mod:`~stylisticbias.scores_columnar.split_write` (the columns encoded by two writers at once),
 :mod:`~stylisticbias.scores_columnar.arrays` (Arrow <-> numpy without pandas). The package
 imports none of them: the stage's reading thread imports the reader (Parquet and numpy) and
 starts decoding while the main thread imports the rest.

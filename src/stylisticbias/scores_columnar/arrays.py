@@ -56,16 +56,27 @@ def string_array(values: Sequence[str]) -> pa.Array:
 
 def as_numpy(col: pa.ChunkedArray | pa.Array, fill: int | None = None) -> np.ndarray:
     """A numeric or boolean Arrow column as a numpy array (no copy where it can), nulls replaced
-    by ``fill``. Not pyarrow's ``to_numpy``: it imports pandas (a second of the stage)."""
+    by ``fill``. Read from the buffers: pyarrow's ``to_numpy`` imports pandas (a second of the
+    stage), and so does its ``fill_null`` (it makes a scalar of the fill value)."""
     arr = one_chunk(col)
-    if fill is not None and arr.null_count:
-        arr = arr.fill_null(fill)
-    if pa.types.is_boolean(arr.type):
-        return as_numpy(arr.cast(pa.uint8()), fill).view(np.bool_)
-    if arr.null_count:
+    n, offset = len(arr), arr.offset
+    if arr.null_count and fill is None:
         raise ValueError(f"{arr.type} array with {arr.null_count} null(s) and no fill value")
-    dtype = np.dtype(NUMPY_TYPES.get(str(arr.type), str(arr.type)))
-    return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset : arr.offset + len(arr)]
+    data = arr.buffers()[1]
+    if pa.types.is_boolean(arr.type):
+        values = _bits(data, offset, n)
+    else:
+        dtype = np.dtype(NUMPY_TYPES.get(str(arr.type), str(arr.type)))
+        values = np.frombuffer(data, dtype=dtype)[offset : offset + n]
+    if not arr.null_count:
+        return values
+    return np.where(_bits(arr.buffers()[0], offset, n), values, values.dtype.type(fill))
+
+
+def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray:
+    """``n`` bits of an Arrow bitmap from bit ``offset`` on, as booleans."""
+    bits = np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), count=offset + n, bitorder="little")
+    return bits[offset:].view(np.bool_)
 
 
 def column_codes(col: pa.ChunkedArray | pa.Array) -> np.ndarray:

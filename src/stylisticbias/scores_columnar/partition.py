@@ -2,7 +2,8 @@
 
 :data:`PARTITION_COLUMNS` is the ``SCORES`` schema (``model`` aside: the partition key), kept
 equal to the pandera schema by a test; :func:`score_partition` builds the table the stage writes
-with the same bytes (schema, pandas metadata, row order) as the pandas engine's.
+and :func:`write_partition` writes it with the same bytes (schema, pandas metadata, row order)
+as the pandas engine's file.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,9 @@ from stylisticbias.scores_columnar.arrays import (
     string_array,
     to_arrow,
 )
-from stylisticbias.scores_columnar.reader import Cells
+from stylisticbias.scores_columnar.encoding import string_column, write_table
+from stylisticbias.scores_columnar.images import IMAGE_COLUMNS, ImageTable, image_table, row_order
+from stylisticbias.scores_columnar.reader import Cells, run_starts
 
 if TYPE_CHECKING:
     from stylisticbias.benchmark import Benchmark
@@ -83,6 +86,9 @@ PARTITION_COLUMNS: tuple[ScoreColumn, ...] = (
     ScoreColumn("delta_exact", pa.float64(), True, **_SHIFT),
 )
 
+#: a string column may be held dictionary-encoded (see :func:`partition_schema`)
+_DICTIONARY = {pa.large_string(): pa.dictionary(pa.int32(), pa.large_string()),
+               pa.bool_(): None, pa.int64(): None, pa.float64(): None}  # fmt: skip
 #: pandas' name of each Arrow type in the pandas metadata of a file written from a DataFrame
 _PANDAS_TYPES = {pa.large_string(): ("object", "str"), pa.bool_(): ("bool", "bool"),
                  pa.int64(): ("int64", "int64"), pa.float64(): ("float64", "float64")}  # fmt: skip
@@ -129,7 +135,7 @@ def check_scores_table(table: pa.Table) -> bool:
         return False
     for c in PARTITION_COLUMNS:
         col = table.column(c.name)
-        if col.type != c.type or (not c.nullable and col.null_count):
+        if col.type not in (c.type, _DICTIONARY[c.type]) or (not c.nullable and col.null_count):
             return False
         if c.low is not None or c.high is not None:
             mm = pc.min_max(col)
@@ -181,100 +187,127 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, np.nan), np.nan)
 
 
-def _dataset(faces: pa.Table, variations: pa.Table) -> pa.Table | None:
-    """Faces and variations as one table of image metadata (``is_base``, the attribute columns
-    null on base faces), or ``None`` when a column is missing, null or not unique."""
-    demo = list(DEMOGRAPHIC_AXES)
-    try:
-        f = faces.select(["image_id", "face_id", *demo])
-        v = variations.select(["image_id", "face_id", "category", "attribute", "value", *demo])
-    except KeyError:
-        return None
-    none = pa.nulls(faces.num_rows, pa.large_string())
-    parts = []
-    for t, base in ((f, True), (v, False)):
-        cols = {c: as_strings(t.column(c)) for c in t.column_names}
-        if any(a.null_count for a in cols.values()):
-            return None
-        if base:
-            cols.update(category=none, attribute=none, value=none)
-        cols["is_base"] = to_arrow(np.full(t.num_rows, base))
-        parts.append(pa.table({c: cols[c] for c in ("image_id", "face_id", "is_base", "category",
-                                                    "attribute", "value", *demo)}))  # fmt: skip
-    meta = pa.concat_tables(parts).combine_chunks()
-    ids = meta.column("image_id")
-    if pc.count_distinct(ids).as_py() != meta.num_rows:  # an image in both tables, or twice
-        return None
-    if pc.count_distinct(as_strings(f.column("face_id"))).as_py() != f.num_rows:
-        return None
-    return meta
-
-
 def score_partition(
     cells: Cells,
-    faces: pa.Table,
-    variations: pa.Table,
+    faces: pa.Table | ImageTable,
+    variations: pa.Table | None,
     benchmark: Benchmark,
     *,
     undecided_warn: float = 0.01,
     undecided_max: float = 0.05,
 ) -> pa.Table | None:
     """One model's score partition (the file's columns: :data:`PARTITION_COLUMNS`) from its
-    cells (:func:`reduce_judgments`) and the dataset tables, or ``None`` where this engine does
-    not apply (see the module docstring): the caller then scores with the pandas engine.
-    Unknown images or scenarios raise :class:`StylisticBiasError`."""
-    meta = _dataset(faces, variations)
+    cells (:func:`reduce_judgments`) and the dataset tables -- or their
+    :func:`~stylisticbias.scores_columnar.images.image_table`, built beforehand (then
+    ``variations`` is ``None``) -- or ``None`` where this engine does not apply (see the module
+    docstring): the caller then scores with the pandas engine. Unknown images or scenarios
+    raise :class:`StylisticBiasError`."""
+    meta = faces if isinstance(faces, ImageTable) else image_table(faces, variations)
     if meta is None:
         return None
-    img, cell_sid, n_cell = cells.image, cells.scenario, cells.n
-    undecided = cells.undecided_sum / n_cell
-    phi = _ratio(cells.pos.astype(np.float64), cells.valid.astype(np.float64))
-    n_valid = cells.valid.astype(np.float64)
-    simulated = cells.simulated
+    undecided = cells.undecided_sum / cells.n
+    excluded = undecided_excluded(undecided, undecided_warn, undecided_max)
+    img = cells.image
+    image_row = meta.lookup(cells.images)
+    unknown_images = (image_row < 0) & (np.bincount(img, minlength=len(cells.images)) > 0)
+    if unknown_images.any():
+        unknown = sorted(i for i, bad in zip(cells.images, unknown_images, strict=True) if bad)
+        raise StylisticBiasError(
+            f"judgments: {len(unknown)} image_id(s) not in faces/variations tables, e.g. "
+            + ", ".join(unknown[:5])
+        )
+    cat = {s.id: s.category for s in benchmark.scenarios}
+    # the scenario ids present (1..10000: checked), without np.unique (it imports numpy.ma)
+    bad = sorted(set(np.flatnonzero(np.bincount(cells.scenario)).tolist()) - set(cat))
+    if bad:
+        raise StylisticBiasError(f"judgments: unknown scenario_id(s) {bad}; valid: {sorted(cat)}")
+
+    # the cells in the partition's order (image id, then scenario): every column is computed
+    # cell by cell, so the order they are computed in leaves each value's bits as they were
+    order = row_order(cells.images, img, cells.scenario)
+
+    def ordered(v: np.ndarray) -> np.ndarray:
+        return v if order is None else v[order]
+
+    img, cell_sid = ordered(img), ordered(cells.scenario)
+    ids = sorted(cat)
+    position = np.zeros(ids[-1] + 1, dtype=np.int64)
+    position[ids] = np.arange(len(ids))
+    spos = position[cell_sid]  # the scenario's position among the benchmark's
+
+    def strings() -> dict[str, pa.Array]:
+        """The string columns: an image's run of cells shares its dataset values."""
+        runs = run_starts(img) if len(img) else np.zeros(0, dtype=np.int64)
+        run_image = img[runs]
+        counts = np.diff(runs, append=len(img))
+        run_row = image_row[run_image]
+        categories = sorted(set(cat.values()))
+        scenario_category = np.array([categories.index(cat[i]) for i in ids], dtype=np.int64)
+        return {
+            "image_id": string_column(run_image, string_array(cells.images), counts),
+            **{c: string_column(meta.codes[c][run_row], meta.values[c], counts)
+               for c in IMAGE_COLUMNS},
+            "scenario_category": string_column(scenario_category[spos],
+                                               string_array(categories)),
+        }  # fmt: skip
+
+    # built in a thread while the numbers are computed here (numpy and Arrow leave the GIL)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        string_columns = pool.submit(strings)
+        values = _numbers(cells, meta, ordered, img, cell_sid, image_row, spos, len(ids),
+                          undecided, excluded)  # fmt: skip
+        values.update(string_columns.result())
+    arrays = []
+    for c in PARTITION_COLUMNS:
+        v = one_chunk(values[c.name])
+        arrays.append(v if v.type in (c.type, _DICTIONARY[c.type]) else v.cast(c.type))
+    return pa.Table.from_arrays(arrays, names=[c.name for c in PARTITION_COLUMNS])
+
+
+def _numbers(
+    cells: Cells,
+    meta: ImageTable,
+    ordered: Callable[[np.ndarray], np.ndarray],
+    img: np.ndarray,
+    cell_sid: np.ndarray,
+    image_row: np.ndarray,
+    spos: np.ndarray,
+    n_scenarios: int,
+    undecided: np.ndarray,
+    excluded: np.ndarray,
+) -> dict[str, pa.Array]:
+    """The partition's numeric and boolean columns: ``cells`` put in the partition's order by
+    ``ordered`` (``img``, ``cell_sid``, ``spos``: their images, scenarios and the scenarios'
+    positions in that order), ``undecided`` and ``excluded`` per cell in the cells' order."""
+    n_cell = ordered(cells.n)
+    undecided, excluded = ordered(undecided), ordered(excluded)
+    pos, valid = ordered(cells.pos), ordered(cells.valid)
+    phi = _ratio(pos.astype(np.float64), valid.astype(np.float64))
+    n_valid = valid.astype(np.float64)
     # a drawn response that landed in undecided mass was recorded as invalid: n * u draws
     und = n_cell * undecided
     cap = n_cell - n_valid
     und = np.where((und <= cap) | np.isnan(und), und, cap)
-    phi_low, phi_high = phi_bounds(cells.pos, n_valid, und)
-    phi_exact = np.clip(_ratio(cells.p_pos_sum, cells.p_valid_sum), 0.0, 1.0)
-    excluded = undecided_excluded(undecided, undecided_warn, undecided_max)
+    phi_low, phi_high = phi_bounds(pos, n_valid, und)
+    phi_exact = np.clip(_ratio(ordered(cells.p_pos_sum), ordered(cells.p_valid_sum)), 0.0, 1.0)
     phis = {"phi": phi, "phi_low": phi_low, "phi_high": phi_high, "phi_paper": phi.copy(),
             "phi_exact": phi_exact}  # fmt: skip
     for v in phis.values():
         v[excluded] = np.nan
 
-    images = string_array(cells.images)
-    # each image looked up once (the cells hold codes into ``images``)
-    image_row = as_numpy(pc.index_in(images, value_set=meta.column("image_id")), fill=-1)
-    image_row = image_row.astype(np.int64)
-    unknown_images = (image_row < 0) & (np.bincount(img, minlength=len(images)) > 0)
-    if unknown_images.any():
-        unknown = sorted(images.filter(to_arrow(unknown_images)).to_pylist())
-        raise StylisticBiasError(
-            f"judgments: {len(unknown)} image_id(s) not in faces/variations tables, e.g. "
-            + ", ".join(unknown[:5])
-        )
     row = image_row[img]
-    cat = {s.id: s.category for s in benchmark.scenarios}
-    # the scenario ids present (1..10000: checked), without np.unique (it imports numpy.ma)
-    bad = sorted(set(np.flatnonzero(np.bincount(cell_sid)).tolist()) - set(cat))
-    if bad:
-        raise StylisticBiasError(f"judgments: unknown scenario_id(s) {bad}; valid: {sorted(cat)}")
-
-    is_base = as_numpy(meta.column("is_base"))[row]
-    face = pc.dictionary_encode(meta.column("face_id")).combine_chunks()
-    face_code = as_numpy(face.indices).astype(np.int64)[row]
-    ids = sorted(cat)
-    spos = np.searchsorted(ids, cell_sid)
-    base_of = np.full((len(face.dictionary), len(ids)), -1, dtype=np.int64)
+    is_base = meta.is_base[row]
+    face_code = meta.face[row]
+    base_of = np.full((meta.faces, n_scenarios), -1, dtype=np.int64)
     base_cells = np.flatnonzero(is_base)
     base_of[face_code[base_cells], spos[base_cells]] = base_cells
     b = base_of[face_code, spos]
-    has_base = (b >= 0) & ~is_base
+    no_base = (b < 0) | is_base
+    b[no_base] = 0
 
     def shift(value: np.ndarray, base_value: np.ndarray) -> np.ndarray:
-        out = np.full(len(value), np.nan)
-        out[has_base] = value[has_base] - base_value[b[has_base]]
+        out = value - base_value[b]  # each cell's own subtraction: the same bits
+        out[no_base] = np.nan
         return out
 
     deltas = {
@@ -284,52 +317,32 @@ def score_partition(
         "delta_paper": shift(phis["phi_paper"], phis["phi_paper"]),
         "delta_exact": shift(phis["phi_exact"], phis["phi_exact"]),
     }
-    # rows sorted by (image_id, scenario_id): the images' string order, then the scenario --
-    # the cells' own order where they already come so (the judge stage writes its rows sorted)
-    rank = np.empty(len(images), dtype=np.int64)
-    rank[as_numpy(pc.sort_indices(images))] = np.arange(len(images))
-    first = rank[img]
-    step = first[1:] - first[:-1]
-    if bool(np.all((step > 0) | ((step == 0) & (cell_sid[1:] >= cell_sid[:-1])))):
-        order = None
-        take = to_arrow(row)
-    else:
-        order = np.lexsort((cell_sid, first))
-        take = to_arrow(row[order])
-
-    def ordered(v: np.ndarray) -> pa.Array:
-        return to_arrow(v if order is None else v[order])  # NaN -> null, as from a DataFrame
-
-    cat_names = string_array([cat[i] for i in ids])
     values: dict[str, pa.Array] = {
-        "image_id": images.take(ordered(img)),
-        **gather(meta, ("face_id", "category", "attribute", "value", *DEMOGRAPHIC_AXES), take),
-        "is_base": ordered(is_base),
-        "scenario_id": ordered(cell_sid),
-        "scenario_category": cat_names.take(ordered(spos)),
-        "n_valid": ordered(n_valid),
-        "n": ordered(n_cell),
-        "simulated": ordered(simulated),
-        "undecided": ordered(undecided),
-        "undecided_excluded": ordered(excluded),
+        "is_base": to_arrow(is_base),
+        "scenario_id": to_arrow(cell_sid),
+        "n_valid": to_arrow(n_valid),
+        "n": to_arrow(n_cell),
+        "simulated": to_arrow(ordered(cells.simulated)),
+        "undecided": to_arrow(undecided),
+        "undecided_excluded": to_arrow(excluded),
     }
     for name, v in {**phis, **deltas}.items():
-        values[name] = ordered(v)
-    arrays = []
-    for c in PARTITION_COLUMNS:
-        v = values[c.name]
-        arrays.append(one_chunk(v).cast(c.type))
-    schema = pa.schema([pa.field(c.name, c.type) for c in PARTITION_COLUMNS],
-                       metadata={b"pandas": pandas_metadata()})  # fmt: skip
-    return pa.Table.from_arrays(arrays, schema=schema)
+        values[name] = to_arrow(v)  # NaN -> null, as from a DataFrame
+    return values
 
 
-def gather(table: pa.Table, columns: Sequence[str], rows: pa.Array) -> dict[str, pa.Array]:
-    """``table``'s ``columns`` at ``rows``, two columns at a time (Arrow's ``take`` leaves the
-    GIL: the string columns of a score table are most of the time it takes to build)."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        taken = pool.map(lambda c: one_chunk(table.column(c)).take(rows), columns)
-        return dict(zip(columns, taken, strict=True))
+def partition_schema() -> pa.Schema:
+    """The Arrow schema of a score partition's file: :data:`PARTITION_COLUMNS` and the pandas
+    metadata (a table from :func:`score_partition` may hold some string columns
+    dictionary-encoded: :func:`write_partition` writes it with this schema)."""
+    return pa.schema([pa.field(c.name, c.type) for c in PARTITION_COLUMNS],
+                     metadata={b"pandas": pandas_metadata()})  # fmt: skip
+
+
+def write_partition(table: pa.Table, path: Path) -> None:
+    """Write a table of :func:`score_partition` to ``path``: the bytes pyarrow writes for it
+    with its string columns materialised (:mod:`~stylisticbias.scores_columnar.encoding`)."""
+    write_table(table, partition_schema(), path)
 
 
 def read_dataset_tables(faces: Path, variations: Path) -> tuple[pa.Table, pa.Table] | None:

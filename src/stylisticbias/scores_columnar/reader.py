@@ -117,14 +117,15 @@ def read_ahead(
     """The ``columns`` of a Parquet file's row groups, in order, each decoded in a worker thread
     (one file reader per thread; pyarrow leaves the GIL while it decodes) up to ``depth`` ahead
     of the one handed out: the decoding of the next row groups overlaps the reduction of this
-    one."""
+    one. A row group's columns decode on Arrow's thread pool (on two cores, alternated with the
+    single-threaded decoding, the stage measured a few per cent faster)."""
     local = threading.local()
 
     def read(rg: int) -> pa.Table:
         pf = getattr(local, "file", None)
         if pf is None:
             pf = local.file = pq.ParquetFile(path, read_dictionary=list(DICTIONARY_COLUMNS))
-        return pf.read_row_group(rg, columns=columns, use_threads=False)
+        return pf.read_row_group(rg, columns=columns, use_threads=True)
 
     depth = max(1, depth)
     with ThreadPoolExecutor(max_workers=depth) as pool:

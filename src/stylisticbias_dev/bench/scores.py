@@ -256,7 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_min_stage_vs_baseline": round(s_min / b_min, 2),
         "stage_engine": "columnar (pyarrow + numpy; stylisticbias.scores_columnar): the "
         "judgments read and reduced one row group at a time, decoded in threads ahead of the "
-        "reduction, while params.yaml is parsed (stylisticbias.scores_ahead)",
+        "reduction, while params.yaml is parsed (stylisticbias.scores_ahead); the partition's "
+        "small string columns handed to the Parquet writer dictionary-encoded where it writes "
+        "the same bytes (scores_columnar.encoding), its columns encoded by two writers at once "
+        "and joined under one footer (scores_columnar.split_write)",
         "identical_to_pandas_engine": digest == reference,
         "sha256": digest,
         "scheduler": _scheduler(),
