@@ -125,29 +125,34 @@ def check_tree(tmp: Path, models: tuple[str, ...]) -> dict[str, Any]:
     return {"parent": parent, "comparison": comparison, "jobs": {n: children[n] for n in expected}}
 
 
-def test_basic_launcher_sweep_nests_runs_and_resumes(tmp_path: Path) -> None:
-    """A simulated judge and a tiny hf model x 2 seeds, one job after another; then again."""
-    from stylisticbias_dev.tiny import ensure_model
+# Each long sweep is a class of its own: ``--dist loadscope`` groups tests by class (else by
+# module), so the two long sweeps and the rest of this module can run on different workers.
+class TestBasicLauncher:
+    def test_basic_launcher_sweep_nests_runs_and_resumes(self, tmp_path: Path) -> None:
+        """A simulated judge and a tiny hf model x 2 seeds, one job after another; then again."""
+        from stylisticbias_dev.tiny import ensure_model
 
-    ensure_model("tiny-qwen3-vl")
-    sweep(tmp_path, MIXED)
-    first = check_tree(tmp_path, MIXED)
-    logs = {p: p.stat().st_size for p in (tmp_path / "sw").glob("*/stages.log")}
-    assert len(logs) == 4
-    # the same command again: every finished job is reused (no stage runs), same runs
-    out = sweep(tmp_path, MIXED)
-    assert (out.stdout + out.stderr).count("finished before: reusing its outputs") == 4
-    assert {p: p.stat().st_size for p in logs} == logs
-    again = check_tree(tmp_path, MIXED)
-    assert again["parent"] == first["parent"] and again["jobs"] == first["jobs"]
-    assert again["comparison"] != first["comparison"]  # replaced, the old one deleted
-    state = json.loads((tmp_path / "sw" / SWEEP_FILE).read_text())
-    assert state["parent_run_id"] == first["parent"]
+        ensure_model("tiny-qwen3-vl")
+        sweep(tmp_path, MIXED)
+        first = check_tree(tmp_path, MIXED)
+        logs = {p: p.stat().st_size for p in (tmp_path / "sw").glob("*/stages.log")}
+        assert len(logs) == 4
+        # the same command again: every finished job is reused (no stage runs), same runs
+        out = sweep(tmp_path, MIXED)
+        assert (out.stdout + out.stderr).count("finished before: reusing its outputs") == 4
+        assert {p: p.stat().st_size for p in logs} == logs
+        again = check_tree(tmp_path, MIXED)
+        assert again["parent"] == first["parent"] and again["jobs"] == first["jobs"]
+        assert again["comparison"] != first["comparison"]  # replaced, the old one deleted
+        state = json.loads((tmp_path / "sw" / SWEEP_FILE).read_text())
+        assert state["parent_run_id"] == first["parent"]
 
 
-def test_joblib_launcher_sweep_nests_runs(tmp_path: Path) -> None:
-    sweep(tmp_path, SIMULATED, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-    check_tree(tmp_path, SIMULATED)
+class TestJoblibLauncher:
+    def test_joblib_launcher_sweep_nests_runs(self, tmp_path: Path) -> None:
+        """Two simulated judges x 2 seeds, two jobs at a time."""
+        sweep(tmp_path, SIMULATED, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+        check_tree(tmp_path, SIMULATED)
 
 
 def test_faces_n_sweep_datasets_are_nested(tmp_path: Path) -> None:
