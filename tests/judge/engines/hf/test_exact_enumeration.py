@@ -224,7 +224,21 @@ def test_enumeration_rejects_the_wrong_temperature(benchmark) -> None:
     assert miss > MISS and miss > got["undecided"] + 100 * NUM_TOL
 
 
-@pytest.mark.slow
-def test_exact_equals_full_enumeration_many_cells(arch, benchmark) -> None:
-    """Three images x all eight prompts (two scenarios x four orderings) per architecture."""
-    _check(arch, benchmark, [0, 1, 2], list(range(8)))
+def _many_cells(arch_param) -> type:
+    """The many-cells check of one architecture, as a class of its own: ``--dist loadscope``
+    groups tests by class (else by module), so the architectures spread over the workers."""
+    (arch_name,) = arch_param.values
+
+    @pytest.mark.slow
+    def test_exact_equals_full_enumeration_many_cells(self, benchmark) -> None:
+        """Three images x all eight prompts (two scenarios x four orderings)."""
+        _check(arch_name, benchmark, [0, 1, 2], list(range(8)))
+
+    name = "TestManyCells" + "".join(w.capitalize() for w in arch_name.split("_"))
+    test = test_exact_equals_full_enumeration_many_cells
+    return type(name, (), {test.__name__: test, "pytestmark": list(arch_param.marks)})
+
+
+for _p in ARCHS:
+    _cls = _many_cells(_p)
+    globals()[_cls.__name__] = _cls
