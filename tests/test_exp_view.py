@@ -93,6 +93,9 @@ def _rows(root: Path) -> list[dict[str, str]]:
     return [dict(zip(header, r, strict=True)) for r in reader]
 
 
+# slow tier: queues dvc experiments in a project copy (~10 CPU-s with the next); fast sibling:
+# test_plain_view_is_at_most_40_columns_and_names_the_model_choice
+@pytest.mark.slow
 def test_an_experiment_shows_its_model_choice(queued: Path) -> None:
     cols = [c for c in _columns(queued) if c not in CSV_ONLY]
     # the copy has no outputs (no metrics): the view's params and the dependencies only, plus
@@ -107,6 +110,9 @@ def test_an_experiment_shows_its_model_choice(queued: Path) -> None:
     assert "exclude" in {r.get("qa.policy") for r in rows}
 
 
+# slow tier: shares the queued experiments above; fast sibling:
+# tests/test_config.py::test_every_experiment_resolves_from_its_view
+@pytest.mark.slow
 def test_the_queued_views_resolve_to_what_conf_composes(queued: Path) -> None:
     """Each queued experiment's params.yaml stands for conf/ composed with the same overrides."""
     from stylisticbias.config import compose

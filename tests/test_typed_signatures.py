@@ -22,11 +22,11 @@ ALLOWED: dict[str, str] = {
     # composing and reading params.yaml: the mapping layer itself
     "stylisticbias.config:dump_params": "writes params.yaml",
     "stylisticbias.config:get": "dotted look-up with a one-line error, for the mapping layer",
+    "stylisticbias.config:subtree": "dotted look-up (None where unset): group settings, sweep jobs",
     "stylisticbias.config:judged_models": "takes a Config too; the sweep's job params",
     "stylisticbias.config:is_view": "tells params.yaml (the view) from a whole configuration",
     "stylisticbias.params_view:_get": "reads the composed values an experiment's view shows",
     # the check stage writes each group's settings (a subtree of the mapping) and input hashes
-    "stylisticbias.stage_inputs:_setting": "dotted look-up of a group's settings",
     "stylisticbias.stage_inputs:group_file": "writes a group's settings as they are composed",
     "stylisticbias.stage_inputs:stage_input_files": "writes the resolved configuration",
     "stylisticbias.stage_inputs:write_stage_inputs": "writes the resolved configuration",
@@ -46,8 +46,8 @@ ALLOWED: dict[str, str] = {
     "stylisticbias.sweep.runs:close_run": "logs a sweep job's params",
     "stylisticbias.sweep.spec:judged_models": "reads a sweep job's params",
     "stylisticbias.sweep.spec:select_model": "edits a sweep job's params",
-    "stylisticbias.sweep.spec:subtree": "reads a sweep job's params",
     "stylisticbias.sweep.spec:dataset_key": "hashes a sweep job's dataset sections",
+    "stylisticbias.sweep.spec:relative_link": "reads a sweep job's path settings",
     "stylisticbias.sweep.spec:with_paths": "edits a sweep job's params",
     "stylisticbias.sweep.spec:dataset_params": "edits a sweep job's params",
     "stylisticbias.sweep.spec:job_params": "edits a sweep job's params",

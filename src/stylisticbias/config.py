@@ -245,6 +245,16 @@ def get(params: dict[str, Any], dotted: str) -> Any:
     return node
 
 
+def subtree(params: Mapping[str, Any], dotted: str) -> Any:
+    """``params[a][b]`` for ``"a.b"``; None where a key is missing (a setting left unset)."""
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def config_path(config: Config, key: str) -> Path:
     """``paths.<key>`` of a typed configuration, absolute (relative paths: the project root)."""
     p = Path(str(getattr(config.paths, key)))

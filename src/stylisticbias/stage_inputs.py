@@ -34,7 +34,7 @@ from typing import Any
 import grimp
 import yaml
 
-from stylisticbias.config import RESOLVED, dump_params
+from stylisticbias.config import RESOLVED, dump_params, subtree
 
 log = logging.getLogger(__name__)
 
@@ -192,19 +192,10 @@ def group_inputs(
     return listed + tuple(extra)
 
 
-def _setting(params: Mapping[str, Any], dotted: str) -> Any:
-    node: Any = params
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def group_file(group: StageGroup, params: Mapping[str, Any], root: Path, model: str = "") -> str:
     """The text of one group's file: its settings and the hashes of its inputs."""
     settings = {
-        k.format(model=model): _setting(params, k.format(model=model)) for k in group.settings
+        k.format(model=model): subtree(params, k.format(model=model)) for k in group.settings
     }
     protocol = str(params.get("protocol"))
     inputs = {rel: input_hash(root, rel) for rel in group_inputs(group, root, protocol, settings)}

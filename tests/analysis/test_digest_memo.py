@@ -55,3 +55,14 @@ def test_unreadable_memo_hashes_again(tmp_path: Path) -> None:
     f = tmp_path / "y"
     f.write_bytes(b"2")
     assert DigestMemo(tmp_path).digest(f) == hashlib.sha256(b"2").hexdigest()
+
+
+def test_dvc_leaves_the_memo_out_of_the_analysis_output() -> None:
+    """The memo holds absolute paths, inodes and mtimes: inside the analysis cache (a DVC output)
+    it would make the output's hash, and so dvc.lock, differ on every clone."""
+    from dvc.repo import Repo
+
+    root = Path(__file__).resolve().parents[2]
+    ignore = Repo(str(root)).dvcignore
+    assert ignore.is_ignored_file(str(root / "data" / "analysis" / MEMO_FILE))
+    assert not ignore.is_ignored_file(str(root / "data" / "analysis" / "summary.json"))

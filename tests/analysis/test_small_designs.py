@@ -181,7 +181,7 @@ def _property(design: tuple[pd.DataFrame, pd.DataFrame, int]) -> None:
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
-@settings(max_examples=6, **_SETTINGS)  # 200 in the slow tier (below)
+@settings(max_examples=3, **_SETTINGS)  # 200 in the slow tier (below)
 @given(designs())
 def test_random_small_designs_never_crash(design: tuple[pd.DataFrame, pd.DataFrame, int]) -> None:
     _property(design)

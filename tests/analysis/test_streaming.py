@@ -224,6 +224,9 @@ def test_the_comparison_detects_a_per_model_correction(demo_root, reference, str
         _assert_same_csv(ref_dir / "tables" / "sbs_by_scenario.csv", bad)
 
 
+# slow tier: a second streamed analysis of the demo (~12 CPU-s); fast siblings:
+# test_streaming_equals_in_memory_on_every_table, tests/analysis/test_digest_memo.py
+@pytest.mark.slow
 def test_adding_a_model_recomputes_only_that_model(demo_root, streamed, tmp_path) -> None:
     root, params = demo_root
     p = copy.deepcopy(params)

@@ -99,6 +99,9 @@ def test_demo_cli_writes_every_table(tmp_path) -> None:
     tt.validate_task_table("position_bias", back)
 
 
+# slow tier: calibration replicates of every table (~5 CPU-s); fast sibling:
+# test_calibration_truths_match_monte_carlo
+@pytest.mark.slow
 def test_calibration_runs_every_table_and_merges_into_the_bench_file(tmp_path) -> None:
     res = calibrate_reflect(2, n_photos=24, n_boot=100, null_replicates=3)
     assert set(res["coverage"]) == {"reflect_win_rates", "position_bias", "reflect_mcq_gaps",

@@ -7,6 +7,7 @@ import itertools
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import pytest
 from matplotlib.text import Text
 
 from stylisticbias.report.figures import declutter, fig_scenarios, fig_sensitivity
@@ -170,6 +171,9 @@ def test_the_text_checks_catch_clipped_and_overlapping_text() -> None:
     plt.close(fig)
 
 
+# slow tier: renders every report figure (~12 CPU-s); fast sibling:
+# test_task_protocol_figures_keep_their_text_inside_the_canvas
+@pytest.mark.slow
 def test_report_figures_keep_their_text_inside_the_canvas(
     tmp_path, analysis_output, monkeypatch
 ) -> None:

@@ -88,6 +88,9 @@ def test_dvc_plots_entries_point_at_written_columns(tmp_path, report_output):
         assert spec["x"] in cols and spec["y"] in cols, path
 
 
+# slow tier: a report with the paper's models (~8 CPU-s); fast sibling:
+# tests/report/test_report_compare.py::test_paper_numbers_fed_back_give_zero_differences
+@pytest.mark.slow
 def test_paper_models_get_a_comparison_and_the_gemma_pair(tmp_path, analysis_output):
     params = analysis_output(["Gemma-3", "Gemma-4", "Qwen3"], simulated=False)
     md = _report(tmp_path, params)
@@ -146,6 +149,9 @@ def _files(path: Path) -> dict[str, bytes]:
     }
 
 
+# slow tier: two report builds (~9 CPU-s); fast sibling:
+# test_missing_table_names_the_file_and_the_stage
+@pytest.mark.slow
 def test_a_report_that_fails_midway_leaves_the_previous_one_whole(
     tmp_path, analysis_output, monkeypatch
 ):

@@ -75,6 +75,10 @@ def git_repo(tmp_path: Path) -> str:
     return out.stdout.strip()
 
 
+# slow tier: two analysed model sets, a report per sweep member and MLflow reads: ~16 CPU-s; in make
+# test the MLflow runs are checked by test_report_stage_alone_logs_nothing and
+# tests/report/test_task_report.py::test_track_logs_one_run_per_model_and_a_comparison
+@pytest.mark.slow
 def test_runs_per_model_comparison_dataset_and_sweep(
     tmp_path, analysis_output, git_repo, monkeypatch
 ):
@@ -292,6 +296,9 @@ def _expected(tables: dict[str, pd.DataFrame], model: str) -> dict[str, float]:
     return out
 
 
+# slow tier: the tracked report (~8 CPU-s); fast sibling:
+# tests/report/test_task_report.py::test_track_logs_one_run_per_model_and_a_comparison
+@pytest.mark.slow
 def test_every_interval_is_logged_beside_its_point(tracked) -> None:
     _, params, tables, metrics = tracked
     bench = benchmark_from_params(params)
@@ -358,6 +365,9 @@ def _yaml_text(v: object) -> str:
     return str(v)
 
 
+# slow tier: shares the tracked report above; fast sibling:
+# test_flatten_metrics_gives_stable_dotted_names
+@pytest.mark.slow
 def test_params_keep_their_types_and_read_as_the_config(tracked) -> None:
     _, params, _, _ = tracked
     runs = _runs(params)

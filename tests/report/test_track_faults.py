@@ -213,6 +213,9 @@ def _active_report_runs(params: dict[str, Any]) -> Any:
     return mlflow.search_runs([exp.experiment_id])
 
 
+# slow tier: two track runs on a damaged store (~9 CPU-s); fast sibling:
+# test_stage_script_prints_one_error_line
+@pytest.mark.slow
 def test_corrupt_store_fails_in_one_line_and_rerun_logs_each_run_once(
     tmp_path: Path, report_output
 ) -> None:
@@ -282,6 +285,9 @@ def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, report_outp
     assert set(runs[f"tags.{TAG_KIND}"]) == {"model", "comparison"}
 
 
+# slow tier: builds its report in place (~5 CPU-s); fast sibling:
+# test_existing_absolute_store_is_made_relative
+@pytest.mark.slow
 def test_moved_project_still_opens_logged_artifacts(
     tmp_path: Path, analysis_output, tmp_path_factory, monkeypatch
 ) -> None:

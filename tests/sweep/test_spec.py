@@ -13,14 +13,17 @@ from stylisticbias.config import compose
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.sweep.spec import (
     DATASET_KEYS,
+    DATASET_LINKS,
     JOB_PATHS,
     NESTED_SAMPLER,
     dataset_key,
+    dataset_params,
     job_name,
     job_params,
     judged_models,
     metric_key,
     plan_sweep,
+    relative_link,
     select_model,
     with_paths,
 )
@@ -56,7 +59,8 @@ def test_dataset_keys_are_what_the_dataset_stages_read() -> None:
     dataset = next(g for g in GROUPS if g.name == "dataset")
     assert "conf/benchmark/{protocol}.yaml" in dataset.inputs  # the protocol file
     covered = set(dataset.settings)
-    assert all(k in covered or k.split(".", 1)[0] in covered for k in DATASET_KEYS)
+    linked = [k for link in DATASET_LINKS for k in link]
+    assert all(k in covered or k.split(".", 1)[0] in covered for k in (*DATASET_KEYS, *linked))
 
 
 def test_dataset_key_ignores_judging_and_follows_the_dataset() -> None:
@@ -68,6 +72,34 @@ def test_dataset_key_ignores_judging_and_follows_the_dataset() -> None:
     restyled = job_params(compose(["model=simulated-strong", "faces.n=3", "seed=1"], "sweep"), None)
     assert dataset_key(base) == dataset_key(other_judge)
     assert len({dataset_key(base), dataset_key(bigger), dataset_key(restyled)}) == 3
+
+
+def test_jobs_in_their_own_dirs_share_a_dataset_build(tmp_path: Path) -> None:
+    """Jobs differing only in model and judge seeds, each with its paths in its own directory
+    (as the sweep runs them), key one dataset build, whose gallery links the QA badges by the
+    same relative path as each job's own (``paths.variations`` -> ``paths.qa``)."""
+    jobs = [
+        with_paths(job_params(compose(overrides, "sweep"), None), tmp_path / str(i), JOB_PATHS)
+        for i, overrides in enumerate(
+            (
+                ["model=simulated-strong", "judge.seeds=[1]"],
+                ["model=simulated-strong", "judge.seeds=[2]"],
+                ["model=tiny-qwen3-vl", "judge.seeds=[1]"],
+            )
+        )
+    ]
+    keys = {dataset_key(j) for j in jobs}
+    assert len(keys) == 1
+    key = keys.pop()
+    assert dataset_key(job_params(compose(["model=simulated-weak"], "sweep"), None)) == key
+    build = dataset_params(jobs[0], tmp_path / "datasets", key)
+    assert dataset_key(build) == key  # the build is the dataset its jobs key
+    link = relative_link(build, "paths.variations", "paths.qa")
+    assert link == relative_link(jobs[2], "paths.variations", "paths.qa") == "../qa"
+    assert Path(build["paths"]["qa"]) == tmp_path / "datasets" / key / "qa"
+    # the gallery's link really differs where the QA folder lies elsewhere
+    moved = with_paths(jobs[0], tmp_path / "0", {"qa": "qa"})
+    assert dataset_key(moved) != key
 
 
 def test_job_paths_lie_in_the_job_dir(tmp_path: Path, sweep_params: dict[str, Any]) -> None:

@@ -87,7 +87,8 @@ def resolve_job(params: dict[str, Any], name: str, job_dir: Path, sampler: str |
 
 def run_params(job: JobSpec, overrides: Sequence[str]) -> dict[str, Any]:
     """What the job's child run logs as params."""
-    from stylisticbias.sweep.spec import override_key, subtree
+    from stylisticbias.config import subtree
+    from stylisticbias.sweep.spec import override_key
 
     out: dict[str, Any] = {"overrides": " ".join(overrides), "dataset": job.dataset_key}
     out["models"] = ",".join(job.models)

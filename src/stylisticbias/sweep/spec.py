@@ -10,12 +10,15 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stylisticbias.config import project_root, subtree
 from stylisticbias.errors import StylisticBiasError
 
 #: keys of ``conf/sweep.yaml`` that are the sweep's own, not the pipeline's
@@ -28,9 +31,14 @@ DATASET_KEYS = (
     "generator",
     "variations",
     "gallery",
-    "paths.qa",  # the variations gallery links the QA stage's badges (<paths.qa>/gallery_qa.js)
     "protocol",  # the faces/variations stages depend on conf/benchmark/<protocol>.yaml
 )
+#: ``(base, target)`` paths the dataset stages write relative to each other, keyed by the relative
+#: path only: the variations gallery links the QA stage's badges (``<paths.qa>/gallery_qa.js``)
+#: by a link relative to ``paths.variations``. Every job of a sweep has its own absolute paths
+#: (:data:`JOB_PATHS`, in its own directory) but the same link, so they share one build, which
+#: :func:`dataset_params` lays out with that same link.
+DATASET_LINKS = (("paths.variations", "paths.qa"),)
 #: the sampler whose faces at N are the first N of a larger N (``stylisticbias.sampling``)
 NESTED_SAMPLER = "paper_nested"
 #: ``paths.*`` of a job, relative to its directory
@@ -98,24 +106,29 @@ def select_model(params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def subtree(params: Mapping[str, Any], dotted: str) -> Any:
-    """``params[a][b]`` for ``a.b``; None where a key is missing."""
-    node: Any = params
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def _digest(value: Any) -> str:
     blob = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def relative_link(params: Mapping[str, Any], base: str, target: str) -> str | None:
+    """Where ``target`` (a dotted path setting) lies relative to ``base``, as a POSIX path
+    (``../qa`` for ``paths.variations`` -> ``paths.qa`` in every job); None where one is unset.
+    Relative settings are taken from the project root, as the stages take them."""
+    where, what = subtree(params, base), subtree(params, target)
+    if where is None or what is None:
+        return None
+    root = project_root()
+    return Path(os.path.relpath(root / str(what), root / str(where))).as_posix()
+
+
 def dataset_key(params: Mapping[str, Any]) -> str:
-    """12 hex digits identifying the dataset ``params`` build (:data:`DATASET_KEYS` only)."""
-    return _digest({k: subtree(params, k) for k in DATASET_KEYS})[:12]
+    """12 hex digits identifying the dataset ``params`` build: :data:`DATASET_KEYS` and the
+    relative links of :data:`DATASET_LINKS` (never an absolute job path)."""
+    values = {k: subtree(params, k) for k in DATASET_KEYS}
+    for base, target in DATASET_LINKS:
+        values[f"{target} from {base}"] = relative_link(params, base, target)
+    return _digest(values)[:12]
 
 
 def with_paths(params: Mapping[str, Any], base: Path, layout: Mapping[str, str]) -> dict[str, Any]:
@@ -131,7 +144,10 @@ def with_paths(params: Mapping[str, Any], base: Path, layout: Mapping[str, str])
 def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[str, Any]:
     """Params that build dataset ``key`` in ``datasets/<key>/`` (data root ``datasets``, so the
     render cache ``datasets/.render-cache`` is shared: a larger nested N renders only its new
-    faces). Judgments/scores paths point at unused directories (every output must be set)."""
+    faces). Judgments/scores paths point at unused directories (every output must be set).
+    ``paths.qa`` (never written by the dataset stages) lies where the job's lies relative to its
+    ``paths.variations``, so the build's gallery links the QA badges as the job's own would."""
+    link = relative_link(params, "paths.variations", "paths.qa")
     layout = {
         "data": ".",
         "faces": f"{key}/faces",
@@ -140,7 +156,7 @@ def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[
         "scores": f"{key}/.unused-scores",
         "analysis_cache": f"{key}/.unused-analysis",
         "reports": f"{key}/.unused-reports",
-        "qa": f"{key}/.unused-qa",
+        "qa": posixpath.normpath(f"{key}/variations/{link}") if link else f"{key}/.unused-qa",
         "annotations": f"{key}/.unused-annotations",
         "soda": f"{key}/.unused-soda",
     }

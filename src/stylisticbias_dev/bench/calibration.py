@@ -378,11 +378,12 @@ def run(
                                        .assign(replicate=r))  # fmt: skip
             v = est["vs"]
             vs_own.append(((v["range_low"] <= v["vs"]) & (v["vs"] <= v["range_high"])).to_numpy())
-            e = v.drop(columns=["ci_low", "ci_high"]).rename(
+            # the de-biased VS and its CI (the paper VS's interval is a range, not a CI)
+            e = v[["model", "dimension", "vs_debiased", "debiased_ci_low", "debiased_ci_high"]]
+            e = e.rename(
                 columns={"vs_debiased": "est", "debiased_ci_low": "ci_low",
                          "debiased_ci_high": "ci_high"}
-            )  # fmt: skip
-            e = e[["model", "dimension", "est", "ci_low", "ci_high"]].assign(pval_corr=np.nan)
+            ).assign(pval_corr=np.nan)  # fmt: skip
             collected["vs_debiased"].append(
                 e.merge(truth["vs_debiased"], on=["model", "dimension"]).assign(replicate=r)
             )

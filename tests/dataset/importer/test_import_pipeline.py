@@ -47,6 +47,10 @@ def _pipeline_params(*overrides: str) -> dict:
     return import_params("tracking=none", f"model=[{','.join(MODELS)}]", *overrides)
 
 
+# slow tier: a whole in-process pipeline through the report (~9 CPU-s); fast siblings:
+# tests/dataset/importer/test_import_stage.py::test_release_full_grid_imports_with_paper_spellings
+# and tests/report/test_report_build.py::test_simulated_report_has_every_figure_table_and_the_label
+@pytest.mark.slow
 def test_release_folder_with_broken_cases_through_the_report(
     project: Path, bench: Benchmark
 ) -> None:

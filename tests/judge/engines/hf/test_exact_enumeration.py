@@ -12,10 +12,15 @@ Children below ``EPS`` are not expanded; their total (``unexplored``) is asserte
 the reference is exact to that.
 
 The engine runs at the production settings (temperature 0.2, ``prune_threshold`` 1e-4,
-``max_branches_per_suffix`` 64, 16 new tokens) and must give P(positive), P(negative) and
-P(invalid) within 1e-5 of the reference on every tiny architecture. Negative control: the engine
-at temperature 0.25 misses the reference by far more than 1e-5, so the check detects the error
-the old chi-square test could not (0.8 or 1.2 instead of 1.0 passed it).
+``max_branches_per_suffix`` 64, 16 new tokens). It does not expand children below the threshold
+(nor branches beyond the cap) and reports their mass as ``undecided``: its P(positive),
+P(negative) and P(invalid) are each at most the reference and fall short of it by at most the
+undecided mass. That is the bound checked, on every tiny architecture, to :data:`NUM_TOL`
+(float32 forwards with a KV cache vs full forwards without one), with the undecided mass itself
+bounded by :data:`UNDECIDED_MAX`. (A flat 1e-5 was the bound once; the undecided mass reaches
+1.7e-5 on some cells, and the shortfall then equals it: see :data:`NUM_TOL`.) Negative control:
+the engine at temperature 0.25 misses the reference by far more than the bound, so the check
+detects the error the old chi-square test could not (0.8 or 1.2 instead of 1.0 passed it).
 """
 
 from __future__ import annotations
@@ -34,7 +39,19 @@ from stylisticbias_dev import tiny
 
 ROOT = Path(__file__).resolve().parents[4]
 TINY_DIR = ROOT / "tests" / ".tiny_models"
-TOL = 1e-5
+#: Numerical tolerance of the comparison, beyond the undecided mass. Measured at the production
+#: settings (three images x eight prompts): the shortfall of the engine's verdict masses below the
+#: enumeration equals its undecided mass to within 8e-8 (qwen3_vl image 1, prompt 1: undecided
+#: 1.663e-5, shortfall 1.639e-5 + 1.9e-7 = 1.658e-5; llava_next image 0, prompt 0: undecided
+#: 3.997e-6, shortfall 4.072e-6), and no verdict exceeds the enumeration by more than 5.4e-8.
+#: 1e-6 leaves a margin of more than 10x on that float32 noise.
+NUM_TOL = 1e-6
+#: The bound is as loose as the undecided mass, so that mass is bounded too (an engine moving
+#: verdict mass to undecided would otherwise pass): measured at most 1.7e-5 on these cells; the
+#: cap is the prune threshold, 1e-4 (the old flat 1e-5 bound and then some).
+UNDECIDED_MAX = 1e-4
+#: the negative control's least miss: far beyond any bound above
+MISS = 1e-3
 EPS = 1e-11  # reference: children below this are counted as unexplored (asserted tiny)
 PRODUCTION = {"temperature": 0.2, "max_new_tokens": 16}
 ENGINE = {"prune_threshold": 1e-4, "max_branches_per_suffix": 64}
@@ -175,8 +192,12 @@ def _check(arch: str, benchmark, images: list[int], prompts: list[int]) -> None:
             assert unexplored < 1e-7
             want = _poles(ref, eng, k)
             got = dists[k].p
+            undecided = got["undecided"]
+            assert 0.0 <= undecided <= UNDECIDED_MAX, (arch, i, k, got)
             for v in ("positive", "negative", "invalid"):
-                assert abs(got[v] - want[v]) <= TOL, (arch, i, k, v, got, want)
+                # never more than the truth, and short of it by at most the undecided mass
+                assert got[v] - want[v] <= NUM_TOL, (arch, i, k, v, got, want)
+                assert want[v] - got[v] <= undecided + NUM_TOL, (arch, i, k, v, got, want)
 
 
 @pytest.mark.parametrize("arch", arch_params(fast=(FAST_ARCH,)), indirect=True)
@@ -191,7 +212,7 @@ def arch(request) -> str:
 
 
 def test_enumeration_rejects_the_wrong_temperature(benchmark) -> None:
-    """Negative control: the distribution computed at temperature 0.25 fails the 1e-5 check."""
+    """Negative control: the distribution computed at temperature 0.25 fails the check by far."""
     eng = _engine(FAST_ARCH, benchmark)
     wrong = _engine(FAST_ARCH, benchmark, temperature=0.25)
     k = min(_letter_prompts(eng))  # a prompt the positive check enumerates (shared reference)
@@ -199,7 +220,8 @@ def test_enumeration_rejects_the_wrong_temperature(benchmark) -> None:
     with torch.inference_mode():
         got = wrong.distributions(_image(0))[0][k].p
     want = _poles(ref, eng, k)
-    assert max(abs(got[v] - want[v]) for v in want) > 100 * TOL
+    miss = max(abs(got[v] - want[v]) for v in want)
+    assert miss > MISS and miss > got["undecided"] + 100 * NUM_TOL
 
 
 @pytest.mark.slow

@@ -32,6 +32,9 @@ def test_hub_id_without_local_directory_stays_a_hub_id(tmp_path: Path) -> None:
     assert resolve_source(cfg, root=tmp_path) == ("org/model", False)
 
 
+# slow tier: imports every judge module in a subprocess (~7 CPU-s); in make test the import-linter
+# contract (pyproject.toml, forbidden stylisticbias_dev) checks the same statically
+@pytest.mark.slow
 def test_production_judge_modules_do_not_import_the_dev_package() -> None:
     import subprocess
     import sys

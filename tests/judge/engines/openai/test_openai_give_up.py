@@ -71,6 +71,9 @@ def _some_never_answer() -> object:
     return post
 
 
+# slow tier: a stage subprocess waiting out its retries (~8 CPU-s); fast sibling:
+# tests/judge/engines/openai/test_openai_transport.py (retry and timeout handling)
+@pytest.mark.slow
 def test_exhausted_retries_on_timeouts_end_in_one_line_without_tracebacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -322,6 +322,9 @@ run_judge(sys.argv[2], config_from_params(params), progress=False, out_dir=sys.a
 """
 
 
+# slow tier: SIGKILL of a judge subprocess (~7 CPU-s); SIGKILL/resume in make test:
+# tests/judge/test_resume.py, tests/test_outputs.py
+@pytest.mark.slow
 def test_killed_judge_resumes_to_identical_records(server: dict[str, Any], tables: dict[str, Any],
                                                    reference: pd.DataFrame,
                                                    tmp_path: Path) -> None:  # fmt: skip
@@ -399,6 +402,9 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
     assert not any(CANARY.encode() in b for b in blobs)
 
 
+# slow tier: two judge runs against the loopback server (~9 CPU-s); fast sibling:
+# test_judge_stage_exact_then_rerun_sends_nothing
+@pytest.mark.slow
 def test_progress_bar_counts_cells_requests_and_cache_hits(server: dict[str, Any],
                                                            tables: dict[str, Any],
                                                            tmp_path: Path) -> None:  # fmt: skip
