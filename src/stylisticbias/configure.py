@@ -33,10 +33,14 @@ from stylisticbias.validate import validate_params
 log = logging.getLogger(__name__)
 
 
-def compose_view(overrides: Sequence[str] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+def compose_view(
+    overrides: Sequence[str] = (), *, checked: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The view (``params.yaml``) of ``conf/`` with ``overrides`` and the whole configuration it
-    stands for, checked (:func:`stylisticbias.validate.validate_params`)."""
-    config.compose(overrides)  # the overrides themselves, worded against conf/ on error
+    stands for, checked (:func:`stylisticbias.validate.validate_params`). ``checked``: the
+    composition of ``conf/`` with ``overrides`` already succeeded (it is not repeated)."""
+    if not checked:
+        config.compose(overrides)  # the overrides themselves, worded against conf/ on error
     view = params_view.compose_view(params_view.view_overrides(overrides))
     params = params_view.full_params(view, where=f"conf/ with {' '.join(overrides)}".strip())
     validate_params(params)
@@ -50,9 +54,12 @@ def write_params(
     ``data/config/`` (left untouched when a check fails)."""
     root = config.project_root()
     path = path or root / "params.yaml"
+    if validate:
+        # fail fast: one composition rejects a bad key or value before the views are composed
+        config.compose(overrides)
     params_view.write_view_conf()
     if validate:
-        view, params = compose_view(overrides)
+        view, params = compose_view(overrides, checked=True)
     else:
         view = params_view.compose_view(params_view.view_overrides(overrides))
         params = params_view.full_params(view)
