@@ -233,26 +233,31 @@ def load_group_option(group: str, name: str) -> dict[str, Any]:
     return out  # type: ignore[return-value]
 
 
-def get(params: dict[str, Any], dotted: str) -> Any:
-    """``get(params, "paths.scores")`` with a clear error naming the missing key."""
+def _walk(params: Mapping[str, Any], dotted: str) -> tuple[Any, int]:
+    """``(node, -1)`` for the node at ``dotted``; ``(parent, i)`` where part ``i`` is missing
+    under ``parent``."""
     node: Any = params
     for i, part in enumerate(dotted.split(".")):
-        if not isinstance(node, dict) or part not in node:
-            where = ".".join(dotted.split(".")[:i]) or "<root>"
-            keys = ", ".join(node) if isinstance(node, dict) else "-"
-            raise StylisticBiasError(f"params.yaml: missing key {dotted!r} (under {where}: {keys})")
+        if not isinstance(node, Mapping) or part not in node:
+            return node, i
         node = node[part]
+    return node, -1
+
+
+def get(params: dict[str, Any], dotted: str) -> Any:
+    """``get(params, "paths.scores")`` with a clear error naming the missing key."""
+    node, missing = _walk(params, dotted)
+    if missing >= 0:
+        where = ".".join(dotted.split(".")[:missing]) or "<root>"
+        keys = ", ".join(node) if isinstance(node, Mapping) else "-"
+        raise StylisticBiasError(f"params.yaml: missing key {dotted!r} (under {where}: {keys})")
     return node
 
 
 def subtree(params: Mapping[str, Any], dotted: str) -> Any:
     """``params[a][b]`` for ``"a.b"``; None where a key is missing (a setting left unset)."""
-    node: Any = params
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
+    node, missing = _walk(params, dotted)
+    return None if missing >= 0 else node
 
 
 def config_path(config: Config, key: str) -> Path:
