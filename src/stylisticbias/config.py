@@ -233,10 +233,10 @@ def load_group_option(group: str, name: str) -> dict[str, Any]:
     return out  # type: ignore[return-value]
 
 
-def _walk(params: Mapping[str, Any], dotted: str) -> tuple[Any, int]:
+def _walk(tree: Mapping[str, Any], dotted: str) -> tuple[Any, int]:
     """``(node, -1)`` for the node at ``dotted``; ``(parent, i)`` where part ``i`` is missing
     under ``parent``."""
-    node: Any = params
+    node: Any = tree
     for i, part in enumerate(dotted.split(".")):
         if not isinstance(node, Mapping) or part not in node:
             return node, i
