@@ -1,16 +1,19 @@
 """One RPM/TPM limiter per endpoint for the whole judge run, not one per image batch.
 
 The judge stage runs the openai engine one image per Lightning batch over three images (three
-``asyncio.run`` calls, three :class:`Transport` clients); the loopback server records when each
-request arrived. Every window of arrivals must fit one token bucket of ``tpm`` tokens refilled at
-``tpm / 60`` per second, and one request per ``60 / rpm`` seconds: a limiter recreated per batch
-hands every batch a full bucket, and all 54 requests arrive within a few seconds (where the
-shared bucket spreads the last 9 over 12 s).
+``asyncio.run`` calls, three :class:`Transport` clients); the loopback server (planted answers,
+no model) records when each request arrived. Every window of arrivals must fit one token bucket
+of ``tpm`` tokens refilled at ``tpm`` per minute, and one request per ``1 / rpm`` minutes. The
+limits' minute is shortened to ``WINDOW_S`` seconds (:data:`transport.WINDOW_S`) so they bind
+within seconds: a limiter recreated per batch hands every batch a full bucket, and all 54
+requests arrive within about 1.4 s (RPM spacing alone), where the shared bucket spreads the
+last 24 over 2.4 s.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import time
@@ -22,24 +25,18 @@ from judge_tables import make_tables
 from servers import answered, free_port, start_loopback, stop
 
 from stylisticbias.config import load_group_option
+from stylisticbias.judge.engines.openai import transport
 from stylisticbias.judge.engines.openai.spec import endpoint_spec, transport_spec
 from stylisticbias.judge.engines.openai.transport import RateLimiter, endpoint_limiter
+from stylisticbias.judge.items import judge_items
 from stylisticbias.judge.run import run_judge
 from stylisticbias.spec.parse import config_from_params
 
 MODEL = "tiny-llava-next-vllm"
 IMAGE_TOKENS = 20_000  # per request: the text and max_tokens add < 2% (est_tokens)
-FIT = 45  # requests the full bucket holds (tpm = FIT * IMAGE_TOKENS), refilled at FIT / 60 per s
-RPM = 1_200  # 50 ms between requests
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    d = tmp_path_factory.mktemp("limits-server")
-    port = free_port()
-    proc = start_loopback(port, log=d / "answered.jsonl")
-    yield {"url": f"http://127.0.0.1:{port}/v1", "log": d / "answered.jsonl"}
-    stop(proc)
+WINDOW_S = 3.0  # the limits' "minute" in this test
+FIT = 30  # requests the full bucket holds (tpm = FIT * IMAGE_TOKENS), refilled at FIT / WINDOW_S
+RPM = 132  # WINDOW_S / RPM = 22.7 ms between requests: unlimited, the first FIT come in ~0.25 s
 
 
 def _params(tmp: Path, url: str) -> dict[str, Any]:
@@ -57,19 +54,30 @@ def _params(tmp: Path, url: str) -> dict[str, Any]:
     return params
 
 
-def test_one_limiter_for_every_image_batch_of_the_run(server: dict[str, Any],
-                                                      tmp_path: Path) -> None:  # fmt: skip
-    params = _params(tmp_path, server["url"])
-    out = run_judge(
-        MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "j" / MODEL
-    )
+def test_one_limiter_for_every_image_batch_of_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transport, "WINDOW_S", WINDOW_S)
+    port = free_port()
+    params = _params(tmp_path, f"http://127.0.0.1:{port}/v1")
+    shas = {hashlib.sha256(Path(it.path).read_bytes()).hexdigest()
+            for it in judge_items(config_from_params(params))}  # fmt: skip
+    planted = [{"image": sha, "contains": "", "content": "(a)"} for sha in sorted(shas)]
+    log = tmp_path / "answered.jsonl"
+    proc = start_loopback(port, faults={"planted": planted}, log=log, with_model=False)
+    try:
+        out = run_judge(
+            MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "j" / MODEL
+        )
+    finally:
+        stop(proc)
     run_log = json.loads((out.parent / f"{MODEL}.run.json").read_text())
-    images = {e["image"] for e in answered(server["log"])}
-    arrived = sorted(e["arrived"] for e in answered(server["log"]))
+    images = {e["image"] for e in answered(log)}
+    arrived = sorted(e["arrived"] for e in answered(log))
     n = len(arrived)
     assert len(images) >= 3 and n == 18 * len(images), (len(images), n, run_log)
-    assert n > FIT + 6  # the bucket binds: 3 batches of 18 requests, each within a fresh bucket
-    rate = FIT / 60.0  # requests' worth of tokens refilled per second (tpm / 60 / IMAGE_TOKENS)
+    assert n > FIT + 18  # the bucket binds: 3 batches of 18 requests, each within a fresh bucket
+    rate = FIT / WINDOW_S  # requests' worth of tokens refilled per second (tpm / WINDOW_S)
     slack = 0.25  # seconds: client-to-server latency differences between two requests
     # token bucket: any k consecutive arrivals need k - FIT refills between the first and last
     for i in range(n):
@@ -78,7 +86,7 @@ def test_one_limiter_for_every_image_batch_of_the_run(server: dict[str, Any],
             assert arrived[j] - arrived[i] >= (k - FIT) / rate - slack, (i, j, k)
     assert arrived[-1] - arrived[0] >= (n - FIT) / rate - slack
     # requests per minute: at most 1 + W / interval arrivals in any window W
-    interval = 60.0 / RPM
+    interval = WINDOW_S / RPM
     for i in range(n):
         for j in range(i + 1, n):
             w = arrived[j] - arrived[i]
@@ -96,12 +104,12 @@ def test_endpoint_limiter_is_shared_per_endpoint_and_limits() -> None:
 
 def test_limiter_spans_event_loops() -> None:
     """Two ``asyncio.run`` calls (two image batches) share one TPM bucket: the second waits."""
-    lim = RateLimiter(rpm=None, tpm=6000)  # 100 tokens/s, bucket starts full
+    lim = RateLimiter(rpm=None, tpm=6000, window_s=6.0)  # 1000 tokens/s, bucket starts full
 
     async def batch(tokens: int) -> None:
         await lim.acquire(tokens)
 
     t0 = time.monotonic()
     asyncio.run(batch(6000))  # empties the bucket
-    asyncio.run(batch(30))  # a fresh limiter would send it at once; the shared one refills first
-    assert time.monotonic() - t0 >= 0.28
+    asyncio.run(batch(100))  # a fresh limiter would send it at once; the shared one refills first
+    assert time.monotonic() - t0 >= 0.095

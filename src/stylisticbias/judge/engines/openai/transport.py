@@ -96,11 +96,14 @@ class RateLimiter:
     Each :meth:`acquire` reserves the earliest moment its request fits both limits (under a
     thread lock, never across an ``await``) and then sleeps until that moment, so one limiter
     serves every event loop of the process -- the engine runs one ``asyncio.run`` per image
-    batch, and :func:`endpoint_limiter` hands each batch the same limiter.
+    batch, and :func:`endpoint_limiter` hands each batch the same limiter. ``window_s`` is the
+    limits' minute: ``rpm`` requests and ``tpm`` tokens per ``window_s`` seconds (60; a test
+    shortens it so the limits bind within seconds).
     """
 
-    def __init__(self, rpm: float | None, tpm: float | None) -> None:
-        self.interval = 60.0 / rpm if rpm else 0.0
+    def __init__(self, rpm: float | None, tpm: float | None, *, window_s: float = 60.0) -> None:
+        self.window_s = float(window_s)  # the limits' "minute"
+        self.interval = self.window_s / rpm if rpm else 0.0
         self.tpm = float(tpm) if tpm else None
         self._next = 0.0  # earliest start of the next request (rpm)
         self._tokens = self.tpm or 0.0  # bucket level at ``_stamp``
@@ -116,9 +119,10 @@ class RateLimiter:
             start = max(now, self._next, self._stamp if self.tpm is not None else 0.0)
             if self.tpm is not None:
                 need = min(float(tokens), self.tpm)
-                level = min(self.tpm, self._tokens + (start - self._stamp) * self.tpm / 60.0)
+                refill = (start - self._stamp) * self.tpm / self.window_s
+                level = min(self.tpm, self._tokens + refill)
                 if level < need:
-                    start += (need - level) * 60.0 / self.tpm
+                    start += (need - level) * self.window_s / self.tpm
                     level = need
                 self._tokens = level - need
                 self._stamp = start
@@ -132,7 +136,11 @@ class RateLimiter:
             await asyncio.sleep(wait)
 
 
-_LIMITERS: dict[tuple[str, str, float | None, float | None], RateLimiter] = {}
+#: seconds in the "minute" of ``rpm``/``tpm``: 60 (tests shorten it to see the limits bind across
+#: a whole run in seconds instead of minutes)
+WINDOW_S = 60.0
+
+_LIMITERS: dict[tuple[str, str, float | None, float | None, float], RateLimiter] = {}
 _LIMITERS_LOCK = threading.Lock()
 
 
@@ -143,11 +151,11 @@ def endpoint_limiter(endpoint: EndpointSpec, spec: TransportSpec) -> RateLimiter
     every image batch draw on one RPM spacing and one TPM bucket (a fresh limiter per batch
     would hand each batch a full bucket). Each process of a multi-process run has its own.
     """
-    key = (endpoint.url, endpoint.served_model, spec.rpm, spec.tpm)
+    key = (endpoint.url, endpoint.served_model, spec.rpm, spec.tpm, WINDOW_S)
     with _LIMITERS_LOCK:
         lim = _LIMITERS.get(key)
         if lim is None:
-            lim = _LIMITERS[key] = RateLimiter(spec.rpm, spec.tpm)
+            lim = _LIMITERS[key] = RateLimiter(spec.rpm, spec.tpm, window_s=WINDOW_S)
         return lim
 
 
