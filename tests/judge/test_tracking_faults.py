@@ -29,7 +29,7 @@ def test_unreachable_tracking_keeps_judgments_and_gives_up_in_seconds(tmp_path: 
     )
     params["tracking"] = {**params["tracking"], "enabled": True, "experiment_name": "judge-test",
                           "tracking_uri": f"http://127.0.0.1:{_closed_port()}",
-                          "max_retries": 2, "timeout_s": 5}  # fmt: skip
+                          "max_retries": 1, "timeout_s": 1}  # fmt: skip
     t0 = time.monotonic()
     out = run_judge(
         "simulated-weak",

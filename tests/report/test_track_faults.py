@@ -93,9 +93,14 @@ def _hanging_api_server() -> contextlib.AbstractContextManager[str]:
     return http_stub(get=hang, post=hang)
 
 
+#: seconds between two bytes of the trickling server: under tracking.timeout_s (1 s here)
+TRICKLE_S = 0.4
+
+
 def _trickling_server(health_ok: bool) -> contextlib.AbstractContextManager[str]:
-    """An HTTP server that answers one byte every 2 s, forever (``/health`` too, unless
-    ``health_ok``): no read ever waits longer than 2 s, so a per-read timeout never fires."""
+    """An HTTP server that answers one byte every :data:`TRICKLE_S`, forever (``/health`` too,
+    unless ``health_ok``): no read ever waits as long as the 1 s read timeout, so a per-read
+    timeout never fires."""
 
     def trickle(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
         if health_ok and h.path.rstrip("/") == "/health":
@@ -105,7 +110,7 @@ def _trickling_server(health_ok: bool) -> contextlib.AbstractContextManager[str]
         while not stop.is_set():
             h.wfile.write(b"X")
             h.wfile.flush()
-            stop.wait(2)
+            stop.wait(TRICKLE_S)
 
     return http_stub(get=trickle, post=trickle)
 
@@ -129,9 +134,10 @@ def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
 def test_unreachable_server_fails_within_seconds(tmp_path: Path, report_output) -> None:
     params = _project(report_output, tmp_path, MODELS[:1])
     params["tracking"]["tracking_uri"] = f"http://127.0.0.1:{_closed_port()}"
-    params["tracking"].update(max_retries=2, timeout_s=5)
-    seconds = _fails_fast(params, tmp_path, "is unreachable")
-    assert seconds < 10, seconds  # MLflow's defaults: ~4 minutes of retries
+    # three tries; the backoff before the third (2 s) is capped at timeout_s
+    params["tracking"].update(max_retries=2, timeout_s=1)
+    seconds = _fails_fast(params, tmp_path, "is unreachable (connection refused) after 3 tries")
+    assert 1 <= seconds < 10, seconds  # MLflow's defaults: ~4 minutes of retries
 
 
 def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, report_output) -> None:
@@ -158,10 +164,10 @@ def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, report_
 
 @pytest.mark.parametrize(
     ("health_ok", "match"),
-    [  # ~12 s of trickling each: the /health preflight's deadline in the slow tier
+    [  # the /health preflight's deadline (~2 s of trickling) in the slow tier
         pytest.param(
             False,
-            "did not answer within 5 s after 2 tries",
+            "did not answer within 1 s after 2 tries",
             marks=pytest.mark.slow,
             id="health-trickles",
         ),
@@ -171,17 +177,18 @@ def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, report_
 def test_trickling_server_is_bounded_by_a_total_deadline_per_call(
     tmp_path: Path, report_output, health_ok: bool, match: str
 ) -> None:
-    # one byte every 2 s: no read waits as long as tracking.timeout_s=5, so only a total
-    # deadline per call ends it (before: track hung for as long as the server kept trickling)
+    # one byte every 0.4 s: no read waits as long as tracking.timeout_s=1, so only a total
+    # deadline per call (bound_s: 2 s) ends it (before: track hung for as long as the server
+    # kept trickling)
     params = _project(report_output, tmp_path, MODELS[:1])
-    params["tracking"].update(max_retries=1, timeout_s=5)
+    params["tracking"].update(max_retries=1, timeout_s=1)
     before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
     with _trickling_server(health_ok) as uri:
         params["tracking"]["tracking_uri"] = uri
-        with _watchdog(120):  # a hang fails the test instead of blocking the suite
+        with _watchdog(30):  # a hang fails the test instead of blocking the suite
             seconds = _fails_fast(params, tmp_path, match)
     spec = tracking_spec(params)
-    assert seconds < bound_s(spec) + 10, seconds
+    assert seconds < bound_s(spec) + 5, seconds
     assert {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")} == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
 
