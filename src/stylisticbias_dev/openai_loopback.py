@@ -24,6 +24,9 @@ line per request handled (``{"key", "image", "images", "event", "status", "arriv
 ``images`` the number of images the request carried, ``arrived`` the Unix time the request
 reached the server; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
+``POST /admin/faults`` with a fault plan as its JSON body replaces the plan of a running server
+and forgets which bodies it has seen (so a test can reuse one server, and its loaded model, for a
+fault-free and a faulty run; the API key, when required, is required here too).
 
 CLI: ``python -m stylisticbias_dev.openai_loopback --model DIR --port N [...]``.
 """
@@ -179,6 +182,12 @@ class Faults:
         self.seen: dict[str, int] = {}
         self.lock = threading.Lock()
 
+    def reset(self, cfg: dict[str, Any]) -> None:
+        """Replace the plan; every body counts as unseen again."""
+        with self.lock:
+            self.cfg = cfg
+            self.seen = {}
+
     def pick(self, key: str) -> str | None:
         with self.lock:
             n = self.seen.get(key, 0)
@@ -235,11 +244,16 @@ def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, 
             self._arrived = time.time()  # when the request reached the server (rate-limit tests)
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             batch = self.path.rstrip("/") == "/v1/chat/completions/batch"
-            if self.path.rstrip("/") != "/v1/chat/completions" and not batch:
+            admin = self.path.rstrip("/") == "/admin/faults"
+            if self.path.rstrip("/") != "/v1/chat/completions" and not (batch or admin):
                 self._json(404, {"error": {"message": "not found"}})
                 return
             if api_key is not None and self.headers.get("Authorization") != f"Bearer {api_key}":
                 self._json(401, {"error": {"message": "invalid api key", "code": 401}})
+                return
+            if admin:
+                faults.reset(json.loads(raw))
+                self._json(200, {"faults": faults.cfg})
                 return
             key = hashlib.sha256(raw).hexdigest()
             body = json.loads(raw)

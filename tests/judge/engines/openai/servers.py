@@ -70,6 +70,15 @@ def start_loopback(port: int, *, faults: dict[str, Any] | None = None, log: Path
     return proc
 
 
+def set_faults(url: str, faults: dict[str, Any], api_key: str | None = None) -> None:
+    """Replace the fault plan of the running loopback server at ``url`` (``.../v1`` or its
+    root); it forgets which request bodies it has seen."""
+    root = url.removesuffix("/").removesuffix("/v1")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    resp = httpx2.post(f"{root}/admin/faults", json=faults, headers=headers, timeout=10.0)
+    resp.raise_for_status()
+
+
 def start_transformers_serve(port: int) -> subprocess.Popen[Any]:
     """``transformers serve`` of the tiny checkpoint on ``port`` (waits until healthy)."""
     exe = Path(sys.executable).with_name("transformers")

@@ -31,7 +31,16 @@ import pandas as pd
 import pytest
 from judge_tables import make_tables
 from PIL import Image
-from servers import ROOT, answered, events, free_port, start_loopback, stop, tiny_llava
+from servers import (
+    ROOT,
+    answered,
+    events,
+    free_port,
+    set_faults,
+    start_loopback,
+    stop,
+    tiny_llava,
+)
 
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_group_option
@@ -209,31 +218,41 @@ def _fault_run(tables: dict[str, Any], url: str, cache: Path, out: Path, **trans
     return run_judge(MODEL, config_from_params(params), progress=False, out_dir=out / MODEL)
 
 
+#: the faults test's read timeout, and how long a timeout fault holds its answer (longer)
+FAULT_READ_TIMEOUT_S = 1.0
+FAULT_DELAY_S = 1.5
+
+
 def test_faults_lose_nothing_double_nothing(
-    env: Any, tables: dict[str, Any], reference: pd.DataFrame, tmp_path: Path
+    server: dict[str, Any], tables: dict[str, Any], reference: pd.DataFrame, tmp_path: Path
 ) -> None:
     items = judge_items(config_from_params(tables))
     refused = items[1]
     import hashlib
 
     sha = hashlib.sha256(Path(refused.path).read_bytes()).hexdigest()
-    faults = {"429": 0.1, "500": 0.1, "timeout": 0.15, "malformed": 0.1, "retry_after": 0.3,
-              "timeout_delay": 4.0, "refuse_images": [sha]}  # fmt: skip
-    port = free_port()
-    log = tmp_path / "answered.jsonl"
-    proc = start_loopback(port, faults=faults, log=log)
+    faults = {"429": 0.1, "500": 0.1, "timeout": 0.15, "malformed": 0.1, "retry_after": 0.1,
+              "timeout_delay": FAULT_DELAY_S, "refuse_images": [sha]}  # fmt: skip
+    # the module's server (its model loaded once), under this plan for this test only: its
+    # log is shared, so this test reads what was logged after the plan was set
+    url, log = server["url"], server["log"]
+    set_faults(url, faults, CANARY)
+    start = len(events(log))
     try:
-        url = f"http://127.0.0.1:{port}/v1"
-        out = _fault_run(tables, url, tmp_path / "cache.sqlite", tmp_path / "a")
+        out = _fault_run(tables, url, tmp_path / "cache.sqlite", tmp_path / "a",
+                         read_timeout_s=FAULT_READ_TIMEOUT_S)  # fmt: skip
         stats = json.loads(run_log_path(out).read_text())["engine_stats"][0]
         df = _records(out)
         n_events = len(events(log))
         # rerun from the same cache: not one request
-        out2 = _fault_run(tables, url, tmp_path / "cache.sqlite", tmp_path / "b")
+        out2 = _fault_run(tables, url, tmp_path / "cache.sqlite", tmp_path / "b",
+                          read_timeout_s=FAULT_READ_TIMEOUT_S)  # fmt: skip
         new = [e for e in events(log)[n_events:] if e["event"] != "late"]
         assert new == []  # ("late": run 1's timed-out requests, answered after it gave up)
+        time.sleep(max(0.0, FAULT_DELAY_S - FAULT_READ_TIMEOUT_S))  # the last "late" answers
     finally:
-        stop(proc)
+        set_faults(url, {}, CANARY)
+    logged = events(log)[start:]
     assert stats["api_retries"] >= 4, stats
     assert len(df) == len(reference) and not df.duplicated(KEYS).any()
     ok = df["image_id"] != refused.image_id
@@ -246,9 +265,9 @@ def test_faults_lose_nothing_double_nothing(
     assert bad["response"].str.startswith("[refused: finish_reason=content_filter").all()
     assert stats["api_refusals"] == len(bad)
     # each refused request was answered once and never retried (the same seed would repeat it)
-    per_key = Counter(e["key"] for e in answered(log) if e["image"] == sha)
+    per_key = Counter(e["key"] for e in logged if e["event"] == "answered" and e["image"] == sha)
     assert len(per_key) == len(bad) and set(per_key.values()) == {1}
-    kinds = Counter(e["event"] for e in events(log))
+    kinds = Counter(e["event"] for e in logged)
     assert kinds["429"] and kinds["500"] and kinds["malformed"] and kinds["late"], (kinds, stats)
     cache = ResponseCache(tmp_path / "cache.sqlite")
     assert cache.stats().rows == len(df)  # one cached response per record
