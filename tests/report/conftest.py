@@ -76,6 +76,11 @@ def built_reports(
             for sub in ("reports", "data"):
                 shutil.copytree(src / sub, root / sub)
             shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
+            # tracking on, to the build's own store: the report stage must not log (the track
+            # stage does; test_report_stage_alone_logs_nothing looks for this store)
+            store = f"sqlite:///{root / 'mlflow.db'}"
+            track = {**params["tracking"], "enabled": True, "tracking_uri": store}
+            params = {**params, "tracking": track}
             build_report(config_from_params(params), root)
             readme = (root / "reports" / "README.md").read_text(encoding="utf-8")
             assert str(root) not in readme  # what makes a copy elsewhere the same report

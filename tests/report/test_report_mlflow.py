@@ -150,11 +150,14 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     assert runs["runs"]["sweep"] == parent_id
 
 
-def test_report_stage_alone_logs_nothing(tmp_path, analysis_output):
-    # logging is the track stage's job: a fresh clone has the report files but not the runs
-    params = analysis_output(["simulated-strong"], simulated=True)
-    shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
-    build_report(config_from_params(params), tmp_path)
+def test_report_stage_alone_logs_nothing(tmp_path, report_output, built_reports):
+    # logging is the track stage's job: a fresh clone has the report files but not the runs.
+    # The report is the session's build (built_reports: build_report with tracking enabled, to
+    # a store in the build's root), copied here.
+    params = report_output(["simulated-strong"], simulated=True)
+    built = built_reports(("simulated-strong",), True)
+    assert (built / "reports" / "README.md").exists()
+    assert not (built / "mlflow.db").exists() and not (built / RUNS_FILE).exists()
     assert not (tmp_path / "mlflow.db").exists()
     first = (tmp_path / RUNS_FILE).read_bytes() if (tmp_path / RUNS_FILE).exists() else None
     track_report(config_from_params(params), tmp_path)

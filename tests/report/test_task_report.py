@@ -5,6 +5,7 @@ the track stage's MLflow runs (a real SQLite store)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -46,6 +47,20 @@ def reflect_reports(tmp_path_factory) -> Path:
     return _reports(tmp_path_factory.mktemp("reflect"), "reflect")
 
 
+@pytest.fixture(scope="module")
+def vignette_reports(tmp_path_factory) -> Path:
+    """The vignette demo's tables (built once; the tests that build a report copy them)."""
+    return _reports(tmp_path_factory.mktemp("vignette"), "vignette")
+
+
+def _copy_tables(reports: Path, tmp: Path) -> Path:
+    """A fresh ``reports/`` holding ``reports``' tables and calibration (no README, figures)."""
+    out = tmp / "reports"
+    shutil.copytree(reports / "tables", out / "tables")
+    shutil.copy2(reports / "calibration.json", out / "calibration.json")
+    return out
+
+
 def test_task_metrics_carry_every_interval(reflect_reports: Path) -> None:
     tables = read_task_tables(reflect_reports / "tables")
     m = task_metrics(tables, "simulated-strong")
@@ -71,8 +86,8 @@ def test_reflect_report_has_headline_and_figures(reflect_reports: Path) -> None:
         assert f"(figures/{f})" in text
 
 
-def test_vignette_report_has_the_forest_plot(tmp_path: Path) -> None:
-    reports = _reports(tmp_path, "vignette")
+def test_vignette_report_has_the_forest_plot(vignette_reports: Path, tmp_path: Path) -> None:
+    reports = _copy_tables(vignette_reports, tmp_path)
     text = build_task_report(load_benchmark("vignette"), reports).read_text(encoding="utf-8")
     assert "(figures/vignette_log_odds_forest.png)" in text
     assert "strongest log-odds" in text and "selection frequency of doctor" in text
@@ -92,7 +107,8 @@ def test_track_logs_one_run_per_model_and_a_comparison(reflect_reports: Path, tm
     every interval and test in tables/metrics_all.json, the same table and figure artifacts in
     every model run; a comparison run with the README and the report's figures."""
     db = tmp_path / "mlflow.db"
-    ids = log_task_report(_config(db), reflect_reports, "digest")
+    config = _config(db)
+    ids = log_task_report(config, reflect_reports, "digest")
     assert set(ids) == {*MODELS, "comparison"}
     tables = read_task_tables(reflect_reports / "tables")
     tags = run_tags(db)
@@ -124,15 +140,14 @@ def test_track_logs_one_run_per_model_and_a_comparison(reflect_reports: Path, tm
     assert {"README.md", "figures/reflect_win_matrix.png", "calibration.json"} <= comparison
     assert tags[ids["comparison"]]["stylisticbias.run_kind"] == "comparison"
     # a rerun of the same report replaces its runs instead of adding to them
-    again = log_task_report(_config(db), reflect_reports, "digest")
+    again = log_task_report(config, reflect_reports, "digest")
     assert set(run_tags(db)) == set(again.values()) and len(again) == 3
 
 
-def test_headline_keys_fit_a_run_page(tmp_path: Path) -> None:
+def test_headline_keys_fit_a_run_page(vignette_reports: Path) -> None:
     """Every headline entry at once stays within the budget; vignette's runs share its keys."""
     assert sum(3 if ci else 1 for *_, ci in HEADLINE) <= MAX_RUN_METRICS
-    reports = _reports(tmp_path, "vignette")
-    tables = read_task_tables(reports / "tables")
+    tables = read_task_tables(vignette_reports / "tables")
     a, b = (task_headline_metrics(tables, m) for m in MODELS)
     assert set(a) == set(b) and "log_odds.max_abs.ci_high" in a and "win_rate.max" not in a
     lo = tables["vignette_log_odds"]
@@ -141,9 +156,9 @@ def test_headline_keys_fit_a_run_page(tmp_path: Path) -> None:
     assert task_headline_metrics(tables, "nobody") == {}
 
 
-def test_report_without_calibration_says_so(tmp_path: Path) -> None:
+def test_report_without_calibration_says_so(reflect_reports: Path, tmp_path: Path) -> None:
     """A sweep job runs no calibrate stage: the report is written and says it is uncalibrated."""
-    reports = _reports(tmp_path, "reflect")
+    reports = _copy_tables(reflect_reports, tmp_path)
     (reports / "calibration.json").unlink()
     text = build_task_report(load_benchmark("reflect"), reports).read_text(encoding="utf-8")
     assert "Not calibrated" in text and "## Headline" in text
