@@ -499,14 +499,22 @@ def answer(
                       "total_tokens": n_prompt + n_new}}  # fmt: skip
 
 
+class _Server(ThreadingHTTPServer):
+    """A threading HTTP server whose listen backlog holds a client's whole connection pool:
+    socketserver's default of 5 drops the SYNs of a client opening 8 connections at once, and
+    each dropped one is retried by the kernel after a second."""
+
+    allow_reuse_address = True
+    request_queue_size = 128
+
+
 def serve(model_dir: str | None, host: str, port: int, served: str, api_key: str | None,
           faults: dict[str, Any], log_path: str | None) -> None:  # fmt: skip
     """Load the model (if any) and serve until killed."""
     model = LoopbackModel(model_dir) if model_dir else None
     handler = make_handler(model, served, api_key, Faults(faults),
                            Path(log_path) if log_path else None)  # fmt: skip
-    ThreadingHTTPServer.allow_reuse_address = True
-    srv = ThreadingHTTPServer((host, port), handler)
+    srv = _Server((host, port), handler)
     srv.daemon_threads = True
     log.info("loopback server for %s on http://%s:%d/v1", served, host, port)
     srv.serve_forever()
