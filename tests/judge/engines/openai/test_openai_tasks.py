@@ -39,7 +39,10 @@ PLANTED = {
 def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     d = tmp_path_factory.mktemp("planted")
     port = free_port()
-    proc = start_loopback(port, faults={"planted_logprobs": PLANTED}, log=d / "log.jsonl")
+    # every answer is planted: no checkpoint loaded
+    proc = start_loopback(
+        port, faults={"planted_logprobs": PLANTED}, log=d / "log.jsonl", with_model=False
+    )
     saved = os.environ.get("STYLISTICBIAS_LOOPBACK_URL")
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = f"http://127.0.0.1:{port}/v1"
     yield d
