@@ -121,6 +121,32 @@ def test_load_models_names_an_unknown_model() -> None:
     assert config.load_models([]) == {}
 
 
+def test_a_composition_is_reused_until_conf_or_the_environment_changes(
+    tmp_path, monkeypatch
+) -> None:
+    import shutil
+
+    shutil.copytree(config.project_root() / "conf", tmp_path / "conf")
+    monkeypatch.chdir(tmp_path)
+    first = compose()
+    first["faces"]["seed"] = -1  # the caller's copy: the kept composition is not touched
+    assert compose()["faces"]["seed"] == 0
+    path = tmp_path / "conf" / "config.yaml"
+    path.write_text(path.read_text().replace("\nseed: 0\n", "\nseed: 7\n", 1))
+    assert compose()["faces"]["seed"] == 7
+    ours = ["model=[tiny-llava-next-vllm]"]
+    monkeypatch.setenv("STYLISTICBIAS_LOOPBACK_URL", "http://127.0.0.1:9/v1")
+    assert (
+        compose(ours)["models"]["tiny-llava-next-vllm"]["endpoint"]["base_url"]
+        == "http://127.0.0.1:9/v1"
+    )
+    monkeypatch.setenv("STYLISTICBIAS_LOOPBACK_URL", "http://127.0.0.1:7/v1")
+    assert (
+        compose(ours)["models"]["tiny-llava-next-vllm"]["endpoint"]["base_url"]
+        == "http://127.0.0.1:7/v1"
+    )
+
+
 def test_bad_override_is_one_line() -> None:
     try:
         compose(["generator=nonexistent"])

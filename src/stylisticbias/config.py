@@ -17,8 +17,11 @@ Command line::
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +52,10 @@ RESOLVED = Path("data/config/resolved.yaml")
 VIEW_ONLY = ("experiment", "choice", "judged_models")
 #: groups a view records only when chosen on the command line (``+generator=import``)
 CHOICE_GROUPS = ("generator", "tracking", "analysis")
+#: compositions made in this process, keyed by everything they depend on (:func:`_compose_key`):
+#: ``configure compose``/``check`` compose the same experiments more than once, and so do tests
+_COMPOSED: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+_COMPOSED_MAX = 32
 
 
 def project_root() -> Path:
@@ -74,7 +81,45 @@ def compose(
 
     ``values`` (a nested mapping, e.g. the settings of ``params.yaml``, the experiment's view)
     are merged on top before interpolations resolve, checked against the same typed specs;
-    ``where`` names their source in an error."""
+    ``where`` names their source in an error.
+
+    A composition already made in this process is returned again (a copy) while ``conf/``, the
+    arguments and the environment are unchanged (:func:`_compose_key`); a failing one is not
+    kept."""
+    key = _compose_key(overrides, config_name, values)
+    if key in _COMPOSED:
+        _COMPOSED.move_to_end(key)
+        return copy.deepcopy(_COMPOSED[key])
+    container = _compose(overrides, config_name, values=values, where=where)
+    _COMPOSED[key] = copy.deepcopy(container)
+    while len(_COMPOSED) > _COMPOSED_MAX:
+        _COMPOSED.popitem(last=False)
+    return container
+
+
+def _compose_key(
+    overrides: Sequence[str], config_name: str, values: Mapping[str, Any] | None
+) -> tuple[Any, ...]:
+    """What a composition depends on: the text of every file under ``conf/`` (their digest),
+    the arguments and the environment (``${oc.env:...}``); the typed specs are the code's
+    (``where`` words an error only, and a failing composition is not kept)."""
+    base = conf_dir()
+    digest = hashlib.blake2b(digest_size=20)
+    for path in sorted(base.rglob("*.yaml")):
+        digest.update(path.relative_to(base).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    env = hash(tuple(sorted(os.environ.items())))
+    return (str(base), digest.hexdigest(), config_name, tuple(overrides), repr(values), env)
+
+
+def _compose(
+    overrides: Sequence[str],
+    config_name: str,
+    *,
+    values: Mapping[str, Any] | None,
+    where: str | None,
+) -> dict[str, Any]:
+    """:func:`compose`, made."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
