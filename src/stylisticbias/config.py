@@ -21,6 +21,7 @@ import copy
 import hashlib
 import logging
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,6 +57,8 @@ CHOICE_GROUPS = ("generator", "tracking", "analysis")
 #: ``configure compose``/``check`` compose the same experiments more than once, and so do tests
 _COMPOSED: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
 _COMPOSED_MAX = 32
+#: an environment variable a composition reads (``${oc.env:NAME}`` or ``${oc.env:NAME,default}``)
+_ENV_REF = re.compile(r"oc\.env:\s*([^,}\s]+)")
 
 
 def project_root() -> Path:
@@ -100,16 +103,20 @@ def compose(
 def _compose_key(
     overrides: Sequence[str], config_name: str, values: Mapping[str, Any] | None
 ) -> tuple[Any, ...]:
-    """What a composition depends on: the text of every file under ``conf/`` (their digest),
-    the arguments and the environment (``${oc.env:...}``); the typed specs are the code's
+    """What a composition depends on: the names and text of the files under ``conf/`` (their
+    digest; not where ``conf/`` is: a copy of it composes the same), the arguments and the
+    variables the files and values read (``${oc.env:NAME}``); the typed specs are the code's
     (``where`` words an error only, and a failing composition is not kept)."""
     base = conf_dir()
     digest = hashlib.blake2b(digest_size=20)
+    texts = [repr(values), *overrides]
     for path in sorted(base.rglob("*.yaml")):
-        digest.update(path.relative_to(base).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    env = hash(tuple(sorted(os.environ.items())))
-    return (str(base), digest.hexdigest(), config_name, tuple(overrides), repr(values), env)
+        text = path.read_bytes()
+        digest.update(path.relative_to(base).as_posix().encode() + b"\0" + text + b"\0")
+        texts.append(text.decode("utf-8", "replace"))
+    names = sorted({name for text in texts for name in _ENV_REF.findall(text)})
+    env = tuple((name, os.environ.get(name)) for name in names)
+    return (digest.hexdigest(), config_name, tuple(overrides), repr(values), env)
 
 
 def _compose(
