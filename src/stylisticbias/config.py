@@ -126,7 +126,7 @@ def _compose(
     values: Mapping[str, Any] | None,
     where: str | None,
 ) -> dict[str, Any]:
-    """:func:`compose`, made."""
+    """Compose with Hydra and check the result (what :func:`compose` keeps)."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
