@@ -14,6 +14,7 @@ import pytest
 import yaml
 from judge_tables import make_tables
 
+from stylisticbias.config import dump_params
 from stylisticbias.judge.run import run_judge
 from stylisticbias.judge.summary import run_log_path
 from stylisticbias.score_store import read_model_scores, scores_file
@@ -119,3 +120,25 @@ def test_bad_judge_settings_are_refused_before_any_table_or_heavy_import(
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert needle in lines[0], lines[0]
     assert took < 60, took  # seconds of start-up, not the judging libraries and tables
+
+
+def test_judge_stage_with_nothing_to_judge_imports_no_judging_library(tmp_path: Path) -> None:
+    """Lightning and torch load only to judge: the stage on a finished model (nothing left to
+    judge) checks and consolidates with both made unimportable, the judgments unchanged."""
+    project = tmp_path / "project"
+    project.mkdir()
+    os.symlink(ROOT / "conf", project / "conf")
+    params = make_tables(project / "data", 1)
+    (project / "params.yaml").write_text(dump_params(params), encoding="utf-8")
+    out = run_judge("simulated-weak", config_from_params(params), progress=False)
+    before = (out / "judgments.parquet").read_bytes()
+    script = BLOCK_HEAVY.replace("'stylisticbias.judge.run'", "'stylisticbias.judge.writer'")
+    script = script.replace("'pipelines/judge.py'", repr(str(ROOT / "pipelines" / "judge.py")))
+    src = f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": src},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "0 image(s) to judge" in proc.stderr, proc.stderr
+    assert (out / "judgments.parquet").read_bytes() == before
