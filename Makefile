@@ -8,6 +8,10 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # src/ on the path: `stylisticbias_dev` (tiny test checkpoints, benchmarks) is not in the wheel,
 # so the dev targets (test, bench*, tiny) import it from this checkout.
 export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
+# Python may cache bytecode (gitignored __pycache__/, ignored by the stage-input hashes): where the
+# environment sets PYTHONDONTWRITEBYTECODE, every stage and test process would recompile src/ and
+# pytest would re-rewrite every test module's asserts on every run (~35 CPU-s of `make test`).
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-scores bench-analysis bench-tests clean-data
 

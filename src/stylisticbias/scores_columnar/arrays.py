@@ -11,6 +11,22 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+try:  # the compute kernels without the pyarrow.compute module: it wraps ~280 kernels in Python
+    from pyarrow._compute import CastOptions, call_function  # functions at import (~40 ms of
+except ImportError:  # pragma: no cover -- a pyarrow without the private module   the stage)
+    from pyarrow.compute import CastOptions, call_function
+
+
+def compute(kernel: str, *args: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Scalar:
+    """Arrow compute kernel ``kernel`` (``pyarrow.compute``'s name: ``"unique"``, ``"min_max"``,
+    ...) on ``args``, with default options, without importing ``pyarrow.compute``."""
+    return call_function(kernel, list(args))
+
+
+def cast(arr: pa.Array | pa.ChunkedArray, to: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``arr.cast(to)``, a safe cast, without importing ``pyarrow.compute`` (``cast`` does)."""
+    return call_function("cast", [arr], CastOptions.safe(to))
+
 
 def one_chunk(col: pa.ChunkedArray | pa.Array) -> pa.Array:
     """One array (a one-chunk column's chunk: ``combine_chunks`` would copy it)."""
@@ -92,4 +108,4 @@ def as_strings(col: pa.ChunkedArray | pa.Array) -> pa.Array:
     arr = one_chunk(col)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
-    return arr.cast(pa.large_string())
+    return cast(arr, pa.large_string())

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from stylisticbias.scores_columnar.arrays import (
     ARROW_TYPES,
     as_numpy,
+    cast,
     column_codes,
     string_array,
     to_arrow,
@@ -142,7 +143,7 @@ def _read_columns(
                     lut = np.array([*local, -1], dtype=np.int32)
                     out[c][i : i + k] = lut[as_numpy(chunk.indices, fill=-1)]
                 else:
-                    out[c][i : i + k] = as_numpy(chunk.cast(ARROW_TYPES[out[c].dtype.str]))
+                    out[c][i : i + k] = as_numpy(cast(chunk, ARROW_TYPES[out[c].dtype.str]))
     arrays = []
     for c in cols:
         if c in chunks:

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stylisticbias.scores_columnar.arrays import to_arrow
+from stylisticbias.scores_columnar.arrays import compute, to_arrow
 from stylisticbias.scores_columnar.split_write import write_split
 
 #: rows per data page: pyarrow's ``max_rows_per_page`` default, passed explicitly
@@ -54,12 +54,12 @@ def string_column(
     used = np.bincount(codes[codes >= 0], minlength=k) > 0
     order = np.flatnonzero(seen)
     order = order[np.argsort(first[order], kind="stable")]
-    dictionary = values.take(to_arrow(order))
+    dictionary = compute("take", values, to_arrow(order))
     ends = np.frombuffer(dictionary.buffers()[1], dtype=np.int64)[dictionary.offset :]
     size = 4 * len(order) + int(ends[len(order)] - ends[0])  # what the dictionary page holds
     if not n_rows or bool(np.any(used & ~seen)) or size >= DICTIONARY_PAGE_LIMIT:
         per_row = codes if counts is None else np.repeat(codes, counts)
-        return values.take(to_arrow(per_row, null=per_row < 0))
+        return compute("take", values, to_arrow(per_row, null=per_row < 0))
     remap = np.full(k + 1, -1, dtype=np.int32)  # the last entry: null (-1) stays null
     remap[order] = np.arange(len(order), dtype=np.int32)
     indices = remap[codes] if counts is None else np.repeat(remap[codes], counts)

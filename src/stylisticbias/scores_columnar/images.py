@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES
-from stylisticbias.scores_columnar.arrays import as_numpy, as_strings
+from stylisticbias.scores_columnar.arrays import as_numpy, as_strings, compute
 
 #: the string columns of the partition that come from the dataset tables, in the file's order
 IMAGE_COLUMNS = ("face_id", "category", "attribute", "value", *DEMOGRAPHIC_AXES)
@@ -63,7 +62,7 @@ def image_table(faces: pa.Table, variations: pa.Table) -> ImageTable | None:
     none = pa.nulls(f.num_rows, pa.large_string())
     codes, values = {}, {}
     for c in IMAGE_COLUMNS:
-        encoded = pc.dictionary_encode(pa.concat_arrays([fc.get(c, none), vc[c]]))
+        encoded = compute("dictionary_encode", pa.concat_arrays([fc.get(c, none), vc[c]]))
         codes[c] = as_numpy(encoded.indices, fill=-1)
         values[c] = encoded.dictionary
     face = codes["face_id"].astype(np.int64)

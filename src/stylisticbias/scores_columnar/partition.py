@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES
@@ -28,6 +27,8 @@ from stylisticbias.judge.protocol.tasks.bounds import phi_bounds
 from stylisticbias.scores_columnar.arrays import (
     as_numpy,
     as_strings,
+    cast,
+    compute,
     one_chunk,
     string_array,
     to_arrow,
@@ -138,7 +139,7 @@ def check_scores_table(table: pa.Table) -> bool:
         if col.type not in (c.type, _DICTIONARY[c.type]) or (not c.nullable and col.null_count):
             return False
         if c.low is not None or c.high is not None:
-            mm = pc.min_max(col)
+            mm = compute("min_max", col)
             lo, hi = mm["min"].as_py(), mm["max"].as_py()
             if lo is None:  # all null
                 continue
@@ -146,7 +147,7 @@ def check_scores_table(table: pa.Table) -> bool:
                 return False
     sid = as_numpy(table.column("scenario_id"))
     ids = table.column("image_id")
-    img = pc.not_equal(ids.slice(1), ids.slice(0, max(len(ids) - 1, 0)))
+    img = compute("not_equal", ids.slice(1), ids.slice(0, max(len(ids) - 1, 0)))
     same_image = ~as_numpy(img)
     return not bool(np.any(same_image & (sid[1:] <= sid[:-1])))
 
@@ -260,7 +261,7 @@ def score_partition(
     arrays = []
     for c in PARTITION_COLUMNS:
         v = one_chunk(values[c.name])
-        arrays.append(v if v.type in (c.type, _DICTIONARY[c.type]) else v.cast(c.type))
+        arrays.append(v if v.type in (c.type, _DICTIONARY[c.type]) else cast(v, c.type))
     return pa.Table.from_arrays(arrays, names=[c.name for c in PARTITION_COLUMNS])
 
 
@@ -363,7 +364,7 @@ def demographics_ok(table: pa.Table, demographics: Mapping[str, Sequence[str]]) 
     """Whether every age/gender/ethnicity/body type of ``table`` is a benchmark value."""
     for col, valid in demographics.items():
         if col in table.column_names:
-            values = set(pc.unique(as_strings(table.column(col))).to_pylist())
+            values = set(compute("unique", as_strings(table.column(col))).to_pylist())
             if not values <= {str(x) for x in valid}:
                 return False
     return True
