@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -101,12 +102,12 @@ BLOCK_HEAVY = (  # the judge stage with torch, lightning and the judge run modul
     ],
 )
 def test_bad_judge_settings_are_refused_before_any_table_or_heavy_import(
-    tmp_path: Path, key: str, value: list[int], needle: str
+    tmp_path: Path, key: str, value: list[int], needle: str, default_params: dict
 ) -> None:
     """``judge.orderings=[5]`` was reported only after the judging libraries and the tables
     were loaded (~30 s); now it is one line before either: the stage runs with torch,
     lightning and the module that loads the tables made unimportable."""
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = copy.deepcopy(default_params)  # the whole configuration: the stage composes nothing
     params["judge"][key] = value
     bad = tmp_path / "params.yaml"
     bad.write_text(yaml.safe_dump(params, sort_keys=False))
