@@ -14,6 +14,7 @@ error line, SIGKILL); mark whole ``dvc repro`` runs, SIGKILLs and benchmark-size
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -153,8 +154,11 @@ def _outputs_snapshot() -> dict[str, tuple[int, int]]:
 
 def pytest_configure(config: pytest.Config) -> None:
     """In each xdist worker: one core's worth of BLAS/OpenMP threads (spinning pools of two
-    workers on two cores cost several times the CPU; ``stylisticbias_dev.worker_threads``)."""
+    workers on two cores cost several times the CPU; ``stylisticbias_dev.worker_threads``).
+    And no DVC usage analytics: every ``dvc`` command a test runs would otherwise leave a
+    detached ``dvc daemon analytics`` process behind (~0.4 CPU-s each, unseen by the test)."""
     limit_threads()
+    os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -55,8 +55,9 @@ def write_params(
     root = config.project_root()
     path = path or root / "params.yaml"
     if validate:
-        # fail fast: one composition rejects a bad key or value before the views are composed
-        config.compose(overrides)
+        # fail fast: one composition and its checks reject a bad key or value before the views
+        # are composed (conf/dvc/ composes every experiment)
+        validate_params(config.compose(overrides))
     params_view.write_view_conf()
     if validate:
         view, params = compose_view(overrides, checked=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,20 @@ from stylisticbias import config
 
 
 def _dvc(root: Path, *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "dvc", *args], cwd=root, capture_output=True, text=True
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    return out.stdout
+    """``dvc <args>`` in ``root``, in this process (DVC's own command line, ``dvc.cli.main``:
+    what the stages' dependencies are is the check here; other tests run the dvc program)."""
+    from dvc.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(cwd)
+    assert code == 0, out.getvalue() + err.getvalue()
+    return out.getvalue()
 
 
 def test_a_judge_stage_depends_on_its_own_models_settings_only() -> None:

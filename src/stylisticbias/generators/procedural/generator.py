@@ -6,6 +6,7 @@ import logging
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from PIL import Image
@@ -123,17 +124,11 @@ class ProceduralGenerator(Generator):
     def unsupported(self, variations: Sequence[VariationValue]) -> dict[str, str]:
         """Values with no drawing here (an unknown attribute or value): ``{slug: reason}``.
 
-        Renders each distinct value once on a small probe identity (~ms per value).
+        Renders each distinct value once on a small probe identity (~ms per value; the verdict
+        on a list of values is kept for the process: it depends on the values and this code
+        only, and every composition check and sweep job asks it of the same protocol).
         """
-        probe_gen = ProceduralGenerator(size=64, cache_faces=1)
-        probe = FaceSpec("probe", "young adult", "female", "European", "normal", 0, "")
-        out: dict[str, str] = {}
-        for v in {v.slug: v for v in variations}.values():
-            try:
-                probe_gen.render_edit(probe, v)
-            except (ValueError, KeyError) as exc:
-                out[v.slug] = str(exc).strip("'\"") or type(exc).__name__
-        return out
+        return dict(_unsupported(tuple({v.slug: v for v in variations}.values())))
 
     def generate_faces(self, specs: Sequence[FaceSpec]) -> list[GenResult]:
         """Render base faces (the prompt is not read: the demographic cell and seed are)."""
@@ -183,3 +178,17 @@ class ProceduralGenerator(Generator):
                 )
                 out.append(GenResult(None, "error", f"{type(exc).__name__}: {exc}"))
         return out
+
+
+@lru_cache(maxsize=16)
+def _unsupported(variations: tuple[VariationValue, ...]) -> tuple[tuple[str, str], ...]:
+    """``(slug, reason)`` of each value the probe identity cannot be drawn with."""
+    probe_gen = ProceduralGenerator(size=64, cache_faces=1)
+    probe = FaceSpec("probe", "young adult", "female", "European", "normal", 0, "")
+    out = []
+    for v in variations:
+        try:
+            probe_gen.render_edit(probe, v)
+        except (ValueError, KeyError) as exc:
+            out.append((v.slug, str(exc).strip("'\"") or type(exc).__name__))
+    return tuple(out)
