@@ -21,12 +21,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from compose_memo import model_section
 
 from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.analysis.run import run_analysis
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
-from stylisticbias.config import available, compose
+from stylisticbias.config import available, compose, load_group_option
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import write_model_scores
 from stylisticbias.scores import compute_scores
@@ -60,7 +59,7 @@ def _judgments(
     i: int,
 ) -> pd.DataFrame:
     """Judgment records of one model: the simulated judge ``BASES[i % 2]`` under ``name``."""
-    cfg = model_section(BASES[i % len(BASES)])
+    cfg = load_group_option("model", BASES[i % len(BASES)])
     cfg.update(name=name, seed=int(cfg.get("seed", 0)) + 100 * i)
     eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], benchmark)
     img = image_attrs(faces, var)
@@ -84,9 +83,9 @@ def analyse(
         j.to_parquet(jp, index=False)
         write_model_scores(compute_scores(j, faces, var, benchmark), root / "data" / "scores", name)
     params["models"] = {  # a conf/model name keeps its section (paper name, hub id)
-        name: model_section(name)
+        name: load_group_option("model", name)
         if name in available("model")
-        else {**model_section(BASES[i % len(BASES)]), "name": name}
+        else {**load_group_option("model", BASES[i % len(BASES)]), "name": name}
         for i, name in enumerate(models)
     }
     run = copy.deepcopy(params)

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from compose_memo import model_section
 
 from stylisticbias.analysis.calibration import synthetic_dataset
 from stylisticbias.analysis.digest_memo import MEMO_FILE
@@ -35,6 +34,7 @@ from stylisticbias.analysis.run import (
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.streaming import add_cell_sums, code_digest
 from stylisticbias.benchmark import benchmark_from_params
+from stylisticbias.config import load_group_option
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import scores_file, write_model_scores
 from stylisticbias.scores import compute_scores
@@ -78,7 +78,7 @@ def demo_root(tmp_path_factory, default_params) -> tuple[Path, dict[str, Any]]:
     sections: dict[str, dict[str, Any]] = {}
     for name in models:
         base, seed, drop = EXTRA.get(name, (name, None, 0))
-        cfg = model_section(base)
+        cfg = load_group_option("model", base)
         cfg["name"] = name
         if seed is not None:
             cfg["seed"] = seed

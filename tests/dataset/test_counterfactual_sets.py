@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from compose_memo import composed
 from PIL import Image
 
 from stylisticbias import schemas
@@ -24,7 +23,7 @@ from stylisticbias.spec.parse import config_from_params
 
 
 def reflect_params(n: int) -> dict:
-    params = composed(["experiment=reflect-demo", f"faces.n={n}"])
+    params = compose(["experiment=reflect-demo", f"faces.n={n}"])
     params["generator"]["size"] = 64
     return params
 
@@ -110,5 +109,5 @@ def test_compose_time_generator_checks(overrides: list[str], phrase: str) -> Non
 
     with pytest.raises(StylisticBiasError, match=re.escape(phrase)):
         validate_params(compose(overrides))
-    validate_params(composed(["experiment=reflect-demo", "generator=import",
+    validate_params(compose(["experiment=reflect-demo", "generator=import",
                               "generator.layout=counterfactual"]))  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compose_memo import composed
+from stylisticbias.config import compose
 
 DATASET_TESTS = Path(__file__).parents[1] / "dataset"
 REFUSED = "Daring / Provocative"
@@ -15,7 +15,7 @@ REFUSED = "Daring / Provocative"
 
 def project_params(**release: Any) -> dict[str, Any]:
     """The demo configuration on 3 faces with the fake generator."""
-    params = composed(["faces.n=3", "model=[simulated-weak]", "judge.scenarios=[1,2]"])
+    params = compose(["faces.n=3", "model=[simulated-weak]", "judge.scenarios=[1,2]"])
     params["generator"] = {
         "_target_": "fake_generator.FakeGenerator",
         "workers": 1,

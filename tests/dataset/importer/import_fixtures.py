@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compose_memo import composed
 from PIL import Image
 
 from stylisticbias.benchmark import Benchmark, VariationValue
+from stylisticbias.config import compose
 from stylisticbias.generators.base import FaceSpec
 from stylisticbias.generators.procedural import ProceduralGenerator
 
@@ -276,4 +276,4 @@ def write_table(release: Path, table: Path, faces: list[FaceFiles], bench: Bench
 
 def import_params(*overrides: str) -> dict[str, Any]:
     """conf/ composed with generator=import (source data/import/release) and ``overrides``."""
-    return composed(["generator=import", "generator.source=data/import/release", *overrides])
+    return compose(["generator=import", "generator.source=data/import/release", *overrides])
