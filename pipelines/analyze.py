@@ -3,7 +3,6 @@
 Usage: ``python pipelines/analyze.py``.
 """
 
-from stylisticbias.analysis.run import run_analysis
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config
 
@@ -12,7 +11,12 @@ from stylisticbias.config import load_config
 def main() -> None:
     """Entry point."""
     stage_arguments(__doc__)
-    run_analysis(load_config())  # typed: every section checked before anything runs
+    config = load_config()  # every section checked before anything runs
+    # the stage's libraries (pandas, ...) load once the configuration is known good: a bad
+    # value fails in one line without paying for them
+    from stylisticbias.analysis.run import run_analysis
+
+    run_analysis(config)
 
 
 if __name__ == "__main__":

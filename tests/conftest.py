@@ -59,7 +59,7 @@ def _judgments(
     i: int,
 ) -> pd.DataFrame:
     """Judgment records of one model: the simulated judge ``BASES[i % 2]`` under ``name``."""
-    cfg = dict(load_group_option("model", BASES[i % len(BASES)]))
+    cfg = load_group_option("model", BASES[i % len(BASES)])
     cfg.update(name=name, seed=int(cfg.get("seed", 0)) + 100 * i)
     eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], benchmark)
     img = image_attrs(faces, var)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stylisticbias.config import compose, dump_params
+from stylisticbias.config import dump_params
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.output_paths import check_all_outputs, data_root, safe_member, stage_output
 from stylisticbias.outputs import (
@@ -248,8 +248,8 @@ def _run_stage(project: Path, stage: str, params: dict, *args: str) -> subproces
     )
 
 
-def _bad_params(kind: str, outside: Path) -> tuple[str, dict, tuple[str, ...]]:
-    params = copy.deepcopy(compose())
+def _bad_params(kind: str, outside: Path, composed: dict) -> tuple[str, dict, tuple[str, ...]]:
+    params = copy.deepcopy(composed)
     if kind == "faces=data":
         params["paths"]["faces"] = "data"
         return "faces", params, ()
@@ -301,7 +301,7 @@ def _bad_params(kind: str, outside: Path) -> tuple[str, dict, tuple[str, ...]]:
     ],
 )
 def test_bad_value_fails_in_one_line_and_touches_nothing(
-    project: Path, tmp_path: Path, kind: str
+    project: Path, tmp_path: Path, kind: str, default_params: dict
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -311,7 +311,7 @@ def test_bad_value_fails_in_one_line_and_touches_nothing(
         tree(outside),
         tree(project / "reports"),
     )
-    stage, params, args = _bad_params(kind, outside)
+    stage, params, args = _bad_params(kind, outside, default_params)
     t0 = time.monotonic()
     proc = _run_stage(project, stage, params, *args)
     assert proc.returncode == 2, proc.stderr
@@ -325,13 +325,15 @@ def test_bad_value_fails_in_one_line_and_touches_nothing(
     assert time.monotonic() - t0 < 120
 
 
-def test_a_second_process_running_the_same_stage_is_refused(project: Path) -> None:
+def test_a_second_process_running_the_same_stage_is_refused(
+    project: Path, default_params: dict
+) -> None:
     """Every stage script holds a lock named after itself and its arguments."""
     from stylisticbias.cli import stage_lock_name
 
     name = stage_lock_name([str(ROOT / "pipelines/scores.py"), "simulated-weak"])
     assert name == "scores-simulated-weak"
-    params = copy.deepcopy(compose())
+    params = copy.deepcopy(default_params)
     with OutputLock(project, Path(f"stage-{name}")):
         proc = _run_stage(project, "scores", params, "simulated-weak")
     assert proc.returncode == 2 and "another process" in proc.stderr, proc.stderr

@@ -34,7 +34,7 @@ from stylisticbias.analysis.run import (
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.streaming import add_cell_sums, code_digest
 from stylisticbias.benchmark import benchmark_from_params
-from stylisticbias.config import load_group_option, load_params
+from stylisticbias.config import load_group_option
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.score_store import scores_file, write_model_scores
 from stylisticbias.scores import compute_scores
@@ -68,17 +68,17 @@ def _with_undecided(j: pd.DataFrame, seed: int) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def demo_root(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
+def demo_root(tmp_path_factory, default_params) -> tuple[Path, dict[str, Any]]:
     """A demo-configured project root with 4 models' scores (Hive) and 3 judgments files."""
     root = tmp_path_factory.mktemp("stream")
-    params = copy.deepcopy(load_params())
+    params = copy.deepcopy(default_params)
     benchmark = benchmark_from_params(params)
     faces, var = synthetic_dataset(benchmark, 36, seed=5)
     models = [*DEMO_MODELS, *EXTRA]
     sections: dict[str, dict[str, Any]] = {}
     for name in models:
         base, seed, drop = EXTRA.get(name, (name, None, 0))
-        cfg = dict(load_group_option("model", base))
+        cfg = load_group_option("model", base)
         cfg["name"] = name
         if seed is not None:
             cfg["seed"] = seed

@@ -110,4 +110,4 @@ def test_compose_time_generator_checks(overrides: list[str], phrase: str) -> Non
     with pytest.raises(StylisticBiasError, match=re.escape(phrase)):
         validate_params(compose(overrides))
     validate_params(compose(["experiment=reflect-demo", "generator=import",
-                             "generator.layout=counterfactual"]))  # fmt: skip
+                              "generator.layout=counterfactual"]))  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 import yaml
 from judge_tables import make_tables
 
+from stylisticbias.config import dump_params
 from stylisticbias.judge.run import run_judge
 from stylisticbias.judge.summary import run_log_path
 from stylisticbias.score_store import read_model_scores, scores_file
@@ -100,12 +102,12 @@ BLOCK_HEAVY = (  # the judge stage with torch, lightning and the judge run modul
     ],
 )
 def test_bad_judge_settings_are_refused_before_any_table_or_heavy_import(
-    tmp_path: Path, key: str, value: list[int], needle: str
+    tmp_path: Path, key: str, value: list[int], needle: str, default_params: dict
 ) -> None:
     """``judge.orderings=[5]`` was reported only after the judging libraries and the tables
     were loaded (~30 s); now it is one line before either: the stage runs with torch,
     lightning and the module that loads the tables made unimportable."""
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = copy.deepcopy(default_params)  # the whole configuration: the stage composes nothing
     params["judge"][key] = value
     bad = tmp_path / "params.yaml"
     bad.write_text(yaml.safe_dump(params, sort_keys=False))
@@ -119,3 +121,25 @@ def test_bad_judge_settings_are_refused_before_any_table_or_heavy_import(
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert needle in lines[0], lines[0]
     assert took < 60, took  # seconds of start-up, not the judging libraries and tables
+
+
+def test_judge_stage_with_nothing_to_judge_imports_no_judging_library(tmp_path: Path) -> None:
+    """Lightning and torch load only to judge: the stage on a finished model (nothing left to
+    judge) checks and consolidates with both made unimportable, the judgments unchanged."""
+    project = tmp_path / "project"
+    project.mkdir()
+    os.symlink(ROOT / "conf", project / "conf")
+    params = make_tables(project / "data", 1)
+    (project / "params.yaml").write_text(dump_params(params), encoding="utf-8")
+    out = run_judge("simulated-weak", config_from_params(params), progress=False)
+    before = (out / "judgments.parquet").read_bytes()
+    script = BLOCK_HEAVY.replace("'stylisticbias.judge.run'", "'stylisticbias.judge.writer'")
+    script = script.replace("'pipelines/judge.py'", repr(str(ROOT / "pipelines" / "judge.py")))
+    src = f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": src},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "0 image(s) to judge" in proc.stderr, proc.stderr
+    assert (out / "judgments.parquet").read_bytes() == before

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -154,6 +156,27 @@ def test_changed_configuration_keeps_old_records_and_reuses_them(tmp_path: Path)
     assert (out / "judgments.parquet").read_bytes() == ref
 
 
+@pytest.fixture(scope="module")
+def _finished_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("finished")
+    params = make_tables(root, 2)
+    judge_with(params, MODEL)
+    run_judge(MODEL, config_from_params(params), progress=False)
+    return root, params
+
+
+@pytest.fixture
+def finished(tmp_path: Path, _finished_run: tuple[Path, dict]) -> tuple[dict, Path]:
+    """A finished run of MODEL on two faces (judged once per module), copied into
+    ``tmp_path``: its params (paths pointing at the copy) and its output directory."""
+    src, params = _finished_run
+    shutil.copytree(src, tmp_path, symlinks=True, dirs_exist_ok=True)
+    params = copy.deepcopy(params)
+    for key in ("data", "faces", "variations", "judgments", "scores"):
+        params["paths"][key] = str(tmp_path / Path(params["paths"][key]).relative_to(src))
+    return params, tmp_path / "judgments" / MODEL
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -163,11 +186,11 @@ def test_changed_configuration_keeps_old_records_and_reuses_them(tmp_path: Path)
         {"model": {"paper_name": "Some paper name", "display_name": "Shown"}},
     ],
 )
-def test_settings_that_change_no_record_judge_nothing_again(tmp_path: Path, change: dict) -> None:
+def test_settings_that_change_no_record_judge_nothing_again(
+    finished: tuple[dict, Path], change: dict
+) -> None:
     """Only what changes a record enters the fingerprint: scores' settings and labels don't."""
-    params = make_tables(tmp_path, 2)
-    judge_with(params, MODEL)
-    out = run_judge(MODEL, config_from_params(params), progress=False)
+    params, out = finished
     ref = (out / "judgments.parquet").read_bytes()
     changed = {**params, "judge": {**params["judge"], **change.get("judge", {})}}
     changed["models"] = {MODEL: {**params["models"][MODEL], **change.get("model", {})}}
@@ -308,11 +331,12 @@ def _tree(path: Path) -> dict[str, bytes]:
     "change",
     [{"seeds": [1, 1]}, {"seeds": []}, {"temperature": -1}, {"orderings": [1, 9]}],
 )
-def test_bad_judge_settings_never_touch_finished_judgments(tmp_path: Path, change: dict) -> None:
+def test_bad_judge_settings_never_touch_finished_judgments(
+    tmp_path: Path, finished: tuple[dict, Path], change: dict
+) -> None:
     from stylisticbias.errors import StylisticBiasError
 
-    params = make_tables(tmp_path, 2)
-    out = run_judge(MODEL, config_from_params(params), progress=False)
+    params, out = finished
     before = _tree(tmp_path)
     bad = {**params, "judge": {**params["judge"], **change}}
     with pytest.raises(StylisticBiasError, match="judge\\."):

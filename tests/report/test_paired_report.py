@@ -40,8 +40,11 @@ def _scores(bench, model: str, halo: float, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@pytest.fixture
-def report(tmp_path: Path) -> tuple[Path, dict]:
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """The paired analysis and report of two simulated models, once per module (the tests
+    only read it)."""
+    tmp_path = tmp_path_factory.mktemp("paired-report")
     params = compose(["experiment=beauty-demo"])
     params["paths"]["reports"] = "reports"
     bench = benchmark_from_params(params)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stylisticbias.analysis.batched_tests import group_tests, wilcoxon_rows
 from stylisticbias.analysis.settings import CORRECTIONS, AnalysisSettings
 
 _D = AnalysisSettings  # the settings' defaults (conf/analysis/default.yaml mirrors them)
@@ -107,6 +108,8 @@ def wilcoxon_faces(
     n = np.isfinite(fm).sum(axis=0)
     few: list[str] = []
     zeros: list[str] = []
+    tested: list[int] = []
+    samples: list[np.ndarray] = []
     for c in range(n_cells):
         x = fm[:, c]
         x = np.round(x[np.isfinite(x)], TIE_DECIMALS)
@@ -118,12 +121,20 @@ def wilcoxon_faces(
         if not np.any(x != 0):
             zeros.append(f"{name} ({x.size} faces)")
             continue
-        pval[c] = stats.wilcoxon(
-            x,
+        if scipy_method:  # SciPy's "auto" decides per call: one call per cell
+            pval[c] = stats.wilcoxon(
+                x, zero_method=zero_method, correction=correction, method="auto"
+            ).pvalue
+        else:
+            tested.append(c)
+            samples.append(x)
+    if tested:  # cells of one size and method in one call
+        pval[tested] = wilcoxon_rows(
+            samples,
+            [wilcoxon_method(x) for x in samples],
             zero_method=zero_method,
             correction=correction,
-            method="auto" if scipy_method else wilcoxon_method(x),
-        ).pvalue
+        )
     if few:
         log.warning(
             "Wilcoxon: %d cell(s) with fewer than min_faces=%d faces, not tested: %s",
@@ -209,21 +220,25 @@ def demographic_tests(
     rows = []
     few: list[str] = []
     flat: list[str] = []
+    tested: list[int] = []
+    cells: list[list[np.ndarray]] = []
     for model, sid, dim, samples in _scenario_samples(base, dimensions):
         k = len(samples)
         test = "mannwhitneyu" if k == 2 else "kruskal"
-        stat, p = np.nan, np.nan
         if k < 2:
             few.append(f"{model}/{dim}/scenario {sid} ({k} group)")
         elif np.ptp(np.concatenate(samples)) == 0:
             flat.append(f"{model}/{dim}/scenario {sid}")
-        elif k == 2:
-            r = stats.mannwhitneyu(samples[0], samples[1], alternative="two-sided")
-            stat, p = float(r.statistic), float(r.pvalue)
         else:
-            r = stats.kruskal(*samples)
-            stat, p = float(r.statistic), float(r.pvalue)
-        rows.append((model, dim, int(sid), test, stat, k, int(sum(s.size for s in samples)), p))
+            tested.append(len(rows))
+            cells.append(samples)
+        n = int(sum(s.size for s in samples))
+        rows.append((model, dim, int(sid), test, np.nan, k, n, np.nan))
+    if cells:  # MWU for two groups, Kruskal-Wallis for more; cells of one shape in one call
+        stat, p = group_tests(cells)
+        for i, st, pv in zip(tested, stat, p):
+            model, dim, sid, test, _, k, n, _ = rows[i]
+            rows[i] = (model, dim, sid, test, float(st), k, n, float(pv))
     if few:
         log.warning(
             "demographic tests: %d cell(s) with fewer than 2 groups holding a valid phi, not "

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
@@ -142,12 +143,22 @@ def validate_reply(
         if _REFUSAL.match(content):
             return None, False, f"refusal: {content.strip()[:200]}"
         return None, False, f"malformed_json: {exc}"[:300]
-    try:
-        jsonschema.validate(obj, question.schema())
-    except jsonschema.ValidationError as exc:
+    exc = jsonschema.exceptions.best_match(_validator(question).iter_errors(obj))
+    if exc is not None:  # the error jsonschema.validate raises
         where = "/".join(str(p) for p in exc.absolute_path) or "reply"
         return None, False, f"outside_schema: {where}: {exc.message}"[:300]
     return obj["answer"], True, None
+
+
+@lru_cache(maxsize=256)
+def _validator(question: Question) -> Any:
+    """A validator of ``question``'s reply schema, the schema checked once: what
+    ``jsonschema.validate`` builds and checks against the meta-schema on every call (most of the
+    time of validating a reply)."""
+    schema = question.schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def canonical(answer: Any) -> str | None:

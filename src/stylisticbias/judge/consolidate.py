@@ -16,8 +16,8 @@ from typing import Any
 
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.records import FINGERPRINT_FILE, finished_records, stash_dir
+from stylisticbias.judge.shards import concat_shards, content_key, record_keys
 from stylisticbias.judge.summary import rank_summaries, run_log_path, run_summary
-from stylisticbias.judge.writer import concat_shards, content_key, record_keys
 from stylisticbias.outputs import atomic_write_json, atomic_write_parquet
 from stylisticbias.schemas import JUDGMENT_RECORDS, write_table
 from stylisticbias.spec import Config

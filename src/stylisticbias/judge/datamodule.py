@@ -4,69 +4,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as L
-import pandas as pd
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
-from stylisticbias.benchmark import DEMOGRAPHIC_AXES
 from stylisticbias.dataset.imaging import to_rgb
-from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem
-from stylisticbias.spec.sections import IMAGE_SETS
 
 log = logging.getLogger(__name__)
-
-
-def build_items(
-    faces: pd.DataFrame,
-    variations: pd.DataFrame,
-    faces_dir: str | Path,
-    variations_dir: str | Path,
-    *,
-    images: str = "evaluated",
-) -> list[ImageItem]:
-    """The images a judge run covers, sorted by ``image_id``.
-
-    Base faces and variations with ``status == "ok"``; variations only where ``evaluated`` when
-    ``images == "evaluated"`` (the paper's 34-value whitelist), all of them when ``"all"``. Paths
-    in the tables are relative to the table's directory and become absolute here. ``attrs`` holds
-    the demographic columns and, for variations, ``category``/``attribute``/``value``/``framing``;
-    ``sha256`` the manifest's hash of the image bytes.
-    """
-    if images not in IMAGE_SETS:
-        raise StylisticBiasError(f"judge.images: {images!r}; valid: {', '.join(IMAGE_SETS)}")
-    faces_dir, variations_dir = Path(faces_dir), Path(variations_dir)
-    items: list[ImageItem] = []
-    demo = list(DEMOGRAPHIC_AXES)
-    f = faces[faces["status"] == "ok"]
-    for r in f.itertuples(index=False):
-        attrs: dict[str, Any] = {a: getattr(r, a) for a in demo}
-        attrs.update(category=None, attribute=None, value=None, framing="face")
-        path = str(faces_dir / r.path)
-        items.append(ImageItem(r.image_id, r.face_id, path, True, attrs, _sha(r.sha256)))
-    v = variations[variations["status"] == "ok"]
-    if images == "evaluated":
-        v = v[v["evaluated"].astype(bool)]
-    for r in v.itertuples(index=False):
-        attrs = {a: getattr(r, a) for a in demo}
-        attrs.update(category=r.category, attribute=r.attribute, value=r.value, framing=r.framing)
-        path = str(variations_dir / r.path)
-        items.append(ImageItem(r.image_id, r.face_id, path, False, attrs, _sha(r.sha256)))
-    items.sort(key=lambda it: it.image_id)
-    ids = [it.image_id for it in items]
-    if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise StylisticBiasError(f"faces/variations tables share image_id(s) {dup}")
-    return items
-
-
-def _sha(value: Any) -> str:
-    """A manifest's sha256 cell as a string ("" when missing)."""
-    return value if isinstance(value, str) else ""
 
 
 def decode_image(path: str) -> Image.Image:

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.writer import SHARD_GLOB, check_shard, scan_shards
+from stylisticbias.judge.shards import SHARD_GLOB, check_shard, scan_shards
 from stylisticbias.outputs import atomic_write_json
 
 log = logging.getLogger(__name__)

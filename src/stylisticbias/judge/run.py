@@ -64,9 +64,9 @@ from stylisticbias.judge.items import judge_items, stage_path
 from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
+from stylisticbias.judge.shards import RANK_SUMMARY_GLOB
 from stylisticbias.judge.task_judging import judge_task_protocol
 from stylisticbias.judge.task_run import is_task_protocol
-from stylisticbias.judge.writer import RANK_SUMMARY_GLOB
 from stylisticbias.output_paths import stage_output
 from stylisticbias.outputs import OutputLock
 from stylisticbias.spec import Config

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.judge.engines.base import JudgeEngine
-from stylisticbias.judge.writer import RANK_SUMMARY_GLOB
+from stylisticbias.judge.shards import RANK_SUMMARY_GLOB
 
 log = logging.getLogger(__name__)
 

@@ -138,9 +138,13 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str, seed: in
             groups = [(g,) for _, _, g, _ in singles]
             ids = [i for _, i, _, _ in singles]
             insts = [u for _, _, _, u in singles]
+        dists: dict[tuple[tuple[str, ...], int], str] = {}  # per (groups, variant): a few
         for prompt in task.prompts(sc, benchmark):
             answers = simulate_answers(benchmark, sc, prompt, plant_for(sc), units, groups, seed)
             for inst, iid, g, (text, ans) in zip(insts, ids, groups, answers):
+                key = (tuple(g), int(prompt.variant))
+                if key not in dists:
+                    dists[key] = exact_dist(sc, benchmark, *key)
                 rows.append({
                     "model": model, "task_id": int(sc.id), "task": sc.task,
                     "answers": _answers_type(sc), "variant": int(prompt.variant),
@@ -149,7 +153,7 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str, seed: in
                     "outcome": ans.outcome,
                     "value": float(ans.value) if ans.valid and ans.value is not None
                     and _answers_type(sc) == "numeric" else float("nan"),
-                    "dist": exact_dist(sc, benchmark, tuple(g), int(prompt.variant)),
+                    "dist": dists[key],
                     "reason": ans.reason or "", "undecided": 0.0,
                     **positions(iid.split("|") if paired else [iid], prompt),
                 })  # fmt: skip

@@ -11,10 +11,12 @@ and ``prompt``. Values are spelled as the paper's ``config/variation_features.js
 
 from __future__ import annotations
 
+import atexit
 import csv
 import hashlib
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,54 +69,83 @@ def values_for(
 def write_release(
     root: Path, bench: Benchmark, n_faces: int = 4, *, size: int = 48, evaluated_only: bool = True
 ) -> list[FaceFiles]:
-    """Render ``n_faces`` faces and their variations into ``root`` in the release layout."""
-    gen = ProceduralGenerator(size=size)
+    """Render ``n_faces`` faces and their variations into ``root`` in the release layout.
+
+    Face ``i`` is the same whatever ``n_faces``: each is rendered once per test process
+    (:func:`_rendered`) and copied (tests break their copy's files)."""
     out = []
     for i in range(n_faces):
-        age, gender, eth, body = CELLS[i % len(CELLS)]
-        stem = _stem(i)
-        folder = root / stem
-        folder.mkdir(parents=True)
-        prompt = bench.base_face_prompt(age=age, gender=gender, ethnicity=eth, body_type=body)
-        spec = FaceSpec(stem, age, gender, eth, body, 1000 + i, prompt)
-        Image.fromarray(gen.render_face(spec)).save(folder / f"{stem}.png")
+        master = _rendered(i, bench, size, evaluated_only)
+        folder = root / master.stem
+        shutil.copytree(master.folder, folder)
+        files = {slug: folder / p.name for slug, p in master.variations.items()}
+        out.append(FaceFiles(master.stem, folder, master.spec, files))
+    return out
+
+
+_MASTERS = Path(tempfile.mkdtemp(prefix="import-fixtures-"))
+atexit.register(shutil.rmtree, _MASTERS, True)
+_RENDERED: dict[tuple[object, ...], FaceFiles] = {}
+
+
+def _rendered(i: int, bench: Benchmark, size: int, evaluated_only: bool) -> FaceFiles:
+    """Face ``i`` rendered into a folder of this process's master copies, once."""
+    key = (i, size, evaluated_only, bench.digest or repr(bench))
+    if key not in _RENDERED:
+        _RENDERED[key] = _render_face(
+            _MASTERS / str(len(_RENDERED)), i, bench, size, evaluated_only
+        )
+    return _RENDERED[key]
+
+
+def _render_face(
+    root: Path, i: int, bench: Benchmark, size: int, evaluated_only: bool
+) -> FaceFiles:
+    """Render face ``i`` and its variations into ``root/<stem>`` in the release layout."""
+    gen = ProceduralGenerator(size=size)
+    age, gender, eth, body = CELLS[i % len(CELLS)]
+    stem = _stem(i)
+    folder = root / stem
+    folder.mkdir(parents=True)
+    prompt = bench.base_face_prompt(age=age, gender=gender, ethnicity=eth, body_type=body)
+    spec = FaceSpec(stem, age, gender, eth, body, 1000 + i, prompt)
+    Image.fromarray(gen.render_face(spec)).save(folder / f"{stem}.png")
+    _json(
+        folder / f"{stem}_metadata.json",
+        {
+            "image_path": f"output/images/{stem}.png",
+            "characteristics": {
+                "age": age,
+                "gender": gender,
+                "ethnicity": eth,
+                "body_type": body,
+            },
+            "prompt": prompt,
+            "timestamp": "2025-06-11T09:30:00",
+        },
+    )
+    files = {}
+    for k, v in enumerate(values_for(bench, gender, evaluated_only=evaluated_only), 1):
+        kind = "body" if v.framing == "full_body" else "face"
+        uid = hashlib.sha1(f"{i}-{k}".encode()).hexdigest()[:8]
+        name = f"{stem}_{kind}_{k}_20250611_1000{k:02d}_{uid}"
+        Image.fromarray(gen.render_edit(spec, v)).save(folder / f"{name}.png")
+        vprompt = bench.variation_prompt(v, gender=gender)
         _json(
-            folder / f"{stem}_metadata.json",
+            folder / f"{name}_metadata.json",
             {
-                "image_path": f"output/images/{stem}.png",
+                "image_path": f"output/banana/{stem}/{name}.png",
                 "characteristics": {
-                    "age": age,
-                    "gender": gender,
-                    "ethnicity": eth,
-                    "body_type": body,
+                    "base": f"{stem}.png",
+                    "variation": {v.key: PAPER_SPELLING.get(v.value, v.value)},
+                    "prompt": vprompt,
                 },
-                "prompt": prompt,
-                "timestamp": "2025-06-11T09:30:00",
+                "prompt": vprompt,
+                "timestamp": "2025-06-11T10:00:00",
             },
         )
-        files = {}
-        for k, v in enumerate(values_for(bench, gender, evaluated_only=evaluated_only), 1):
-            kind = "body" if v.framing == "full_body" else "face"
-            uid = hashlib.sha1(f"{i}-{k}".encode()).hexdigest()[:8]
-            name = f"{stem}_{kind}_{k}_20250611_1000{k:02d}_{uid}"
-            Image.fromarray(gen.render_edit(spec, v)).save(folder / f"{name}.png")
-            vprompt = bench.variation_prompt(v, gender=gender)
-            _json(
-                folder / f"{name}_metadata.json",
-                {
-                    "image_path": f"output/banana/{stem}/{name}.png",
-                    "characteristics": {
-                        "base": f"{stem}.png",
-                        "variation": {v.key: PAPER_SPELLING.get(v.value, v.value)},
-                        "prompt": vprompt,
-                    },
-                    "prompt": vprompt,
-                    "timestamp": "2025-06-11T10:00:00",
-                },
-            )
-            files[v.slug] = folder / f"{name}.png"
-        out.append(FaceFiles(stem, folder, spec, files))
-    return out
+        files[v.slug] = folder / f"{name}.png"
+    return FaceFiles(stem, folder, spec, files)
 
 
 def _json(path: Path, data: dict) -> None:

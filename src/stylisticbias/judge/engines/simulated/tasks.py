@@ -145,4 +145,7 @@ def simulate_answers(
     """:func:`simulate_texts` read back by the task's parser: (response, answer) per unit."""
     task = task_of(scenario)
     texts = simulate_texts(benchmark, scenario, prompt, plant, unit_ids, groups, seed)
-    return [(t, task.parse(t, scenario, prompt, benchmark)) for t in texts]
+    # the parser is a pure function of the text: each distinct response (a handful of labels,
+    # the refusal, the numbers) is read once, not once per unit
+    parsed = {t: task.parse(t, scenario, prompt, benchmark) for t in dict.fromkeys(texts)}
+    return [(t, parsed[t]) for t in texts]

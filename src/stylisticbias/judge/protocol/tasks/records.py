@@ -71,16 +71,19 @@ def validate_task_records(df: pd.DataFrame, path: Path | str) -> pd.DataFrame:
                 f"{path} row {i}: outcome {out!r} with reason {why!r}; an invalid answer has a "
                 "reason and a valid one none"
             )
+    read: dict[str, tuple[float, float, set[str]]] = {}  # a few distinct distributions
     for i, (out, dist) in enumerate(zip(df["outcome"], df["dist"])):
         if not dist:
             continue
-        probs = json.loads(dist)
-        total = sum(probs.values())
-        if not math.isclose(total, 1.0, abs_tol=1e-9) or min(probs.values()) < 0:
+        if dist not in read:
+            probs = json.loads(dist)
+            read[dist] = (sum(probs.values()), min(probs.values()), set(probs))
+        total, least, outcomes = read[dist]
+        if not math.isclose(total, 1.0, abs_tol=1e-9) or least < 0:
             raise StylisticBiasError(f"{path} row {i}: dist sums to {total}, not 1")
-        if out not in probs:
+        if out not in outcomes:
             raise StylisticBiasError(
-                f"{path} row {i}: outcome {out!r} not among the dist's {sorted(probs)}"
+                f"{path} row {i}: outcome {out!r} not among the dist's {sorted(outcomes)}"
             )
     return df[list(TASK_RECORDS)]
 
