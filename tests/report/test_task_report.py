@@ -48,6 +48,13 @@ def reflect_reports(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def reflect_readme(reflect_reports: Path) -> Path:
+    """The reflect report built once, in place: README and figures beside the tables (what
+    the tracking test logs)."""
+    return build_task_report(load_benchmark("reflect"), reflect_reports)
+
+
+@pytest.fixture(scope="module")
 def vignette_reports(tmp_path_factory) -> Path:
     """The vignette demo's tables (built once; the tests that build a report copy them)."""
     return _reports(tmp_path_factory.mktemp("vignette"), "vignette")
@@ -75,9 +82,10 @@ def test_task_metrics_carry_every_interval(reflect_reports: Path) -> None:
     assert task_metrics(tables, "nobody") == {}
 
 
-def test_reflect_report_has_headline_and_figures(reflect_reports: Path) -> None:
-    readme = build_task_report(load_benchmark("reflect"), reflect_reports)
-    text = readme.read_text(encoding="utf-8")
+def test_reflect_report_has_headline_and_figures(
+    reflect_reports: Path, reflect_readme: Path
+) -> None:
+    text = reflect_readme.read_text(encoding="utf-8")
     assert "## Headline" in text and "simulated-weak: highest 2AFC win rate" in text
     assert "largest MCQ relative mean gap" in text and "largest salary Gap%" in text
     figs = sorted(p.name for p in (reflect_reports / "figures").glob("*.png"))
@@ -102,7 +110,9 @@ def _config(db: Path, experiment: str = "reflect-demo") -> Config:
                                        "tracking.experiment_name=task-test"]))  # fmt: skip
 
 
-def test_track_logs_one_run_per_model_and_a_comparison(reflect_reports: Path, tmp_path) -> None:
+def test_track_logs_one_run_per_model_and_a_comparison(
+    reflect_reports: Path, reflect_readme: Path, tmp_path: Path
+) -> None:
     """Per-model runs: the headline with intervals (<= 30 metrics, the same keys in every run),
     every interval and test in tables/metrics_all.json, the same table and figure artifacts in
     every model run; a comparison run with the README and the report's figures."""
