@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import functools
 import os
 import shutil
 import signal
@@ -26,19 +24,8 @@ from stylisticbias.spec.parse import config_from_params
 HERE = Path(__file__).parent
 
 
-@functools.cache
-def _composed_once(overrides: tuple[str, ...]) -> dict[str, Any]:
-    return compose(list(overrides))
-
-
-def composed(*overrides: str) -> dict[str, Any]:
-    """``compose(overrides)`` once per session (the tests' scratch projects copy the same
-    ``conf/``, and the composition holds no path of the project); a fresh copy each call."""
-    return copy.deepcopy(_composed_once(overrides))
-
-
 def fake_params(n: int = 4, **gen: Any) -> dict[str, Any]:
-    params = composed(f"faces.n={n}")
+    params = compose([f"faces.n={n}"])
     params["generator"] = {"_target_": "fake_generator.FakeGenerator", "workers": 1, **gen}
     return params
 
@@ -207,7 +194,7 @@ def test_manifest_failing_schema(project: Path) -> None:
 
 
 def test_stage_cli_one_line_error(project: Path) -> None:
-    params = composed("faces.n=2")
+    params = compose(["faces.n=2"])
     params["protocol"] = edited_protocol(
         project, lambda p: p["observed_marginals"]["age"].update(teenager=3)
     )
@@ -235,7 +222,7 @@ def test_generator_code_change_invalidates_cache(project: Path, monkeypatch) -> 
 def test_unknown_variation_value_fails_before_rendering(project: Path) -> None:
     # the procedural generator draws a fixed set of values: a typo in conf/benchmark is caught
     # before any edit is rendered, and the existing dataset is left alone
-    params = composed("faces.n=2", "generator.size=64")
+    params = compose(["faces.n=2", "generator.size=64"])
     build_faces(config_from_params(params))
 
     def frecklez(p: dict) -> None:

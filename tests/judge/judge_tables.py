@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import copy
-import functools
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +10,7 @@ import pandas as pd
 from PIL import Image
 
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
-from stylisticbias.config import PARAMS_ENV, load_params, project_root
+from stylisticbias.config import load_params
 from stylisticbias.schemas import FACES, VARIATIONS, write_table
 
 
@@ -21,22 +18,6 @@ def _png(path: Path, seed: int) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.new("RGB", (8, 8), ((seed * 37) % 256, (seed * 91) % 256, 128)).save(path)
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@functools.cache
-def _composed(root: str, params_env: str | None, stamp: tuple[int, ...]) -> dict[str, Any]:
-    """:func:`load_params` once per project, params file and file times (composing ``conf/``
-    with Hydra costs ~0.5 CPU-s; the judge tests call :func:`make_tables` a hundred times)."""
-    return load_params()
-
-
-def _project_params() -> dict[str, Any]:
-    """A fresh copy of the project's whole configuration (what :func:`load_params` returns)."""
-    root = project_root()
-    env = os.environ.get(PARAMS_ENV)
-    files = [Path(env)] if env else [root / "params.yaml", root / "data/config/resolved.yaml"]
-    stamp = tuple(f.stat().st_mtime_ns if f.exists() else -1 for f in files)
-    return copy.deepcopy(_composed(str(root), env, stamp))
 
 
 def make_tables(
@@ -47,7 +28,7 @@ def make_tables(
     Every face gets the evaluated variation values that apply to its gender (or the first
     ``values_per_face`` of them), plus one non-evaluated value; one variation is ``refused``.
     """
-    params = _project_params()
+    params = load_params()  # composed once per process (config.compose keeps compositions)
     bench: Benchmark = benchmark_from_params(params)
     demo = bench.demographics
     faces_dir, var_dir = root / "faces", root / "variations"
