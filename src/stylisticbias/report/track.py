@@ -25,21 +25,18 @@ import logging
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from stylisticbias.analysis import table_registry as registry
-from stylisticbias.benchmark import load_benchmark
+from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import judged_models, project_root
 from stylisticbias.outputs import atomic_write_json
-from stylisticbias.report.inputs import load_inputs
-from stylisticbias.report.markdown import FigureRecord
-from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
-from stylisticbias.report.run import scenarios_frame
-from stylisticbias.report.run_metrics import FAMILIES
 from stylisticbias.spec import Config
 from stylisticbias.spec.sections import PathsSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from stylisticbias.report.markdown import FigureRecord
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +53,8 @@ def runs_file(paths: PathsSpec, root: Path) -> Path:
 
 def written_figures(figures_dir: Path) -> list[FigureRecord]:
     """The report's PNGs (as the ``report`` stage wrote them), sorted by name."""
+    from stylisticbias.report.markdown import FigureRecord
+
     return [FigureRecord(p.stem, p, "", "comparison") for p in sorted(figures_dir.glob("*.png"))]
 
 
@@ -93,23 +92,7 @@ def track_report(config: Config, root: Path | None = None) -> Path:
             "(reports/README.md, reports/tables and metrics.json hold it)"
         )
     elif record["enabled"]:
-        from stylisticbias.report.mlflow_log import log_report
-        from stylisticbias.tracking import bounded, preflight, tracking_spec
-
-        spec = tracking_spec({"tracking": asdict(tracking)})
-        with bounded(spec):  # fail in seconds, before any work, if the store is not there
-            preflight(spec)
-        inputs = load_inputs(config, root, benchmark)
-        _add_interval_tables(inputs.tables, reports / "tables")
-        share = inputs.analysis.pareto_share
-        scen = scenarios_frame(benchmark)
-        figs = written_figures(reports / "figures")
-        cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
-        run_log["runs"] = log_report(
-            config, inputs, figs, cmp, scen, root, report_digest=record["report_digest"]
-        )
-        run_log["tracking_uri"] = spec.tracking_uri
-        run_log["runs_url"] = _runs_url(spec)
+        _log_report(config, root, benchmark, record["report_digest"], run_log)
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
     if record["enabled"]:
@@ -118,6 +101,33 @@ def track_report(config: Config, root: Path | None = None) -> Path:
     atomic_write_json(run_log_path(out), {**record, **run_log})
     atomic_write_json(out, record)
     return out
+
+
+def _log_report(
+    config: Config, root: Path, benchmark: Benchmark, digest: str, run_log: dict[str, Any]
+) -> None:
+    """Log the report's runs (one per model + the comparison) into ``run_log``. The store is
+    checked first, in seconds, before the report's libraries (pandas, SciPy, matplotlib) load:
+    an unreachable store is one line, soon."""
+    from stylisticbias.tracking import bounded, preflight, tracking_spec
+
+    spec = tracking_spec({"tracking": asdict(config.tracking)})
+    with bounded(spec):
+        preflight(spec)
+    from stylisticbias.report.inputs import load_inputs
+    from stylisticbias.report.mlflow_log import log_report
+    from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
+    from stylisticbias.report.run import scenarios_frame
+
+    reports = root / str(config.paths.reports)
+    inputs = load_inputs(config, root, benchmark)
+    _add_interval_tables(inputs.tables, reports / "tables")
+    scen = scenarios_frame(benchmark)
+    figs = written_figures(reports / "figures")
+    cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, inputs.analysis.pareto_share)
+    run_log["runs"] = log_report(config, inputs, figs, cmp, scen, root, report_digest=digest)
+    run_log["tracking_uri"] = spec.tracking_uri
+    run_log["runs_url"] = _runs_url(spec)
 
 
 def _track_soda(
@@ -142,6 +152,9 @@ def _track_soda(
 def _add_interval_tables(tables: dict[str, pd.DataFrame], tables_dir: Path) -> None:
     """Load the tables whose intervals are logged (``run_metrics.FAMILIES``) that the report
     does not read itself (``sbs_overall``, ``sbs_by_variation_model``), where written."""
+    from stylisticbias.analysis import table_registry as registry
+    from stylisticbias.report.run_metrics import FAMILIES
+
     for name in dict.fromkeys(f.table for f in FAMILIES):
         if name not in tables and (tables_dir / registry.spec(name).file).is_file():
             tables[name] = registry.read_table(name, tables_dir)
