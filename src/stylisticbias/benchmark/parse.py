@@ -7,6 +7,7 @@ key and the valid keys.
 
 from __future__ import annotations
 
+import logging
 import re
 import string
 from collections.abc import Mapping
@@ -36,6 +37,9 @@ from stylisticbias.benchmark.spec import (
 )
 from stylisticbias.benchmark.task_scenarios import parse_tasks
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import FAMILY_NAMES, check_family
+
+log = logging.getLogger(__name__)
 
 # ---- parsing the YAML -------------------------------------------------------------------------
 
@@ -49,7 +53,7 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
              "parser", "orderings", "attributes", "task", "tasks", "option_case", "seeds",
-             "statistics", "licence", "counterfactual")  # fmt: skip
+             "statistics", "licence", "counterfactual", "family")  # fmt: skip
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
 _SCENARIO_REQUIRED = ("id", "category", "positive", "negative")
 _SCENARIO_KEYS = (*_SCENARIO_REQUIRED, "subcategory", "tags", "stereotype")
@@ -196,6 +200,52 @@ def _parse_variations(
     return tuple(variations)
 
 
+def _inferred_family(cfg: Mapping[str, Any], where: str) -> str:
+    """The family of an older file without ``family:``, from its shape (with a warning)."""
+    if cfg.get("kind") == "soda":
+        family = "soda"
+    elif "tasks" in cfg and "scenarios" not in cfg:
+        family = "tasks"
+    else:
+        stats = cfg.get("statistics")
+        suite = stats.get("suite") if isinstance(stats, Mapping) else None
+        family = "paired_variation" if suite == "paired_variation" else "variation_shift"
+    log.warning(
+        "%s: no `family:`; inferred %s (add `family: %s`; valid: %s)",
+        where, family, family, ", ".join(FAMILY_NAMES),
+    )  # fmt: skip
+    return family
+
+
+def protocol_family(cfg: Any, where: str) -> str:
+    """The checked ``family:`` of a protocol mapping (inferred, with a warning, when absent)."""
+    if not isinstance(cfg, Mapping):
+        raise StylisticBiasError(f"{where}: expected a mapping of protocol keys")
+    if "family" not in cfg:
+        return _inferred_family(cfg, where)
+    return check_family(cfg["family"], where)
+
+
+def _check_shape(family: str, cfg: Mapping[str, Any], where: str) -> None:
+    """The sections a family's protocol must (not) have: one line naming what is wrong."""
+    if family == "soda":
+        raise StylisticBiasError(
+            f"{where}: family soda is the generator audit's protocol (the soda stage reads it: "
+            "soda.protocol), not a judged one; judged families: "
+            + ", ".join(f for f in FAMILY_NAMES if f != "soda")
+        )
+    tasks_only = "tasks" in cfg and "scenarios" not in cfg
+    if family == "tasks" and not tasks_only:
+        raise StylisticBiasError(
+            f"{where}: family tasks: list the questions under `tasks:` (no `scenarios:`)"
+        )
+    if family != "tasks" and tasks_only:
+        raise StylisticBiasError(
+            f"{where}: family {family}: needs `scenarios:` (a protocol of `tasks:` only is "
+            "family tasks)"
+        )
+
+
 def benchmark_from_config(
     cfg: Mapping[str, Any], where: str = "conf/benchmark", digest: str = ""
 ) -> Benchmark:
@@ -207,7 +257,9 @@ def benchmark_from_config(
     # A task protocol (``tasks:`` and no ``scenarios:``) needs only its demographics and tasks;
     # the forced-choice keys (letters, orderings, the Fig. 9-12 prompts, the attribute grid) are
     # then optional.
-    tasks_only = isinstance(cfg, Mapping) and "tasks" in cfg and "scenarios" not in cfg
+    family = protocol_family(cfg, where)
+    _check_shape(family, cfg, where)
+    tasks_only = family == "tasks"
     cfg = _check_keys(
         cfg, where, _TOP_KEYS, ("demographics", "tasks") if tasks_only else _TOP_REQUIRED
     )
@@ -267,8 +319,21 @@ def benchmark_from_config(
         prompts["forced_choice"] = _fill_letters(
             prompts["forced_choice"], rules.letters, f"{where}: prompts.forced_choice"
         )
+    statistics = parse_statistics(
+        cfg.get("statistics"),
+        demo,
+        [(v.attribute, v.value) for v in variations],
+        [t for s in scenarios for t in s.tags],
+        f"{where}: statistics",
+    )
+    if family in ("variation_shift", "paired_variation") and statistics.suite != family:
+        raise StylisticBiasError(
+            f"{where}: family {family}: statistics.suite is {statistics.suite!r}; a "
+            f"{family} protocol's suite is {family} (`statistics: {{suite: {family}, ...}}`)"
+        )
     return Benchmark(
         name=str(cfg.get("name", "")),
+        family=family,
         demographics=demo,
         observed_marginals=dict(marg),
         scenarios=tuple(scenarios),
@@ -282,13 +347,7 @@ def benchmark_from_config(
         tasks=parse_tasks(cfg, ids, where),
         option_case=parse_option_case(cfg.get("option_case"), f"{where}: option_case"),
         seeds=parse_seeds(cfg.get("seeds"), f"{where}: seeds"),
-        statistics=parse_statistics(
-            cfg.get("statistics"),
-            demo,
-            [(v.attribute, v.value) for v in variations],
-            [t for s in scenarios for t in s.tags],
-            f"{where}: statistics",
-        ),
+        statistics=statistics,
         licence=parse_licence(cfg.get("licence"), f"{where}: licence"),
         counterfactual=parse_counterfactual(cfg.get("counterfactual"), demo, where),
     )

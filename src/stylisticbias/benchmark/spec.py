@@ -246,6 +246,8 @@ class Benchmark:
     prompts: dict[str, str]
     parser: ParserRules
     source: str = ""  # the file it was read from (for messages)
+    #: ``family:`` (stylisticbias.family.FAMILY_NAMES): which family's stages measure it
+    family: str = "variation_shift"
     digest: str = ""  # sha256 of the file's text (cache keys)
     task: str = DEFAULT_TASK  # the task type (``task:``; judge/protocol/tasks/registry.py)
     tasks: tuple[TaskScenario, ...] = ()  # the ``tasks:`` list (task-typed scenarios)

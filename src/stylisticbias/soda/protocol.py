@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +12,12 @@ import yaml
 
 from stylisticbias.config import conf_dir
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import FAMILY_NAMES, check_family
+
+log = logging.getLogger(__name__)
 
 BASE = "base"
-_KEYS = {"kind", "objects", "base_template", "dimensions", "fixed_attributes", "mitigation"}
+_KEYS = {"family", "objects", "base_template", "dimensions", "fixed_attributes", "mitigation"}
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,20 @@ def load_soda(name: str = "soda") -> SodaProtocol:
     if not path.exists():
         raise StylisticBiasError(f"{where}: not found (a SODA protocol file)")
     cfg: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(cfg, dict) or cfg.get("kind") != "soda":
-        raise StylisticBiasError(f"{where}: not a SODA protocol (needs `kind: soda`)")
+    if not isinstance(cfg, dict):
+        raise StylisticBiasError(f"{where}: expected a mapping of protocol keys")
+    if "family" not in cfg and cfg.get("kind") == "soda":  # an older file: `kind: soda`
+        log.warning("%s: `kind: soda` is now `family: soda`; inferred family soda", where)
+        cfg = {"family": "soda", **{k: v for k, v in cfg.items() if k != "kind"}}
+    if "family" not in cfg:
+        raise StylisticBiasError(
+            f"{where}: family: missing; a SODA protocol says `family: soda`; valid: "
+            f"{', '.join(FAMILY_NAMES)}"
+        )
+    if check_family(cfg["family"], where) != "soda":
+        raise StylisticBiasError(
+            f"{where}: family {cfg['family']}: not a SODA protocol (needs `family: soda`)"
+        )
     unknown = set(cfg) - _KEYS
     missing = _KEYS - set(cfg)
     if unknown or missing:
