@@ -31,7 +31,7 @@ def test_every_task_table_has_a_schema_of_vocabulary_words() -> None:
         assert set(t.columns) <= set(tt._WORDS), t.name
         assert t.columns[-1] == "simulated" and set(t.keys) <= set(t.columns)
         assert tt.task_schema(t.name).name == t.name
-    with pytest.raises(StylisticBiasError, match="task table 'nope' is not registered; valid: "):
+    with pytest.raises(StylisticBiasError, match="unknown task table 'nope'; valid: "):
         tt.task_schema("nope")
 
 

@@ -29,6 +29,7 @@ import pandera.pandas as pa
 
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import atomic_path
+from stylisticbias.registry import Registry
 from stylisticbias.schemas import validate
 
 #: Dimensions of the demographic tables (the paper's names; ``body`` is the body type).
@@ -789,7 +790,9 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
     ),
 )  # fmt: skip
 
-REGISTRY: dict[str, TableSpec] = {t.name: t for t in (*TABLES, *PAIRED_TABLES)}
+REGISTRY: Registry[TableSpec] = Registry(
+    "analysis table", {t.name: t for t in (*TABLES, *PAIRED_TABLES)}
+)
 LONG_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if not t.layout)
 LAYOUT_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.layout)
 ALWAYS_WRITTEN: tuple[str, ...] = tuple(t.name for t in TABLES if t.written == "always")
@@ -797,13 +800,7 @@ ALWAYS_WRITTEN: tuple[str, ...] = tuple(t.name for t in TABLES if t.written == "
 
 def spec(name: str) -> TableSpec:
     """The registered table ``name``; an unregistered name is one line listing the valid ones."""
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise StylisticBiasError(
-            f"analysis table {name!r} is not in the table registry "
-            f"(stylisticbias.analysis.table_registry); valid: {', '.join(REGISTRY)}"
-        ) from None
+    return REGISTRY.lookup(name, "stylisticbias.analysis.table_registry")
 
 
 def large_shift_header(large_shift: float) -> str:

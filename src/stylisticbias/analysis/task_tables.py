@@ -20,7 +20,7 @@ import pandera.pandas as pa
 
 from stylisticbias.analysis import task_stats as ts
 from stylisticbias.analysis.table_registry import _P, _SIGNED, VOCABULARY, Col, TableSpec
-from stylisticbias.errors import StylisticBiasError
+from stylisticbias.registry import Registry
 from stylisticbias.schemas import validate
 
 _SHARE = (pa.Check.in_range(-1e-9, 1 + 1e-9),)
@@ -92,16 +92,12 @@ TASK_TABLES: tuple[TableSpec, ...] = (
     _spec("position_bias", "left/right (slot 1) bias the swapped orders expose",
           ("model", "scenario_id"), ("position_bias", "ci_low", "ci_high", "pval", "n")),
 )  # fmt: skip
-TASK_REGISTRY: dict[str, TableSpec] = {t.name: t for t in TASK_TABLES}
+TASK_REGISTRY: Registry[TableSpec] = Registry("task table", {t.name: t for t in TASK_TABLES})
 
 
 def task_schema(name: str) -> pa.DataFrameSchema:
     """The pandera schema of task table ``name``; unknown names list the valid ones."""
-    if name not in TASK_REGISTRY:
-        raise StylisticBiasError(
-            f"task table {name!r} is not registered; valid: {', '.join(TASK_REGISTRY)}"
-        )
-    t = TASK_REGISTRY[name]
+    t = TASK_REGISTRY.lookup(name)
     return pa.DataFrameSchema({c: _WORDS[c].column() for c in t.columns}, strict=True,
                               ordered=True, name=t.name)  # fmt: skip
 

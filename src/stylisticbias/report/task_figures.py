@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from statsmodels.stats.multitest import multipletests
 
+from stylisticbias.registry import Registry
 from stylisticbias.report.figures import save
 
 log = logging.getLogger(__name__)
@@ -129,11 +130,14 @@ def fig_log_odds_forest(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
 
 
 #: figure file -> (the table it is drawn from, its builder)
-TASK_FIGURES: dict[str, tuple[str, Callable[[pd.DataFrame], Figure]]] = {
-    "reflect_win_matrix.png": ("reflect_win_matrix", fig_win_matrix),
-    "reflect_mcq_distributions.png": ("reflect_mcq_distribution", fig_mcq_distributions),
-    "vignette_log_odds_forest.png": ("vignette_log_odds", fig_log_odds_forest),
-}
+TASK_FIGURES: Registry[tuple[str, Callable[[pd.DataFrame], Figure]]] = Registry(
+    "task figure",
+    {
+        "reflect_win_matrix.png": ("reflect_win_matrix", fig_win_matrix),
+        "reflect_mcq_distributions.png": ("reflect_mcq_distribution", fig_mcq_distributions),
+        "vignette_log_odds_forest.png": ("vignette_log_odds", fig_log_odds_forest),
+    },
+)
 
 
 def render_task_figures(tables: Path, out: Path) -> list[Path]:

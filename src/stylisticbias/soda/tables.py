@@ -8,6 +8,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from stylisticbias.outputs import atomic_write_text
+from stylisticbias.registry import Registry
 from stylisticbias.schemas import validate
 
 _P = pa.Check.in_range(0.0, 1.0)
@@ -19,75 +20,78 @@ def _f(check: pa.Check = _NONNEG) -> pa.Column:
 
 
 #: name -> (description, schema)
-SODA_TABLES: dict[str, tuple[str, pa.DataFrameSchema]] = {
-    "soda_bds": (
-        "BDS per (object, group) with its permutation p-value (Eq. 1, App. F)",
-        pa.DataFrameSchema(
-            {
-                "object": pa.Column(str),
-                "dimension": pa.Column(str),
-                "group": pa.Column(str),
-                "bds": _f(),
-                "pval": _f(_P),
-                "significant": pa.Column(bool),
-                "n_base": pa.Column(int),
-                "n_group": pa.Column(int),
-                "planted_shift": pa.Column(bool),
-            },
-            strict=True,
-            coerce=True,
-            name="soda_bds",
+SODA_TABLES: Registry[tuple[str, pa.DataFrameSchema]] = Registry(
+    "SODA table",
+    {
+        "soda_bds": (
+            "BDS per (object, group) with its permutation p-value (Eq. 1, App. F)",
+            pa.DataFrameSchema(
+                {
+                    "object": pa.Column(str),
+                    "dimension": pa.Column(str),
+                    "group": pa.Column(str),
+                    "bds": _f(),
+                    "pval": _f(_P),
+                    "significant": pa.Column(bool),
+                    "n_base": pa.Column(int),
+                    "n_group": pa.Column(int),
+                    "planted_shift": pa.Column(bool),
+                },
+                strict=True,
+                coerce=True,
+                name="soda_bds",
+            ),
         ),
-    ),
-    "soda_cds": (
-        "CDS per (object, dimension, variant): per attribute and over attributes (Eq. 2)",
-        pa.DataFrameSchema(
-            {
-                "object": pa.Column(str),
-                "dimension": pa.Column(str),
-                "variant": pa.Column(str),
-                "attribute": pa.Column(str),
-                "cds": _f(),
-            },
-            strict=True,
-            coerce=True,
-            name="soda_cds",
+        "soda_cds": (
+            "CDS per (object, dimension, variant): per attribute and over attributes (Eq. 2)",
+            pa.DataFrameSchema(
+                {
+                    "object": pa.Column(str),
+                    "dimension": pa.Column(str),
+                    "variant": pa.Column(str),
+                    "attribute": pa.Column(str),
+                    "cds": _f(),
+                },
+                strict=True,
+                coerce=True,
+                name="soda_cds",
+            ),
         ),
-    ),
-    "soda_vac": (
-        "VAC per (object, condition) (Eq. 3; H_max = log of the observed values)",
-        pa.DataFrameSchema(
-            {
-                "object": pa.Column(str),
-                "condition": pa.Column(str),
-                "vac": _f(_P),
-                "n": pa.Column(int),
-            },
-            strict=True,
-            coerce=True,
-            name="soda_vac",
+        "soda_vac": (
+            "VAC per (object, condition) (Eq. 3; H_max = log of the observed values)",
+            pa.DataFrameSchema(
+                {
+                    "object": pa.Column(str),
+                    "condition": pa.Column(str),
+                    "vac": _f(_P),
+                    "n": pa.Column(int),
+                },
+                strict=True,
+                coerce=True,
+                name="soda_vac",
+            ),
         ),
-    ),
-    "soda_mitigation": (
-        "CDS and VAC under the original vs the mitigated prompt: paired t-test (§5.5)",
-        pa.DataFrameSchema(
-            {
-                "metric": pa.Column(str),
-                "dimension": pa.Column(str),
-                "variant": pa.Column(str),
-                "n": pa.Column(int),
-                "mean_original": _f(),
-                "mean_mitigated": _f(),
-                "change_pct": pa.Column(float, nullable=True),
-                "t": pa.Column(float, nullable=True),
-                "pval": _f(_P),
-            },
-            strict=True,
-            coerce=True,
-            name="soda_mitigation",
+        "soda_mitigation": (
+            "CDS and VAC under the original vs the mitigated prompt: paired t-test (§5.5)",
+            pa.DataFrameSchema(
+                {
+                    "metric": pa.Column(str),
+                    "dimension": pa.Column(str),
+                    "variant": pa.Column(str),
+                    "n": pa.Column(int),
+                    "mean_original": _f(),
+                    "mean_mitigated": _f(),
+                    "change_pct": pa.Column(float, nullable=True),
+                    "t": pa.Column(float, nullable=True),
+                    "pval": _f(_P),
+                },
+                strict=True,
+                coerce=True,
+                name="soda_mitigation",
+            ),
         ),
-    ),
-}
+    },
+)
 
 
 def write_soda_table(name: str, df: pd.DataFrame, out_dir: Path) -> Path:

@@ -15,6 +15,7 @@ from typing import Any
 from omegaconf import MISSING
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.registry import Registry
 from stylisticbias.spec.checks import at_least, choice, finite_in
 
 #: annotator engines
@@ -180,10 +181,9 @@ class HFAnnotatorSpec:
 
 
 #: annotator engine -> its spec
-ANNOTATOR_SPECS: dict[str, type] = {
-    "simulated": SimulatedAnnotatorSpec,
-    "openai": OpenAIAnnotatorSpec,
-    "hf": HFAnnotatorSpec,
-}
+ANNOTATOR_SPECS: Registry[type] = Registry(
+    "annotator engine",
+    {"simulated": SimulatedAnnotatorSpec, "openai": OpenAIAnnotatorSpec, "hf": HFAnnotatorSpec},
+)
 
 AnnotatorSpec = SimulatedAnnotatorSpec | OpenAIAnnotatorSpec | HFAnnotatorSpec

@@ -13,6 +13,7 @@ from typing import Any
 from omegaconf import MISSING
 
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.registry import Registry
 from stylisticbias.spec.checks import at_least, choice
 
 
@@ -131,8 +132,7 @@ class OpenAIEngineSpec:
 
 
 #: engine name (``engine.name``) -> spec class
-ENGINE_SPECS: dict[str, type] = {
-    "simulated": SimulatedEngineSpec,
-    "hf": HFEngineSpec,
-    "openai": OpenAIEngineSpec,
-}
+ENGINE_SPECS: Registry[type] = Registry(
+    "engine",
+    {"simulated": SimulatedEngineSpec, "hf": HFEngineSpec, "openai": OpenAIEngineSpec},
+)

@@ -7,6 +7,8 @@ from typing import Any
 
 from omegaconf import MISSING
 
+from stylisticbias.registry import Registry
+
 
 @dataclass(frozen=True)
 class ProceduralSpec:
@@ -112,9 +114,12 @@ class ImportSpec:
 
 
 #: generator option (conf/generator/<option>.yaml) kind -> spec class
-GENERATOR_SPECS: dict[str, type] = {
-    "procedural": ProceduralSpec,
-    "diffusers": DiffusersSpec,
-    "gemini": GeminiSpec,
-    "import": ImportSpec,
-}
+GENERATOR_SPECS: Registry[type] = Registry(
+    "generator",
+    {
+        "procedural": ProceduralSpec,
+        "diffusers": DiffusersSpec,
+        "gemini": GeminiSpec,
+        "import": ImportSpec,
+    },
+)

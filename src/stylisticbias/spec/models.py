@@ -22,6 +22,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
+from stylisticbias.registry import Registry
 from stylisticbias.spec.engines import HFEngineSpec, OpenAIEngineSpec, SimulatedEngineSpec
 
 
@@ -78,11 +79,10 @@ class OpenAIModelSpec:
 
 
 #: engine name -> the model spec of that engine's models
-MODEL_SPECS: dict[str, type] = {
-    "simulated": SimulatedModelSpec,
-    "hf": HFModelSpec,
-    "openai": OpenAIModelSpec,
-}
+MODEL_SPECS: Registry[type] = Registry(
+    "model engine",
+    {"simulated": SimulatedModelSpec, "hf": HFModelSpec, "openai": OpenAIModelSpec},
+)
 
 #: every model spec class
 ModelSpec = SimulatedModelSpec | HFModelSpec | OpenAIModelSpec

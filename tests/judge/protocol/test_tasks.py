@@ -27,7 +27,8 @@ def test_binary_choice_is_registered_and_is_the_default(benchmark: Benchmark) ->
 
 
 def test_unknown_task_is_one_line_naming_the_valid_ones() -> None:
-    with pytest.raises(StylisticBiasError, match=r"protocol task: 'rating'; valid: binary_choice"):
+    msg = r"protocol task: unknown task type 'rating'; valid: binary_choice"
+    with pytest.raises(StylisticBiasError, match=msg):
         registry.task_type("rating")
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from stylisticbias.benchmark import TaskScenario
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant
+from stylisticbias.registry import Registry
 
 #: task type -> the planted effects over face groups
-PLANTS: dict[str, TaskPlant] = {
+PLANTS: Registry[TaskPlant] = Registry("planted task type", {
     "pairwise": TaskPlant(shift={"black-female": -0.5, "black-male": -0.3, "white-male": 0.4},
                           position_bias=0.3, invalid_rate=0.03),
     "choice_k": TaskPlant(shift={"black-male": -0.6, "white-male": 0.3},
@@ -22,7 +23,7 @@ PLANTS: dict[str, TaskPlant] = {
     "numeric": TaskPlant(shift={"black-female": -0.08, "white-male": 0.05}, base_mean=70_000,
                          noise_sd=0.15, invalid_rate=0.03),
     "text_only": TaskPlant(position_bias=0.3, invalid_rate=0.03),
-}  # fmt: skip
+})  # fmt: skip
 
 
 def face_group(ethnicity: str, gender: str) -> str:
@@ -32,7 +33,7 @@ def face_group(ethnicity: str, gender: str) -> str:
 
 def plant_for(scenario: TaskScenario) -> TaskPlant:
     """The planted effects of one ``tasks:`` entry (see the module doc)."""
-    plant = PLANTS[scenario.task]
+    plant = PLANTS.lookup(scenario.task, f"task {scenario.id}")
     if scenario.task == "choice_k" and len(plant.base) != len(scenario.options):
         plant = TaskPlant(shift=plant.shift, invalid_rate=plant.invalid_rate)
     if dict(scenario.fields).get("valence") == "low":

@@ -24,6 +24,7 @@ from stylisticbias.judge.protocol.tasks.binary_choice import BINARY_CHOICE
 from stylisticbias.judge.protocol.tasks.capabilities import unsupported
 from stylisticbias.judge.protocol.tasks.scenario_task import Answer, ScenarioTask, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import TextOnly
+from stylisticbias.registry import Registry
 
 __all__ = [
     "SCENARIO_TASKS",
@@ -41,40 +42,33 @@ __all__ = [
 ]
 
 #: name -> task type
-TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (BINARY_CHOICE,)}
+TASK_TYPES: Registry[TaskType] = Registry("task type", {t.name: t for t in (BINARY_CHOICE,)})
 
 
 def task_type(name: str) -> TaskType:
     """The registered task type ``name``; an unknown name is one error line listing the valid."""
-    if name not in TASK_TYPES:
-        raise StylisticBiasError(
-            f"protocol task: {name!r}; valid: {', '.join(TASK_TYPES)} "
-            "(judge/protocol/tasks/registry.py)"
-        )
-    return TASK_TYPES[name]
+    return TASK_TYPES.lookup(name, "protocol task")
 
 
 def scenario_task(name: str, where: str = "task") -> ScenarioTask:
     """The registered scenario task type ``name``; unknown names list the valid ones."""
-    try:
-        return SCENARIO_TASKS[name]
-    except KeyError:
-        raise StylisticBiasError(
-            f"{where}: unknown task type {name!r}; valid: {', '.join(SCENARIO_TASKS)}"
-        ) from None
+    return SCENARIO_TASKS.lookup(name, where)
 
 
 #: Every scenario task type by its ``task:`` name in a ``tasks:`` entry.
-SCENARIO_TASKS: dict[str, ScenarioTask] = {
-    t.name: t
-    for t in (
-        binary_scenario.TASK,
-        choice_k.TASK,
-        pairwise.TASK,
-        numeric.TASK,
-        TextOnly(scenario_task),
-    )
-}
+SCENARIO_TASKS: Registry[ScenarioTask] = Registry(
+    "task type",
+    {
+        t.name: t
+        for t in (
+            binary_scenario.TASK,
+            choice_k.TASK,
+            pairwise.TASK,
+            numeric.TASK,
+            TextOnly(scenario_task),
+        )
+    },
+)
 
 
 def task_of(scenario: TaskScenario | Scenario) -> ScenarioTask:
