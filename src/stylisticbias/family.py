@@ -10,11 +10,26 @@ Every protocol file (``conf/benchmark/<name>.yaml``) names its family, a checked
 
 A file without ``family:`` (an older user file) has its family inferred from its shape, with a
 warning; an unknown family fails in one line naming the valid ones.
+
+Each family is a package, ``stylisticbias/families/<name>/``, whose ``FAMILY`` (a
+:class:`Family`) names what the family does at every stage (:data:`HOOKS`): the stage modules
+ask :func:`family_of` once and call the hook; they never branch on a family or protocol name.
+:data:`FAMILIES` names the packages without importing them (:mod:`stylisticbias.registry`).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.registry import Registry
+
+if TYPE_CHECKING:
+    from stylisticbias.benchmark import Benchmark
 
 #: Every family, in the order messages list them.
 FAMILY_NAMES: tuple[str, ...] = ("variation_shift", "paired_variation", "tasks", "soda")
@@ -27,3 +42,67 @@ def check_family(value: object, where: str) -> str:
             f"{where}: family: unknown family {value!r}; valid: {', '.join(FAMILY_NAMES)}"
         )
     return value
+
+
+# ---- the seam: what a family does at every stage ------------------------------------------
+
+#: Every hook a family declares (a ``module:attr`` reference) or declares it lacks (why), and
+#: its call. The stage modules ask :func:`family_of` once per stage and call the hook.
+HOOKS: dict[str, str] = {
+    "judge": "(model_name, config, benchmark, out_dir) -> the judge stage's output folder",
+    "scenario": "(benchmark, id) -> the judged question `judge.scenarios` names by id",
+    "scores": "(model_name, config, benchmark, source, ahead) -> the scores written",
+    "analyze": "(config, benchmark, settings, models) -> StreamStats",
+    "calibrate": "(config, synthetic) -> the calibration report (a JSON mapping)",
+    "report": "(config, benchmark, root) -> None: figures + reports/README.md",
+    "track": "(config, root, benchmark, report_digest, run_log) -> None: MLflow runs",
+}
+
+#: the package of the families (``families/<name>/__init__.py`` defines ``FAMILY``)
+PACKAGE = "stylisticbias.families"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One protocol family: its hooks (``stage -> "module:attr"``, imported on first use) and
+    the hooks it lacks (``stage -> why``). Together they name every stage of :data:`HOOKS`
+    once; a lacking hook, when its stage runs, says why in one log line and does nothing."""
+
+    name: str
+    hooks: Mapping[str, str]
+    lacks: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        both = set(self.hooks) & set(self.lacks)
+        missing = [h for h in HOOKS if h not in self.hooks and h not in self.lacks]
+        unknown = sorted((set(self.hooks) | set(self.lacks)) - set(HOOKS))
+        if both or missing or unknown:
+            raise StylisticBiasError(
+                f"family {self.name}: hooks declared twice {sorted(both)}, missing {missing}, "
+                f"unknown {unknown}; valid: {', '.join(HOOKS)}"
+            )
+        object.__setattr__(self, "_registry", Registry(f"{self.name} hook", dict(self.hooks)))
+
+    def hook(self, stage: str) -> Callable[..., Any]:
+        """The function of ``stage`` (imported now); a lacking one logs why and returns None."""
+        if stage in self.lacks:
+            return functools.partial(_lacking, self.name, stage, self.lacks[stage])
+        registry: Registry[Callable[..., Any]] = self._registry  # type: ignore[attr-defined]
+        return registry.lookup(stage, f"family {self.name}")
+
+
+def _lacking(family: str, stage: str, why: str, *_: Any, **__: Any) -> None:
+    log.warning("%s: family %s has no %s stage: %s", stage, family, stage, why)
+
+
+#: family name -> its package's ``FAMILY`` (imported on first use)
+FAMILIES: Registry[Family] = Registry(
+    "family", {name: f"{PACKAGE}.{name}:FAMILY" for name in FAMILY_NAMES}
+)
+
+
+def family_of(benchmark: Benchmark) -> Family:
+    """The family a protocol declares (``family:``), its package imported now."""
+    return FAMILIES.lookup(benchmark.family, benchmark.source or benchmark.name)

@@ -63,6 +63,7 @@ import numpy as np
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_dir, atomic_path
 from stylisticbias.score_store import FILE_NAME, partition_dir, write_model_scores
 from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
@@ -248,12 +249,43 @@ def write_scores(
     ``ahead``: the judgments already being read (used only where its file and model are these).
     """
 
-    def path(key: str) -> Path:
-        return stage_path(getattr(config.paths, key), project_root())
-
     benchmark = load_benchmark(config.protocol)
-    if benchmark.tasks and not benchmark.scenarios:
-        return write_task_scores(model_name, path("judgments"), path("scores"))
+    scores = family_of(benchmark).hook("scores")  # its family's scores
+    return scores(model_name, config, benchmark, source=source, ahead=ahead)
+
+
+def _stage_path(config: Config, key: str) -> Path:
+    return stage_path(getattr(config.paths, key), project_root())
+
+
+def write_task_record_scores(
+    model_name: str,
+    config: Config,
+    benchmark: Benchmark,
+    *,
+    source: Source = "auto",
+    ahead: JudgmentsAhead | None = None,
+) -> Path:
+    """The scores of a task protocol: its task records counted (:func:`write_task_scores`)."""
+    return write_task_scores(
+        model_name, _stage_path(config, "judgments"), _stage_path(config, "scores")
+    )
+
+
+def write_forced_choice_scores(
+    model_name: str,
+    config: Config,
+    benchmark: Benchmark,
+    *,
+    source: Source = "auto",
+    ahead: JudgmentsAhead | None = None,
+) -> Path:
+    """The scores of a forced-choice protocol: phi per image x scenario (see
+    :func:`write_scores`)."""
+
+    def path(key: str) -> Path:
+        return _stage_path(config, key)
+
     judgments_file = judgments_path(path("judgments"), model_name)
     faces_file = path("faces") / "faces.parquet"
     variations_file = path("variations") / "variations.parquet"

@@ -18,6 +18,9 @@ the group's: a change to one stage's code or settings re-runs the other stages o
 The code a group hashes is its listed inputs plus every ``stylisticbias`` module its stage scripts
 import, directly or through other modules, lazy imports included (:func:`code_closure`, from
 grimp's import graph, the library behind ``lint-imports``): no hand-kept list can miss a module.
+The stages reach their protocol family's code through the family registry, not an import: a
+group hashes its protocol family's package and the modules of the hooks its stages call
+(:func:`family_modules`), and no other family's.
 """
 
 from __future__ import annotations
@@ -34,7 +37,12 @@ from typing import Any
 import grimp
 import yaml
 
+from stylisticbias.benchmark import load_benchmark
 from stylisticbias.config import RESOLVED, dump_params, subtree
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import PACKAGE as FAMILY_PACKAGE
+from stylisticbias.family import family_of
+from stylisticbias.registry import REFERENCE
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +61,9 @@ class StageGroup:
     settings: tuple[str, ...]
     inputs: tuple[str, ...]
     per_model: bool = False  #: one file per judged model (``{model}`` in ``settings``)
+    #: the hooks of the protocol's family these stages call (stylisticbias.family.HOOKS): the
+    #: family's package and the modules those hooks name are hashed too
+    hooks: tuple[str, ...] = ()
 
 
 # fmt: off
@@ -87,6 +98,7 @@ GROUPS: tuple[StageGroup, ...] = (
             PROTOCOL,
         ),
         per_model=True,
+        hooks=("judge", "scenario", "scores"),
     ),
     StageGroup(
         "analysis",
@@ -101,6 +113,7 @@ GROUPS: tuple[StageGroup, ...] = (
             "src/stylisticbias/report", "src/stylisticbias/tracking", "conf/planted",
             "conf/reference", PROTOCOL, ".dvc/plots/offline.html",
         ),
+        hooks=("scenario", "analyze", "calibrate", "report", "track"),
     ),
 )
 # fmt: on
@@ -157,13 +170,32 @@ def _targets(node: Any) -> set[str]:
     return set()
 
 
-def code_closure(root: Path, scripts: tuple[str, ...], settings: Any = None) -> list[str]:
+def family_modules(protocol: str, hooks: tuple[str, ...]) -> set[str]:
+    """The protocol family's package and the modules its ``hooks`` name (reached through the
+    family registry, not an import statement); none for an unknown protocol or no hooks."""
+    if not hooks:
+        return set()
+    try:
+        family = family_of(load_benchmark(protocol))
+    except StylisticBiasError:  # the check stage reports a bad protocol itself
+        return set()
+    found = {f"{FAMILY_PACKAGE}.{family.name}"}
+    for hook in hooks:
+        match = REFERENCE.match(family.hooks.get(hook, ""))
+        if match:
+            found.add(match.group(1))
+    return found
+
+
+def code_closure(
+    root: Path, scripts: tuple[str, ...], settings: Any = None, modules_too: Any = ()
+) -> list[str]:
     """Source files (relative to ``root``) of every package module the scripts import, or the
-    settings' ``_target_`` strings name, transitively; sorted."""
+    settings' ``_target_`` strings name, or ``modules_too`` lists, transitively; sorted."""
     src = root / "src"
     graph = _import_graph()
     modules = set(graph.modules)
-    roots = _targets(settings) & modules
+    roots = (_targets(settings) | set(modules_too)) & modules
     for script in scripts:
         roots |= _script_imports(root / script, modules)
     reached: set[str] = set()
@@ -188,7 +220,8 @@ def group_inputs(
     settings' ``_target_`` classes reach) that they do not cover."""
     listed = tuple(rel.format(protocol=protocol) for rel in group.inputs)
     scripts = tuple(rel for rel in listed if rel.startswith("pipelines/"))
-    extra = [f for f in code_closure(root, scripts, settings) if not _covered(f, listed)]
+    family = family_modules(protocol, group.hooks)
+    extra = [f for f in code_closure(root, scripts, settings, family) if not _covered(f, listed)]
     return listed + tuple(extra)
 
 

@@ -12,7 +12,7 @@ from scipy.stats import chisquare
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.protocol.tasks.records import validate_task_records
-from stylisticbias.judge.task_run import is_task_protocol, run_task_judge, task_records, task_units
+from stylisticbias.judge.task_run import run_task_judge, task_records, task_units
 
 
 def faces(n: int) -> pd.DataFrame:
@@ -28,8 +28,8 @@ def faces(n: int) -> pd.DataFrame:
 
 
 def test_protocol_kinds():
-    assert is_task_protocol(load_benchmark("reflect"))
-    assert not is_task_protocol(load_benchmark("stylisticbias"))
+    assert load_benchmark("reflect").family == "tasks"
+    assert load_benchmark("stylisticbias").family == "variation_shift"
 
 
 def test_units_pair_cross_group_faces_within_blocks():

@@ -35,6 +35,7 @@ from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.config import load_config, load_group_option
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_write_text, round_floats
 from stylisticbias.spec import Config
 
@@ -239,6 +240,31 @@ def calibrate_paired(config: Config) -> dict[str, Any]:
     return pc.calibration_report(cells, settings)
 
 
+def calibrate_tasks(config: Config, synthetic: int | None = None) -> dict[str, Any]:
+    """A task protocol: its records against their exact distributions."""
+    return task_calibration_json(config)
+
+
+def calibrate_paired_variation(config: Config, synthetic: int | None = None) -> dict[str, Any]:
+    """A paired-variation protocol: its planted halo recovered (:func:`calibrate_paired`)."""
+    return calibrate_paired(config)
+
+
+def calibrate_variation_shift(config: Config, synthetic: int | None = None) -> dict[str, Any]:
+    """The StylisticBias tables against the simulated judges' truth: on a synthetic
+    ``synthetic``-face manifest, or on the pipeline's dataset and scores."""
+    if synthetic:
+        return calibrate(config, n_faces=synthetic)
+    from stylisticbias.score_store import read_model_scores
+
+    names = [m for m in config.model_names if is_simulated(m, config)]
+    score_dir = Path(config.paths.scores)
+    sc = {m: read_model_scores(score_dir, m) for m in names}
+    res = calibrate(config, dataset=pipeline_dataset(config), scores=sc)
+    res.setdefault("settings", {})["dataset"] = "pipeline: data/faces, variations, scores"
+    return res
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: write reports/calibration.json."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias.analysis.calibration")
@@ -255,20 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = load_config()
     try:
         bench = load_benchmark(config.protocol)
-        if bench.tasks and not bench.scenarios:  # a task protocol: records vs their exact dists
-            res = task_calibration_json(config)
-        elif load_benchmark(config.protocol).statistics.suite == "paired_variation":
-            res = calibrate_paired(config)
-        elif args.synthetic:
-            res = calibrate(config, n_faces=args.synthetic)
-        else:
-            from stylisticbias.score_store import read_model_scores
-
-            names = [m for m in config.model_names if is_simulated(m, config)]
-            score_dir = Path(config.paths.scores)
-            sc = {m: read_model_scores(score_dir, m) for m in names}
-            res = calibrate(config, dataset=pipeline_dataset(config), scores=sc)
-            res.setdefault("settings", {})["dataset"] = "pipeline: data/faces, variations, scores"
+        res = family_of(bench).hook("calibrate")(config, args.synthetic)  # its family's truth
     except StylisticBiasError as exc:
         log.error("error: %s", exc)
         return 2

@@ -67,6 +67,7 @@ from stylisticbias.analysis.task_tables import validate_task_table
 from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import family_of
 from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
 from stylisticbias.score_store import read_model_scores, scores_digest, scores_file
@@ -270,22 +271,45 @@ def run_analysis(config: Config) -> StreamStats:
         raise StylisticBiasError("params.yaml models: empty; nothing to analyse")
     if len(set(models)) != len(models):
         raise StylisticBiasError(f"params.yaml models: duplicate model names in {models}")
-    score_dir = Path(config.paths.scores)
-    if benchmark.statistics.suite == "paired_variation":  # the protocol's own statistics
-        from stylisticbias.analysis.paired_run import run_paired_analysis
+    analyze = family_of(benchmark).hook("analyze")  # its family's statistics
+    return analyze(config, benchmark, s, models, t0=t0)
 
-        read = functools.partial(read_scores_checked, score_dir)
-        reports = Path(config.paths.reports)
-        names = display_names(models, config)
-        run_paired_analysis(s, reports, config.paths.analysis_cache, benchmark, models, read, names)
-        return StreamStats(computed=tuple(models), cached=())
+
+def analyze_paired(
+    config: Config, benchmark: Benchmark, s: AnalysisSettings, models: Sequence[str],
+    t0: float = 0.0,
+) -> StreamStats:  # fmt: skip
+    """A paired-variation protocol's own statistics (:mod:`.paired_run`)."""
+    from stylisticbias.analysis.paired_run import run_paired_analysis
+
+    read = functools.partial(read_scores_checked, Path(config.paths.scores))
+    reports = Path(config.paths.reports)
+    names = display_names(models, config)
+    run_paired_analysis(s, reports, config.paths.analysis_cache, benchmark, models, read, names)
+    return StreamStats(computed=tuple(models), cached=())
+
+
+def analyze_tasks(
+    config: Config, benchmark: Benchmark, s: AnalysisSettings, models: Sequence[str],
+    t0: float = 0.0,
+) -> StreamStats:  # fmt: skip
+    """A task protocol's analysis: the task tables (:func:`write_task_report`)."""
+    judg_dir = Path(config.paths.judgments)
+    write_task_report(models, benchmark, judg_dir, Path(config.paths.reports), config, s)
+    if config.paths.analysis_cache:  # the stage's output: no per-model summaries to keep
+        Path(config.paths.analysis_cache).mkdir(parents=True, exist_ok=True)
+    return StreamStats(computed=tuple(models), cached=())
+
+
+def analyze_variation_shift(
+    config: Config, benchmark: Benchmark, s: AnalysisSettings, models: Sequence[str],
+    t0: float = 0.0,
+) -> StreamStats:  # fmt: skip
+    """The StylisticBias tables, streamed one model at a time (see :func:`run_analysis`)."""
+    analysis = asdict(config.analysis)
+    score_dir = Path(config.paths.scores)
     judg_dir = Path(config.paths.judgments)
     reports = Path(config.paths.reports)
-    if benchmark.tasks and not benchmark.scenarios:  # a task protocol: the task tables
-        write_task_report(models, benchmark, judg_dir, reports, config, s)
-        if config.paths.analysis_cache:  # the stage's output: no per-model summaries to keep
-            Path(config.paths.analysis_cache).mkdir(parents=True, exist_ok=True)
-        return StreamStats(computed=tuple(models), cached=())
     cache = Path(config.paths.analysis_cache) if config.paths.analysis_cache else None
     memo = DigestMemo(cache)  # unchanged inputs are not re-hashed
     digests = {}

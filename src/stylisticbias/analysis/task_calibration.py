@@ -80,6 +80,7 @@ from stylisticbias.analysis import task_tables as tt
 from stylisticbias.analysis.task_demo import ask, options_table, pairwise_answers
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, choice_k_probs
+from stylisticbias.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -426,10 +427,16 @@ def merge_into(path: Path, protocol: str, section: dict[str, Any]) -> None:
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
+#: task protocol -> its calibration (planted effects recovered, null false-positive rate)
+CALIBRATIONS: Registry[Callable[..., dict[str, Any]]] = Registry(
+    "task calibration", {"reflect": calibrate_reflect, "vignette": calibrate_vignette}
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: merge the task protocols' calibration into the bench file."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--protocol", choices=("reflect", "vignette", "both"), default="both")
+    ap.add_argument("--protocol", choices=(*CALIBRATIONS.names, "both"), default="both")
     ap.add_argument("--replicates", type=int, default=100)
     ap.add_argument("--null-replicates", type=int, default=400)
     ap.add_argument("--bootstrap", type=int, default=1000)
@@ -440,11 +447,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m stylisticbias.analysis.task_calibration " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    names = ("reflect", "vignette") if args.protocol == "both" else (args.protocol,)
+    names = CALIBRATIONS.names if args.protocol == "both" else (args.protocol,)
     for name in names:
         t0 = time.perf_counter()
         load_start = [round(x, 2) for x in os.getloadavg()]
-        fn = calibrate_reflect if name == "reflect" else calibrate_vignette
+        fn = CALIBRATIONS.lookup(name, "--protocol")
         section = fn(args.replicates, n_boot=args.bootstrap,
                      null_replicates=args.null_replicates, jobs=args.jobs)  # fmt: skip
         section |= {"command": command, "date": datetime.now(UTC).strftime("%Y-%m-%d"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +25,7 @@ from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, simulate_answers
 from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias.outputs import atomic_path
+from stylisticbias.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -145,14 +146,20 @@ def write(tables: dict[str, pd.DataFrame], out: Path) -> list[Path]:
     return paths
 
 
+#: task protocol -> its demo tables
+DEMOS: Registry[Callable[[], dict[str, pd.DataFrame]]] = Registry(
+    "task demo", {"reflect": reflect_demo, "vignette": vignette_demo}
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: build and write one protocol's demo tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--protocol", choices=("reflect", "vignette"), required=True)
+    ap.add_argument("--protocol", choices=DEMOS.names, required=True)
     ap.add_argument("--out", required=True, help="folder for <table>.csv")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    tables = reflect_demo() if args.protocol == "reflect" else vignette_demo()
+    tables = DEMOS.lookup(args.protocol, "--protocol")()
     for p in write(tables, Path(args.out)):
         log.info("wrote %s", p)
     return 0

@@ -53,9 +53,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from stylisticbias.benchmark import load_benchmark
+from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import family_of
 from stylisticbias.judge.consolidate import consolidate
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.factory import make_engine
@@ -66,7 +67,6 @@ from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
 from stylisticbias.judge.shards import RANK_SUMMARY_GLOB
 from stylisticbias.judge.task_judging import judge_task_protocol
-from stylisticbias.judge.task_run import is_task_protocol
 from stylisticbias.output_paths import stage_output
 from stylisticbias.outputs import OutputLock
 from stylisticbias.spec import Config
@@ -109,16 +109,42 @@ def run_judge(
 
     Every rank of a multi-process run calls this; only rank 0 consolidates, writes the run log
     (:func:`~.summary.run_log_path`) and logs to MLflow. The protocol (``config.protocol``) is
-    resolved here, once, and passed on.
+    resolved here, once, and its family's judge hook (:func:`stylisticbias.family.family_of`)
+    runs it: :func:`judge_forced_choice` or :func:`judge_tasks`.
     """
+    benchmark = load_benchmark(config.protocol)
+    judge = family_of(benchmark).hook("judge")
+    return judge(model_name, config, benchmark, out_dir=out_dir, progress=progress)
+
+
+def judge_tasks(
+    model_name: str,
+    config: Config,
+    benchmark: Benchmark,
+    *,
+    out_dir: str | Path | None = None,
+    progress: bool = True,
+) -> Path:
+    """The judge stage of a task protocol (REFLECT, VIGNETTE, ...): task records, not
+    judgments (:func:`~.task_judging.judge_task_protocol`)."""
+    model_cfg = model_section(config, model_name)
+    out = Path(out_dir) if out_dir else stage_path(config.paths, "judgments") / model_name
+    return judge_task_protocol(model_name, model_cfg, benchmark, config, out)
+
+
+def judge_forced_choice(
+    model_name: str,
+    config: Config,
+    benchmark: Benchmark,
+    *,
+    out_dir: str | Path | None = None,
+    progress: bool = True,
+) -> Path:
+    """The judge stage of a forced-choice protocol (the ``scenarios:`` x orderings grid)."""
     model_cfg = model_section(config, model_name)
     engine_cfg = dict(model_cfg.get("engine") or {})
     judge_cfg = asdict(config.judge)
-    benchmark = load_benchmark(config.protocol)
     root = project_root()
-    if is_task_protocol(benchmark):  # REFLECT, VIGNETTE, ...: task records, not judgments
-        out = Path(out_dir) if out_dir else stage_path(config.paths, "judgments") / model_name
-        return judge_task_protocol(model_name, model_cfg, benchmark, config, out)
     # everything is checked before the output is touched
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
     judge_cfg["orderings"] = list(settings.orderings)  # `all` -> the protocol's ordering ids

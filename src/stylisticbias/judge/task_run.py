@@ -50,11 +50,6 @@ log = logging.getLogger(__name__)
 BLOCK = 4
 
 
-def is_task_protocol(benchmark: Benchmark) -> bool:
-    """True when the protocol has ``tasks:`` and no binary ``scenarios:``."""
-    return bool(benchmark.tasks) and not benchmark.scenarios
-
-
 def _answers_type(sc: TaskScenario) -> str:
     return sc.answers if sc.task == "text_only" else sc.task
 

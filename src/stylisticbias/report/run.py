@@ -17,6 +17,7 @@ import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import ROOT, project_root
+from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_dir, atomic_write_text
 from stylisticbias.report import figures as F
 from stylisticbias.report.findings import findings
@@ -228,14 +229,23 @@ def build_report(config: Config, root: Path | None = None) -> None:
     """
     root = root or project_root()
     benchmark = load_benchmark(config.protocol)  # the protocol, resolved once for the stage
-    if benchmark.tasks and not benchmark.scenarios:  # a task protocol: its tables' report
-        build_task_report(benchmark, root / str(config.paths.reports))
-        return
-    if benchmark.statistics.suite == "paired_variation":
-        from stylisticbias.report.paired import build_paired_report
+    family_of(benchmark).hook("report")(config, benchmark, root)  # its family's report
 
-        build_paired_report(config, benchmark, root)
-        return
+
+def report_tasks(config: Config, benchmark: Benchmark, root: Path) -> None:
+    """A task protocol's report: its tables' figures and markdown."""
+    build_task_report(benchmark, root / str(config.paths.reports))
+
+
+def report_paired(config: Config, benchmark: Benchmark, root: Path) -> None:
+    """A paired-variation protocol's report (:mod:`.paired`)."""
+    from stylisticbias.report.paired import build_paired_report
+
+    build_paired_report(config, benchmark, root)
+
+
+def report_variation_shift(config: Config, benchmark: Benchmark, root: Path) -> None:
+    """The StylisticBias report: figures, leaderboard, ``reports/README.md``."""
     inputs = load_inputs(config, root, benchmark)
     share = inputs.analysis.pareto_share
     alpha = inputs.analysis.alpha

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import judged_models, project_root
+from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_write_json
 from stylisticbias.spec import Config
 from stylisticbias.spec.sections import PathsSpec
@@ -77,22 +78,9 @@ def track_report(config: Config, root: Path | None = None) -> Path:
     }
     run_log: dict[str, Any] = {"runs": {}}
     benchmark = load_benchmark(config.protocol)
-    paired = benchmark.statistics.suite == "paired_variation"
-    if record["enabled"] and benchmark.tasks and not benchmark.scenarios:  # a task protocol
-        from stylisticbias.report.task_mlflow import log_task_report
-        from stylisticbias.tracking import tracking_spec
-
-        spec = tracking_spec({"tracking": asdict(tracking)})
-        run_log["runs"] = log_task_report(config, reports, record["report_digest"])
-        run_log["tracking_uri"] = spec.tracking_uri
-        run_log["runs_url"] = _runs_url(spec)
-    elif record["enabled"] and paired:
-        log.warning(
-            "tracking: the report of a paired-variation protocol is not logged to MLflow yet "
-            "(reports/README.md, reports/tables and metrics.json hold it)"
-        )
-    elif record["enabled"]:
-        _log_report(config, root, benchmark, record["report_digest"], run_log)
+    if record["enabled"]:  # its family's runs
+        track = family_of(benchmark).hook("track")
+        track(config, root, benchmark, record["report_digest"], run_log)
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
     if record["enabled"]:
@@ -103,7 +91,20 @@ def track_report(config: Config, root: Path | None = None) -> Path:
     return out
 
 
-def _log_report(
+def log_task_runs(
+    config: Config, root: Path, benchmark: Benchmark, digest: str, run_log: dict[str, Any]
+) -> None:
+    """Log a task protocol's report (one run per model) into ``run_log``."""
+    from stylisticbias.report.task_mlflow import log_task_report
+    from stylisticbias.tracking import tracking_spec
+
+    spec = tracking_spec({"tracking": asdict(config.tracking)})
+    run_log["runs"] = log_task_report(config, root / str(config.paths.reports), digest)
+    run_log["tracking_uri"] = spec.tracking_uri
+    run_log["runs_url"] = _runs_url(spec)
+
+
+def log_report_runs(
     config: Config, root: Path, benchmark: Benchmark, digest: str, run_log: dict[str, Any]
 ) -> None:
     """Log the report's runs (one per model + the comparison) into ``run_log``. The store is

@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from stylisticbias.benchmark import Benchmark, select_ids
 from stylisticbias.config import conf_dir, load_group_option
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.family import family_of
 from stylisticbias.spec.engines import ENGINE_SPECS
 from stylisticbias.spec.parse import typed, with_defaults
 from stylisticbias.spec.sections import JudgeSpec
@@ -69,14 +70,10 @@ def check_scenarios(scenarios: Any, benchmark: Benchmark) -> None:
             f"judge.scenarios: {scenarios!r}; valid: all or a list of ids "
             f"(1-{len(benchmark.scenarios)})"
         )
-    lookup = (
-        benchmark.task_scenario
-        if benchmark.tasks and not benchmark.scenarios
-        else (benchmark.scenario)
-    )
+    lookup = family_of(benchmark).hook("scenario")  # a scenario, or a task, by id
     for sid in scenarios:
         try:
-            lookup(int(sid))
+            lookup(benchmark, int(sid))
         except (StylisticBiasError, ValueError, TypeError) as exc:
             raise StylisticBiasError(f"judge.scenarios: {exc}") from None
 
