@@ -7,9 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from stylisticbias.config import conf_dir
+from stylisticbias.config import conf_dir, load_yaml_file
 from stylisticbias.errors import StylisticBiasError
 
 BASE = "base"
@@ -76,7 +74,7 @@ def load_soda(name: str = "soda") -> SodaProtocol:
     where = f"conf/benchmark/{path.name}"
     if not path.exists():
         raise StylisticBiasError(f"{where}: not found (a SODA protocol file)")
-    cfg: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    cfg: Any = load_yaml_file(path)  # one line on bad bytes or bad YAML
     if not isinstance(cfg, dict) or cfg.get("kind") != "soda":
         raise StylisticBiasError(f"{where}: not a SODA protocol (needs `kind: soda`)")
     unknown = set(cfg) - _KEYS

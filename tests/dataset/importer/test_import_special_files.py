@@ -1,7 +1,7 @@
 """Special and over-large files in an imported image set are refused before they are opened.
 
 A copy-mode image symlinked to ``/dev/zero`` was read without bound (MemoryError after a minute),
-a FIFO named ``.png`` hung the faces stage (issue 36, case 6). Now every read of an imported or
+a FIFO named ``.png`` hung the faces stage. Now every read of an imported or
 referenced image goes through :mod:`stylisticbias.dataset.regular_files`: ``stat`` first, a
 regular file within ``generator.max_image_bytes`` only.
 
