@@ -111,9 +111,12 @@ def _compose_key(
     digest = hashlib.blake2b(digest_size=20)
     texts = [repr(values), *overrides]
     for path in sorted(base.rglob("*.yaml")):
-        text = path.read_bytes()
-        digest.update(path.relative_to(base).as_posix().encode() + b"\0" + text + b"\0")
-        texts.append(text.decode("utf-8", "replace"))
+        # every file strictly decoded here, before Hydra reads any (a byte that is not UTF-8 is
+        # one line naming the file and its offset, not Hydra's UnicodeDecodeError traceback)
+        text = read_config_text(path)
+        digest.update(path.relative_to(base).as_posix().encode() + b"\0")
+        digest.update(text.encode("utf-8") + b"\0")
+        texts.append(text)
     names = sorted({name for text in texts for name in _ENV_REF.findall(text)})
     env = tuple((name, os.environ.get(name)) for name in names)
     return (digest.hexdigest(), config_name, tuple(overrides), repr(values), env)
@@ -180,6 +183,66 @@ def _merge_error(exc: Exception, cfg: Any, where: str) -> str:
     return f"{where}: {key}: {msg}"
 
 
+def display_path(path: str | Path) -> str:
+    """``path`` as an error names it: relative to the project root where it lies inside it."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(project_root().resolve()).as_posix()
+    except (OSError, ValueError):
+        return str(p)
+
+
+def read_config_text(path: str | Path) -> str:
+    """The text of a configuration file (a file of ``conf/``, ``params.yaml``, a resolved
+    configuration): every configuration file is read through here (or :func:`load_yaml_file`).
+
+    A byte that is not UTF-8 is one :class:`StylisticBiasError` line naming the file, the byte,
+    its offset and line; an unreadable file one line naming it."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise StylisticBiasError(
+            f"{display_path(p)}: cannot read: {exc.strerror or type(exc).__name__}"
+        ) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise StylisticBiasError(
+            f"{display_path(p)}: not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset "
+            f"{exc.start} (line {line}); configuration files must be UTF-8"
+        ) from None
+
+
+def yaml_error_line(exc: yaml.YAMLError) -> str:
+    """A YAML parse error in one line (PyYAML's message spans several): the problem, its line
+    and column, and what it was parsing."""
+    problem = getattr(exc, "problem", None)
+    if not problem:
+        return " ".join(str(exc).split())
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    context, at = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and at is not None:
+        context = f"{context} from line {at.line + 1}, column {at.column + 1}"
+    return f"{where}{' '.join(str(problem).split())}" + (
+        f" ({' '.join(str(context).split())})" if context else ""
+    )
+
+
+def load_yaml_file(path: str | Path) -> Any:
+    """A configuration file parsed as YAML (:func:`read_config_text`); a YAML error is one
+    :class:`StylisticBiasError` line naming the file, the line and the column."""
+    text = read_config_text(path)
+    try:
+        return yaml.load(text, Loader=SAFE_LOADER)
+    except yaml.YAMLError as exc:
+        raise StylisticBiasError(
+            f"{display_path(path)}: not valid YAML: {yaml_error_line(exc)}"
+        ) from None
+
+
 def dump_params(params: dict[str, Any]) -> str:
     """Serialize composed params the way ``params.yaml`` is written (stable key order)."""
     header = (
@@ -209,10 +272,7 @@ def _read_params(p: Path) -> dict[str, Any]:
         raise StylisticBiasError(
             f"{p}: not found; run `python -m stylisticbias.configure compose` to create it"
         )
-    try:
-        data = yaml.load(p.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-    except yaml.YAMLError as exc:
-        raise StylisticBiasError(f"{p}: not valid YAML: {exc}") from exc
+    data = load_yaml_file(p)
     if not isinstance(data, dict):
         raise StylisticBiasError(f"{p}: expected a mapping at the top level")
     return data
@@ -272,7 +332,7 @@ def load_group_option(group: str, name: str) -> dict[str, Any]:
     path = _option_file(group, name)
     from omegaconf import DictConfig, OmegaConf
 
-    cfg = OmegaConf.load(path)
+    cfg = OmegaConf.create(read_config_text(path))  # what OmegaConf.load parses, read by us
     assert isinstance(cfg, DictConfig)
     out = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(out, dict)
@@ -399,7 +459,39 @@ def full_params(view: Mapping[str, Any], where: str = "params.yaml") -> dict[str
     return compose(choices(view), values=values, where=where)
 
 
+#: the keys every whole configuration holds (the sections of :class:`stylisticbias.spec.Config`
+#: but ``sweep``; tests/test_view_paths.py checks them against the spec); a view holds only the
+#: sections an experiment sets (``++paths.qa=...``)
+WHOLE_KEYS = (
+    "seed",
+    "paths",
+    "faces",
+    "generation",
+    "gallery",
+    "variations",
+    "judge",
+    "protocol",
+    "models",
+    "judged_models",
+    "generator",
+    "analysis",
+    "tracking",
+    "qa",
+    "annotate",
+    "annotators",
+    "soda",
+    "release",
+)
+
+
 def is_view(params: Mapping[str, Any]) -> bool:
-    """Whether ``params`` is an experiment's view (``params.yaml``: it always holds the derived
-    ``judged_models`` and no ``paths``), not a whole configuration."""
-    return "judged_models" in params and "paths" not in params
+    """Whether ``params`` is an experiment's view (``params.yaml``), not a whole configuration.
+
+    A view always holds the derived ``judged_models``; it holds a key the typed configuration
+    refuses (``experiment``, ``choice``), or lacks a section every whole configuration holds
+    (:data:`WHOLE_KEYS`). Any section it sets (``paths``, ``faces``, ...) is merged on top of
+    ``conf/`` by :func:`full_params`, whichever it is."""
+    if "judged_models" not in params:
+        return False
+    only_view = any(key in params for key in VIEW_ONLY if key != "judged_models")
+    return only_view or not all(key in params for key in WHOLE_KEYS)

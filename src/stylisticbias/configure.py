@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from stylisticbias import config, params_view
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.stage_inputs import write_stage_inputs
@@ -81,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compose":
             write_params(args.overrides)
             return 0
+        # params.yaml first: a file that does not read is one line before any composition
+        have = config.load_yaml_file(config.project_root() / "params.yaml")
         drift = params_view.view_conf_drift()
         if drift:
             log.error(
@@ -90,8 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 1
         view, _ = compose_view(args.overrides)
-        have = (config.project_root() / "params.yaml").read_text(encoding="utf-8")
-        if view != yaml.safe_load(have):
+        if view != have:
             log.error(
                 "params.yaml differs from conf/: run `python -m stylisticbias.configure compose`"
             )

@@ -53,9 +53,9 @@ def view_dir() -> Path:
 
 def _root_defaults() -> dict[str, Any]:
     """The group choices of ``conf/config.yaml``'s defaults list (``{"model": [...], ...}``)."""
-    text = (config.conf_dir() / "config.yaml").read_text(encoding="utf-8")
+    root = config.load_yaml_file(config.conf_dir() / "config.yaml")
     out: dict[str, Any] = {}
-    for entry in yaml.safe_load(text).get("defaults") or []:
+    for entry in (root.get("defaults") if isinstance(root, Mapping) else None) or []:
         if isinstance(entry, dict):
             out.update({str(k): v for k, v in entry.items()})
     return out
@@ -90,7 +90,8 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
 def _engine_name(model: str) -> str:
     """The engine a ``conf/model/<model>.yaml`` selects (``- /engine@engine: <name>``)."""
     path = config.conf_dir() / "model" / f"{model}.yaml"
-    for entry in yaml.safe_load(path.read_text(encoding="utf-8")).get("defaults") or []:
+    body = config.load_yaml_file(path)
+    for entry in (body.get("defaults") if isinstance(body, Mapping) else None) or []:
         if isinstance(entry, dict):
             for k, v in entry.items():
                 if str(k).split("@", 1)[0].strip("/") == "engine":
@@ -153,7 +154,7 @@ def write_view_conf() -> list[Path]:
     for rel, text in want.items():
         path = base / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
+        if not path.exists() or path.read_bytes() != text.encode("utf-8"):
             path.write_text(text, encoding="utf-8")
             written.append(path)
     return written
@@ -170,7 +171,7 @@ def view_conf_drift() -> list[str]:
     drift += sorted(
         r
         for r, t in want.items()
-        if not (base / r).exists() or (base / r).read_text(encoding="utf-8") != t
+        if not (base / r).exists() or config.read_config_text(base / r) != t
     )
     return drift
 

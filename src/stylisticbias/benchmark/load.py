@@ -17,7 +17,7 @@ from stylisticbias.benchmark.spec import (
     Benchmark,
     ParserRules,
 )
-from stylisticbias.config import SAFE_LOADER
+from stylisticbias.config import SAFE_LOADER, read_config_text, yaml_error_line
 from stylisticbias.errors import StylisticBiasError
 
 # ---- loading by name --------------------------------------------------------------------------
@@ -49,8 +49,7 @@ def _load_cached(where: str, digest: str, text: str) -> Benchmark:
     try:
         cfg = yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise StylisticBiasError(f"{where}: not valid YAML: {first}") from None
+        raise StylisticBiasError(f"{where}: not valid YAML: {yaml_error_line(exc)}") from None
     return benchmark_from_config(cfg, where, digest)
 
 
@@ -69,7 +68,7 @@ def load_benchmark(name: str | Path) -> Benchmark:
     The result is cached by the file's content, so stages and tests may call it freely.
     """
     path = protocol_path(name)
-    text = path.read_text(encoding="utf-8")
+    text = read_config_text(path)  # one line on a byte that is not UTF-8
     return _load_cached(_display(path), hashlib.sha256(text.encode()).hexdigest(), text)
 
 

@@ -14,6 +14,7 @@ from PIL import Image, UnidentifiedImageError
 
 from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark
+from stylisticbias.dataset.regular_files import open_regular
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.output_paths import safe_member
@@ -38,13 +39,14 @@ def load_base_faces(
             raise StylisticBiasError(
                 f"{path}: missing image of face {row.face_id} (faces.parquet row {row.Index})"
             )
-        if sha256_file(path) != row.sha256:
+        where = f"{path} (face {row.face_id}, faces.parquet row {row.Index})"
+        if sha256_file(path, where) != row.sha256:  # a FIFO or device: refused, unopened
             raise StylisticBiasError(
                 f"{path}: corrupt image of face {row.face_id}: sha256 differs from faces.parquet; "
                 "re-run the faces stage (dvc repro faces)"
             )
         try:
-            with Image.open(path) as im:
+            with open_regular(path, where) as fh, Image.open(fh) as im:
                 im.verify()
         except (UnidentifiedImageError, OSError) as exc:
             raise StylisticBiasError(

@@ -21,12 +21,14 @@ import io
 import json
 import logging
 import os
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
+from stylisticbias.dataset.regular_files import sha256_regular
 from stylisticbias.outputs import atomic_link, atomic_write_bytes
 
 log = logging.getLogger(__name__)
@@ -51,13 +53,14 @@ def request_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def sha256_file(path: Path, where: str | None = None) -> str:
+    """SHA-256 of a regular file's bytes, streamed.
+
+    Anything else (a FIFO, a device, a socket, a directory: an image referenced in place may be
+    one) is refused before it is opened, in one line naming ``where`` (default: the path):
+    :func:`stylisticbias.dataset.regular_files.sha256_regular`.
+    """
+    return sha256_regular(path, str(path) if where is None else where)
 
 
 def encode_image(image: Image.Image, ext: str) -> bytes:
@@ -116,7 +119,11 @@ class RenderCache:
         stamp = (key, st.st_ino, st.st_size, st.st_mtime_ns)
         if stamp in self._verified:
             return rec
-        if rec.sha256 is None or sha256_file(image) != rec.sha256:
+        if (
+            rec.sha256 is None
+            or not stat.S_ISREG(st.st_mode)  # a FIFO or device is never opened: set aside
+            or sha256_file(image) != rec.sha256
+        ):
             self._set_aside(rec, meta)
             return None
         self._verified.add(stamp)

@@ -16,6 +16,7 @@ import pandas as pd
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.config import project_root
+from stylisticbias.dataset.regular_files import check_regular
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem
@@ -131,13 +132,20 @@ def judge_items(
 
 
 def verify_images(items: list[ImageItem], shas: Mapping[str, str]) -> None:
-    """Raise naming the first image that is missing or whose bytes differ from its sha256."""
+    """Raise naming the first image that is missing, not a regular file (a FIFO, a device, a
+    directory: refused without opening it) or whose bytes differ from its sha256."""
     for it in items:
         path = Path(it.path)
-        if not path.is_file():
+        try:
+            check_regular(path, f"image {it.image_id} (listed in the manifest)")
+        except (FileNotFoundError, NotADirectoryError):
             raise StylisticBiasError(
                 f"{path}: missing image {it.image_id} (listed in the manifest)"
-            )
+            ) from None
+        except OSError as exc:
+            raise StylisticBiasError(
+                f"{path}: image {it.image_id} cannot be read ({exc.strerror or exc})"
+            ) from None
         if sha256_file(path) != shas.get(it.image_id):
             raise StylisticBiasError(
                 f"{path}: image {it.image_id} no longer matches the manifest's sha256; "

@@ -10,10 +10,16 @@ Layout of ``release.out``::
     protocol/<protocol>.yaml   the benchmark protocol
     judgments/<model>.parquet  per judged model (release.judgments: true)
     scores/<model>.parquet     phi per image x scenario, delta per variation x scenario
+    .stylisticbias-release     marker: this command made the folder (and may replace it)
 
 The folder is built beside ``release.out`` and swapped in whole (a failed run leaves the
-previous release). Its bytes depend on the DVC outputs and the configuration only: no
-timestamps, no software versions (the Parquet files are written by the pinned pyarrow).
+previous release). Only a folder this command made (its marker inside) or an empty one is
+replaced; any other existing folder or file, and every place
+:func:`stylisticbias.output_paths.writable_place` refuses (a home or system directory,
+``.venv``, ``.cache``, ``mlruns``, a git-tracked file or a folder holding one), is refused in
+one line before anything is written. Its bytes depend on the DVC outputs and the configuration
+only: no timestamps, no software versions (the Parquet files are written by the pinned
+pyarrow).
 """
 
 from __future__ import annotations
@@ -34,6 +40,12 @@ from stylisticbias.config import project_root
 from stylisticbias.dataset.importer.settings import is_import
 from stylisticbias.dataset.rendering import generator_section
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.output_paths import (
+    PROTECTED,
+    check_replaceable,
+    tracked_files,
+    writable_place,
+)
 from stylisticbias.outputs import (
     atomic_dir,
     atomic_write_json,
@@ -67,7 +79,13 @@ class ReleaseResult:
     models: tuple[str, ...]
 
 
+#: the file in every release folder this command writes (it replaces only such a folder)
+MARKER = ".stylisticbias-release"
+
+
 def _out_dir(raw: str, root: Path) -> Path:
+    """``release.out`` resolved, refused in one line unless the release may replace it."""
+    root = root.resolve()
     out = (root / raw).resolve() if not Path(raw).is_absolute() else Path(raw).resolve()
     bad = out == root or root.is_relative_to(out)
     bad = bad or any(out.is_relative_to((root / p).resolve()) for p in _PROTECTED)
@@ -76,6 +94,14 @@ def _out_dir(raw: str, root: Path) -> Path:
             f"release.out={raw!r}: would write into or over the project ({out}); choose a "
             "folder of its own, e.g. `release` (git-ignored) or a path outside the project"
         )
+    out = writable_place(root, raw, "release.out", protected=(*PROTECTED, *_PROTECTED))
+    tracked = tracked_files(root, [out])
+    if tracked:
+        raise StylisticBiasError(
+            f"release.out={raw!r}: {tracked[0].relative_to(root)} is tracked by git; choose "
+            "a folder of its own, e.g. `release` (git-ignored) or a path outside the project"
+        )
+    check_replaceable(out, "release.out", raw, MARKER)
     return out
 
 
@@ -158,6 +184,7 @@ def build_release(config: Config) -> ReleaseResult:
         for src, rel in files:
             _place(src, out / rel, str(rel_cfg.materialize))
         atomic_write_parquet(table, out / "images.parquet")
+        atomic_write_text(out / MARKER, "made by python -m stylisticbias.release\n")
         (out / "protocol").mkdir()
         shutil.copyfile(proto_src, out / proto_rel)
         distribution = [

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from PIL import Image, ImageDraw
 from scipy import stats
 
+from stylisticbias.config import load_yaml_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.soda.metrics import DEFAULT_JS, JSSettings, permutation_seed, permutation_test
 from stylisticbias.soda.protocol import BASE, Condition
@@ -63,7 +63,7 @@ class Planted:
 
 def load_planted(path: Path) -> Planted:
     """Read and check ``conf/soda/planted.yaml`` (one error line naming the bad key)."""
-    cfg: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    cfg: Any = load_yaml_file(path)  # one line on bad bytes or bad YAML
     where = str(path)
     attrs = {str(a): tuple(str(v) for v in vals) for a, vals in cfg["attributes"].items()}
 

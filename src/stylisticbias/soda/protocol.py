@@ -8,9 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from stylisticbias.config import conf_dir
+from stylisticbias.config import conf_dir, load_yaml_file
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import FAMILY_NAMES, check_family
 
@@ -80,7 +78,7 @@ def load_soda(name: str = "soda") -> SodaProtocol:
     where = f"conf/benchmark/{path.name}"
     if not path.exists():
         raise StylisticBiasError(f"{where}: not found (a SODA protocol file)")
-    cfg: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    cfg: Any = load_yaml_file(path)  # one line on bad bytes or bad YAML
     if not isinstance(cfg, dict):
         raise StylisticBiasError(f"{where}: expected a mapping of protocol keys")
     if "family" not in cfg and cfg.get("kind") == "soda":  # an older file: `kind: soda`

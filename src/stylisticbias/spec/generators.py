@@ -110,6 +110,7 @@ class ImportSpec:
     watch_dir: str = MISSING
     license: str | None = MISSING  # the set's licence (SPDX id or URL); null = not given
     pattern: str | None = MISSING  # layout counterfactual: the edit file stem's demographics
+    max_image_bytes: int = MISSING  # the largest image file read (stat-checked before opening)
     aliases: list[dict[str, Any]] = field(default_factory=list)
 
 

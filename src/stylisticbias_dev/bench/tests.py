@@ -6,6 +6,12 @@ machine can be read.
 (``--tier`` repeatable, any make target; ``--durations N`` keeps the N slowest tests per tier;
 ``--out FILE``, default ``reports/bench/tests.json``).
 
+Under load: ``--hog N --repeat K`` runs each tier K times in a row while N busy-looping
+processes (pure-Python spin loops at normal priority, :class:`CpuHog`) compete for the cores,
+and records every run under ``under_load`` (``make bench-tests-load``: ``make test`` three times
+with 8 hogs on the 2-core dev machine -- the suite has no wall-clock bound a busy machine can
+break, docs/reliability.md).
+
 Each tier is a ``make`` target run in a fresh process from the project root; its wall seconds,
 exit status, the pytest summary line, the load averages before, during (sampled every few
 seconds) and after, the date, the N slowest test phases and the machine go to
@@ -70,6 +76,37 @@ class LoadSampler:
         }
 
 
+def _spin(stop: Any) -> None:  # a module-level target: picklable for every start method
+    while not stop.is_set():
+        for _ in range(100_000):
+            pass
+
+
+class CpuHog:
+    """``n`` processes spinning at normal priority while the ``with`` block runs: a machine
+    busy with other work (a load average of about ``n``), started before and stopped after."""
+
+    def __init__(self, n: int) -> None:
+        import multiprocessing as mp
+
+        # fork (Linux): the spinners start at once, with nothing to import
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        self._stop = ctx.Event()
+        self._procs = [ctx.Process(target=_spin, args=(self._stop,), daemon=True) for _ in range(n)]
+
+    def __enter__(self) -> CpuHog:
+        for p in self._procs:
+            p.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for p in self._procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+
+
 def slowest(output: str, n: int) -> dict[str, float]:
     """The ``n`` slowest ``phase test-id`` entries of pytest's ``--durations`` block."""
     found = sorted(((float(s), f"{ph} {tid}") for s, ph, tid in _DURATION.findall(output)),
@@ -113,10 +150,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tier", action="append", default=None, help="make target (repeatable)")
     ap.add_argument("--durations", type=int, default=15, help="slowest test phases kept")
     ap.add_argument("--out", default="reports/bench/tests.json")
+    ap.add_argument("--hog", type=int, default=0, help="busy processes competing while it runs")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each tier (with --hog)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     out = Path(args.out)
     report: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    if args.hog:
+        targets = args.tier or ["test"]
+        return _under_load(report, out, targets, args.hog, args.repeat, args.durations)
     tiers = report.setdefault("tiers", {})
     for target in args.tier or ["test"]:
         entry = run_tier(target, args.durations)
@@ -134,6 +176,44 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     log.info("wrote %s", out)
     return 0 if all(tiers[t]["exit_status"] == 0 for t in args.tier or ["test"]) else 1
+
+
+def _under_load(
+    report: dict[str, Any],
+    out: Path,
+    targets: list[str],
+    hog: int,
+    repeat: int,
+    durations: int,
+    warmup: float = 60.0,
+) -> int:
+    """Run each target ``repeat`` times in a row with ``hog`` busy processes; merge into
+    ``report["under_load"]`` (the hogs start once, before the first run, and run throughout)."""
+    runs: list[dict[str, Any]] = []
+    with CpuHog(hog):
+        time.sleep(warmup)  # let the 1-minute load average climb before the first run
+        for target in targets:
+            for i in range(repeat):
+                entry = run_tier(target, durations)
+                entry["run"] = i + 1
+                runs.append(entry)
+                log.info("make %s under %d hogs, run %d/%d: %.1f s, exit %d, %s", target, hog,
+                         i + 1, repeat, entry["seconds"], entry["exit_status"],
+                         entry["pytest_summary"])  # fmt: skip
+    passed = all(r["exit_status"] == 0 for r in runs)
+    report["under_load"] = {
+        "command": f"python -m stylisticbias_dev.bench.tests --hog {hog} --repeat {repeat} "
+        + " ".join(f"--tier {t}" for t in targets),
+        "hog_processes": hog,
+        "cores": os.cpu_count(),
+        "all_passed": passed,
+        "runs": runs,
+        "machine": machine_info(),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    log.info("wrote %s", out)
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

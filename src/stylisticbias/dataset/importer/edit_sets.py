@@ -79,7 +79,9 @@ def _images(folder: Path) -> dict[str, Path]:
     """``{stem: path}`` of the images directly in ``folder`` (two files for one stem: an error)."""
     out: dict[str, Path] = {}
     for p in sorted(folder.iterdir()):
-        if p.is_file() and p.suffix.lower() in IMAGE_EXTS and not p.name.startswith("."):
+        # any kind of file under an image's name (a FIFO, a device link, a folder): the
+        # image check refuses it in one line, unopened (dataset.regular_files)
+        if p.suffix.lower() in IMAGE_EXTS and not p.name.startswith("."):
             if p.stem in out:
                 raise StylisticBiasError(
                     f"{p}: a second image for edit {p.stem!r} (also {out[p.stem].name}); keep one"

@@ -38,7 +38,9 @@ def _images(folder: Path) -> dict[str, Path]:
     if not folder.is_dir():
         return out
     for p in sorted(folder.iterdir()):
-        if p.is_file() and p.suffix.lower() in IMAGE_EXTS:
+        # any kind of file under an image's name (a FIFO, a device link, a folder): the
+        # image check refuses it in one line, unopened (dataset.regular_files)
+        if p.suffix.lower() in IMAGE_EXTS:
             if p.stem in out:
                 raise StylisticBiasError(
                     f"{p}: a second image for id {p.stem!r} (also {out[p.stem].name}); keep one"

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from stylisticbias.dataset.regular_files import DEFAULT_MAX_IMAGE_BYTES
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.spec.generators import ImportSpec
 
@@ -46,6 +47,9 @@ class ImportSettings:
     :param watch_dir: the folder the faces/variations DVC stages depend on (``dvc.yaml``)
     :param pattern: layout ``counterfactual`` without a manifest: how an edit's file stem
         spells its demographics (``{ethnicity}_{gender}``; :mod:`.edit_sets`)
+    :param max_image_bytes: the largest image file the import reads; a larger one is a
+        ``too_large`` problem, decided by ``stat`` before the file is opened
+        (:mod:`stylisticbias.dataset.regular_files`)
     """
 
     layout: str
@@ -55,6 +59,7 @@ class ImportSettings:
     aliases: tuple[Alias, ...] = ()
     watch_dir: str = "data/import"
     pattern: str | None = None
+    max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES
 
     @classmethod
     def from_spec(cls, spec: ImportSpec) -> ImportSettings:
@@ -78,6 +83,7 @@ class ImportSettings:
             "aliases",
             "watch_dir",
             "pattern",
+            "max_image_bytes",
             "workers",
             "license",  # read by the release (stylisticbias.release), not by the import
         }
@@ -96,6 +102,14 @@ class ImportSettings:
                 raise StylisticBiasError(
                     f"{WHERE}: generator.{key} {val!r}; valid: {', '.join(valid)}"
                 )
+        max_bytes = cfg.get("max_image_bytes")
+        if max_bytes is None:
+            max_bytes = DEFAULT_MAX_IMAGE_BYTES
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+            raise StylisticBiasError(
+                f"{WHERE}: generator.max_image_bytes {max_bytes!r}; must be a whole number of "
+                f"bytes >= 1 (default {DEFAULT_MAX_IMAGE_BYTES:,} = 64 MiB)"
+            )
         source = cfg.get("source")
         if not source:
             raise StylisticBiasError(
@@ -111,6 +125,7 @@ class ImportSettings:
             aliases=parse_aliases(cfg.get("aliases") or ()),
             watch_dir=str(cfg.get("watch_dir", "data/import")),
             pattern=str(cfg["pattern"]) if cfg.get("pattern") else None,
+            max_image_bytes=max_bytes,
         )
 
 

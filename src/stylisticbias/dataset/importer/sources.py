@@ -33,11 +33,14 @@ from pathlib import Path
 import pandas as pd
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES
+from stylisticbias.dataset.regular_files import read_regular
 from stylisticbias.errors import StylisticBiasError
 
 IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".webp")
 TABLE_EXTS = (".csv", ".parquet", ".pq")
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: The largest ``_metadata.json`` read (the paper's are under 1 KiB); read as a regular file only.
+MAX_METADATA_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,10 @@ def _check_id(face_id: str, where: str) -> str:
 
 def _load_json(path: Path) -> tuple[dict | None, Problem | None]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, str(path), MAX_METADATA_BYTES).decode("utf-8"))
+    except StylisticBiasError as exc:  # not a regular file, or too large: never opened
+        why = str(exc).removeprefix(f"{path}: ")
+        return None, Problem("unreadable_metadata", f"{path}: unreadable metadata JSON ({why})")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return None, Problem("unreadable_metadata", f"{path}: unreadable metadata JSON ({exc})")
     if not isinstance(data, dict) or not isinstance(data.get("characteristics"), dict):

@@ -12,7 +12,10 @@ With ``generator.on_error=stop`` the import is all or nothing: ``faces`` decodes
 **both** stages (base faces and variations) before it swaps ``data/faces`` in, so a corrupt
 variation stops the import while the previous ``data/faces`` and ``data/variations`` are still
 whole. No image is opened before the path rule
-(:mod:`~stylisticbias.dataset.importer.safety`) has accepted its manifest row. Files under the
+(:mod:`~stylisticbias.dataset.importer.safety`) has accepted its manifest row, nor before
+``stat`` has shown it to be a regular file within ``generator.max_image_bytes``
+(:mod:`stylisticbias.dataset.regular_files`: a FIFO, a device, a socket or a directory under an
+image's name is ``unreadable_image``, a larger file ``too_large``). Files under the
 source that no row claims are listed in a log line and in ``import.json`` / ``coverage.json``
 (``ignored_files``); images converted to RGB by more than an exact conversion (16-bit grayscale,
 alpha: :mod:`stylisticbias.dataset.imaging`) are named in a warning.
@@ -198,13 +201,15 @@ def _check_problems(
     return bad
 
 
-def _inspect_all(rows: list[Planned], desc: str) -> list[tuple[Planned, ImageInfo | None]]:
+def _inspect_all(
+    rows: list[Planned], desc: str, max_bytes: int
+) -> list[tuple[Planned, ImageInfo | None]]:
     out = []
     for p in tqdm(rows, desc=desc, unit="img", leave=False, disable=len(rows) < 200):
         if p.problem is not None:
             out.append((p, None))
             continue
-        got = inspect_image(p.entry.image, p.entry.where)
+        got = inspect_image(p.entry.image, p.entry.where, max_bytes)
         out.append((p.failed(got), None) if isinstance(got, Problem) else (p, got))
     return out
 
@@ -283,13 +288,21 @@ def _image_columns(
         path = reference_path(p.entry.image, final)
     elif info.note is not None:  # a stated conversion: the converted bytes are the dataset's
         path = f"{rel}.png"
-        data = converted_png(p.entry.image)
+        data = converted_png(p.entry.image, p.entry.where, ctx.settings.max_image_bytes)
         (tmp / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp / path).write_bytes(data)
         sha = hashlib.sha256(data).hexdigest()
     else:
         path = f"{rel}.{info.ext}"
-        place(p.entry.image, tmp / path, ctx.settings.materialize, warned=warned)
+        place(
+            p.entry.image,
+            tmp / path,
+            ctx.settings.materialize,
+            warned=warned,
+            where=p.entry.where,
+            sha256=sha,
+            max_bytes=ctx.settings.max_image_bytes,
+        )
     return {
         "path": path,
         "sha256": sha,
@@ -343,10 +356,11 @@ def import_faces(config: Config) -> Path:
         len(plan.faces),
         len(plan.variations),
     )
-    inspected = _inspect_all(list(plan.faces), "import faces")
+    bound = ctx.settings.max_image_bytes
+    inspected = _inspect_all(list(plan.faces), "import faces", bound)
     variations = list(plan.variations)
     if ctx.settings.on_error == "stop":  # the variations' images too, before faces is swapped
-        variations = [p for p, _ in _inspect_all(variations, "import: check variations")]
+        variations = [p for p, _ in _inspect_all(variations, "import: check variations", bound)]
     rows = [("face", p) for p, _ in inspected] + [("variation", p) for p in variations]
     bad = _check_problems(ctx, rows, "faces")
     _warn_conversions(ctx, inspected)
@@ -423,7 +437,7 @@ def import_variations(config: Config) -> Path:
                 )
             )
         checked.append(p)
-    inspected = _inspect_all(checked, "import variations")
+    inspected = _inspect_all(checked, "import variations", ctx.settings.max_image_bytes)
     bad = _check_problems(ctx, [("variation", p) for p, _ in inspected], "variations")
     _warn_conversions(ctx, inspected)
     final = ctx.root / config.paths.variations

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark
 from stylisticbias.errors import StylisticBiasError
@@ -82,7 +81,9 @@ def load_planted(source: str | Path | Mapping[str, Any], benchmark: Benchmark) -
             path = project_root() / path
         if not path.exists():
             raise StylisticBiasError(f"{path}: planted-effects file not found")
-        cfg = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        from stylisticbias.config import load_yaml_file
+
+        cfg = load_yaml_file(path) or {}  # one line on bad bytes or bad YAML
         where = str(source)
     known = {
         "baseline", "sensitivity", "demographics", "categories", "variations",
