@@ -125,10 +125,11 @@ def _entry_points(graph: grimp.ImportGraph) -> set[str]:
         for target in re.findall(r"_target_:\s*(stylisticbias[\w.]*)", yaml_file.read_text()):
             roots.add(target.rsplit(".", 1)[0])
     roots.add("hydra_plugins.stylisticbias_schemas")  # Hydra imports it whenever it composes
-    for name in FAMILY_NAMES:  # a protocol family's package and its hooks: through the registry
+    for name in FAMILY_NAMES:  # a family's package, hooks and paradigms: through the registry
         family = FAMILIES.lookup(name)
         roots.add(f"{PACKAGE}.{name}")
-        roots |= {REFERENCE.match(ref).group(1) for ref in family.hooks.values()}  # type: ignore[union-attr]
+        refs = (*family.hooks.values(), *family.paradigms.values())
+        roots |= {REFERENCE.match(ref).group(1) for ref in refs}  # type: ignore[union-attr]
     for path in sorted((SRC / "stylisticbias").rglob("*.py")):  # python -m ...
         text = path.read_text(encoding="utf-8")
         if path.name == "__main__.py" or 'if __name__ == "__main__"' in text:

@@ -73,6 +73,10 @@ class Family:
     name: str
     hooks: Mapping[str, str]
     lacks: Mapping[str, str] = field(default_factory=dict)
+    #: the family's paradigms (``paradigm:`` of a protocol file -> ``"module:attr"``, imported
+    #: on first use): what differs between its protocols (REFLECT vs VIGNETTE), a module each;
+    #: the first is the default of a file that declares none
+    paradigms: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         both = set(self.hooks) & set(self.lacks)
@@ -84,6 +88,9 @@ class Family:
                 f"unknown {unknown}; valid: {', '.join(HOOKS)}"
             )
         object.__setattr__(self, "_registry", Registry(f"{self.name} hook", dict(self.hooks)))
+        object.__setattr__(
+            self, "_paradigms", Registry(f"{self.name} paradigm", dict(self.paradigms))
+        )
 
     def hook(self, stage: str) -> Callable[..., Any]:
         """The function of ``stage`` (imported now); a lacking one logs why and returns None."""
@@ -91,6 +98,32 @@ class Family:
             return functools.partial(_lacking, self.name, stage, self.lacks[stage])
         registry: Registry[Callable[..., Any]] = self._registry  # type: ignore[attr-defined]
         return registry.lookup(stage, f"family {self.name}")
+
+    def check_paradigm(self, value: object, where: str) -> str:
+        """``paradigm:`` of a protocol file of this family, checked: a family with paradigms
+        defaults to its first (with a warning) when the file declares none; an unknown one (or
+        any, for a family without paradigms) fails in one line naming the valid ones."""
+        if value is None and self.paradigms:
+            first = next(iter(self.paradigms))
+            log.warning(
+                "%s: no `paradigm:`; using %s (add `paradigm: %s`; valid: %s)",
+                where,
+                first,
+                first,
+                ", ".join(self.paradigms),
+            )
+            return first
+        if value is None:
+            return ""
+        registry: Registry[Any] = self._paradigms  # type: ignore[attr-defined]
+        if value not in registry:
+            raise registry.unknown(value, f"{where}: paradigm")
+        return str(value)
+
+    def paradigm(self, name: str) -> Any:
+        """The paradigm ``name`` of this family (its module imported now)."""
+        registry: Registry[Any] = self._paradigms  # type: ignore[attr-defined]
+        return registry.lookup(name, f"family {self.name}")
 
 
 def _lacking(family: str, stage: str, why: str, *_: Any, **__: Any) -> None:

@@ -111,7 +111,7 @@ class Registry(MutableMapping[str, T], Generic[T]):
         return len(self._entries)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return isinstance(name, str) and name in self._entries
 
     def __repr__(self) -> str:
         return f"Registry({self.what!r}: {', '.join(self._entries)})"

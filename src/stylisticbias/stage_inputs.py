@@ -171,8 +171,9 @@ def _targets(node: Any) -> set[str]:
 
 
 def family_modules(protocol: str, hooks: tuple[str, ...]) -> set[str]:
-    """The protocol family's package and the modules its ``hooks`` name (reached through the
-    family registry, not an import statement); none for an unknown protocol or no hooks."""
+    """The protocol family's package and the modules its ``hooks`` and paradigms name (reached
+    through the family registry, not an import statement); none for an unknown protocol or no
+    hooks."""
     if not hooks:
         return set()
     try:
@@ -180,8 +181,8 @@ def family_modules(protocol: str, hooks: tuple[str, ...]) -> set[str]:
     except StylisticBiasError:  # the check stage reports a bad protocol itself
         return set()
     found = {f"{FAMILY_PACKAGE}.{family.name}"}
-    for hook in hooks:
-        match = REFERENCE.match(family.hooks.get(hook, ""))
+    for ref in (*(family.hooks.get(hook, "") for hook in hooks), *family.paradigms.values()):
+        match = REFERENCE.match(ref)
         if match:
             found.add(match.group(1))
     return found

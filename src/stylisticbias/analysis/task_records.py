@@ -1,15 +1,16 @@
 """The task tables of a task protocol (REFLECT, VIGNETTE) built from the judge stage's task
-records (:mod:`~stylisticbias.judge.protocol.tasks.records`).
+records (:mod:`~stylisticbias.judge.protocol.tasks.records`). Which tables a protocol's tasks
+make is its paradigm's (``paradigm:``; :mod:`stylisticbias.families.tasks.paradigm`):
 
-* every pairwise task: ``reflect_win_rates``, ``reflect_win_matrix`` and ``position_bias``
-  (VIGNETTE: position bias only, its selection tables below);
+* every pairwise task: the paradigm's pairwise tables (REFLECT: ``reflect_win_rates``,
+  ``reflect_win_matrix`` and ``position_bias``; VIGNETTE: position bias only);
 * every ``choice_k`` task: ``reflect_mcq_distribution`` and ``reflect_mcq_gaps`` (option values
   from the protocol, 1..k where it gives none); every ``numeric`` task: ``reflect_salary_gaps``
   and ``reflect_salary_tests``; the reference group is :data:`REF` when judged, else the first;
-* VIGNETTE's stereotyping tasks (``fields`` with ``term``): ``vignette_selection``,
-  ``vignette_log_odds``, ``vignette_pair_comp`` over all terms and ``vignette_polarity`` per
-  trait pair; every ``text_only`` task against the image task of the same question
-  (``Text-only decision X`` <-> ``Decision X``, same activity): ``vignette_text_vs_image``.
+* a paradigm with selection tables (VIGNETTE): its stereotyping tasks (``fields`` with
+  ``term``) make ``vignette_selection``, ``vignette_log_odds``, ``vignette_pair_comp`` over all
+  terms and ``vignette_polarity`` per trait pair; every ``text_only`` task against its image
+  twin (the paradigm's rule): ``vignette_text_vs_image``.
 
 Tables of one name from several tasks are stacked (their ``scenario_id`` tells them apart).
 """
@@ -23,6 +24,7 @@ import pandas as pd
 
 from stylisticbias.analysis import task_tables as tt
 from stylisticbias.benchmark import Benchmark, TaskScenario
+from stylisticbias.family import family_of
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ def task_tables_from_records(
     groups = sorted(set(records["first"]))
     ref = REF if REF in groups else groups[0]
     by_id = {int(k): g for k, g in records.groupby("task_id")}
-    vignette = any(_field(sc, "term") for sc in benchmark.tasks)
+    paradigm = family_of(benchmark).paradigm(benchmark.paradigm)
     terms: list[pd.DataFrame] = []
     valence: dict[str, dict[str, pd.DataFrame]] = defaultdict(dict)
     for sc in benchmark.tasks:
@@ -78,9 +80,9 @@ def task_tables_from_records(
         if sc.task == "pairwise":
             tabs = tt.pairwise_tables(_pair_answers(rec), model, sc.id, **kw)
             for name, df in tabs.items():
-                if not (vignette and name in ("reflect_win_rates", "reflect_win_matrix")):
+                if name in paradigm.pairwise_tables:
                     parts[name].append(df)
-            term = _field(sc, "term")
+            term = _field(sc, "term") if paradigm.selection_tables else None
             if term:
                 opts = _options(rec, term)
                 terms.append(opts)
@@ -97,8 +99,8 @@ def task_tables_from_records(
                                "value": rec["value"]})  # fmt: skip
             for name, t in tt.salary_tables(df, model, sc.id, ref, **kw).items():
                 parts[name].append(t)
-        elif sc.task == "text_only":
-            image_task = _image_twin(sc, benchmark)
+        elif sc.task == "text_only" and paradigm.image_twin is not None:
+            image_task = paradigm.image_twin(sc, benchmark)
             img = by_id.get(int(image_task.id)) if image_task else None
             if img is not None:
                 act = _field(sc, "activity") or ""
@@ -119,15 +121,6 @@ def task_tables_from_records(
                 tt.polarity_table(pd.concat(counts), model, simulated=simulated)
             )
     return {name: pd.concat(dfs, ignore_index=True) for name, dfs in parts.items()}
-
-
-def _image_twin(sc: TaskScenario, benchmark: Benchmark) -> TaskScenario | None:
-    """The image task asking the same question as a text-only task (see the module doc)."""
-    want = sc.category.replace("Text-only decision", "Decision")
-    for t in benchmark.tasks:
-        if t.task == "pairwise" and t.category == want and t.fields == sc.fields:
-            return t
-    return None
 
 
 def _fmt(v: object) -> str:

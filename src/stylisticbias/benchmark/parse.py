@@ -37,7 +37,7 @@ from stylisticbias.benchmark.spec import (
 )
 from stylisticbias.benchmark.task_scenarios import parse_tasks
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.family import FAMILY_NAMES, check_family
+from stylisticbias.family import FAMILIES, FAMILY_NAMES, check_family
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
              "parser", "orderings", "attributes", "task", "tasks", "option_case", "seeds",
-             "statistics", "licence", "counterfactual", "family")  # fmt: skip
+             "statistics", "licence", "counterfactual", "family", "paradigm")  # fmt: skip
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
 _SCENARIO_REQUIRED = ("id", "category", "positive", "negative")
 _SCENARIO_KEYS = (*_SCENARIO_REQUIRED, "subcategory", "tags", "stereotype")
@@ -259,6 +259,7 @@ def benchmark_from_config(
     # then optional.
     family = protocol_family(cfg, where)
     _check_shape(family, cfg, where)
+    paradigm = FAMILIES.lookup(family).check_paradigm(cfg.get("paradigm"), where)
     tasks_only = family == "tasks"
     cfg = _check_keys(
         cfg, where, _TOP_KEYS, ("demographics", "tasks") if tasks_only else _TOP_REQUIRED
@@ -334,6 +335,7 @@ def benchmark_from_config(
     return Benchmark(
         name=str(cfg.get("name", "")),
         family=family,
+        paradigm=paradigm,
         demographics=demo,
         observed_marginals=dict(marg),
         scenarios=tuple(scenarios),

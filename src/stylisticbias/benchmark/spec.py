@@ -248,6 +248,9 @@ class Benchmark:
     source: str = ""  # the file it was read from (for messages)
     #: ``family:`` (stylisticbias.family.FAMILY_NAMES): which family's stages measure it
     family: str = "variation_shift"
+    #: ``paradigm:``: which of its family's paradigms it is (the tasks family: reflect,
+    #: vignette; stylisticbias.families.tasks); empty for a family without paradigms
+    paradigm: str = ""
     digest: str = ""  # sha256 of the file's text (cache keys)
     task: str = DEFAULT_TASK  # the task type (``task:``; judge/protocol/tasks/registry.py)
     tasks: tuple[TaskScenario, ...] = ()  # the ``tasks:`` list (task-typed scenarios)

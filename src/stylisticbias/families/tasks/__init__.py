@@ -1,6 +1,8 @@
 """The task family (``family: tasks``): task-typed questions -- pairs, k-way choices, numbers,
 text-only ablations -- judged into task records and turned into the task tables (REFLECT,
-VIGNETTE: ``conf/benchmark/reflect.yaml``, ``conf/benchmark/vignette.yaml``)."""
+VIGNETTE: ``conf/benchmark/reflect.yaml``, ``conf/benchmark/vignette.yaml``). What differs
+between them is their ``paradigm:``, a module each (:mod:`.reflect`, :mod:`.vignette`; the
+interface: :mod:`.paradigm`)."""
 
 from stylisticbias.family import Family
 
@@ -14,5 +16,9 @@ FAMILY = Family(
         "calibrate": "stylisticbias.analysis.calibration:calibrate_tasks",
         "report": "stylisticbias.report.run:report_tasks",
         "track": "stylisticbias.report.track:log_task_runs",
+    },
+    paradigms={
+        "reflect": "stylisticbias.families.tasks.reflect:PARADIGM",
+        "vignette": "stylisticbias.families.tasks.vignette:PARADIGM",
     },
 )
