@@ -60,11 +60,11 @@ REGISTRIES = [
     ("stylisticbias.spec.annotate", "ANNOTATOR_SPECS", "annotator engine"),
     ("stylisticbias.judge.protocol.tasks.registry", "TASK_TYPES", "task type"),
     ("stylisticbias.judge.protocol.tasks.registry", "SCENARIO_TASKS", "task type"),
-    ("stylisticbias.judge.engines.simulated.task_plants", "PLANTS", "planted task type"),
+    ("stylisticbias.families.tasks.judge.plants", "PLANTS", "planted task type"),
     ("stylisticbias.analysis.table_registry", "REGISTRY", "analysis table"),
-    ("stylisticbias.analysis.task_tables", "TASK_REGISTRY", "task table"),
+    ("stylisticbias.families.tasks.analysis.tables", "TASK_REGISTRY", "task table"),
     ("stylisticbias.soda.tables", "SODA_TABLES", "SODA table"),
-    ("stylisticbias.report.task_figures", "TASK_FIGURES", "task figure"),
+    ("stylisticbias.families.tasks.report.figures", "TASK_FIGURES", "task figure"),
 ]
 
 

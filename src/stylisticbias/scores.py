@@ -51,7 +51,6 @@ phi is null or the base face was not judged.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -64,7 +63,7 @@ from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import family_of
-from stylisticbias.outputs import atomic_dir, atomic_path
+from stylisticbias.outputs import atomic_dir
 from stylisticbias.score_store import FILE_NAME, partition_dir, write_model_scores
 from stylisticbias.scores_ahead import JudgmentsAhead, judgments_path, stage_path
 from stylisticbias.scores_columnar.checks import SCORE_INPUTS, read_judgments_table
@@ -258,20 +257,6 @@ def _stage_path(config: Config, key: str) -> Path:
     return stage_path(getattr(config.paths, key), project_root())
 
 
-def write_task_record_scores(
-    model_name: str,
-    config: Config,
-    benchmark: Benchmark,
-    *,
-    source: Source = "auto",
-    ahead: JudgmentsAhead | None = None,
-) -> Path:
-    """The scores of a task protocol: its task records counted (:func:`write_task_scores`)."""
-    return write_task_scores(
-        model_name, _stage_path(config, "judgments"), _stage_path(config, "scores")
-    )
-
-
 def write_forced_choice_scores(
     model_name: str,
     config: Config,
@@ -386,36 +371,3 @@ def write_columnar_scores(
 
 class _Declined(Exception):
     """The columnar engine's table failed its output check (the pandas engine scores instead)."""
-
-
-def task_scores(records: pd.DataFrame) -> pd.DataFrame:
-    """Per task x group x outcome of a task protocol's records: the answers' ``count`` and
-    the exact expected count ``mass`` (the summed outcome distributions; NaN for a free
-    number), plus the mean ``value`` of numeric answers."""
-    import pandas as pd
-
-    rows = []
-    for (tid, group), g in records.groupby(["task_id", "first"], sort=True):
-        dists = [json.loads(d) for d in g["dist"] if d]
-        outcomes = sorted(set(g["outcome"]) | {o for d in dists for o in d})
-        for o in outcomes:
-            mass = sum(d.get(o, 0.0) for d in dists) if dists else float("nan")
-            sel = g["outcome"] == o
-            rows.append({"task_id": int(tid), "group": str(group), "outcome": o,
-                         "count": int(sel.sum()), "mass": float(mass), "n": len(g),
-                         "mean_value": float(g.loc[sel, "value"].mean())})  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def write_task_scores(model_name: str, judgments: Path, scores: Path) -> Path:
-    """Score one model's task records into ``data/scores/model=<model>/part-0.parquet``."""
-    from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
-
-    records = read_task_records(judgments / model_name / RECORDS_FILE)
-    out = scores / f"model={model_name}"
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "part-0.parquet"
-    with atomic_path(path) as tmp:
-        task_scores(records).to_parquet(tmp, index=False)
-    log.info("%s: task scores -> %s", model_name, path)
-    return path

@@ -18,7 +18,7 @@ from stylisticbias.config import compose
 from stylisticbias.dataset.build import build_faces
 from stylisticbias.dataset.counterfactual_sets import edit_cells, edit_slug, read_sets
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.task_run import task_records, task_units
+from stylisticbias.families.tasks.judge.run import task_records, task_units
 from stylisticbias.spec.parse import config_from_params
 
 

@@ -39,13 +39,13 @@ EXPECTED_HOOKS = {
         "track": "-",
     },
     "tasks": {
-        "judge": "stylisticbias.judge.run:judge_tasks",
+        "judge": "stylisticbias.families.tasks.judge.stage:judge_tasks",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.task_scenario",
-        "scores": "stylisticbias.scores:write_task_record_scores",
-        "analyze": "stylisticbias.analysis.run:analyze_tasks",
-        "calibrate": "stylisticbias.analysis.calibration:calibrate_tasks",
-        "report": "stylisticbias.report.run:report_tasks",
-        "track": "stylisticbias.report.track:log_task_runs",
+        "scores": "stylisticbias.families.tasks.scores:write_task_record_scores",
+        "analyze": "stylisticbias.families.tasks.analysis.stage:analyze_tasks",
+        "calibrate": "stylisticbias.families.tasks.analysis.stage:calibrate_tasks",
+        "report": "stylisticbias.families.tasks.report.stage:report_tasks",
+        "track": "stylisticbias.families.tasks.report.stage:log_task_runs",
     },
     "soda": dict.fromkeys(HOOKS, "-"),
 }
@@ -81,7 +81,7 @@ def test_a_lacking_hook_says_why_once(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_a_family_must_declare_every_hook() -> None:
     with pytest.raises(StylisticBiasError, match=r"family x: .*missing \['scenario'"):
-        Family("x", {"judge": "stylisticbias.judge.run:judge_tasks"})
+        Family("x", {"judge": "stylisticbias.families.tasks.judge.stage:judge_tasks"})
     with pytest.raises(StylisticBiasError, match=r"declared twice \['judge'\]"):
         Family("x", dict.fromkeys(HOOKS, "stylisticbias.x:y"), {"judge": "why"})
 

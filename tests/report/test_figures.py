@@ -199,8 +199,8 @@ def test_report_figures_keep_their_text_inside_the_canvas(
 def test_task_protocol_figures_keep_their_text_inside_the_canvas(tmp_path, monkeypatch) -> None:
     """REFLECT's win-rate heatmap and MCQ distributions, VIGNETTE's log-odds forest plot (one
     model, and two side by side): drawn from the tables, no text clipped or overlapping."""
-    from stylisticbias.analysis.task_demo import reflect_demo, vignette_demo, write
-    from stylisticbias.report import task_figures as TF
+    from stylisticbias.families.tasks.analysis.demo import reflect_demo, vignette_demo, write
+    from stylisticbias.families.tasks.report import figures as TF
 
     problems = check_saves(TF, monkeypatch)
     stacked: dict[str, pd.DataFrame] = {}

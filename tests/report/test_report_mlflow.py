@@ -77,7 +77,7 @@ def git_repo(tmp_path: Path) -> str:
 
 # slow tier: two analysed model sets, a report per sweep member and MLflow reads: ~16 CPU-s; in make
 # test the MLflow runs are checked by test_report_stage_alone_logs_nothing and
-# tests/report/test_task_report.py::test_track_logs_one_run_per_model_and_a_comparison
+# tests/families/tasks/test_task_report.py::test_track_logs_one_run_per_model_and_a_comparison
 @pytest.mark.slow
 def test_runs_per_model_comparison_dataset_and_sweep(
     tmp_path, analysis_output, git_repo, monkeypatch
@@ -300,7 +300,7 @@ def _expected(tables: dict[str, pd.DataFrame], model: str) -> dict[str, float]:
 
 
 # slow tier: the tracked report (~8 CPU-s); fast sibling:
-# tests/report/test_task_report.py::test_track_logs_one_run_per_model_and_a_comparison
+# tests/families/tasks/test_task_report.py::test_track_logs_one_run_per_model_and_a_comparison
 @pytest.mark.slow
 def test_every_interval_is_logged_beside_its_point(tracked) -> None:
     _, params, tables, metrics = tracked

@@ -191,21 +191,6 @@ def calibrate(
     return out
 
 
-def task_calibration_json(config: Config) -> dict[str, Any]:
-    """``reports/calibration.json`` of a task protocol: per simulated model,
-    :func:`~stylisticbias.analysis.task_records.task_fit` of its task scores."""
-    from stylisticbias.analysis.task_records import task_fit
-
-    names = [m for m in config.model_names if is_simulated(m, config)]
-    out: dict[str, Any] = {"protocol": config.protocol, "simulated": bool(names), "models": {}}
-    for m in names:
-        path = Path(config.paths.scores) / f"model={m}" / "part-0.parquet"
-        if not path.is_file():
-            raise StylisticBiasError(f"{path}: no task scores (run the scores stage first)")
-        out["models"][m] = task_fit(pd.read_parquet(path))
-    return out
-
-
 def calibrate_paired(config: Config) -> dict[str, Any]:
     """The ``calibrate`` stage for a paired-variation protocol: the pipeline's own faces and
     simulated scores against the exact truth of those images
@@ -238,11 +223,6 @@ def calibrate_paired(config: Config) -> dict[str, Any]:
         "seeds": list(config.judge.seeds),
     }  # fmt: skip
     return pc.calibration_report(cells, settings)
-
-
-def calibrate_tasks(config: Config, synthetic: int | None = None) -> dict[str, Any]:
-    """A task protocol: its records against their exact distributions."""
-    return task_calibration_json(config)
 
 
 def calibrate_paired_variation(config: Config, synthetic: int | None = None) -> dict[str, Any]:

@@ -11,9 +11,7 @@ beyond-the-paper tables and the DVC metrics file. docs/statistics.md documents e
 from __future__ import annotations
 
 import functools
-import json
 import logging
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -61,14 +59,10 @@ from stylisticbias.analysis.streaming import (
     model_inputs,
     settings_digest,
 )
-from stylisticbias.analysis.task_metrics import task_metrics
-from stylisticbias.analysis.task_records import task_markdown, task_tables_from_records
-from stylisticbias.analysis.task_tables import validate_task_table
 from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import family_of
-from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
 from stylisticbias.score_store import read_model_scores, scores_digest, scores_file
 from stylisticbias.spec import Config
@@ -289,18 +283,6 @@ def analyze_paired(
     return StreamStats(computed=tuple(models), cached=())
 
 
-def analyze_tasks(
-    config: Config, benchmark: Benchmark, s: AnalysisSettings, models: Sequence[str],
-    t0: float = 0.0,
-) -> StreamStats:  # fmt: skip
-    """A task protocol's analysis: the task tables (:func:`write_task_report`)."""
-    judg_dir = Path(config.paths.judgments)
-    write_task_report(models, benchmark, judg_dir, Path(config.paths.reports), config, s)
-    if config.paths.analysis_cache:  # the stage's output: no per-model summaries to keep
-        Path(config.paths.analysis_cache).mkdir(parents=True, exist_ok=True)
-    return StreamStats(computed=tuple(models), cached=())
-
-
 def analyze_variation_shift(
     config: Config, benchmark: Benchmark, s: AnalysisSettings, models: Sequence[str],
     t0: float = 0.0,
@@ -371,44 +353,3 @@ def write_tables(
         reports / METRICS_ALL,
         reports / "metrics.json",
     )
-
-
-def write_task_report(
-    models: Sequence[str], benchmark: Benchmark, judg_dir: Path, reports: Path,
-    config: Config, s: AnalysisSettings,
-) -> None:  # fmt: skip
-    """A task protocol's analysis: every model's task tables (stacked over models) ->
-    ``reports/tables/<table>.csv``, their markdown -> ``reports/tables/task_report.md``,
-    table sizes and each model's intervals and tests (:func:`.task_metrics.task_metrics`) ->
-    ``reports/metrics.json`` (and ``metrics_all.json``)."""
-    parts: dict[str, list[pd.DataFrame]] = {}
-    for m in models:
-        rec = read_task_records(judg_dir / m / RECORDS_FILE)
-        tabs = task_tables_from_records(rec, benchmark, m, n_boot=s.n_resamples, seed=s.seed,
-                                        simulated=_simulated(config, m))  # fmt: skip
-        for name, df in tabs.items():
-            parts.setdefault(name, []).append(df)
-    tables = {n: pd.concat(d, ignore_index=True) for n, d in parts.items()}
-    out = reports / "tables"
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    for name, df in tables.items():
-        write_csv(validate_task_table(name, df), out / f"{name}.csv")
-    md = out / "task_report.md"
-    with atomic_path(md) as tmp:
-        tmp.write_text(task_markdown(tables, benchmark), encoding="utf-8")
-    metrics = {"protocol": benchmark.name, "models": list(models),
-               "tables": {n: len(df) for n, df in sorted(tables.items())}}  # fmt: skip
-    for m in models:  # every interval and test per model (MLflow and sweeps read these)
-        metrics[m] = task_metrics(tables, m)
-    for name in (METRICS_ALL, "metrics.json"):  # every number and the headline: the same
-        with atomic_path(reports / name) as tmp:
-            tmp.write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    log.info("task protocol %s: %d tables -> %s", benchmark.name, len(tables), out)
-
-
-def _simulated(config: Config, model: str) -> bool:
-    from stylisticbias.analysis.calibration import is_simulated
-
-    return is_simulated(model, config)

@@ -61,12 +61,11 @@ from stylisticbias.judge.consolidate import consolidate
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.factory import make_engine
 from stylisticbias.judge.fingerprint import fingerprint
-from stylisticbias.judge.items import judge_items, stage_path
+from stylisticbias.judge.items import judge_items
 from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
 from stylisticbias.judge.shards import RANK_SUMMARY_GLOB
-from stylisticbias.judge.task_judging import judge_task_protocol
 from stylisticbias.output_paths import stage_output
 from stylisticbias.outputs import OutputLock
 from stylisticbias.spec import Config
@@ -110,26 +109,11 @@ def run_judge(
     Every rank of a multi-process run calls this; only rank 0 consolidates, writes the run log
     (:func:`~.summary.run_log_path`) and logs to MLflow. The protocol (``config.protocol``) is
     resolved here, once, and its family's judge hook (:func:`stylisticbias.family.family_of`)
-    runs it: :func:`judge_forced_choice` or :func:`judge_tasks`.
+    runs it: :func:`judge_forced_choice`, or a family's own (the tasks family's task records).
     """
     benchmark = load_benchmark(config.protocol)
     judge = family_of(benchmark).hook("judge")
     return judge(model_name, config, benchmark, out_dir=out_dir, progress=progress)
-
-
-def judge_tasks(
-    model_name: str,
-    config: Config,
-    benchmark: Benchmark,
-    *,
-    out_dir: str | Path | None = None,
-    progress: bool = True,
-) -> Path:
-    """The judge stage of a task protocol (REFLECT, VIGNETTE, ...): task records, not
-    judgments (:func:`~.task_judging.judge_task_protocol`)."""
-    model_cfg = model_section(config, model_name)
-    out = Path(out_dir) if out_dir else stage_path(config.paths, "judgments") / model_name
-    return judge_task_protocol(model_name, model_cfg, benchmark, config, out)
 
 
 def judge_forced_choice(

@@ -35,7 +35,6 @@ from stylisticbias.report.plots_data import (
     scenario_frame,
     variance_frame,
 )
-from stylisticbias.report.task_report import build_task_report
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
@@ -230,11 +229,6 @@ def build_report(config: Config, root: Path | None = None) -> None:
     root = root or project_root()
     benchmark = load_benchmark(config.protocol)  # the protocol, resolved once for the stage
     family_of(benchmark).hook("report")(config, benchmark, root)  # its family's report
-
-
-def report_tasks(config: Config, benchmark: Benchmark, root: Path) -> None:
-    """A task protocol's report: its tables' figures and markdown."""
-    build_task_report(benchmark, root / str(config.paths.reports))
 
 
 def report_paired(config: Config, benchmark: Benchmark, root: Path) -> None:

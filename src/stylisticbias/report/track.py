@@ -91,19 +91,6 @@ def track_report(config: Config, root: Path | None = None) -> Path:
     return out
 
 
-def log_task_runs(
-    config: Config, root: Path, benchmark: Benchmark, digest: str, run_log: dict[str, Any]
-) -> None:
-    """Log a task protocol's report (one run per model) into ``run_log``."""
-    from stylisticbias.report.task_mlflow import log_task_report
-    from stylisticbias.tracking import tracking_spec
-
-    spec = tracking_spec({"tracking": asdict(config.tracking)})
-    run_log["runs"] = log_task_report(config, root / str(config.paths.reports), digest)
-    run_log["tracking_uri"] = spec.tracking_uri
-    run_log["runs_url"] = _runs_url(spec)
-
-
 def log_report_runs(
     config: Config, root: Path, benchmark: Benchmark, digest: str, run_log: dict[str, Any]
 ) -> None:

@@ -1,14 +1,14 @@
 """The size of VIGNETTE's log-odds / polarity tests under the global null, precisely
 (``reports/bench/vignette_null_size.json``).
 
-The calibration bench (``stylisticbias.analysis.task_calibration``) builds every table per
+The calibration bench (``stylisticbias.families.tasks.analysis.calibration``) builds every table per
 replicate, so its null FDR rests on a few hundred replicates (a Clopper-Pearson half-width near
 0.02 at 0.05). This bench draws the same design directly -- ``--instances`` instances of four
 identities, every pair in both orders, one high- and one low-valence term, invalid answers at
 ``--invalid``, every answer a fair coin (no identity, term or position effect) -- as the per
 (identity, instance) counts the tables read, and applies the two tests of
 ``vignette_polarity`` (and of ``vignette_log_odds``, whose table is the same for two terms):
-the exact test stratified by instance (:func:`~stylisticbias.analysis.task_exact.
+the exact test stratified by instance (:func:`~stylisticbias.families.tasks.analysis.exact.
 stratified_exact_p`, the table's ``pval``) and the paper's pooled Fisher test
 (``pval_fisher``), each Benjamini-Hochberg corrected over the four identities at q = 0.05.
 Under the global null the FDR is the share of replicates with a rejection (reported with its
@@ -33,7 +33,7 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from stylisticbias.analysis.task_exact import pooled_fisher_p, stratified_exact_p
+from stylisticbias.families.tasks.analysis.exact import pooled_fisher_p, stratified_exact_p
 from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)

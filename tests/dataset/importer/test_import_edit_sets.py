@@ -21,7 +21,7 @@ from stylisticbias import schemas
 from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.task_run import task_units
+from stylisticbias.families.tasks.judge.run import task_units
 from stylisticbias.spec.parse import config_from_params
 
 SOURCE = "data/import/focus"

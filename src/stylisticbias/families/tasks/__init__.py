@@ -9,13 +9,13 @@ from stylisticbias.family import Family
 FAMILY = Family(
     name="tasks",
     hooks={
-        "judge": "stylisticbias.judge.run:judge_tasks",
+        "judge": "stylisticbias.families.tasks.judge.stage:judge_tasks",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.task_scenario",
-        "scores": "stylisticbias.scores:write_task_record_scores",
-        "analyze": "stylisticbias.analysis.run:analyze_tasks",
-        "calibrate": "stylisticbias.analysis.calibration:calibrate_tasks",
-        "report": "stylisticbias.report.run:report_tasks",
-        "track": "stylisticbias.report.track:log_task_runs",
+        "scores": "stylisticbias.families.tasks.scores:write_task_record_scores",
+        "analyze": "stylisticbias.families.tasks.analysis.stage:analyze_tasks",
+        "calibrate": "stylisticbias.families.tasks.analysis.stage:calibrate_tasks",
+        "report": "stylisticbias.families.tasks.report.stage:report_tasks",
+        "track": "stylisticbias.families.tasks.report.stage:log_task_runs",
     },
     paradigms={
         "reflect": "stylisticbias.families.tasks.reflect:PARADIGM",

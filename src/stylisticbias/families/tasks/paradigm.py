@@ -1,7 +1,8 @@
 """What differs between the task protocols of the family (``paradigm:`` of a protocol file):
 a :class:`Paradigm` per module (:mod:`.reflect`, :mod:`.vignette`), declared once in the
-family's ``FAMILY.paradigms``; the task tables (:mod:`stylisticbias.analysis.task_records`)
-ask the protocol's paradigm, never the shape of its tasks or their display text."""
+family's ``FAMILY.paradigms``; the task tables
+(:mod:`stylisticbias.families.tasks.analysis.records`) ask the protocol's paradigm,
+never the shape of its tasks or their display text."""
 
 from __future__ import annotations
 

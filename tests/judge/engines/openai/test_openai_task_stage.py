@@ -158,8 +158,8 @@ def test_generate_reflect_every_answer_parsed(tmp_path: Path, loopback_env) -> N
 def test_vignette_composite_and_text_only(tmp_path: Path, loopback_env) -> None:
     """A composite is one image (slot 1 on the left) and a text-only prompt none; both orders;
     a pair unit short of an image is recorded invalid with the reason and never sent."""
+    from stylisticbias.families.tasks.judge.judging import Unit, judge_units, load_faces, units_of
     from stylisticbias.judge.engines.factory import make_engine
-    from stylisticbias.judge.task_judging import Unit, judge_units, load_faces, units_of
 
     log, proc, params = _run(tmp_path, "sampled", False, "vignette-demo", "[101,401]")
     loopback_env.append(proc)

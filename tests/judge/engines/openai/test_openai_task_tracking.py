@@ -18,11 +18,11 @@ from servers import free_port, start_loopback, stop
 from task_project import task_project
 
 from stylisticbias.analysis.run import run_analysis
+from stylisticbias.families.tasks.report.mlflow_runs import task_headline_metrics
+from stylisticbias.families.tasks.report.track import read_task_tables
 from stylisticbias.judge.run import run_judge
 from stylisticbias.report.mlflow_log import MAX_RUN_METRICS
 from stylisticbias.report.run import build_report
-from stylisticbias.report.task_mlflow import task_headline_metrics
-from stylisticbias.report.task_track import read_task_tables
 from stylisticbias.report.track import track_report
 from stylisticbias.spec.parse import config_from_params
 

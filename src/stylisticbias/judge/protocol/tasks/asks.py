@@ -1,6 +1,6 @@
 """What the judge stage asks an engine about a task prompt, and what the engine answers.
 
-The stage (:mod:`stylisticbias.judge.task_judging`) turns every (task prompt, unit) into a
+The stage (:mod:`stylisticbias.families.tasks.judge.judging`) turns every (task prompt, unit) into a
 :class:`TaskAsk`: the prompt text (a text-only prompt's ``{description}`` filled in), the image
 files it shows in slot order (a pairwise prompt's two, one composite, none for text only), the
 labels an exact decoder expands over (None for a free number) and the seed of a generated

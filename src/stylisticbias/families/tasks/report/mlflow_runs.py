@@ -6,7 +6,7 @@ The conventions of :mod:`stylisticbias.report.mlflow_log`, applied to the task t
   ``openai`` alike: the model's headline (:func:`task_headline_metrics`: the same metric keys
   in every run of a protocol, each estimate with ``.ci_low`` / ``.ci_high``; at most
   :data:`~stylisticbias.report.mlflow_log.MAX_RUN_METRICS`); every interval and test of its
-  tables (:func:`~stylisticbias.analysis.task_metrics.task_metrics`) in the logged table
+  tables (:func:`~stylisticbias.families.tasks.analysis.metrics.task_metrics`) in the logged table
   ``tables/metrics_all.json``; its rows of every task table the analyze stage wrote (the same
   artifact names in every model run, empty where the model has none); its own figures
   (``figures/<name>.png``, drawn from its rows by :data:`~.task_figures.TASK_FIGURES`).
@@ -33,8 +33,10 @@ from typing import Any
 import pandas as pd
 
 from stylisticbias.analysis.calibration import is_simulated
-from stylisticbias.analysis.task_metrics import finite, task_metrics
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.tasks.analysis.metrics import finite, task_metrics
+from stylisticbias.families.tasks.report.figures import TASK_FIGURES
+from stylisticbias.families.tasks.report.track import read_task_tables
 from stylisticbias.report.mlflow_log import (
     ALL_METRICS_TABLE,
     MAX_RUN_METRICS,
@@ -44,8 +46,6 @@ from stylisticbias.report.mlflow_log import (
     run_key,
 )
 from stylisticbias.report.mlflow_params import generator_option
-from stylisticbias.report.task_figures import TASK_FIGURES
-from stylisticbias.report.task_track import read_task_tables
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def task_headline_metrics(tables: Mapping[str, pd.DataFrame], model: str) -> dic
     if len(out) > MAX_RUN_METRICS:  # a headline grown past the run page's budget
         raise StylisticBiasError(
             f"{len(out)} headline metrics for {model}; at most {MAX_RUN_METRICS} fit a run page "
-            "(stylisticbias.report.task_mlflow.HEADLINE)"
+            "(stylisticbias.families.tasks.report.mlflow_runs.HEADLINE)"
         )
     return out
 

@@ -12,8 +12,8 @@ import pytest
 from mlflow_store import run_metrics, run_tags
 from task_project import task_project
 
+from stylisticbias.families.tasks.judge.tracking import task_run_log, task_summary
 from stylisticbias.judge.run import run_judge
-from stylisticbias.judge.task_tracking import task_run_log, task_summary
 from stylisticbias.spec.parse import config_from_params
 from stylisticbias.tracking import JUDGE_METRICS
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.tasks.report.figures import render_task_figures
+from stylisticbias.families.tasks.report.track import read_task_tables, task_headline
 from stylisticbias.outputs import atomic_dir, atomic_write_text
-from stylisticbias.report.task_figures import render_task_figures
-from stylisticbias.report.task_track import read_task_tables, task_headline
 
 log = logging.getLogger(__name__)
 

@@ -12,15 +12,19 @@ import pandas as pd
 import pytest
 from mlflow_store import run_artifacts, run_metrics, run_tags
 
-from stylisticbias.analysis.task_demo import reflect_demo, vignette_demo, write
-from stylisticbias.analysis.task_metrics import task_metrics
-from stylisticbias.analysis.task_records import task_markdown
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.config import compose
+from stylisticbias.families.tasks.analysis.demo import reflect_demo, vignette_demo, write
+from stylisticbias.families.tasks.analysis.metrics import task_metrics
+from stylisticbias.families.tasks.analysis.records import task_markdown
+from stylisticbias.families.tasks.report.mlflow_runs import (
+    HEADLINE,
+    log_task_report,
+    task_headline_metrics,
+)
+from stylisticbias.families.tasks.report.report import build_task_report
+from stylisticbias.families.tasks.report.track import read_task_tables, task_headline
 from stylisticbias.report.mlflow_log import MAX_RUN_METRICS
-from stylisticbias.report.task_mlflow import HEADLINE, log_task_report, task_headline_metrics
-from stylisticbias.report.task_report import build_task_report
-from stylisticbias.report.task_track import read_task_tables, task_headline
 from stylisticbias.spec import Config
 from stylisticbias.spec.parse import config_from_params
 

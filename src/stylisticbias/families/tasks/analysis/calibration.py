@@ -48,8 +48,9 @@ undercovered: over 400 replicates the win rate covered 0.933 (1,600 intervals), 
 small (the MCQ relative mean gap, a ratio of means, +0.008 against an SD of 0.10: the O(1/n)
 ratio bias) and the unit was right (source photos; a photo's variants share it).
 
-``python -m stylisticbias.analysis.task_calibration --replicates 100 --null-replicates 400``
-merges ``protocols.reflect`` and ``protocols.vignette`` into ``reports/bench/calibration.json``.
+``python -m stylisticbias.families.tasks.analysis.calibration --replicates 100
+--null-replicates 400`` merges ``protocols.reflect`` and ``protocols.vignette`` into
+``reports/bench/calibration.json``.
 """
 
 from __future__ import annotations
@@ -76,9 +77,9 @@ from scipy import stats
 from scipy.special import expit, logit
 from statsmodels.stats.multitest import multipletests
 
-from stylisticbias.analysis import task_tables as tt
-from stylisticbias.analysis.task_demo import ask, options_table, pairwise_answers
 from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.families.tasks.analysis import tables as tt
+from stylisticbias.families.tasks.analysis.demo import ask, options_table, pairwise_answers
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, choice_k_probs
 from stylisticbias.registry import Registry
 
@@ -444,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (same results)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    command = "python -m stylisticbias.analysis.task_calibration " + " ".join(
+    command = "python -m stylisticbias.families.tasks.analysis.calibration " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     names = CALIBRATIONS.names if args.protocol == "both" else (args.protocol,)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from stylisticbias.analysis.task_records import task_fit, task_markdown, task_tables_from_records
 from stylisticbias.benchmark import load_benchmark
-from stylisticbias.judge.task_run import task_records
-from stylisticbias.scores import task_scores
+from stylisticbias.families.tasks.analysis.records import (
+    task_fit,
+    task_markdown,
+    task_tables_from_records,
+)
+from stylisticbias.families.tasks.judge.run import task_records
+from stylisticbias.families.tasks.scores import task_scores
 
 
 def faces(n: int) -> pd.DataFrame:
@@ -68,7 +72,7 @@ def test_task_scores_and_fit(reflect_records):
 
 
 @pytest.mark.slow  # 80 faces of VIGNETTE records: ~20 s (REFLECT from records above and the
-# VIGNETTE tables in tests/analysis/test_task_tables.py stay in make test)
+# VIGNETTE tables in tests/families/tasks/test_task_tables.py stay in make test)
 def test_vignette_tables_from_records():
     bench = load_benchmark("vignette")
     rec = task_records(bench, faces(80), "sim", seed=1)
@@ -87,7 +91,7 @@ def test_counterfactual_records_cluster_on_the_source_photo():
     import numpy as np
     import statsmodels.formula.api as smf
 
-    from stylisticbias.analysis import task_stats as ts
+    from stylisticbias.families.tasks.analysis import stats as ts
 
     n_src, groups = 30, 10
     f = faces(n_src * groups)  # ten consecutive faces: the ten groups of one source

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 
-from stylisticbias.analysis import task_stats as ts
 from stylisticbias.analysis.table_registry import _P, _SIGNED, VOCABULARY, Col, TableSpec
+from stylisticbias.families.tasks.analysis import stats as ts
 from stylisticbias.registry import Registry
 from stylisticbias.schemas import validate
 

@@ -11,8 +11,8 @@ from scipy.stats import chisquare
 
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.tasks.judge.run import run_task_judge, task_records, task_units
 from stylisticbias.judge.protocol.tasks.records import validate_task_records
-from stylisticbias.judge.task_run import run_task_judge, task_records, task_units
 
 
 def faces(n: int) -> pd.DataFrame:
@@ -111,8 +111,8 @@ def test_position_bias_table_recovers_a_planted_left_bias(monkeypatch, bias):
     share (its interval covers the closed-form truth; the test rejects only when planted)."""
     from scipy.special import expit
 
-    from stylisticbias.analysis.task_records import task_tables_from_records
-    from stylisticbias.judge.engines.simulated import task_plants
+    from stylisticbias.families.tasks.analysis.records import task_tables_from_records
+    from stylisticbias.families.tasks.judge import plants as task_plants
     from stylisticbias.judge.engines.simulated.tasks import TaskPlant
 
     plant = TaskPlant(shift={"black-female": -0.5, "white-male": 0.4}, position_bias=bias,

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stylisticbias.analysis import task_tables as tt
-from stylisticbias.analysis.task_calibration import calibrate_reflect, calibrate_vignette
-from stylisticbias.analysis.task_calibration import main as cal_main
-from stylisticbias.analysis.task_demo import main, reflect_demo, vignette_demo
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.tasks.analysis import tables as tt
+from stylisticbias.families.tasks.analysis.calibration import calibrate_reflect, calibrate_vignette
+from stylisticbias.families.tasks.analysis.calibration import main as cal_main
+from stylisticbias.families.tasks.analysis.demo import main, reflect_demo, vignette_demo
 
 
 @pytest.fixture(scope="module")
@@ -127,13 +127,13 @@ def test_calibration_runs_every_table_and_merges_into_the_bench_file(tmp_path) -
     assert doc["plants"] == {"x": 1} and doc["protocols"]["beauty"] == {"y": 2}
     assert len(doc["protocols"]["vignette"]["load_average"]["start"]) == 3
     assert doc["protocols"]["vignette"]["command"].startswith(
-        "python -m stylisticbias.analysis.task_calibration --protocol vignette"
+        "python -m stylisticbias.families.tasks.analysis.calibration --protocol vignette"
     )
 
 
 def test_calibration_truths_match_monte_carlo() -> None:
     """The closed-form truths equal the simulated judge's long-run behaviour."""
-    from stylisticbias.analysis import task_calibration as tc
+    from stylisticbias.families.tasks.analysis import calibration as tc
     from stylisticbias.judge.engines.simulated.tasks import TaskPlant
 
     plant = TaskPlant(shift={"a": 0.7, "c": -0.4}, position_bias=0.3)

@@ -3,7 +3,8 @@
 :func:`task_headline` picks the protocol's headline rows (REFLECT: the largest win-rate
 spread, MCQ gap and salary Gap% of each model; VIGNETTE: the most and least selected identity
 and the strongest log-odds cell) for ``reports/README.md``; :func:`read_task_tables` reads the
-tables the analyze stage wrote. Their MLflow runs: :mod:`stylisticbias.report.task_mlflow`.
+tables the analyze stage wrote. Their MLflow runs:
+:mod:`stylisticbias.families.tasks.report.mlflow_runs`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stylisticbias.analysis.task_metrics import finite
+from stylisticbias.families.tasks.analysis.metrics import finite
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
 
 def read_task_tables(tables_dir: Path) -> dict[str, pd.DataFrame]:
     """The task tables the analyze stage wrote (``<table>.csv``)."""
-    from stylisticbias.analysis.task_tables import TASK_REGISTRY
+    from stylisticbias.families.tasks.analysis.tables import TASK_REGISTRY
 
     return {n: pd.read_csv(tables_dir / f"{n}.csv") for n in TASK_REGISTRY
             if (tables_dir / f"{n}.csv").is_file()}  # fmt: skip

@@ -1,7 +1,7 @@
 """The run log and MLflow judge run of a task protocol's judge stage, on every engine.
 
-Both routes of :func:`~stylisticbias.judge.task_judging.judge_task_protocol` (the simulated
-judge's planted answers, the ``hf``/``openai`` engines' asks) end here: the run log
+Both routes of :func:`~stylisticbias.families.tasks.judge.judging.judge_task_protocol` (the
+simulated judge's planted answers, the ``hf``/``openai`` engines' asks) end here: the run log
 ``<judgments>/<model>.run.json`` (not a DVC output: its timings differ between runs) and one
 ``judge/<model>`` run with the same metric keys as a binary protocol's judge run
 (:data:`stylisticbias.tracking.JUDGE_METRICS`: invalid rate, undecided mass, records, faces,

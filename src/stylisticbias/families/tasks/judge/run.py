@@ -13,9 +13,9 @@ four (an *instance*) and every cross-group pair of a block is asked in both orde
 is its own unit. The simulated judge does not look at pixels.
 
 This is the ``simulated`` engine's route (it answers from planted effects,
-:mod:`~stylisticbias.judge.engines.simulated.task_plants`, and gives the exact outcome
+:mod:`~stylisticbias.families.tasks.judge.plants`, and gives the exact outcome
 distribution in closed form); ``hf`` and ``openai`` judge the same units through
-:mod:`~stylisticbias.judge.task_judging`, which dispatches here for the simulated judge.
+:mod:`~stylisticbias.families.tasks.judge.judging`, which dispatches here for the simulated judge.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import pandas as pd
 from stylisticbias.benchmark import Benchmark, TaskScenario
 from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.engines.simulated.task_plants import face_group, plant_for
+from stylisticbias.families.tasks.judge.plants import face_group, plant_for
 from stylisticbias.judge.engines.simulated.tasks import (
     choice_k_probs,
     pairwise_first_prob,

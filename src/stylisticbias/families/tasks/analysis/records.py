@@ -22,8 +22,8 @@ from collections import defaultdict
 
 import pandas as pd
 
-from stylisticbias.analysis import task_tables as tt
 from stylisticbias.benchmark import Benchmark, TaskScenario
+from stylisticbias.families.tasks.analysis import tables as tt
 from stylisticbias.family import family_of
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,9 @@ from task_project import task_project
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.tasks.judge.judging import Face, Unit, load_faces, make_ask, units_of
 from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias.judge.run import run_judge
-from stylisticbias.judge.task_judging import Face, Unit, load_faces, make_ask, units_of
 from stylisticbias.spec.parse import config_from_params
 
 

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.contingency_tables import StratifiedTable
 
-from stylisticbias.analysis.task_exact import (
+from stylisticbias.families.tasks.analysis.exact import (
     pooled_fisher_p,
     stratified_exact_p,
     stratified_tables,

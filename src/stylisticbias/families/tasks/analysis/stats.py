@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stylisticbias.analysis.task_exact import (
+from stylisticbias.families.tasks.analysis.exact import (
     pooled_fisher_p,
     stratified_exact_p,
     stratified_tables,

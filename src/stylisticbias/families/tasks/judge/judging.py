@@ -2,10 +2,11 @@
 prompt asked of the protocol's faces, written as the same task records as the simulated judge's
 (:mod:`~stylisticbias.judge.protocol.tasks.records`).
 
-Units are those of :func:`~stylisticbias.judge.task_run.task_units`: every face with status ok
-for single-image tasks, cross-group pairs (in both orders) for pairwise ones -- two edits of one
-source photo when the faces are counterfactual sets (the source is then every record's unit). Each
-(task prompt, unit) becomes a :class:`~stylisticbias.judge.protocol.tasks.asks.TaskAsk`:
+Units are those of :func:`~stylisticbias.families.tasks.judge.run.task_units`: every face
+with status ok for single-image tasks, cross-group pairs (in both orders) for pairwise ones --
+two edits of one source photo when the faces are counterfactual sets (the source is then every
+record's unit). Each (task prompt, unit) becomes a
+:class:`~stylisticbias.judge.protocol.tasks.asks.TaskAsk`:
 
 * ``pairwise`` with ``layout: two_images``: the two image files in slot order (variant 0: the
   pair's ``first`` in slot 1; variant 1 swapped); ``layout: composite``: one side-by-side image
@@ -55,8 +56,14 @@ from stylisticbias.config import project_root
 from stylisticbias.dataset.counterfactual_sets import read_sets
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.tasks.judge.plants import face_group
+from stylisticbias.families.tasks.judge.run import BLOCK, run_task_judge, task_units
+from stylisticbias.families.tasks.judge.tracking import (
+    finish_task_run,
+    task_run_params,
+    task_summary,
+)
 from stylisticbias.judge.engines.factory import make_engine
-from stylisticbias.judge.engines.simulated.task_plants import face_group
 from stylisticbias.judge.items import stage_path
 from stylisticbias.judge.protocol.tasks.asks import TaskAsk, read_reply
 from stylisticbias.judge.protocol.tasks.capabilities import answered_as
@@ -71,8 +78,6 @@ from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks, task
 from stylisticbias.judge.protocol.tasks.scenario_task import INVALID, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import with_description
 from stylisticbias.judge.records import FINGERPRINT_FILE, switch_configuration
-from stylisticbias.judge.task_run import BLOCK, run_task_judge, task_units
-from stylisticbias.judge.task_tracking import finish_task_run, task_run_params, task_summary
 from stylisticbias.output_paths import data_root, safe_member
 from stylisticbias.outputs import OutputLock, atomic_path, atomic_write_json
 from stylisticbias.schemas import FACES, check_demographics, read_table
@@ -180,8 +185,8 @@ def units_of(
     faces: pd.DataFrame, by_image: Mapping[str, Face], sets: pd.DataFrame | None = None
 ) -> tuple[list[Unit], list[Unit]]:
     """Single-face units and pair units: the simulated route's
-    (:func:`~stylisticbias.judge.task_run.task_units`; with counterfactual ``sets`` the unit is
-    the source photo), with their faces' image files."""
+    (:func:`~stylisticbias.families.tasks.judge.run.task_units`; with counterfactual ``sets``
+    the unit is the source photo), with their faces' image files."""
     singles, pairs = task_units(faces, sets)
     return (
         [Unit(unit, (by_image[iid],)) for _, iid, _, unit in singles],
@@ -470,7 +475,7 @@ def judge_task_protocol(
     """The judge stage of a task protocol: the model's engine must judge every task the
     protocol asks (one line naming the task, the engine and the valid choices otherwise, before
     anything is touched); the simulated judge answers from planted effects
-    (:func:`~stylisticbias.judge.task_run.run_task_judge`), ``hf`` and ``openai`` through
+    (:func:`~stylisticbias.families.tasks.judge.run.run_task_judge`), ``hf`` and ``openai`` through
     :func:`run_engine_task_judge`."""
     engine = str((model_cfg.get("engine") or {}).get("name") or "")
     check_engine_tasks(benchmark, engine, f"models.{model_name}", model_cfg,

@@ -12,7 +12,7 @@ from scipy import stats
 from scipy.spatial.distance import jensenshannon
 from statsmodels.stats.proportion import proportions_ztest
 
-from stylisticbias.analysis import task_stats as ts
+from stylisticbias.families.tasks.analysis import stats as ts
 
 
 def _pair_answers(rows):

@@ -1,6 +1,6 @@
 """Offline demo of the task protocols: the simulated judge answers REFLECT's and VIGNETTE's
 questions on a synthetic design with planted effects, and every task table is built and
-written (``python -m stylisticbias.analysis.task_demo --protocol reflect --out DIR``).
+written (``python -m stylisticbias.families.tasks.analysis.demo --protocol reflect --out DIR``).
 
 REFLECT: 48 source photos x 4 race-gender variants; the 2AFC income question on every
 cross-group pair of a photo in both orders, the MCQ salary question and the doctor's salary
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from stylisticbias.analysis import task_tables as tt
 from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.families.tasks.analysis import tables as tt
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, simulate_answers
 from stylisticbias.judge.protocol.tasks.registry import task_of
 from stylisticbias.outputs import atomic_path
@@ -59,7 +59,7 @@ def ask(bench: Benchmark, task_id: int, plant: TaskPlant, units: Sequence[str],
 def pairwise_answers(bench: Benchmark, task_id: int, plant: TaskPlant, instances: Sequence[str],
                       members: Sequence[str], seed: int) -> pd.DataFrame:  # fmt: skip
     """Every pair of ``members`` in every instance, both orders: the long answer table of
-    :func:`~stylisticbias.analysis.task_stats.consolidate_pairs`."""
+    :func:`~stylisticbias.families.tasks.analysis.stats.consolidate_pairs`."""
     combos = list(itertools.combinations(members, 2))
     units = [f"{i}|{a}|{b}" for i in instances for a, b in combos]
     groups = [(a, b) for _ in instances for a, b in combos]

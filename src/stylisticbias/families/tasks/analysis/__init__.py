@@ -1,0 +1,1 @@
+"""The task family's analysis stage modules."""

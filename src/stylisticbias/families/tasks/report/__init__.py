@@ -1,0 +1,1 @@
+"""The task family's report stage modules."""
