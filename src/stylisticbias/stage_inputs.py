@@ -20,7 +20,10 @@ import, directly or through other modules, lazy imports included (:func:`code_cl
 grimp's import graph, the library behind ``lint-imports``): no hand-kept list can miss a module.
 The stages reach their protocol family's code through the family registry, not an import: a
 group hashes its protocol family's package and the modules of the hooks its stages call
-(:func:`family_modules`), and no other family's.
+(:func:`family_modules`), and no other family's. Every family's code lives in its package
+(``stylisticbias/families/<family>/``) and no shared module imports one, so an edit inside a
+family re-runs only the stages of that family's protocols: editing REFLECT's statistics
+changes no StylisticBias group file.
 """
 
 from __future__ import annotations
@@ -171,11 +174,9 @@ def _targets(node: Any) -> set[str]:
 
 
 def family_modules(protocol: str, hooks: tuple[str, ...]) -> set[str]:
-    """The protocol family's package and the modules its ``hooks`` and paradigms name (reached
-    through the family registry, not an import statement); none for an unknown protocol or no
-    hooks."""
-    if not hooks:
-        return set()
+    """The protocol family's package (its ``FAMILY``, read by the protocol's parser), its
+    paradigms' modules and the modules its ``hooks`` name (reached through the family registry,
+    not an import statement); none for an unknown protocol."""
     try:
         family = family_of(load_benchmark(protocol))
     except StylisticBiasError:  # the check stage reports a bad protocol itself
