@@ -78,6 +78,7 @@ from scipy.special import expit, logit
 from statsmodels.stats.multitest import multipletests
 
 from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.families.tasks.analysis import stats as ts
 from stylisticbias.families.tasks.analysis import tables as tt
 from stylisticbias.families.tasks.analysis.demo import ask, options_table, pairwise_answers
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, choice_k_probs
@@ -261,13 +262,18 @@ def reflect_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
     """The closed-form truth of every REFLECT interval (planted, non-null)."""
     p = reflect_plants(False)
     values = [float(o.value) for o in bench.task_scenario(MCQ_SALARY).options]  # type: ignore[arg-type]
-    mu = {g: float(np.dot(choice_k_probs(p["choice_k"].base, p["choice_k"].effect(g)), values))
-          for g in GROUPS}  # fmt: skip
+    mcq = p["choice_k"]
+    ref_dist = choice_k_probs(mcq.base, mcq.effect(REF))
+    # the gap the tables estimate, applied to the planted distributions (one definition)
+    mcq_gaps = {
+        g: ts.relative_mean_gap(choice_k_probs(mcq.base, mcq.effect(g)), ref_dist, values)
+        for g in GROUPS
+    }
     sal = p["numeric"]
     return {
         "reflect_win_rates": win_rate_truth(p["pairwise"], GROUPS, REFLECT_EPS),
         "position_bias": {"_": position_bias_truth(p["pairwise"], GROUPS)},
-        "reflect_mcq_gaps": {g: (mu[g] - mu[REF]) / mu[REF] for g in GROUPS},
+        "reflect_mcq_gaps": mcq_gaps,
         "reflect_salary_gaps": {g: (math.exp(sal.effect(g) - sal.effect(REF)) - 1) * 100
                                 for g in GROUPS},
     }  # fmt: skip
