@@ -36,8 +36,8 @@ def test_the_modules_every_stage_reads_are_hashed(group: StageGroup) -> None:
 
 
 def test_modules_reached_lazily_or_through_a_target_are_in_the_closure() -> None:
-    # report.run imports the paired report inside a function
-    assert "src/stylisticbias/report/paired.py" in code_closure(ROOT, ("pipelines/report.py",))
+    # report.track imports the report's figure records inside a function
+    assert "src/stylisticbias/report/markdown.py" in code_closure(ROOT, ("pipelines/track.py",))
     # a model's engine class is named by its settings' _target_, not imported by judge.py
     plain = code_closure(ROOT, ("pipelines/judge.py",))
     assert "src/stylisticbias/judge/engines/hf/engine.py" not in plain

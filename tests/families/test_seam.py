@@ -33,9 +33,9 @@ EXPECTED_HOOKS = {
         "judge": "stylisticbias.judge.run:judge_forced_choice",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.scenario",
         "scores": "stylisticbias.scores:write_forced_choice_scores",
-        "analyze": "stylisticbias.analysis.run:analyze_paired",
-        "calibrate": "stylisticbias.analysis.calibration:calibrate_paired_variation",
-        "report": "stylisticbias.report.run:report_paired",
+        "analyze": "stylisticbias.families.paired_variation.analysis.stage:analyze_paired",
+        "calibrate": "stylisticbias.families.paired_variation.analysis.stage:calibrate_paired",
+        "report": "stylisticbias.families.paired_variation.report.stage:report_paired",
         "track": "-",
     },
     "tasks": {

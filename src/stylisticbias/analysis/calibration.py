@@ -191,45 +191,6 @@ def calibrate(
     return out
 
 
-def calibrate_paired(config: Config) -> dict[str, Any]:
-    """The ``calibrate`` stage for a paired-variation protocol: the pipeline's own faces and
-    simulated scores against the exact truth of those images
-    (:mod:`stylisticbias.analysis.paired_calibration`)."""
-    from stylisticbias.analysis import paired_calibration as pc
-    from stylisticbias.analysis.paired_variation.counts import Bootstrap
-    from stylisticbias.judge.engines.simulated.ground_truth import planted_truth
-    from stylisticbias.judge.engines.simulated.planted import planted_source
-    from stylisticbias.score_store import read_model_scores
-
-    s = AnalysisSettings.from_config(asdict(config.analysis))
-    benchmark = load_benchmark(config.protocol)
-    names = [m for m in config.model_names if is_simulated(m, config)]
-    if not names:
-        return {"note": "no simulated judge among the models", "simulated": False}
-    faces, var = pipeline_dataset(config)
-    orderings = benchmark.selected_orderings(config.judge.orderings)
-    boot = Bootstrap(s.n_resamples, s.ci, s.seed)
-    cells = {}
-    for m in names:
-        cfg = model_cfg(config, m)
-        planted = planted_source(cfg, cfg.get("engine"))
-        truth = planted_truth(benchmark, faces, var, cfg, planted=planted, orderings=orderings)
-        scores = read_model_scores(Path(config.paths.scores), m)
-        cells[m] = pc.calibrate_scores(scores, pc.true_effects(truth, benchmark), benchmark, boot)
-    settings = {
-        "dataset": "pipeline: data/faces, variations, scores (sample truth of these images)",
-        "faces": int(faces["face_id"].nunique()), "models": names, "ci": s.ci,
-        "n_resamples": s.n_resamples, "alpha": benchmark.statistics.alpha,
-        "seeds": list(config.judge.seeds),
-    }  # fmt: skip
-    return pc.calibration_report(cells, settings)
-
-
-def calibrate_paired_variation(config: Config, synthetic: int | None = None) -> dict[str, Any]:
-    """A paired-variation protocol: its planted halo recovered (:func:`calibrate_paired`)."""
-    return calibrate_paired(config)
-
-
 def calibrate_variation_shift(config: Config, synthetic: int | None = None) -> dict[str, Any]:
     """The StylisticBias tables against the simulated judges' truth: on a synthetic
     ``synthetic``-face manifest, or on the pipeline's dataset and scores."""

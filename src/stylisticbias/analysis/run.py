@@ -10,7 +10,6 @@ beyond-the-paper tables and the DVC metrics file. docs/statistics.md documents e
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -267,20 +266,6 @@ def run_analysis(config: Config) -> StreamStats:
         raise StylisticBiasError(f"params.yaml models: duplicate model names in {models}")
     analyze = family_of(benchmark).hook("analyze")  # its family's statistics
     return analyze(config, benchmark, s, models, t0=t0)
-
-
-def analyze_paired(
-    config: Config, benchmark: Benchmark, s: AnalysisSettings, models: Sequence[str],
-    t0: float = 0.0,
-) -> StreamStats:  # fmt: skip
-    """A paired-variation protocol's own statistics (:mod:`.paired_run`)."""
-    from stylisticbias.analysis.paired_run import run_paired_analysis
-
-    read = functools.partial(read_scores_checked, Path(config.paths.scores))
-    reports = Path(config.paths.reports)
-    names = display_names(models, config)
-    run_paired_analysis(s, reports, config.paths.analysis_cache, benchmark, models, read, names)
-    return StreamStats(computed=tuple(models), cached=())
 
 
 def analyze_variation_shift(

@@ -717,7 +717,7 @@ TABLES: tuple[TableSpec, ...] = (
 _PAIRED_SCEN = ("scenario_id", "scenario_category", "subcategory", "positive", "negative")
 
 #: The tables of a paired-variation protocol (``statistics.suite: paired_variation``,
-#: :mod:`stylisticbias.analysis.paired_variation`); written instead of :data:`TABLES`.
+#: :mod:`stylisticbias.families.paired_variation.analysis`); written instead of :data:`TABLES`.
 PAIRED_TABLES: tuple[TableSpec, ...] = (
     _long(
         "paired_variation_bias",

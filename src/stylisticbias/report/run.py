@@ -231,13 +231,6 @@ def build_report(config: Config, root: Path | None = None) -> None:
     family_of(benchmark).hook("report")(config, benchmark, root)  # its family's report
 
 
-def report_paired(config: Config, benchmark: Benchmark, root: Path) -> None:
-    """A paired-variation protocol's report (:mod:`.paired`)."""
-    from stylisticbias.report.paired import build_paired_report
-
-    build_paired_report(config, benchmark, root)
-
-
 def report_variation_shift(config: Config, benchmark: Benchmark, root: Path) -> None:
     """The StylisticBias report: figures, leaderboard, ``reports/README.md``."""
     inputs = load_inputs(config, root, benchmark)

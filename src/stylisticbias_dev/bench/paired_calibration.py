@@ -8,8 +8,9 @@ paired_variation`` (default ``beauty-and-the-bias``, experiment ``beauty-demo``'
 each replicate draws **new faces** (``--faces`` identities, uniform over the demographic grid,
 seed ``r``), their variation images, and **new judge seeds** (the simulated judge's seed +
 1000 (r + 1)); the simulated judges answer every prompt, the answers are scored as the
-``scores`` stage does, and :func:`stylisticbias.analysis.paired_calibration.calibrate_scores`
-compares the tables' estimates with the truth.
+``scores`` stage does, and
+:func:`stylisticbias.families.paired_variation.analysis.calibration.calibrate_scores` compares
+the tables' estimates with the truth.
 
 **Truth** is the population value: the mean over ``--population`` faces (seed 10_000) of the
 exact expected phi (``planted_truth`` of the simulated engine's ``ground_truth``), since the face
@@ -40,11 +41,11 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from stylisticbias.analysis import paired_calibration as pc
-from stylisticbias.analysis.paired_variation.counts import Bootstrap
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, benchmark_from_params
 from stylisticbias.config import compose
+from stylisticbias.families.paired_variation.analysis import calibration as pc
+from stylisticbias.families.paired_variation.analysis.counts import Bootstrap
 from stylisticbias.judge.engines.simulated.planted import planted_source
 from stylisticbias_dev.bench.machine import machine_info
 

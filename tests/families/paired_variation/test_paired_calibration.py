@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stylisticbias.analysis import paired_calibration as pc
-from stylisticbias.analysis.paired_variation.counts import Bootstrap
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, benchmark_from_params
 from stylisticbias.config import compose
+from stylisticbias.families.paired_variation.analysis import calibration as pc
+from stylisticbias.families.paired_variation.analysis.counts import Bootstrap
 from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine, image_attrs
 from stylisticbias.judge.engines.simulated.ground_truth import planted_truth
 from stylisticbias.judge.engines.simulated.planted import planted_source

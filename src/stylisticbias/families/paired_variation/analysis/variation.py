@@ -7,16 +7,16 @@ import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
-from stylisticbias.analysis.paired_variation.counts import (
+from stylisticbias.benchmark import Benchmark
+from stylisticbias.benchmark.sections import StatisticsSpec
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.paired_variation.analysis.counts import (
     Bootstrap,
     PairedData,
     gap_ci,
     group_means,
     kruskal_counts,
 )
-from stylisticbias.benchmark import Benchmark
-from stylisticbias.benchmark.sections import StatisticsSpec
-from stylisticbias.errors import StylisticBiasError
 
 
 def _direction(mean_base: np.ndarray, mean_var: np.ndarray, spec: StatisticsSpec) -> list[str]:

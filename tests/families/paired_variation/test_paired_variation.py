@@ -11,16 +11,24 @@ from scipy import stats
 
 from stylisticbias.analysis import table_registry as reg
 from stylisticbias.analysis.bootstrap import face_weights
-from stylisticbias.analysis.paired_run import analyze_paired, paired_metrics
-from stylisticbias.analysis.paired_variation.counts import Bootstrap, kruskal_counts, paired_data
-from stylisticbias.analysis.paired_variation.groups import group_gap, group_tests, stereotype_groups
-from stylisticbias.analysis.paired_variation.subgroups import (
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.families.paired_variation.analysis.counts import (
+    Bootstrap,
+    kruskal_counts,
+    paired_data,
+)
+from stylisticbias.families.paired_variation.analysis.groups import (
+    group_gap,
+    group_tests,
+    stereotype_groups,
+)
+from stylisticbias.families.paired_variation.analysis.run import analyze_paired, paired_metrics
+from stylisticbias.families.paired_variation.analysis.subgroups import (
     group_bias_by_kind,
     subgroup_variation_bias,
 )
-from stylisticbias.analysis.paired_variation.variation import halo_rate, variation_bias
-from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.families.paired_variation.analysis.variation import halo_rate, variation_bias
 
 BOOT = Bootstrap(n_resamples=200, ci=0.95, seed=3)
 

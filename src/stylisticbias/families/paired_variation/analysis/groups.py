@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
-from stylisticbias.analysis.paired_variation.counts import (
+from stylisticbias.benchmark import Benchmark
+from stylisticbias.benchmark.sections import StatisticsSpec
+from stylisticbias.families.paired_variation.analysis.counts import (
     Bootstrap,
     PairedData,
     axis_groups,
@@ -16,8 +18,6 @@ from stylisticbias.analysis.paired_variation.counts import (
     group_means,
     kruskal_counts,
 )
-from stylisticbias.benchmark import Benchmark
-from stylisticbias.benchmark.sections import StatisticsSpec
 
 
 def group_gap(

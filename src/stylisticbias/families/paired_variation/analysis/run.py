@@ -1,7 +1,7 @@
 """The ``analyze`` stage for a paired-variation protocol (``statistics.suite: paired_variation``).
 
 Reads every judged model's scores (``data/scores/model=<model>/``), computes the tables of
-:mod:`stylisticbias.analysis.paired_variation` one model at a time, and writes them under
+:mod:`stylisticbias.families.paired_variation.analysis` one model at a time, and writes them under
 ``reports/tables/`` (validated against :data:`~stylisticbias.analysis.table_registry.PAIRED_TABLES`)
 with ``reports/metrics.json`` (per model: the halo rate and its CI, the share of significant
 scenarios per test and category). Tables of the other suite left in the folder are removed.
@@ -19,20 +19,20 @@ import pandas as pd
 
 from stylisticbias.analysis import table_registry as registry
 from stylisticbias.analysis.headline import METRICS_ALL
-from stylisticbias.analysis.paired_variation.counts import Bootstrap, paired_data
-from stylisticbias.analysis.paired_variation.groups import (
+from stylisticbias.analysis.settings import AnalysisSettings
+from stylisticbias.benchmark import Benchmark
+from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.paired_variation.analysis.counts import Bootstrap, paired_data
+from stylisticbias.families.paired_variation.analysis.groups import (
     category_rates,
     group_tests,
     stereotype_groups,
 )
-from stylisticbias.analysis.paired_variation.subgroups import (
+from stylisticbias.families.paired_variation.analysis.subgroups import (
     group_bias_by_kind,
     subgroup_variation_bias,
 )
-from stylisticbias.analysis.paired_variation.variation import halo_rate, variation_bias
-from stylisticbias.analysis.settings import AnalysisSettings
-from stylisticbias.benchmark import Benchmark
-from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.paired_variation.analysis.variation import halo_rate, variation_bias
 from stylisticbias.outputs import atomic_write_json, round_floats
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stylisticbias.analysis.paired_variation.counts import PairedData, axis_groups, kruskal_counts
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.benchmark.sections import StatisticsSpec
+from stylisticbias.families.paired_variation.analysis.counts import (
+    PairedData,
+    axis_groups,
+    kruskal_counts,
+)
 
 
 def _wilcoxon(x: np.ndarray, y: np.ndarray, zero_method: str) -> tuple[float, float, int]:

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stylisticbias.analysis.paired_variation.counts import Bootstrap, paired_data
-from stylisticbias.analysis.paired_variation.groups import group_gap
-from stylisticbias.analysis.paired_variation.variation import variation_bias
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.families.paired_variation.analysis.counts import Bootstrap, paired_data
+from stylisticbias.families.paired_variation.analysis.groups import group_gap
+from stylisticbias.families.paired_variation.analysis.variation import variation_bias
 
 
 def true_effects(truth: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:

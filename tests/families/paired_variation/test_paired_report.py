@@ -11,11 +11,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from stylisticbias.analysis.paired_run import analyze_paired, write_paired
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import ROOT, compose
-from stylisticbias.report.paired import build_paired_report, compare_categories
+from stylisticbias.families.paired_variation.analysis.run import analyze_paired, write_paired
+from stylisticbias.families.paired_variation.report.report import (
+    build_paired_report,
+    compare_categories,
+)
 from stylisticbias.spec.parse import config_from_params
 
 

@@ -1,0 +1,1 @@
+"""The paired-variation family's report stage modules."""
