@@ -3,7 +3,7 @@
 For each protocol a synthetic design is judged by the simulated judge
 (:mod:`stylisticbias.judge.engines.simulated.tasks`: answers written as text and read back by the
 task parsers) and the protocol's tables are built by the same builders the analyze stage uses
-(:mod:`.task_tables`). Over ``replicates`` independent replicates (new source photos /
+(:mod:`.tables`). Over ``replicates`` independent replicates (new source photos /
 instances, new judge seeds) every table with an interval reports the share of its intervals
 that cover the closed-form truth, with the Clopper-Pearson 95% interval of that share (as if the
 intervals were independent) and the interval by replicate (the rows of one replicate share its
@@ -23,7 +23,7 @@ rejection (with its Clopper-Pearson interval).
   ``vignette_selection``, ``vignette_log_odds`` (Woolf interval of the add-one log-odds ratio;
   truth: the log odds ratio of the expected selection shares), ``position_bias``; null:
   ``vignette_log_odds`` and ``vignette_polarity`` (the exact test stratified by instance,
-  :mod:`.task_exact`), ``vignette_pair_comp`` (Fisher exact), ``vignette_text_vs_image``
+  :mod:`.exact`), ``vignette_pair_comp`` (Fisher exact), ``vignette_text_vs_image``
   (two-proportion z) and ``position_bias``. Every tested table also reports its ``power``
   under the planted design (the share of its rows rejected after BH per replicate).
 
@@ -42,7 +42,7 @@ estimate over 400 replicates cannot settle 0.04 against 0.05; more null replicat
 2,000: a CP half-width near 0.01) can.
 
 The intervals are BCa with the small-sample expansion
-(:func:`~.task_stats.unit_bootstrap_ci`). With plain percentile intervals the ratio statistics
+(:func:`~.stats.unit_bootstrap_ci`). With plain percentile intervals the ratio statistics
 undercovered: over 400 replicates the win rate covered 0.933 (1,600 intervals), the MCQ gap
 0.942, BCa alone 0.938 / 0.944, BCa expanded 0.951 / 0.949; the estimator's own bias is
 small (the MCQ relative mean gap, a ratio of means, +0.008 against an SD of 0.10: the O(1/n)

@@ -97,7 +97,7 @@ def reflect_demo(model: str = "simulated", n_photos: int = 48, seed: int = 1,
 
 def options_table(ans: pd.DataFrame, activity: str) -> pd.DataFrame:
     """One row per (valid answer, identity shown): ``unit``, ``identity``, ``partner``,
-    ``activity``, ``selected`` (the option table of :func:`~.task_tables.vignette_tables`)."""
+    ``activity``, ``selected`` (the option table of :func:`~.tables.vignette_tables`)."""
     valid = ans[ans["choice"] != "invalid"]
     rows = []
     for r in valid.itertuples(index=False):

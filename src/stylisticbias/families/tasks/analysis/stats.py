@@ -217,7 +217,7 @@ def log_odds(options: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     log-odds ratio, ``+- z sqrt(sum 1 / (cell + 1))``, and two p-values of the 2x2 table
     ``[[r_a, o_a - r_a], [r_not_a, o_not_a - r_not_a]]``: ``pval`` the exact test stratified by
     the sampling unit (``unit``: the instance whose photos every question of it shows;
-    :func:`~.task_exact.stratified_exact_p`) and ``pval_fisher`` the paper's pooled Fisher exact
+    :func:`~.exact.stratified_exact_p`) and ``pval_fisher`` the paper's pooled Fisher exact
     test (equal to ``pval`` when there is one unit, or no ``unit`` column).
     """
     z = float(stats.norm.ppf(0.5 + level / 2))
@@ -267,7 +267,7 @@ def polarity(
     """(S_high - S_low in percent, stratified exact p, the paper's pooled Fisher p) for one
     identity and trait pair or taxonomy (VIGNETTE 4.4): x = selections, n = appearances as an
     option, one entry per sampling unit (a scalar each: one unit, the two p-values equal).
-    The stratified test (:func:`~.task_exact.stratified_exact_p`) conditions on each unit's
+    The stratified test (:func:`~.exact.stratified_exact_p`) conditions on each unit's
     margins, so units (photos) that make an identity chosen more often for every term do not
     count as evidence of a valence difference."""
     tables = stratified_tables(np.atleast_1d(x_high), np.atleast_1d(n_high),

@@ -5,7 +5,7 @@ The same contract as :mod:`.table_registry` (the forced-choice tables): every ta
 words (``model``, ``scenario_id``, ``ci_low``, ``ci_high``, ``pval``, ``n``, ``simulated``)
 mean what they mean there, the task words are defined in :data:`TASK_VOCABULARY` -- and every
 builder's output is validated against its pandera schema (:func:`validate_task_table`). The
-builders take long tables of parsed answers (:mod:`.task_stats` documents their columns) and
+builders take long tables of parsed answers (:mod:`.stats` documents their columns) and
 put bootstrap intervals over the sampling unit (``unit``: the source photo, the image pair).
 """
 

@@ -9,7 +9,7 @@ The conventions of :mod:`stylisticbias.report.mlflow_log`, applied to the task t
   tables (:func:`~stylisticbias.families.tasks.analysis.metrics.task_metrics`) in the logged table
   ``tables/metrics_all.json``; its rows of every task table the analyze stage wrote (the same
   artifact names in every model run, empty where the model has none); its own figures
-  (``figures/<name>.png``, drawn from its rows by :data:`~.task_figures.TASK_FIGURES`).
+  (``figures/<name>.png``, drawn from its rows by :data:`~.figures.TASK_FIGURES`).
 * **Comparison run** (``run_kind=comparison``): ``reports/README.md``, the report's figures
   (every model), ``reports/calibration.json`` when the calibrate stage ran, every task table
   (all models) and ``n_models``.

@@ -1,7 +1,7 @@
 """The report of a task protocol (REFLECT, VIGNETTE): ``reports/README.md`` from the analyze
 stage's task tables section (``reports/tables/task_report.md``) and the calibration of the
 simulated judges' records (``reports/calibration.json``), with a headline per model
-(:func:`~.task_track.task_headline`) and the protocol's figures (:mod:`.task_figures`: REFLECT's
+(:func:`~.track.task_headline`) and the protocol's figures (:mod:`.figures`: REFLECT's
 win-rate heatmap and MCQ option distributions, VIGNETTE's log-odds forest plot) in
 ``reports/figures/``. No leaderboard: ``reports/plots/`` and ``reports/leaderboard/`` are left
 empty."""
