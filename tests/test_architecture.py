@@ -130,6 +130,8 @@ def _entry_points(graph: grimp.ImportGraph) -> set[str]:
         roots.add(f"{PACKAGE}.{name}")
         refs = (*family.hooks.values(), *family.paradigms.values())
         roots |= {REFERENCE.match(ref).group(1) for ref in refs}  # type: ignore[union-attr]
+    # families/_template: a family to copy, never run (tests/families/test_template.py)
+    roots |= {f"{PACKAGE}._template", f"{PACKAGE}._template.stage"}
     for path in sorted((SRC / "stylisticbias").rglob("*.py")):  # python -m ...
         text = path.read_text(encoding="utf-8")
         if path.name == "__main__.py" or 'if __name__ == "__main__"' in text:

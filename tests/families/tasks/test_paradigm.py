@@ -72,3 +72,51 @@ def test_a_text_only_task_finds_its_image_twin_by_the_paradigms_rule() -> None:
     assert {k: v.id for k, v in pairs.items() if v} == dict(zip(range(401, 407), range(301, 307)))
     # a pairwise task has no twin
     assert twin(bench.task_scenario(301), bench) is None
+
+
+def test_a_sixth_protocol_with_a_new_paradigm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/architecture.md's worked example: VIGNETTE's decision questions as a protocol of
+    its own whose paradigm also keeps REFLECT's win-rate tables -- a protocol mapping, one
+    paradigm (registered here as ``FAMILY.paradigms`` would name its module)."""
+    import pandas as pd
+
+    from stylisticbias.families.tasks.analysis.records import task_tables_from_records
+    from stylisticbias.families.tasks.judge.run import task_records
+    from stylisticbias.families.tasks.paradigm import Paradigm
+    from stylisticbias.families.tasks.vignette import image_twin
+
+    hiring = Paradigm(
+        name="hiring",
+        pairwise_tables=("reflect_win_rates", "reflect_win_matrix", "position_bias"),
+        image_twin=image_twin,
+    )
+    family = FAMILIES.lookup("tasks")
+    monkeypatch.setitem(family._paradigms, "hiring", hiring)  # type: ignore[attr-defined]
+    raw = _raw("vignette")
+    cfg = {
+        **raw,
+        "name": "vignette-hiring",
+        "paradigm": "hiring",
+        "tasks": [t for t in raw["tasks"] if t["id"] in (301, 302, 401, 402)],
+    }
+    bench = benchmark_from_config(cfg, "conf/benchmark/vignette-hiring.yaml")
+    assert bench.paradigm == "hiring"
+    eth = ["Asian", "Black", "White"]
+    faces = pd.DataFrame(
+        {
+            "face_id": [f"F{i:03d}" for i in range(24)],
+            "image_id": [f"F{i:03d}-base" for i in range(24)],
+            "ethnicity": [eth[i % 3] for i in range(24)],
+            "gender": ["female" if (i // 3) % 2 == 0 else "male" for i in range(24)],
+            "status": ["ok"] * 24,
+        }
+    )
+    rec = task_records(bench, faces, "sim", seed=1)
+    tabs = task_tables_from_records(rec, bench, "sim", n_boot=5, simulated=True)
+    assert {
+        "reflect_win_rates",
+        "reflect_win_matrix",
+        "position_bias",
+        "vignette_text_vs_image",
+    } == set(tabs)
+    assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == [301, 302]
