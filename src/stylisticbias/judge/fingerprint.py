@@ -46,7 +46,7 @@ def fingerprint(
     engine_cfg: Mapping[str, Any],
     judge_cfg: Mapping[str, Any],
     benchmark: Benchmark,
-    engine: JudgeEngine,
+    engine: JudgeEngine | None,
 ) -> dict[str, Any]:
     """Everything that determines the records, and only that: not which images, not speed
     settings, not labels (``paper_name``, ``display_name``), not the settings other stages read
@@ -55,6 +55,8 @@ def fingerprint(
 
     ``aliases`` holds the sha256 the same configuration had when those keys still counted, so
     the records of an earlier version are recognised as this configuration's (not stashed).
+    ``engine`` adds its own ``fingerprint()`` when it has one; None for an engine class without
+    one (the same print, computed before the engine is built).
     """
 
     def digest(model_skip: set[str], judge_skip: set[str]) -> tuple[str, Any]:
