@@ -94,10 +94,10 @@ def test_reflect_report_has_headline_and_figures(
         assert f"(figures/{f})" in text
 
 
-def test_vignette_report_has_the_forest_plot(vignette_reports: Path, tmp_path: Path) -> None:
+def test_vignette_report_has_the_heat_map(vignette_reports: Path, tmp_path: Path) -> None:
     reports = _copy_tables(vignette_reports, tmp_path)
     text = build_task_report(load_benchmark("vignette"), reports).read_text(encoding="utf-8")
-    assert "(figures/vignette_log_odds_forest.png)" in text
+    assert "(figures/vignette_log_odds_heatmap.png)" in text
     assert "strongest log-odds" in text and "selection frequency of doctor" in text
     tables = read_task_tables(reports / "tables")
     lines = task_headline(tables, "simulated-strong")

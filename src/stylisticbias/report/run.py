@@ -19,7 +19,7 @@ from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import ROOT, project_root
 from stylisticbias.outputs import atomic_dir, atomic_write_text
 from stylisticbias.report import figures as F
-from stylisticbias.report.findings import findings
+from stylisticbias.report.findings import findings, short_findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
 from stylisticbias.report.leaderboard import leaderboard_models, write_leaderboard
 from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
@@ -261,7 +261,8 @@ def build_report(config: Config, root: Path | None = None) -> None:
                 ci=inputs.analysis.ci,
             )
         ]
-        md = build_markdown(inputs, figs, found, cmp, alpha, reports)
+        short = short_findings(inputs.tables, scen, share, reference, alpha, inputs.analysis.ci)
+        md = build_markdown(inputs, figs, found, cmp, alpha, reports, [md_escape(f) for f in short])
     write_report_leaderboard(inputs, reports)
     readme = reports / "README.md"
     atomic_write_text(readme, md)

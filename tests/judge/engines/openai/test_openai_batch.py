@@ -131,6 +131,10 @@ def test_generate_through_batch_is_byte_identical_to_online(
     assert stats["api_requests"] == 0 and stats["api_batch_lines_done"] == n
     assert stats["api_batch_prompt_tokens"] == 100 * n
     assert no_sleep and set(no_sleep) == {30.0}  # it polled, waiting poll_interval_s each time
+    # the run log names the job billed: its provider id, lines, tokens
+    (logged,) = json.loads(run_log_path(out).read_text())["batch_jobs"]
+    assert logged["batch_id"] == jobs[0]["batch_id"] and logged["batch_id"] in server.batches
+    assert logged["done"] == n and logged["prompt_tokens"] == 100 * n
     # a rerun: nothing to do, nothing submitted
     judge(p, tmp_path / "b")
     assert len(server.batches) == 1
