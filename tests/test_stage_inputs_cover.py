@@ -104,19 +104,21 @@ CHANGES: dict[tuple[str, Any], set[str]] = {
     ("judge.parser", "official"): _files("judge"),
     ("judge.dry_run", True): _files("judge"),
     # what is judged and how: the calibration re-simulates it, the report states it
-    ("judge.seeds", (1,)): _files("judge", "analysis"),
-    ("judge.temperature", 0.5): _files("judge", "analysis"),
+    ("judge.seeds", (1,)): _files("judge", "analysis", "report"),
+    ("judge.temperature", 0.5): _files("judge", "analysis", "report"),
     ("qa.policy", "exclude"): _files("dataset", "judge"),
-    # read in reporting (the report and its MLflow runs), and by the dataset stages
-    ("tracking.timeout_s", 9): _files("analysis"),
-    ("soda.alpha", 0.05): _files("dataset", "analysis"),
-    ("faces.n", 7): _files("dataset", "analysis"),
-    ("generator.size", 48): _files("dataset", "analysis"),
-    ("analysis.bootstrap.n_resamples", 10): _files("analysis"),
-    ("analysis.definitions", "official"): _files("judge", "analysis"),
+    # read in reporting only (the report and its MLflow runs): report and track re-run, no
+    # analyze or calibrate; and by the dataset stages
+    ("tracking.timeout_s", 9): _files("report"),
+    ("tracking.experiment_name", "another"): _files("report"),
+    ("soda.alpha", 0.05): _files("dataset", "report"),
+    ("faces.n", 7): _files("dataset", "analysis", "report"),
+    ("generator.size", 48): _files("dataset", "analysis", "report"),
+    ("analysis.bootstrap.n_resamples", 10): _files("analysis", "report"),
+    ("analysis.definitions", "official"): _files("judge", "analysis", "report"),
     # a model's settings: its own judge stage; a speed setting of its engine: that stage only
     ("models.simulated-weak.noise_sd", 0.2): _files(
-        "judge", "analysis", models=("simulated-weak",)
+        "judge", "analysis", "report", models=("simulated-weak",)
     ),
     ("models.simulated-weak.engine.image_batch_size", 8): _files(
         "judge", models=("simulated-weak",)

@@ -7,17 +7,20 @@ list their code, ``conf/`` files and settings one by one. The first stage, which
 :func:`stylisticbias.config.load_config`) and writes, per group of stages, one file holding the
 settings those stages read and the SHA-256 of their code and ``conf/`` inputs:
 
-- ``data/config/dataset.yaml``: faces, variations, locality, annotate, qa, generator_audit, soda;
+- ``data/config/dataset.yaml``: faces, variations, locality, annotate, qa, generator_audit, soda
+  (with the content hash of the imported image sets, ``data/import``: :func:`input_hash`);
 - ``data/config/judge/<model>.yaml``: ``judge@<model>`` and ``scores@<model>``;
-- ``data/config/analysis.yaml``: analyze, calibrate, report, track.
+- ``data/config/analysis.yaml``: analyze, calibrate;
+- ``data/config/report.yaml``: report, track (a setting only reporting reads, ``tracking.*``,
+  re-runs these two and nothing before them).
 
 A stage depends on its group's file (and on the data it reads), so it re-runs when one of those
 settings or inputs changes and not otherwise: the file's bytes change only then. A group holds
 the settings its stages read and no others (``judge.undecided_warn`` is in the judge group's
 files, for the scores stage, and in no other: :func:`readers`). Granularity is the group's: a
 change to one stage's code or settings re-runs the other stages of its group (a group per stage
-would cost ``dvc exp show`` five more columns); a judge stage with nothing to judge returns in
-seconds without reading its records.
+would cost ``dvc exp show`` more columns than its 40); a judge stage with nothing to judge
+returns in seconds without reading its records.
 
 The code a group hashes is its listed inputs plus every ``stylisticbias`` module its stage scripts
 import, directly or through other modules, lazy imports included (:func:`code_closure`, from
@@ -29,6 +32,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,6 +43,7 @@ import grimp
 import yaml
 
 from stylisticbias.config import RESOLVED, dump_params, subtree
+from stylisticbias.outputs import atomic_write_json
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +90,16 @@ ENGINE_SPEED = tuple(
         "suffix_batch_size", "branch_batch_size", "suffix_padding", "progress",
     )
 )  # fmt: skip
+#: what analyze and calibrate read (the report and track state it too)
+ANALYSIS_SETTINGS = (
+    "seed", "protocol", "paths", "faces.n", "models", *JUDGING, "analysis", "generator",
+)  # fmt: skip
+#: the folder of imported image sets (``generator: import``): an input of the dataset group
+IMPORT_DIR = "data/import"
+#: where the content hashes of large input folders are remembered by (size, mtime, inode), so
+#: the first stage reads an imported image again only when it changed (like DVC's own state)
+HASH_STATE = Path(".cache/stage-input-hashes.json")
+
 #: settings no stage reads: the release command's, a sweep's, and the derived list of models
 #: (``models`` holds the names)
 READ_BY_NO_STAGE = ("release", "sweep", "judged_models")
@@ -105,6 +120,9 @@ GROUPS: tuple[StageGroup, ...] = (
             "src/stylisticbias/generators", "src/stylisticbias/sampling.py",
             "src/stylisticbias/gallery.py", "src/stylisticbias/qa", "src/stylisticbias/annotate",
             "src/stylisticbias/soda", PROTOCOL, "conf/benchmark/soda.yaml", "conf/soda",
+            # the image sets of generator=import (faces, variations): hashed here, not a DVC
+            # dependency of their own (a column of `dvc exp show` less)
+            IMPORT_DIR,
         ),
     ),
     # judge@MODEL and scores@MODEL: the images (qa.policy=exclude leaves failing edits out),
@@ -129,23 +147,29 @@ GROUPS: tuple[StageGroup, ...] = (
         ),
         per_model=True,
     ),
-    # analyze, calibrate, report, track: the analysis settings; the judging settings the
-    # calibration re-simulates and the report and its MLflow runs state (not the scores
-    # stage's: they read the scores); the models (not their engines' speed settings); the
-    # generator, faces.n and seed the report and its runs name; the store; the SODA audit's run
+    # analyze, calibrate: the analysis settings; the judging settings the calibration
+    # re-simulates (not the scores stage's: they read the scores); the models (not their
+    # engines' speed settings); the generator, faces.n and seed of the design
     StageGroup(
         "analysis",
-        settings=(
-            "seed", "protocol", "paths", "faces.n", "models", *JUDGING, "analysis", "generator",
-            "tracking", "soda",
-        ),
+        settings=ANALYSIS_SETTINGS,
         inputs=(
-            "pipelines/analyze.py", "pipelines/calibrate.py", "pipelines/report.py",
-            "pipelines/track.py", "src/stylisticbias/benchmark", "src/stylisticbias/analysis",
-            "src/stylisticbias/score_store.py", "src/stylisticbias/judge/engines/simulated",
-            "src/stylisticbias/judge/engines/base.py", "src/stylisticbias/judge/protocol",
-            "src/stylisticbias/report", "src/stylisticbias/tracking", "conf/planted",
-            "conf/reference", PROTOCOL, ".dvc/plots/offline.html",
+            "pipelines/analyze.py", "pipelines/calibrate.py", "src/stylisticbias/benchmark",
+            "src/stylisticbias/analysis", "src/stylisticbias/score_store.py",
+            "src/stylisticbias/judge/engines/simulated", "src/stylisticbias/judge/engines/base.py",
+            "src/stylisticbias/judge/protocol", "conf/planted", "conf/reference", PROTOCOL,
+        ),
+        skip=ENGINE_SPEED,
+    ),
+    # report, track: what the analysis read (the report and its MLflow runs state it), the
+    # store (tracking) and the SODA audit's run; the report and tracking code
+    StageGroup(
+        "report",
+        settings=(*ANALYSIS_SETTINGS, "tracking", "soda"),
+        inputs=(
+            "pipelines/report.py", "pipelines/track.py", "src/stylisticbias/benchmark",
+            "src/stylisticbias/report", "src/stylisticbias/tracking", "conf/reference",
+            PROTOCOL, ".dvc/plots/offline.html",
         ),
         skip=ENGINE_SPEED,
     ),
@@ -188,12 +212,41 @@ def _pruned(node: Any, path: tuple[str, ...], skip: tuple[str, ...]) -> Any:
     return out
 
 
+def _file_sha(f: Path, state: dict[str, Any] | None) -> bytes:
+    """SHA-256 of ``f``'s bytes, read in chunks; with ``state``, remembered by (size, mtime,
+    inode) and read again only when one of those changed."""
+    if state is not None:
+        st = f.stat()
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        known = state.get(str(f))
+        if known and known[0] == stamp:
+            return bytes.fromhex(known[1])
+    h = hashlib.sha256()
+    with f.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    if state is not None:
+        state[str(f)] = [stamp, h.hexdigest()]
+    return h.digest()
+
+
 def input_hash(root: Path, rel: str) -> str:
-    """SHA-256 of a file, or of a folder's files (their paths and bytes; caches skipped)."""
-    path = root / rel
+    """SHA-256 of a file, or of a folder's regular files (their paths and bytes; caches and
+    special files skipped): the same on every machine. Under ``data/`` (image sets, maybe
+    gigabytes) each file's hash is remembered by (size, mtime, inode) in :data:`HASH_STATE`
+    and the file read again only when one of those changed."""
+    if not rel.startswith("data/"):
+        return _tree_hash(root / rel, None)
+    state = _load_state(root)
+    digest = _tree_hash(root / rel, state)
+    _save_state(root, state)
+    return digest
+
+
+def _tree_hash(path: Path, state: dict[str, Any] | None) -> str:
     h = hashlib.sha256()
     if path.is_file():
-        h.update(path.read_bytes())
+        h.update(_file_sha(path, state))
         return h.hexdigest()
     if not path.is_dir():
         return "missing"
@@ -201,8 +254,25 @@ def input_hash(root: Path, rel: str) -> str:
         if "__pycache__" in f.parts or f.suffix == ".pyc":
             continue
         h.update(f.relative_to(path).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(f.read_bytes()).digest())
+        h.update(_file_sha(f, state))
     return h.hexdigest()
+
+
+def _load_state(root: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((root / HASH_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_state(root: Path, state: dict[str, Any]) -> None:
+    """Best effort: a state that cannot be written only costs re-reading next time."""
+    state = {k: v for k, v in state.items() if Path(k).exists()}  # files gone: forgotten
+    try:
+        atomic_write_json(root / HASH_STATE, state)
+    except OSError as exc:  # pragma: no cover - a read-only checkout
+        log.debug("stage-input hash state not saved: %s", exc)
 
 
 PACKAGE = "stylisticbias"
