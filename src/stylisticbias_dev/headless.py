@@ -204,6 +204,13 @@ def ink(png: bytes) -> float:
     return float((np.abs(px - background).sum(axis=1) > 24).mean())
 
 
+#: the images whose right edge lies past the window's (cut by a frame, or scrolled to)
+_CUT_IMAGES = (
+    "Array.from(document.images).filter(i => i.getBoundingClientRect().right > innerWidth + 1)"
+    ".map(i => (i.getAttribute('src') || '?').split('/').pop().slice(0, 80)).slice(0, 3)"
+)
+
+
 def layout_problems(
     path: Path,
     ready: str = "true",
@@ -213,9 +220,10 @@ def layout_problems(
     shots: Path | None = None,
 ) -> list[str]:
     """What a reader would see wrong in ``path`` opened at each width x fragment: the page wider
-    than the window (``scrollWidth > innerWidth``: a horizontal scroll bar, columns off-screen)
-    or a blank first viewport (less than :data:`MIN_INK` of it drawn). ``[]`` when none;
-    ``shots``: a folder for the first viewports' PNGs."""
+    than the window (``scrollWidth > innerWidth``: a horizontal scroll bar, columns off-screen),
+    an image reaching past the window's right edge (cut by its frame), or a blank first
+    viewport (less than :data:`MIN_INK` of it drawn). ``[]`` when none; ``shots``: a folder for
+    the first viewports' PNGs."""
     bad = []
     with open_page(path, ready, size=(widths[0], height)) as page:
         for width in widths:
@@ -226,6 +234,8 @@ def layout_problems(
                 sw, iw = page.eval("[document.documentElement.scrollWidth, window.innerWidth]")
                 if sw > iw:
                     bad.append(f"{where}: scrollWidth {sw} > innerWidth {iw}")
+                if cut := page.eval(_CUT_IMAGES):
+                    bad.append(f"{where}: image past the window's right edge: {', '.join(cut)}")
                 png = page.visible_png()
                 if shots is not None:
                     shots.mkdir(parents=True, exist_ok=True)

@@ -330,3 +330,30 @@ def test_vignette_log_odds_of_many_identities_and_terms_stay_readable(monkeypatc
     assert not bad, bad[:5]
     assert not problems
     plt.close(fig)
+
+
+def test_vignette_log_odds_of_many_terms_fit_a_screen_with_the_terms_as_rows(monkeypatch) -> None:
+    """The protocol demo's shape: 6 identities x 60 terms per model, two models. Terms as
+    columns made a 40 x 4 in strip that a 1500 px screen shrinks to ~4 px text; with the terms
+    as rows the figure stays within 16 x 16 in, every label readable and nothing overlapping."""
+    from stylisticbias.report import task_figures as TF
+
+    rng = np.random.default_rng(2)
+    ids, terms = [f"identity-{i}" for i in range(6)], [f"term {j:02d}" for j in range(60)]
+    lo = pd.DataFrame(
+        [
+            {"model": m, "activity": t, "identity": i, "log_odds": rng.normal(0, 0.5),
+             "pval": rng.uniform(0, 0.2), "simulated": True}
+            for m in ("simulated-strong", "simulated-weak") for i in ids for t in terms
+        ]
+    )  # fmt: skip
+    problems = check_saves(TF, monkeypatch)
+    fig = TF.fig_log_odds_heatmap(lo)
+    assert fig.get_figwidth() <= 16 and fig.get_figheight() <= 16
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == terms
+    assert [t.get_text() for t in ax.get_xticklabels()] == ids
+    bad = text_outside(fig) + point_label_problems(fig)
+    assert not bad, bad[:5]
+    assert not problems
+    plt.close(fig)

@@ -1,20 +1,27 @@
 """The browser check of every HTML page the project writes: opened in headless
 Chromium at 1280 and 1500 px, the page is no wider than the window (``scrollWidth <=
 innerWidth``: no column off-screen) and its first viewport is not blank, for the leaderboard
-(and a model's page, ``index.html#m0``); the wide table scrolls inside its frame with the model
-column in place; the plots sorted as the report's figures are. The gallery's check is in
-tests/test_gallery.py."""
+(and a model's page, ``index.html#m0``) and the page of ``dvc plots show`` (its figures scaled
+to the window, its plots marked SIMULATED from the data); the wide table scrolls inside its
+frame with the model column in place; the plots sorted as the report's figures are. The
+gallery's check is in tests/test_gallery.py."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from stylisticbias.analysis.headline import Headline
 from stylisticbias.config import project_root
 from stylisticbias.report.leaderboard import ALL_EQUAL, LeaderboardModel, render
-from stylisticbias.report.offline_plots import vendored_builds
+from stylisticbias.report.offline_plots import PLOTS_DIR, vendored_builds
+from stylisticbias.report.run import PLOT_CAVEAT, write_plot_data
 from stylisticbias_dev.bench.leaderboard import PLOTS_DRAWN, synthetic_models
 from stylisticbias_dev.headless import browser, layout_problems, open_page
 
@@ -36,6 +43,53 @@ def demo_board(tmp_path: Path, report_output) -> Path:
 @needs_browser
 def test_leaderboard_fits_the_window_and_shows_something(demo_board: Path) -> None:
     assert layout_problems(demo_board, DRAWN, fragments=("", "#m0")) == []
+
+
+#: every vega plot of the ``dvc plots show`` page drawn (the figures are <img>)
+VEGA_DRAWN = (
+    "Array.from(document.querySelectorAll('body > div[id]'))"
+    ".filter(d => !d.querySelector('img')).every(d => d.querySelector('svg'))"
+)
+#: the text the plots' caveat layer drew (the templates' last layer)
+WATERMARKS = (
+    "Array.from(document.querySelectorAll('g.role-mark.mark-text text')).map(t => t.textContent)"
+)
+
+
+def _dvc_plots_page(root: Path) -> Path:
+    """``dvc plots show`` on the report under ``root`` with this project's dvc.yaml and
+    ``.dvc/`` (config, templates): the page a user opens."""
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    if not (root / ".dvc").is_dir():
+        dvc_init = [sys.executable, "-m", "dvc", "init", "-q", "--no-scm"]
+        subprocess.run(dvc_init, cwd=root, check=True, env=env)
+        shutil.copy(project_root() / ".dvc" / "config", root / ".dvc" / "config")
+        shutil.copytree(project_root() / PLOTS_DIR, root / PLOTS_DIR, dirs_exist_ok=True)
+        shutil.copy(project_root() / "dvc.yaml", root / "dvc.yaml")
+        shutil.copy(project_root() / "params.yaml", root / "params.yaml")
+    cmd = [sys.executable, "-m", "dvc", "plots", "show", "-o", "dvc_plots"]
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return root / "dvc_plots" / "index.html"
+
+
+@needs_browser
+def test_dvc_plots_page_fits_the_window_and_is_marked_simulated_by_its_data(
+    demo_board: Path,
+) -> None:
+    root = demo_board.parents[2]  # the simulated demo's report
+    page = _dvc_plots_page(root)
+    assert len(list((page.parent / "static").glob("*.png"))) >= 5  # the report's figures too
+    assert layout_problems(page, VEGA_DRAWN) == []  # no figure cut at the window's edge
+    with open_page(page, VEGA_DRAWN, size=(1500, 1100)) as shown:
+        assert shown.eval(WATERMARKS) == [PLOT_CAVEAT] * 3  # one per plot of the CSVs
+    # the same plots from a real model: the report writes no caveat, the plots show none
+    plots = root / "reports" / "plots"
+    frames = {p.stem: pd.read_csv(p).drop(columns="caveat") for p in plots.glob("*.csv")}
+    write_plot_data(frames, plots, simulated=False)
+    with open_page(_dvc_plots_page(root), VEGA_DRAWN, size=(1500, 1100)) as shown:
+        assert shown.eval(WATERMARKS) == []
+        assert shown.eval("document.querySelectorAll('.role-mark.mark-rect path').length") > 0
 
 
 @needs_browser

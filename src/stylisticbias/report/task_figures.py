@@ -102,9 +102,11 @@ def fig_mcq_distributions(dist: pd.DataFrame) -> Figure:
 
 def fig_log_odds_heatmap(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
     """VIGNETTE Sec. 4.2, as the paper draws it: a heat map of the add-one log-odds, identity
-    (rows) x activity term (columns), one panel per model; ``*`` marks a cell whose Fisher p
-    survives Benjamini-Hochberg over the model's cells. Values are printed in the cells while
-    they fit (up to 16 columns)."""
+    x activity term, one panel per model; ``*`` marks a cell whose Fisher p survives
+    Benjamini-Hochberg over the model's cells. Identities are the rows, unless the terms are
+    many (over 16) and outnumber them: then the terms are (the protocol's 60 terms as columns
+    would make a figure a screen shows only shrunk past reading). Values are printed in the
+    cells while the columns fit (up to 16)."""
     df = lo.reset_index(drop=True)
     df["sig"] = False
     for _, g in df.groupby("model"):
@@ -112,9 +114,11 @@ def fig_log_odds_heatmap(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
     models = list(dict.fromkeys(df["model"]))
     identities = sorted(df["identity"].astype(str).unique())
     terms = sorted(df["activity"].astype(str).unique())
-    cell = 0.42 if len(terms) <= 16 else 0.28
-    width = max(4.0, cell * len(terms) + 2.6)
-    height = max(3.0, 0.28 * len(identities) + 2.2)
+    transpose = len(terms) > 16 and len(terms) > len(identities)
+    rows, cols = (terms, identities) if transpose else (identities, terms)
+    cell = 0.42 if len(cols) <= 16 else 0.28
+    width = max(4.0, cell * len(cols) + 2.6)
+    height = max(3.0, (0.2 if transpose else 0.28) * len(rows) + 2.2)
     fig, axes = plt.subplots(1, len(models), figsize=(width * len(models) + 1.0, height),
                              squeeze=False, layout="constrained")  # fmt: skip
     fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))
@@ -128,10 +132,12 @@ def fig_log_odds_heatmap(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
         grid = grid.reindex(index=identities, columns=terms)
         sig = g.pivot_table(index="identity", columns="activity", values="sig", aggfunc="max")
         sig = sig.reindex(index=identities, columns=terms).fillna(False).astype(bool)
+        if transpose:
+            grid, sig = grid.T, sig.T
         im = ax.imshow(grid.to_numpy(float), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-        ax.set_xticks(range(len(terms)), terms, rotation=45, ha="right", fontsize=7)
-        ax.set_yticks(range(len(identities)), identities, fontsize=7)
-        show_values = len(terms) <= 16
+        ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(rows)), rows, fontsize=7)
+        show_values = len(cols) <= 16
         for (i, j), v in np.ndenumerate(grid.to_numpy(float)):
             if not np.isfinite(v):
                 continue
@@ -140,7 +146,9 @@ def fig_log_odds_heatmap(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
             if text:
                 color = "white" if abs(v) > 0.6 * lim else "black"
                 ax.text(j, i, text, ha="center", va="center", fontsize=6, color=color)
-        ax.set_xlabel("activity term", fontsize=8)
+        ax.set_xlabel("identity" if transpose else "activity term", fontsize=8)
+        if transpose:
+            ax.set_ylabel("activity term", fontsize=8)
         ax.set_title(m, fontsize=9)
     if im is not None:
         fig.colorbar(im, ax=list(axes.flat), shrink=0.8, label="add-one log-odds (natural log)")
