@@ -78,6 +78,7 @@ bench: $(STAMP)  ## regenerate reports/bench/*.json (CPU benchmarks; minutes)
 	$(BIN)/python -m stylisticbias_dev.bench.generation --faces 500
 	$(BIN)/python -m stylisticbias_dev.bench.judge --images 2 --repeats 5 --generate-scenarios 2
 	$(BIN)/python -m stylisticbias_dev.bench.analysis --models 6,20,100 --add-one --workdir .cache/bench-analysis
+	$(BIN)/python -m stylisticbias_dev.bench.simulated_judge --images 2000 --repeats 3
 	$(BIN)/python -m stylisticbias_dev.bench.scan_engines --workdir .cache/bench-analysis --models 20
 	$(BIN)/python -m stylisticbias_dev.bench.openai_engine --images 2 --scenarios 3 --repeats 3
 	$(BIN)/python -m stylisticbias_dev.bench.scores --workdir .cache/bench-scores --repeats 5

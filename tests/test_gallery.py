@@ -191,3 +191,17 @@ def test_gallery_shows_the_qa_checks_of_every_edit(tmp_path: Path) -> None:
     assert dom.count('title="excluded from judging (qa.policy=exclude)"') == 1
     first = dom.split(f'data-image-id="{ok["image_id"][0]}"')[1].split("</figure>")[0]
     assert "L\u2713" in first and "A\u2717" in first and "I\u2713" in first
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="/usr/bin/chromium not installed (apt-get install chromium)"
+)
+def test_gallery_fits_the_window_and_shows_something(tmp_path: Path) -> None:
+    """The browser check of tests/report/test_html_layout.py on the gallery: no horizontal
+    overflow at 1280 and 1500 px, a first viewport that is not blank."""
+    from stylisticbias_dev.headless import layout_problems
+
+    faces, variations, fdir, vdir = _tiny_dataset(tmp_path)
+    out = write_gallery(faces, variations, vdir / "gallery.html", fdir, vdir)
+    ready = "Array.from(document.images).every(i => i.complete)"
+    assert layout_problems(out, ready) == []

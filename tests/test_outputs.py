@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -312,7 +311,6 @@ def test_bad_value_fails_in_one_line_and_touches_nothing(
         tree(project / "reports"),
     )
     stage, params, args = _bad_params(kind, outside, default_params)
-    t0 = time.monotonic()
     proc = _run_stage(project, stage, params, *args)
     assert proc.returncode == 2, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
@@ -322,7 +320,6 @@ def test_bad_value_fails_in_one_line_and_touches_nothing(
     assert tree(project / "data") == before
     assert tree(outside) == before_out
     assert tree(project / "reports") == before_rep
-    assert time.monotonic() - t0 < 120
 
 
 def test_a_second_process_running_the_same_stage_is_refused(

@@ -15,6 +15,7 @@ from stylisticbias.tracking import (
     log_judge_run,
     log_params,
     param_value,
+    run_url,
     runs_url,
     start_run,
     tracking_enabled,
@@ -99,6 +100,15 @@ def test_experiment_opens_on_its_runs(tmp_path: Path) -> None:
     assert url == f"http://127.0.0.1:5000/#/experiments/{exp_id}/runs?workflowType=machine_learning"
     remote = tracking_spec({"tracking": {"enabled": True, "tracking_uri": "https://ml.example/"}})
     assert runs_url(remote, "7").startswith("https://ml.example/#/experiments/7/runs?")
+    # a run's page, in the classic view too (without the parameter MLflow 3.17's UI shows it
+    # under its GenAI "Evaluations"; checked against `mlflow ui` in headless Chromium)
+    page = run_url(spec, exp_id, "abc123")
+    assert page == (
+        f"http://127.0.0.1:5000/#/experiments/{exp_id}/runs/abc123?workflowType=machine_learning"
+    )
+    assert run_url(remote, "7", "r1") == (
+        "https://ml.example/#/experiments/7/runs/r1?workflowType=machine_learning"
+    )
 
 
 def test_params_are_flat_and_typed(tmp_path: Path) -> None:

@@ -7,13 +7,20 @@ list their code, ``conf/`` files and settings one by one. The first stage, which
 :func:`stylisticbias.config.load_config`) and writes, per group of stages, one file holding the
 settings those stages read and the SHA-256 of their code and ``conf/`` inputs:
 
-- ``data/config/dataset.yaml``: faces, variations, locality, annotate, qa, generator_audit, soda;
+- ``data/config/dataset.yaml``: faces, variations, locality, annotate, qa, generator_audit, soda
+  (with the content hash of the imported image sets, ``data/import``: :func:`input_hash`);
 - ``data/config/judge/<model>.yaml``: ``judge@<model>`` and ``scores@<model>``;
-- ``data/config/analysis.yaml``: analyze, calibrate, report, track.
+- ``data/config/analysis.yaml``: analyze, calibrate;
+- ``data/config/report.yaml``: report, track (a setting only reporting reads, ``tracking.*``,
+  re-runs these two and nothing before them).
 
 A stage depends on its group's file (and on the data it reads), so it re-runs when one of those
-settings or inputs changes and not otherwise: the file's bytes change only then. Granularity is
-the group's: a change to one stage's code or settings re-runs the other stages of its group.
+settings or inputs changes and not otherwise: the file's bytes change only then. A group holds
+the settings its stages read and no others (``judge.undecided_warn`` is in the judge group's
+files, for the scores stage, and in no other: :func:`readers`). Granularity is the group's: a
+change to one stage's code or settings re-runs the other stages of its group (a group per stage
+would cost ``dvc exp show`` more columns than its 40); a judge stage with nothing to judge
+returns in seconds without reading its records.
 
 The code a group hashes is its listed inputs plus every ``stylisticbias`` module its stage scripts
 import, directly or through other modules, lazy imports included (:func:`code_closure`, from
@@ -31,6 +38,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,6 +53,7 @@ from stylisticbias.config import RESOLVED, dump_params, subtree
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import PACKAGE as FAMILY_PACKAGE
 from stylisticbias.family import family_of
+from stylisticbias.outputs import atomic_write_json
 from stylisticbias.registry import REFERENCE
 
 log = logging.getLogger(__name__)
@@ -58,16 +67,56 @@ PROTOCOL = "conf/benchmark/{protocol}.yaml"
 @dataclass(frozen=True)
 class StageGroup:
     """Stages that re-run together: the settings (dotted keys) and inputs (files or folders)
-    they read."""
+    they read.
+
+    ``settings`` name what the stages' outputs depend on, as finely as the stages read them
+    (``judge.seeds``, not the whole ``judge`` section); ``skip`` names keys under those that the
+    stages do not read (``*`` matches one key: ``models.*.engine.image_batch_size``). Settings a
+    stage only *checks* are not listed: the ``check`` stage checks every setting on every run,
+    and a setting that changes no output must re-run nothing (:func:`readers` says which groups
+    read a key; ``tests/test_stage_inputs_cover.py`` pins the answer for each key).
+    """
 
     name: str
     settings: tuple[str, ...]
     inputs: tuple[str, ...]
     per_model: bool = False  #: one file per judged model (``{model}`` in ``settings``)
+    skip: tuple[str, ...] = ()
     #: the hooks of the protocol's family these stages call (stylisticbias.family.HOOKS): the
     #: family's package and the modules those hooks name are hashed too
     hooks: tuple[str, ...] = ()
 
+
+#: the judge settings that select what is judged and how (the records depend on them): not
+#: ``undecided_warn``/``undecided_max``/``parser`` (how the scores stage reads the records)
+JUDGING = (
+    "judge.images", "judge.scenarios", "judge.orderings", "judge.seeds", "judge.temperature",
+    "judge.max_new_tokens",
+)  # fmt: skip
+#: how the scores stage reads the records (not the judge: no record depends on them)
+SCORING = ("judge.parser", "judge.undecided_warn", "judge.undecided_max")
+#: engine settings of speed or placement (judge.fingerprint's _NON_RESULT_ENGINE_KEYS): read by
+#: the judge stage only, never by a stage after it
+ENGINE_SPEED = tuple(
+    f"models.*.engine.{k}"
+    for k in (
+        "allow_remote_licensed_images", "lightning", "image_batch_size", "num_workers", "device",
+        "suffix_batch_size", "branch_batch_size", "suffix_padding", "progress",
+    )
+)  # fmt: skip
+#: what analyze and calibrate read (the report and track state it too)
+ANALYSIS_SETTINGS = (
+    "seed", "protocol", "paths", "faces.n", "models", *JUDGING, "analysis", "generator",
+)  # fmt: skip
+#: the folder of imported image sets (``generator: import``): an input of the dataset group
+IMPORT_DIR = "data/import"
+#: where the content hashes of large input folders are remembered by (size, mtime, inode), so
+#: the first stage reads an imported image again only when it changed (like DVC's own state)
+HASH_STATE = Path(".cache/stage-input-hashes.json")
+
+#: settings no stage reads: the release command's, a sweep's, and the derived list of models
+#: (``models`` holds the names)
+READ_BY_NO_STAGE = ("release", "sweep", "judged_models")
 
 # fmt: off
 GROUPS: tuple[StageGroup, ...] = (
@@ -85,12 +134,22 @@ GROUPS: tuple[StageGroup, ...] = (
             "src/stylisticbias/generators", "src/stylisticbias/sampling.py",
             "src/stylisticbias/gallery.py", "src/stylisticbias/qa", "src/stylisticbias/annotate",
             "src/stylisticbias/soda", PROTOCOL, "conf/benchmark/soda.yaml", "conf/soda",
+            # the image sets of generator=import (faces, variations): hashed here, not a DVC
+            # dependency of their own (a column of `dvc exp show` less)
+            IMPORT_DIR,
         ),
     ),
+    # judge@MODEL and scores@MODEL: the images (qa.policy=exclude leaves failing edits out),
+    # what is judged and how, the model's section, the dry run; the scores stage's reader,
+    # undecided limits and phi definitions (stylisticbias.scores.write_scores). The judge
+    # re-runs on a scores setting and finds nothing to do (judge.consolidate.up_to_date) in
+    # seconds: one file per stage would cost `dvc exp show` a column per model (README "Reading
+    # dvc exp show"). Its MLflow run (tracking) logs a run that judged, it is no output.
     StageGroup(
         "judge",
         settings=(
-            "protocol", "paths", "qa.policy", "judge", "analysis.definitions", "models.{model}",
+            "protocol", "paths", "qa.policy", *JUDGING, "judge.dry_run", *SCORING,
+            "analysis.definitions", "models.{model}",
         ),
         inputs=(
             "pipelines/judge.py", "pipelines/scores.py", "src/stylisticbias/benchmark",
@@ -103,31 +162,108 @@ GROUPS: tuple[StageGroup, ...] = (
         per_model=True,
         hooks=("judge", "scenario", "scores"),
     ),
+    # analyze, calibrate: the analysis settings; the judging settings the calibration
+    # re-simulates (not the scores stage's: they read the scores); the models (not their
+    # engines' speed settings); the generator, faces.n and seed of the design
     StageGroup(
         "analysis",
-        settings=(
-            "protocol", "paths", "models", "judge", "analysis", "tracking", "soda",
-        ),
+        settings=ANALYSIS_SETTINGS,
         inputs=(
-            "pipelines/analyze.py", "pipelines/calibrate.py", "pipelines/report.py",
-            "pipelines/track.py", "src/stylisticbias/benchmark", "src/stylisticbias/analysis",
-            "src/stylisticbias/score_store.py", "src/stylisticbias/judge/engines/simulated",
-            "src/stylisticbias/judge/engines/base.py", "src/stylisticbias/judge/protocol",
-            "src/stylisticbias/report", "src/stylisticbias/tracking", "conf/planted",
-            "conf/reference", PROTOCOL, ".dvc/plots/offline.html",
+            "pipelines/analyze.py", "pipelines/calibrate.py", "src/stylisticbias/benchmark",
+            "src/stylisticbias/analysis", "src/stylisticbias/score_store.py",
+            "src/stylisticbias/judge/engines/simulated", "src/stylisticbias/judge/engines/base.py",
+            "src/stylisticbias/judge/protocol", "conf/planted", "conf/reference", PROTOCOL,
         ),
-        hooks=("scenario", "analyze", "calibrate", "report", "track"),
+        skip=ENGINE_SPEED,
+        hooks=("scenario", "analyze", "calibrate"),
+    ),
+    # report, track: what the analysis read (the report and its MLflow runs state it), the
+    # store (tracking) and the SODA audit's run; the report and tracking code
+    StageGroup(
+        "report",
+        settings=(*ANALYSIS_SETTINGS, "tracking", "soda"),
+        inputs=(
+            "pipelines/report.py", "pipelines/track.py", "src/stylisticbias/benchmark",
+            "src/stylisticbias/report", "src/stylisticbias/tracking", "conf/reference",
+            PROTOCOL, ".dvc/plots/offline.html",
+        ),
+        skip=ENGINE_SPEED,
+        hooks=("scenario", "report", "track"),
     ),
 )
 # fmt: on
 
 
+def _covers(pattern: str, key: str) -> bool:
+    """Whether dotted ``pattern`` (``*`` matches one key) names ``key`` or a key above it."""
+    p, k = pattern.split("."), key.split(".")
+    return len(p) <= len(k) and all(a in ("*", b) for a, b in zip(p, k, strict=False))
+
+
+def readers(key: str, model: str = "") -> tuple[str, ...]:
+    """The groups whose file holds setting ``key`` (dotted: ``judge.undecided_warn``,
+    ``models.simulated-weak.noise_sd``): the stages that re-run when it changes. ``model``:
+    the judged model whose per-model files are meant (default: the one ``key`` names, if any)."""
+    parts = key.split(".")
+    if not model and parts[0] == "models" and len(parts) > 1:
+        model = parts[1]
+    found = []
+    for g in GROUPS:
+        listed = [s.format(model=model) for s in g.settings]
+        if any(_covers(s, key) or _covers(key, s) for s in listed) and not any(
+            _covers(s, key) for s in g.skip
+        ):
+            found.append(g.name)
+    return tuple(found)
+
+
+def _pruned(node: Any, path: tuple[str, ...], skip: tuple[str, ...]) -> Any:
+    """``node`` (the setting at dotted ``path``) without the keys ``skip`` names."""
+    if not skip or not isinstance(node, Mapping):
+        return node
+    out = {}
+    for k, v in node.items():
+        sub = (*path, str(k))
+        if not any(_covers(s, ".".join(sub)) for s in skip):
+            out[k] = _pruned(v, sub, skip)
+    return out
+
+
+def _file_sha(f: Path, state: dict[str, Any] | None) -> bytes:
+    """SHA-256 of ``f``'s bytes, read in chunks; with ``state``, remembered by (size, mtime,
+    inode) and read again only when one of those changed."""
+    if state is not None:
+        st = f.stat()
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        known = state.get(str(f))
+        if known and known[0] == stamp:
+            return bytes.fromhex(known[1])
+    h = hashlib.sha256()
+    with f.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    if state is not None:
+        state[str(f)] = [stamp, h.hexdigest()]
+    return h.digest()
+
+
 def input_hash(root: Path, rel: str) -> str:
-    """SHA-256 of a file, or of a folder's files (their paths and bytes; caches skipped)."""
-    path = root / rel
+    """SHA-256 of a file, or of a folder's regular files (their paths and bytes; caches and
+    special files skipped): the same on every machine. Under ``data/`` (image sets, maybe
+    gigabytes) each file's hash is remembered by (size, mtime, inode) in :data:`HASH_STATE`
+    and the file read again only when one of those changed."""
+    if not rel.startswith("data/"):
+        return _tree_hash(root / rel, None)
+    state = _load_state(root)
+    digest = _tree_hash(root / rel, state)
+    _save_state(root, state)
+    return digest
+
+
+def _tree_hash(path: Path, state: dict[str, Any] | None) -> str:
     h = hashlib.sha256()
     if path.is_file():
-        h.update(path.read_bytes())
+        h.update(_file_sha(path, state))
         return h.hexdigest()
     if not path.is_dir():
         return "missing"
@@ -135,8 +271,25 @@ def input_hash(root: Path, rel: str) -> str:
         if "__pycache__" in f.parts or f.suffix == ".pyc":
             continue
         h.update(f.relative_to(path).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(f.read_bytes()).digest())
+        h.update(_file_sha(f, state))
     return h.hexdigest()
+
+
+def _load_state(root: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((root / HASH_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_state(root: Path, state: dict[str, Any]) -> None:
+    """Best effort: a state that cannot be written only costs re-reading next time."""
+    state = {k: v for k, v in state.items() if Path(k).exists()}  # files gone: forgotten
+    try:
+        atomic_write_json(root / HASH_STATE, state)
+    except OSError as exc:  # pragma: no cover - a read-only checkout
+        log.debug("stage-input hash state not saved: %s", exc)
 
 
 PACKAGE = "stylisticbias"
@@ -227,13 +380,28 @@ def group_inputs(
     return listed + tuple(extra)
 
 
-def group_file(group: StageGroup, params: Mapping[str, Any], root: Path, model: str = "") -> str:
-    """The text of one group's file: its settings and the hashes of its inputs."""
-    settings = {
-        k.format(model=model): subtree(params, k.format(model=model)) for k in group.settings
-    }
+def group_file(
+    group: StageGroup,
+    params: Mapping[str, Any],
+    root: Path,
+    model: str = "",
+    hashes: dict[str, str] | None = None,
+) -> str:
+    """The text of one group's file: its settings (less ``skip``) and the hashes of its inputs.
+
+    ``hashes``: input hashes already computed for ``root`` (filled in; groups share inputs)."""
+    skip = tuple(s.format(model=model) for s in group.skip)
+    settings = {}
+    for k in group.settings:
+        key = k.format(model=model)
+        settings[key] = _pruned(subtree(params, key), tuple(key.split(".")), skip)
     protocol = str(params.get("protocol"))
-    inputs = {rel: input_hash(root, rel) for rel in group_inputs(group, root, protocol, settings)}
+    memo = hashes if hashes is not None else {}
+    inputs = {}
+    for rel in group_inputs(group, root, protocol, settings):
+        if rel not in memo:
+            memo[rel] = input_hash(root, rel)
+        inputs[rel] = memo[rel]
     head = (
         f"# What the {group.name} stages read (written by the check stage, "
         "stylisticbias.stage_inputs); they re-run when it changes.\n"
@@ -246,14 +414,15 @@ def stage_input_files(params: Mapping[str, Any], root: Path) -> dict[Path, str]:
     """Every file the first stage writes (relative path -> text): the resolved configuration
     and one file per group (per judged model for the judge group)."""
     out: dict[Path, str] = {RESOLVED: dump_params(dict(params))}
+    hashes: dict[str, str] = {}
     for group in GROUPS:
         if group.per_model:
             for model in params.get("models") or {}:
                 out[CONFIG_DIR / group.name / f"{model}.yaml"] = group_file(
-                    group, params, root, str(model)
+                    group, params, root, str(model), hashes
                 )
         else:
-            out[CONFIG_DIR / f"{group.name}.yaml"] = group_file(group, params, root)
+            out[CONFIG_DIR / f"{group.name}.yaml"] = group_file(group, params, root, hashes=hashes)
     return out
 
 

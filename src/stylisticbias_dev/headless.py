@@ -4,7 +4,8 @@
 to be true, and returns a :class:`Page` that evaluates JS and records every console error,
 uncaught exception, log error (CSP violations) and network request the page made.
 Without a Chromium on PATH (``apt-get install -y chromium``) :func:`open_page` raises
-:class:`NoBrowser`; the tests skip on it.
+:class:`NoBrowser`; the tests skip on it. :func:`layout_problems` is the browser check of a
+page's layout: at each width, no horizontal overflow and a first viewport that is not blank.
 """
 
 from __future__ import annotations
@@ -47,8 +48,11 @@ class Page:
 
     def screenshot(self, width: int = 1400, height: int = 2600) -> bytes:
         """A PNG of the page at ``width`` x ``height``."""
-        import base64
+        self.viewport(width, height)
+        return self.visible_png()
 
+    def viewport(self, width: int, height: int) -> None:
+        """Make the window ``width`` x ``height`` CSS pixels (scale 1, desktop)."""
         self._send(
             "Emulation.setDeviceMetricsOverride",
             width=width,
@@ -56,7 +60,22 @@ class Page:
             deviceScaleFactor=1,
             mobile=False,
         )
+
+    def visible_png(self) -> bytes:
+        """A PNG of what the window shows now (the viewport at its scroll position)."""
+        import base64
+
         return base64.b64decode(self._send("Page.captureScreenshot", format="png")["data"])
+
+    def navigate(self, path: Path, ready: str = "true", fragment: str = "", timeout: float = 60.0):
+        """Load ``path`` (``#fragment`` appended) afresh and wait for ``ready``."""
+        self._send("Page.navigate", url="about:blank")
+        self.wait("location.href === 'about:blank'", timeout)
+        t0 = time.monotonic()
+        self._send("Page.navigate", url=path.resolve().as_uri() + fragment)
+        self.wait("document.readyState === 'complete' && location.protocol === 'file:'", timeout)
+        self.wait(ready, timeout)
+        self.load_s = time.monotonic() - t0
 
     def _send(self, method: str, **params: Any) -> dict[str, Any]:
         self._id += 1
@@ -99,9 +118,16 @@ class Page:
 
 
 @contextlib.contextmanager
-def open_page(path: Path, ready: str = "true", timeout: float = 60.0) -> Iterator[Page]:
-    """Load ``path`` in a fresh headless Chromium profile; ``load_s`` = seconds from navigation
-    to ``ready`` being true."""
+def open_page(
+    path: Path,
+    ready: str = "true",
+    timeout: float = 60.0,
+    size: tuple[int, int] | None = None,
+    fragment: str = "",
+) -> Iterator[Page]:
+    """Load ``path`` (``#fragment`` appended) in a fresh headless Chromium profile, in a window
+    of ``size`` (width, height) when given; ``load_s`` = seconds from navigation to ``ready``
+    being true."""
     exe = browser()
     if exe is None:
         raise NoBrowser("no Chromium on PATH (apt-get install -y chromium)")
@@ -140,8 +166,10 @@ def open_page(path: Path, ready: str = "true", timeout: float = 60.0) -> Iterato
             page = Page(ws)
             for domain in ("Runtime", "Log", "Network", "Page"):
                 page._send(f"{domain}.enable")
+            if size is not None:
+                page.viewport(*size)
             t0 = time.monotonic()
-            page._send("Page.navigate", url=path.resolve().as_uri())
+            page._send("Page.navigate", url=path.resolve().as_uri() + fragment)
             page.wait("document.readyState === 'complete'", timeout)
             page.wait(ready, timeout)
             page.load_s = time.monotonic() - t0
@@ -153,3 +181,67 @@ def open_page(path: Path, ready: str = "true", timeout: float = 60.0) -> Iterato
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+#: the widths a page must fit (a laptop, a desktop window)
+WIDTHS: tuple[int, ...] = (1280, 1500)
+#: a first viewport is blank when fewer of its pixels than this differ from its background
+MIN_INK = 0.01
+
+
+def ink(png: bytes) -> float:
+    """The share of a screenshot's pixels that differ from its most common colour."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    px = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).reshape(-1, 3).astype(np.int32)
+    packed = (px[:, 0] << 16) | (px[:, 1] << 8) | px[:, 2]
+    colours, counts = np.unique(packed, return_counts=True)
+    bg = int(colours[counts.argmax()])
+    background = np.array([bg >> 16, (bg >> 8) & 255, bg & 255])
+    return float((np.abs(px - background).sum(axis=1) > 24).mean())
+
+
+#: the images whose right edge lies past the window's (cut by a frame, or scrolled to)
+_CUT_IMAGES = (
+    "Array.from(document.images).filter(i => i.getBoundingClientRect().right > innerWidth + 1)"
+    ".map(i => (i.getAttribute('src') || '?').split('/').pop().slice(0, 80)).slice(0, 3)"
+)
+
+
+def layout_problems(
+    path: Path,
+    ready: str = "true",
+    fragments: tuple[str, ...] = ("",),
+    widths: tuple[int, ...] = WIDTHS,
+    height: int = 1100,
+    shots: Path | None = None,
+) -> list[str]:
+    """What a reader would see wrong in ``path`` opened at each width x fragment: the page wider
+    than the window (``scrollWidth > innerWidth``: a horizontal scroll bar, columns off-screen),
+    an image reaching past the window's right edge (cut by its frame), or a blank first
+    viewport (less than :data:`MIN_INK` of it drawn). ``[]`` when none; ``shots``: a folder for
+    the first viewports' PNGs."""
+    bad = []
+    with open_page(path, ready, size=(widths[0], height)) as page:
+        for width in widths:
+            page.viewport(width, height)
+            for frag in fragments:
+                page.navigate(path, ready, frag)
+                where = f"{path.name}{frag} at {width}x{height}"
+                sw, iw = page.eval("[document.documentElement.scrollWidth, window.innerWidth]")
+                if sw > iw:
+                    bad.append(f"{where}: scrollWidth {sw} > innerWidth {iw}")
+                if cut := page.eval(_CUT_IMAGES):
+                    bad.append(f"{where}: image past the window's right edge: {', '.join(cut)}")
+                png = page.visible_png()
+                if shots is not None:
+                    shots.mkdir(parents=True, exist_ok=True)
+                    name = f"{path.stem}{frag.replace('#', '-')}-{width}.png"
+                    (shots / name).write_bytes(png)
+                if (share := ink(png)) < MIN_INK:
+                    bad.append(f"{where}: blank first viewport ({share:.2%} drawn)")
+        bad += page.errors
+    return bad

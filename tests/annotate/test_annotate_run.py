@@ -175,7 +175,7 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
     t0 = time.monotonic()
     while len(list((out / "shards").glob("shard-*.parquet"))) < 3:
-        assert proc.poll() is None and time.monotonic() - t0 < 120
+        assert proc.poll() is None and time.monotonic() - t0 < 600  # a hang guard only
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -111,16 +110,14 @@ def test_bad_judge_settings_are_refused_before_any_table_or_heavy_import(
     params["judge"][key] = value
     bad = tmp_path / "params.yaml"
     bad.write_text(yaml.safe_dump(params, sort_keys=False))
-    t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", BLOCK_HEAVY], cwd=ROOT, capture_output=True, text=True,
         timeout=120, env={**os.environ, "STYLISTICBIAS_PARAMS": str(bad)},
     )  # fmt: skip
-    took = time.perf_counter() - t0
+    # before the heavy imports: with them made unimportable, the refusal is still our one line
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert needle in lines[0], lines[0]
-    assert took < 60, took  # seconds of start-up, not the judging libraries and tables
 
 
 def test_judge_stage_with_nothing_to_judge_imports_no_judging_library(tmp_path: Path) -> None:
@@ -141,5 +138,5 @@ def test_judge_stage_with_nothing_to_judge_imports_no_judging_library(tmp_path: 
         timeout=120, env={**os.environ, "PYTHONPATH": src},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "0 image(s) to judge" in proc.stderr, proc.stderr
+    assert "nothing to judge or consolidate" in proc.stderr, proc.stderr  # records unread
     assert (out / "judgments.parquet").read_bytes() == before

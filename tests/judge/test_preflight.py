@@ -8,7 +8,6 @@ import json
 import logging
 import socket
 import struct
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from safetensors.numpy import save_file
 from stylisticbias.config import load_group_option, load_params
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.hf import preflight
+from stylisticbias.judge.engines.openai import preflight as served_preflight
 from stylisticbias.judge.run import run_judge
 from stylisticbias.spec.parse import config_from_params
 
@@ -71,14 +71,32 @@ def _one_line(exc: pytest.ExceptionInfo[StylisticBiasError]) -> str:
     return msg
 
 
+def _count_gets(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
+    """Record every ``httpx2.get`` (URL, timeout) the preflights make; each still runs."""
+    import httpx2
+
+    calls: list[tuple[str, float]] = []
+    real = httpx2.get
+
+    def get(url: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append((str(url), kwargs.get("timeout")))
+        return real(url, *args, **kwargs)
+
+    monkeypatch.setattr(httpx2, "get", get)
+    return calls
+
+
 def test_missing_hub_weights_no_network_one_line_fast_nothing_touched(
-    tmp_path: Path, empty_cache: Path
+    tmp_path: Path, empty_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "j" / PAPER_MODEL
-    t0 = time.monotonic()
+    gets = _count_gets(monkeypatch)
     with pytest.raises(StylisticBiasError) as exc:
         run_judge(PAPER_MODEL, _config(tmp_path, PAPER_MODEL), progress=False, out_dir=out)
-    assert time.monotonic() - t0 < 10
+    # fast by construction: one probe of the hub, bounded by PROBE_TIMEOUT_S, then the error
+    # (not minutes of the hub client's retries)
+    assert len(gets) == 1 and gets[0][1] == preflight.PROBE_TIMEOUT_S, gets
+    assert "/api/models/Qwen/Qwen3-VL-8B-Instruct/revision/main" in gets[0][0], gets
     msg = _one_line(exc)
     for part in ("conf/model/qwen3-vl-8b.yaml", "Qwen/Qwen3-VL-8B-Instruct", "cannot be reached",
                  "hf download Qwen/Qwen3-VL-8B-Instruct --revision main", "HF_HUB_OFFLINE",
@@ -154,9 +172,11 @@ def test_served_model_without_key_or_answer_fails_before_output(
         run_judge(SERVED, _config(tmp_path, SERVED), progress=False, out_dir=out)
     _one_line(exc)
     monkeypatch.setenv("STYLISTICBIAS_TEST_NO_SUCH_KEY", "sk-test")
-    t0 = time.monotonic()
+    gets = _count_gets(monkeypatch)
     with pytest.raises(StylisticBiasError, match="does not answer") as exc:
         run_judge(SERVED, _config(tmp_path, SERVED), progress=False, out_dir=out)
-    assert time.monotonic() - t0 < 10
+    # one GET of {base_url}/models, bounded by the served preflight's PROBE_TIMEOUT_S
+    assert len(gets) == 1 and gets[0][0].endswith("/v1/models"), gets
+    assert gets[0][1] == served_preflight.PROBE_TIMEOUT_S, gets
     assert "conf/model/tiny-llava-next-vllm.yaml" in _one_line(exc)
     assert not out.parent.exists()

@@ -67,7 +67,7 @@ def test_sigkill_mid_run_then_resume_equals_uninterrupted(tmp_path: Path) -> Non
         stderr=subprocess.DEVNULL,
     )
     shards = out / "shards"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # a hang guard (the child stalled), never a speed bound
     try:
         while len(list(shards.glob("shard-*.parquet"))) < 3:
             assert proc.poll() is None, "child finished before it could be killed"
@@ -180,7 +180,7 @@ def finished(tmp_path: Path, _finished_run: tuple[Path, dict]) -> tuple[dict, Pa
 @pytest.mark.parametrize(
     "change",
     [
-        {"judge": {"undecided_warn": 0.5}},
+        {"judge": {"undecided_warn": 0.04}},
         {"judge": {"undecided_max": 0.9}},
         {"judge": {"parser": "official"}},
         {"model": {"paper_name": "Some paper name", "display_name": "Shown"}},

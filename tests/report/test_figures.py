@@ -1,4 +1,6 @@
-"""Figure helpers: Fig. 4's point labels do not overlap, Fig. 3's title says its order."""
+"""Figure helpers: Fig. 4's and Fig. 8's point labels overlap no other label and no other point
+and stay inside their axes, tick labels carry at most three decimals, Fig. 3's title says its
+order; every report figure passes the text checks (:func:`text_problems`)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,13 @@ import pandas as pd
 import pytest
 from matplotlib.text import Text
 
-from stylisticbias.report.figures import declutter, fig_scenarios, fig_sensitivity
+from stylisticbias.report.figures import (
+    declutter,
+    fig_pair,
+    fig_scenarios,
+    fig_sensitivity,
+    fig_variance,
+)
 
 
 def _scenarios(n: int = 25) -> pd.DataFrame:
@@ -35,12 +43,52 @@ def _label_boxes(fig):
     return [Text.get_window_extent(t, r) for t in ax.texts if t.get_text().startswith("Scenario")]
 
 
+def _crowded() -> pd.DataFrame:
+    """Scenarios whose points crowd (three on one spot, pairs side by side) and whose largest
+    sits at the right edge with a long label: where today's demo Figs. 4 and 8 went wrong."""
+    df = _scenarios()
+    df.loc[0:2, "sbs"] = [0.0150, 0.0151, 0.0152]
+    df.loc[3:4, "sbs"] = [0.0050, 0.0056]
+    df.loc[5, ["sbs", "label"]] = [0.045, "Attractive and very well dressed vs. other 5"]
+    df["abs_sbs"] = df["sbs"].abs()
+    df.loc[0:2, "abs_sbs"] = [0.0150, 0.0152, 0.0154]
+    return df
+
+
 def test_fig4_labels_do_not_overlap() -> None:
     fig = fig_sensitivity(_scenarios(), simulated=False)
     boxes = _label_boxes(fig)
     assert len(boxes) == 25
     overlaps = [(a, b) for a, b in itertools.combinations(boxes, 2) if a.overlaps(b)]
     assert not overlaps
+    plt.close(fig)
+
+
+def test_fig4_and_fig8_point_labels_overlap_nothing_and_stay_inside() -> None:
+    df = _crowded()
+    fig4 = fig_sensitivity(df, simulated=True)
+    assert point_label_problems(fig4) == []
+    wide = pd.DataFrame(
+        {
+            "m1": df["sbs"].to_numpy(),
+            "m2": df["sbs"].to_numpy() * 0.5,
+            "category": df["category"].to_numpy(),
+        },
+        index=df["label"],
+    )
+    fig8 = fig_pair(wide, "m1", "m2", {"slope": 0.5, "intercept": 0.0, "r": 1.0}, simulated=True)
+    assert point_label_problems(fig8) == []
+    plt.close("all")
+
+
+def test_tick_labels_have_at_most_three_decimals() -> None:
+    """Fig. 7's variances (~1e-4) printed as 0.00005, 0.00010, ...: now 0.5, 1.0 ... x10^-4."""
+    df = _scenarios().assign(variance=np.linspace(1e-5, 1.6e-4, 25), top_quartile=False)
+    fig = fig_variance(df, simulated=False)
+    fig.canvas.draw()
+    shown = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    assert shown and all(len(t.split(".")[1]) <= 3 for t in shown if "." in t), shown
+    assert "\u00d710\u207b" in fig.axes[0].get_xlabel()
     plt.close(fig)
 
 
@@ -104,10 +152,10 @@ def text_outside(fig, tol: float = 1.0) -> list[str]:
 def _corners(t: Text, r) -> np.ndarray:
     """The four corners of a (possibly rotated) text's box, in display pixels: the unrotated
     box's size turned by the rotation about the drawn box's centre."""
-    bb = t.get_window_extent(r)
+    bb = Text.get_window_extent(t, r)  # the text alone (an annotation's includes its arrow)
     angle = t.get_rotation()
     t.set_rotation(0)
-    flat = t.get_window_extent(r)
+    flat = Text.get_window_extent(t, r)
     t.set_rotation(angle)
     a = np.deg2rad(angle)
     rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
@@ -128,18 +176,56 @@ def _overlap(p: np.ndarray, q: np.ndarray, margin: float = 1.0) -> bool:
 
 
 def overlapping_labels(fig) -> list[str]:
-    """Pairs of drawn tick labels of one axis whose (rotated) boxes overlap: unreadable."""
+    """Pairs of drawn tick labels of one axis, or of texts drawn on one axes (point labels,
+    values), whose (rotated) boxes overlap: unreadable."""
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     drawn = {id(t) for t in _drawn_texts(fig)}
     bad = []
     for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            labels = [t for t in axis.get_ticklabels() if id(t) in drawn]
+        groups = [ax.xaxis.get_ticklabels(), ax.yaxis.get_ticklabels(), ax.texts]
+        for group in groups:
+            labels = [t for t in group if id(t) in drawn]
             quads = [_corners(t, r) for t in labels]
             for (p, tp), (q, tq) in itertools.combinations(zip(quads, labels), 2):
                 if _overlap(p, q):
                     bad.append(f"{tp.get_text()[:20]!r} / {tq.get_text()[:20]!r}")
+    return bad
+
+
+def point_label_problems(fig) -> list[str]:
+    """Point labels (annotations placed in offset points) that overlap another, cover another
+    point's marker or leave their axes."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.text import Annotation
+
+    bad = overlapping_labels(fig)
+    r = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        frame = ax.get_window_extent(r)
+        marks = [
+            (xy, np.sqrt(size) / 2 * fig.dpi / 72)
+            for c in ax.collections
+            if isinstance(c, PathCollection)
+            for xy, size in zip(
+                c.get_offset_transform().transform(c.get_offsets()),
+                np.resize(c.get_sizes(), len(c.get_offsets())),
+            )
+        ]
+        for t in ax.texts:
+            if not (isinstance(t, Annotation) and t.anncoords == "offset points"):
+                continue
+            b = Text.get_window_extent(t, r)
+            name = repr(t.get_text()[:20])
+            if max(frame.x0 - b.x0, b.x1 - frame.x1, frame.y0 - b.y0, b.y1 - frame.y1) > 1:
+                bad.append(f"{name} leaves its axes")
+            own = ax.transData.transform(t.xy)
+            for (x, y), rad in marks:
+                if np.hypot(x - own[0], y - own[1]) < 0.5:
+                    continue
+                dx, dy = max(b.x0 - x, 0, x - b.x1), max(b.y0 - y, 0, y - b.y1)
+                if np.hypot(dx, dy) < rad - 1:
+                    bad.append(f"{name} covers the point at ({x:.0f}, {y:.0f})")
     return bad
 
 
@@ -149,7 +235,7 @@ def check_saves(module, monkeypatch) -> dict[str, list[str]]:
     real_save = module.save
 
     def checked_save(fig, path):
-        bad = text_outside(fig) + overlapping_labels(fig)
+        bad = text_outside(fig) + point_label_problems(fig)
         if bad:
             problems[path.name] = bad
         return real_save(fig, path)
@@ -168,6 +254,13 @@ def test_the_text_checks_catch_clipped_and_overlapping_text() -> None:
     assert len(text_outside(fig)) == 1 and len(overlapping_labels(fig)) == 1
     ax.set_xticks([0.0, 1.0], ["a long tick label", "another long one"], rotation=90)
     assert overlapping_labels(fig) == []  # turned: side by side, no overlap
+    ax.scatter([0.5, 0.52, 0.99], [0.5, 0.5, 0.5])
+    for x, text in ((0.5, "one label"), (0.52, "its neighbour"), (0.99, "past the edge")):
+        ax.annotate(text, (x, 0.5), xytext=(2, 2), textcoords="offset points")
+    problems = point_label_problems(fig)
+    assert "'one label' / 'its neighbour'" in problems
+    assert "'past the edge' leaves its axes" in problems
+    assert any(p.startswith("'one label' covers the point") for p in problems), problems
     plt.close(fig)
 
 
@@ -197,7 +290,7 @@ def test_report_figures_keep_their_text_inside_the_canvas(
 
 
 def test_task_protocol_figures_keep_their_text_inside_the_canvas(tmp_path, monkeypatch) -> None:
-    """REFLECT's win-rate heatmap and MCQ distributions, VIGNETTE's log-odds forest plot (one
+    """REFLECT's win-rate heatmap and MCQ distributions, VIGNETTE's log-odds heat map (one
     model, and two side by side): drawn from the tables, no text clipped or overlapping."""
     from stylisticbias.families.tasks.analysis.demo import reflect_demo, vignette_demo, write
     from stylisticbias.families.tasks.report import figures as TF
@@ -212,3 +305,55 @@ def test_task_protocol_figures_keep_their_text_inside_the_canvas(tmp_path, monke
         written = TF.render_task_figures(tmp_path / f"tables{i}", tmp_path / f"figures{i}")
         assert sorted(p.name for p in written) == sorted(TF.TASK_FIGURES)
     assert not problems, "\n".join(f"{k}: {'; '.join(v)}" for k, v in sorted(problems.items()))
+
+
+def test_vignette_log_odds_of_many_identities_and_terms_stay_readable(monkeypatch) -> None:
+    """360 identity x term cells per model (the protocol demo's size): drawn as a heat map that
+    fits a screen (at most 16 in tall), no label clipped or on top of another."""
+    from stylisticbias.report import task_figures as TF
+
+    rng = np.random.default_rng(1)
+    ids, terms = [f"identity-{i:02d}" for i in range(36)], [f"term {j}" for j in range(10)]
+    lo = pd.DataFrame(
+        [
+            {"model": m, "activity": t, "identity": i, "log_odds": rng.normal(0, 0.5),
+             "pval": rng.uniform(0, 0.2), "simulated": True}
+            for m in ("simulated-strong", "simulated-weak") for i in ids for t in terms
+        ]
+    )  # fmt: skip
+    lo["ci_low"], lo["ci_high"] = lo["log_odds"] - 0.3, lo["log_odds"] + 0.3
+    problems = check_saves(TF, monkeypatch)
+    (name,) = [n for n, (table, _) in TF.TASK_FIGURES.items() if table == "vignette_log_odds"]
+    fig = TF.TASK_FIGURES[name][1](lo)
+    assert fig.get_figheight() <= 16
+    bad = text_outside(fig) + point_label_problems(fig)
+    assert not bad, bad[:5]
+    assert not problems
+    plt.close(fig)
+
+
+def test_vignette_log_odds_of_many_terms_fit_a_screen_with_the_terms_as_rows(monkeypatch) -> None:
+    """The protocol demo's shape: 6 identities x 60 terms per model, two models. Terms as
+    columns made a 40 x 4 in strip that a 1500 px screen shrinks to ~4 px text; with the terms
+    as rows the figure stays within 16 x 16 in, every label readable and nothing overlapping."""
+    from stylisticbias.report import task_figures as TF
+
+    rng = np.random.default_rng(2)
+    ids, terms = [f"identity-{i}" for i in range(6)], [f"term {j:02d}" for j in range(60)]
+    lo = pd.DataFrame(
+        [
+            {"model": m, "activity": t, "identity": i, "log_odds": rng.normal(0, 0.5),
+             "pval": rng.uniform(0, 0.2), "simulated": True}
+            for m in ("simulated-strong", "simulated-weak") for i in ids for t in terms
+        ]
+    )  # fmt: skip
+    problems = check_saves(TF, monkeypatch)
+    fig = TF.fig_log_odds_heatmap(lo)
+    assert fig.get_figwidth() <= 16 and fig.get_figheight() <= 16
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == terms
+    assert [t.get_text() for t in ax.get_xticklabels()] == ids
+    bad = text_outside(fig) + point_label_problems(fig)
+    assert not bad, bad[:5]
+    assert not problems
+    plt.close(fig)

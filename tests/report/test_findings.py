@@ -43,3 +43,25 @@ def test_papers_pareto_claim_comes_from_its_headline_numbers() -> None:
     hit = edited["claim"].str.startswith("variation values retained for evaluation")
     edited.loc[hit, "value"] = 40
     assert paper_pareto(edited, 0.8) == " (paper: about 15 of 40)"
+
+
+def test_headline_bullets_are_short_with_unit_direction_and_comparison(
+    tmp_path, report_output
+) -> None:
+    """The report's headline: every bullet at most ~30 words; shifts in percentage points with
+    their direction and what they are compared with; the long sentences below them."""
+    import re
+
+    from stylisticbias.report.findings import MAX_WORDS
+
+    report_output(["simulated-strong", "simulated-weak"], simulated=True)
+    text = (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
+    head = text.split("## Headline findings\n\n", 1)[1].split("\n\n", 1)[0]
+    bullets = [b[2:] for b in head.splitlines()]
+    assert len(bullets) >= 5
+    long = [f"{len(b.split())} words: {b[:60]}" for b in bullets if len(b.split()) > MAX_WORDS]
+    assert not long, long
+    assert sum(" pp" in b for b in bullets) >= 3  # the unit
+    assert any(re.search(r"toward (the (positive|negative) pole|\w)", b) for b in bullets)
+    assert any(re.search(r"largest of|least of|against", b) for b in bullets)  # compared
+    assert "### The numbers behind them" in text  # the detail, below

@@ -47,6 +47,29 @@ def test_committed_template_inlines_the_pinned_builds() -> None:
     assert "d3-array@" in (ROOT / PLOTS_DIR / "licenses" / "THIRD_PARTY_LICENSES.txt").read_text()
 
 
+def test_marked_templates_are_dvcs_own_plus_the_caveat_layer() -> None:
+    """.dvc/plots/marked_<name>.json: DVC's built-in <name> template (its unit spec as the first
+    layer, or its layers first) and one more layer that writes the data's ``caveat``."""
+    import json
+
+    from dvc_render.vega_templates import TEMPLATES
+
+    builtin = {t.DEFAULT_NAME: t.DEFAULT_CONTENT for t in TEMPLATES}
+    marked = sorted((ROOT / PLOTS_DIR).glob("marked_*.json"))
+    assert marked
+    for path in marked:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        base = builtin[path.stem.removeprefix("marked_")]
+        *layers, caveat = spec.pop("layer")
+        assert caveat["encoding"]["text"] == {"field": "caveat", "type": "nominal"}
+        assert "isValid(datum.caveat)" in caveat["transform"][0]["filter"]
+        if "layer" in base:
+            assert {**spec, "layer": layers} == base, path.name
+        else:
+            top = {k: v for k, v in base.items() if k in spec}
+            assert top == spec and layers == [{k: v for k, v in base.items() if k not in spec}]
+
+
 def test_dvc_config_points_at_the_template() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "dvc", "config", "plots.html_template"],

@@ -86,6 +86,19 @@ def test_dvc_plots_entries_point_at_written_columns(tmp_path, report_output):
         ((path, spec),) = entry.items()
         cols = pd.read_csv(tmp_path / path).columns
         assert spec["x"] in cols and spec["y"] in cols, path
+        # drawn by a template of the project's (.dvc/plots/) that shows the data's caveat
+        assert (project_root() / ".dvc" / "plots" / f"{spec['template']}.json").is_file(), path
+
+
+def test_plot_data_carries_the_simulated_caveat_only_from_simulated_judges(tmp_path) -> None:
+    from stylisticbias.report.run import PLOT_CAVEAT, write_plot_data
+
+    frames = {"pareto": pd.DataFrame({"rank": [1, 2], "cum_share": [0.6, 1.0]})}
+    write_plot_data(frames, tmp_path / "sim", simulated=True)
+    assert (pd.read_csv(tmp_path / "sim" / "pareto.csv")["caveat"] == PLOT_CAVEAT).all()
+    assert "SIMULATED" in PLOT_CAVEAT
+    write_plot_data(frames, tmp_path / "real", simulated=False)
+    assert list(pd.read_csv(tmp_path / "real" / "pareto.csv").columns) == ["rank", "cum_share"]
 
 
 # slow tier: a report with the paper's models (~8 CPU-s); fast sibling:

@@ -167,7 +167,17 @@ def test_report_stage_alone_logs_nothing(tmp_path, report_output, built_reports)
         config_from_params(params), tmp_path
     )  # logging again: new runs, the same stage output
     assert (tmp_path / RUNS_FILE).read_bytes() == out
-    assert len(json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())["runs"]) == 2
+    log = json.loads(run_log_path(tmp_path / RUNS_FILE).read_text())
+    assert len(log["runs"]) == 2
+    # each run's page in the MLflow UI's classic view (not MLflow 3's GenAI one)
+    client = mlflow.MlflowClient(log["tracking_uri"])
+    eid = client.get_experiment_by_name(params["tracking"]["experiment_name"]).experiment_id
+    assert log["runs_url"].endswith(f"/#/experiments/{eid}/runs?workflowType=machine_learning")
+    assert log["run_urls"] == {
+        name: f"http://127.0.0.1:5000/#/experiments/{eid}/runs/{run_id}"
+        "?workflowType=machine_learning"
+        for name, run_id in log["runs"].items()
+    }
 
 
 def test_tracking_disabled_logs_nothing(tmp_path, report_output):

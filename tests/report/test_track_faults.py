@@ -9,6 +9,7 @@ one comparison run; artifact paths are relative to the store, so a moved project
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import http.server
 import json
 import os
@@ -31,7 +32,8 @@ from stylisticbias.report.mlflow_log import TAG_KEY, TAG_KIND
 from stylisticbias.report.run import build_report
 from stylisticbias.report.track import RUNS_FILE, run_log_path, track_report
 from stylisticbias.spec.parse import config_from_params
-from stylisticbias.tracking import TrackingError, bound_s, tracking_spec
+from stylisticbias.spec.sections import TrackingSpec
+from stylisticbias.tracking import TrackingError, bound_s, store, tracking_spec
 from stylisticbias_dev.http_stub import answer, http_stub
 
 MODELS = ["simulated-strong", "simulated-weak"]
@@ -93,13 +95,18 @@ def _hanging_api_server() -> contextlib.AbstractContextManager[str]:
     return http_stub(get=hang, post=hang)
 
 
-#: seconds between two bytes of the trickling server: under tracking.timeout_s (1 s here)
-TRICKLE_S = 0.4
+#: seconds between two bytes of the trickling server: far under every read timeout
+TRICKLE_S = 0.05
+#: seconds a total deadline really runs in these tests (the bound the code asks for is recorded)
+FAST_DEADLINE_S = 0.2
+#: a per-read timeout that cannot fire before :data:`FAST_DEADLINE_S`, however loaded the
+#: machine: whatever ends a hanging or trickling call is the total deadline
+SLOW_READS_S = 30
 
 
 def _trickling_server(health_ok: bool) -> contextlib.AbstractContextManager[str]:
     """An HTTP server that answers one byte every :data:`TRICKLE_S`, forever (``/health`` too,
-    unless ``health_ok``): no read ever waits as long as the 1 s read timeout, so a per-read
+    unless ``health_ok``): no read ever waits as long as the read timeout, so a per-read
     timeout never fires."""
 
     def trickle(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
@@ -113,6 +120,34 @@ def _trickling_server(health_ok: bool) -> contextlib.AbstractContextManager[str]
             stop.wait(TRICKLE_S)
 
     return http_stub(get=trickle, post=trickle)
+
+
+@dataclasses.dataclass
+class Armed:
+    """One total deadline the tracking code armed: the seconds it asked for, the request, and
+    MLflow's request limits in force at that moment."""
+
+    seconds: float
+    what: str
+    mlflow_env: dict[str, str]
+
+
+def _fast_deadlines(monkeypatch: pytest.MonkeyPatch, *, health: bool) -> list[Armed]:
+    """Record every total deadline the tracking code arms and let it run
+    :data:`FAST_DEADLINE_S` instead: each MLflow API request's, and with ``health`` each
+    ``GET /health`` probe's too (else those run their own seconds: the probe must pass). The
+    deadline that ends a call is then proven by what was armed and by the error it raised,
+    not by how many seconds passed."""
+    armed: list[Armed] = []
+    real = store.call_deadline
+
+    def fast(seconds: float, what: str = "the call") -> contextlib.AbstractContextManager[None]:
+        env = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP_REQUEST_")}
+        armed.append(Armed(seconds, what, env))
+        return real(FAST_DEADLINE_S if health or what != "GET /health" else seconds, what)
+
+    monkeypatch.setattr(store, "call_deadline", fast)
+    return armed
 
 
 def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
@@ -131,64 +166,101 @@ def _fails_fast(params: dict[str, Any], root: Path, match: str) -> float:
     return seconds
 
 
-def test_unreachable_server_fails_within_seconds(tmp_path: Path, report_output) -> None:
+def test_unreachable_server_fails_within_seconds(
+    tmp_path: Path, report_output, monkeypatch: pytest.MonkeyPatch
+) -> None:
     params = _project(report_output, tmp_path, MODELS[:1])
     params["tracking"]["tracking_uri"] = f"http://127.0.0.1:{_closed_port()}"
-    # three tries; the backoff before the third (2 s) is capped at timeout_s
-    params["tracking"].update(max_retries=2, timeout_s=1)
+    # three tries, 0 s and 2 s of backoff before the second and the third; the probes' own
+    # deadlines (timeout_s) far beyond a refused connection, so "refused" it is, on any load
+    params["tracking"].update(max_retries=2, timeout_s=SLOW_READS_S)
+    armed = _fast_deadlines(monkeypatch, health=False)
     seconds = _fails_fast(params, tmp_path, "is unreachable (connection refused) after 3 tries")
-    assert 1 <= seconds < 10, seconds  # MLflow's defaults: ~4 minutes of retries
+    # the preflight's three bounded probes and nothing of MLflow's (~4 minutes of retries)
+    _assert_probes(armed, tracking_spec(params), 3)
+    assert seconds >= 2, seconds  # the backoff was slept (a lower bound: load only adds)
 
 
-def test_silent_server_is_bounded_by_the_timeout(tmp_path: Path, report_output) -> None:
+def test_silent_server_is_bounded_by_the_timeout(
+    tmp_path: Path, report_output, monkeypatch: pytest.MonkeyPatch
+) -> None:
     params = _project(report_output, tmp_path, MODELS[:1])
+    armed = _fast_deadlines(monkeypatch, health=True)
     with _silent_server() as uri:
         params["tracking"]["tracking_uri"] = uri
-        seconds = _fails_fast(params, tmp_path, "did not answer within 1 s after 2 tries")
-    spec = tracking_spec(params)
-    assert 2 <= seconds < bound_s(spec) + 5, seconds
+        _fails_fast(params, tmp_path, "did not answer within 1 s after 2 tries")
+    # two probes, each under a total deadline of timeout_s; MLflow is never reached
+    _assert_probes(armed, tracking_spec(params), 2)
 
 
-def test_hanging_api_is_bounded_by_mlflow_request_limits(tmp_path: Path, report_output) -> None:
-    # /health answers, so the preflight passes; MLflow's own requests then hang: the
-    # MLFLOW_HTTP_REQUEST_* bounds set from tracking.max_retries/timeout_s must end them
+def _armed(armed: list[Armed]) -> list[tuple[float, str]]:
+    return [(a.seconds, a.what) for a in armed]
+
+
+def _assert_probes(armed: list[Armed], spec: TrackingSpec, tries: int) -> None:
+    """The preflight armed a total deadline of ``timeout_s`` for each of its ``tries`` probes,
+    and nothing else but, inside a probe, the per-request ``bound_s`` every request of the
+    block gets (the earlier one holds; not armed at all when the probe's deadline ended the try
+    before its request was sent, as on a loaded machine)."""
+    probes = [a for a in armed if a.seconds == spec.timeout_s]
+    assert _armed(probes) == [(spec.timeout_s, "GET /health")] * tries, armed
+    others = set(_armed([a for a in armed if a not in probes]))
+    assert others <= {(bound_s(spec), "GET /health")}, armed
+
+
+def _api_calls(armed: list[Armed]) -> list[Armed]:
+    return [a for a in armed if a.what != "GET /health"]
+
+
+def test_hanging_api_is_bounded_by_mlflow_request_limits(
+    tmp_path: Path, report_output, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /health answers, so the preflight passes; MLflow's own requests then hang: the total
+    # deadline per call (bound_s) ends the first of them, under the MLFLOW_HTTP_REQUEST_*
+    # bounds set from tracking.max_retries/timeout_s
     params = _project(report_output, tmp_path, MODELS[:1])
+    params["tracking"].update(max_retries=1, timeout_s=SLOW_READS_S)
     before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
+    armed = _fast_deadlines(monkeypatch, health=False)
     with _hanging_api_server() as uri:
         params["tracking"]["tracking_uri"] = uri
-        # the total deadline per call (bound_s: 2 s) ends it before MLflow's own retries do
-        seconds = _fails_fast(params, tmp_path, "answered too slowly")
-    assert seconds < 20, seconds  # defaults: 120 s timeout x 8 tries
+        _fails_fast(params, tmp_path, "answered too slowly")
+    spec = tracking_spec(params)
+    api = _api_calls(armed)
+    assert len(api) == 1 and api[0].seconds == bound_s(spec), armed  # no retry after it
+    assert api[0].mlflow_env["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "1"
+    assert api[0].mlflow_env["MLFLOW_HTTP_REQUEST_TIMEOUT"] == str(SLOW_READS_S)
     assert {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")} == before
 
 
 @pytest.mark.parametrize(
     ("health_ok", "match"),
-    [  # the /health preflight's deadline (~2 s of trickling) in the slow tier
+    [
         pytest.param(
-            False,
-            "did not answer within 1 s after 2 tries",
-            marks=pytest.mark.slow,
-            id="health-trickles",
+            False, f"did not answer within {SLOW_READS_S} s after 2 tries", id="health-trickles"
         ),
         pytest.param(True, "answered too slowly", id="api-trickles"),
     ],
 )
 def test_trickling_server_is_bounded_by_a_total_deadline_per_call(
-    tmp_path: Path, report_output, health_ok: bool, match: str
+    tmp_path: Path, report_output, monkeypatch: pytest.MonkeyPatch, health_ok: bool, match: str
 ) -> None:
-    # one byte every 0.4 s: no read waits as long as tracking.timeout_s=1, so only a total
-    # deadline per call (bound_s: 2 s) ends it (before: track hung for as long as the server
-    # kept trickling)
+    # one byte every TRICKLE_S: no read waits as long as the read timeout, so only a total
+    # deadline per call ends it (before: track hung for as long as the server kept trickling)
     params = _project(report_output, tmp_path, MODELS[:1])
-    params["tracking"].update(max_retries=1, timeout_s=1)
+    params["tracking"].update(max_retries=1, timeout_s=SLOW_READS_S)
     before = {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")}
+    armed = _fast_deadlines(monkeypatch, health=not health_ok)
     with _trickling_server(health_ok) as uri:
         params["tracking"]["tracking_uri"] = uri
-        with _watchdog(30):  # a hang fails the test instead of blocking the suite
-            seconds = _fails_fast(params, tmp_path, match)
+        with _watchdog(120):  # a hang fails the test instead of blocking the suite
+            _fails_fast(params, tmp_path, match)
     spec = tracking_spec(params)
-    assert seconds < bound_s(spec) + 5, seconds
+    if health_ok:  # the preflight passed; the first MLflow request hit bound_s, not retried
+        api = _api_calls(armed)
+        assert len(api) == 1 and api[0].seconds == bound_s(spec), armed
+    else:  # each preflight try: a total deadline of timeout_s, then the next try
+        _assert_probes(armed, spec, 2)
     assert {k: v for k, v in os.environ.items() if k.startswith("MLFLOW_HTTP")} == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
 

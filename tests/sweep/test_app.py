@@ -8,8 +8,8 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_dir
@@ -111,18 +111,31 @@ def test_stages_read_the_job_params_and_lock_per_file(
     assert lock_a != lock_b and lock_a.startswith("judge-m-") and lock_b.startswith("judge-m-")
 
 
-def test_jobs_with_one_dataset_share_one_build(tmp_path: Path) -> None:
-    """Four jobs racing for one dataset: built once (under the lock), the others wait for it."""
+def test_jobs_with_one_dataset_share_one_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four jobs racing for one dataset: built once (under the lock), the others wait for it.
+    The build holds the lock until every job has reached it (counted, not slept for)."""
     from stylisticbias.config import compose as compose_params
+    from stylisticbias.sweep import dataset
     from stylisticbias.sweep.spec import job_params
 
     params = job_params(compose_params(["faces.n=2"], "sweep"), None)
     builds: list[str] = []
+    at_lock = threading.Semaphore(0)
+    real_lock = dataset.blocking_lock
+
+    def counted_lock(path: Path) -> Any:
+        at_lock.release()  # this job found no finished build and now waits for the lock
+        return real_lock(path)
+
+    monkeypatch.setattr(dataset, "blocking_lock", counted_lock)
 
     def build(params_file: Path, key: str) -> None:
         assert params_file.is_file()
         builds.append(key)
-        time.sleep(0.3)  # long enough for every other job to reach the lock
+        for _ in range(4):  # every job, this one included, reached the lock: none found DONE
+            assert at_lock.acquire(timeout=300), "a job never reached the lock"
 
     results: list[Path] = []
     threads = [

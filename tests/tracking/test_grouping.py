@@ -113,7 +113,7 @@ def test_dvc_names_a_queued_experiment_in_its_stages_environment(tmp_path: Path)
     baseline = run("git", "rev-parse", "HEAD").strip()
     run("dvc", "exp", "run", "--queue", "-n", "queued-1", "-S", "a=2")
     run("dvc", "queue", "start", "-j", "1")
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # a hang guard (the child stalled), never a speed bound
     while "Success" not in (status := run("dvc", "queue", "status")):
         assert "Failed" not in status and time.monotonic() < deadline, status
         time.sleep(2)

@@ -7,7 +7,7 @@ Read from the analysis tables (long form, the table registry's vocabulary):
 key                           what                                               interval
 ============================  =================================================  ==============
 ``sbs``                       SBS over every variation x scenario                face bootstrap
-``abs_sbs``                   |SBS| of that mean                                 (none)
+``abs_sbs``                   |SBS| of that mean                                 |x| of SBS's
 ``vs_debiased.<dimension>``   de-biased Variation Strength per demographic dim.  face bootstrap
 ``significant_share``         share of variations whose SBS differs from 0       Wilson
                               (BH-corrected p < alpha)
@@ -72,6 +72,17 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float | None, float | N
     return max(0.0, mid - half), min(1.0, mid + half)
 
 
+def abs_interval(lo: float | None, hi: float | None) -> tuple[float | None, float | None]:
+    """The interval of ``|x|`` from an interval ``[lo, hi]`` of ``x``: its image under the
+    absolute value (the percentile interval of ``|x|`` itself when ``[lo, hi]`` excludes 0;
+    ``[0, max(|lo|, |hi|)]``, which covers it, when it holds 0)."""
+    if lo is None or hi is None:
+        return None, None
+    if lo <= 0.0 <= hi:
+        return 0.0, max(-lo, hi)
+    return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+
+
 def _row(df: pd.DataFrame | None, model: str, **eq: object) -> pd.Series | None:
     if df is None or not len(df):
         return None
@@ -108,7 +119,8 @@ def model_headline(
         out.append(
             _from_row("sbs", "SBS (all variations)", r, "sbs", "ci_low", "ci_high", "pval_corr")
         )
-        out.append(Headline("abs_sbs", "|SBS| (all variations)", _num(r["abs_sbs"])))
+        lo, hi = abs_interval(_num(r["ci_low"]), _num(r["ci_high"]))
+        out.append(Headline("abs_sbs", "|SBS| (all variations)", _num(r["abs_sbs"]), lo, hi))
     vs = tables.get("vs_by_model")
     for dim in DIMENSIONS:
         r = _row(vs, model, dimension=dim)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,57 @@ from stylisticbias.spec import Config
 log = logging.getLogger(__name__)
 
 SORT_KEYS = ["image_id", "scenario_id", "ordering", "seed"]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def up_to_date(out: Path, items: Sequence[ImageItem], fp: Mapping[str, Any]) -> dict | None:
+    """The run log :func:`consolidate` would write when ``out`` already holds exactly this run's
+    records, else None (then the stage reads and folds them as usual).
+
+    Up to date: ``_fingerprint.json`` is ``fp``'s, no shard or per-rank summary waits to be
+    folded in, ``failures.json`` is empty, the run log of the run that wrote the records is
+    there, and ``judgments.parquet`` holds as many records as it says, about exactly the run's
+    images (id and bytes). Reads the Parquet footer and the two image columns, never the
+    records: a setting only another stage reads (``judge.undecided_warn``) or a label re-runs
+    the stage in seconds instead of re-consolidating every record to the same bytes.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    on_disk = _read_json(out / FINGERPRINT_FILE)
+    if not isinstance(on_disk, dict) or on_disk.get("sha256") != fp["sha256"]:
+        return None
+    shard_dir = out / "shards"
+    if (shard_dir.exists() and any(shard_dir.iterdir())) or (out / "run.json").exists():
+        return None
+    if _read_json(out / "failures.json") != []:
+        return None
+    previous = _read_json(run_log_path(out))
+    if not isinstance(previous, dict) or previous.get("model") is None:
+        return None
+    cols = ["image_id", "image_sha256"]
+    try:
+        pf = pq.ParquetFile(out / "judgments.parquet")
+        if set(pf.schema_arrow.names) != set(JUDGMENT_RECORDS.columns):
+            return None
+        pairs = pf.read(columns=cols).group_by(cols).aggregate([])
+    except (OSError, pa.ArrowException):
+        return None
+    if previous.get("n_records") != pf.metadata.num_rows:
+        return None
+    found = set(zip(pairs.column(0).to_pylist(), pairs.column(1).to_pylist(), strict=True))
+    if found != {(it.image_id, it.sha256) for it in items}:
+        return None
+    # what consolidate writes when nothing was judged; the other fields describe the records
+    resumed = {"images_judged": 0, "images_per_rank": [], "images_resumed": len(items),
+               "engine_stats": [], "n_failures": 0}  # fmt: skip
+    return {**previous, **resumed}
 
 
 def consolidate(

@@ -28,7 +28,12 @@ _NON_RESULT_ENGINE_KEYS = {
     "progress",
 }
 #: model keys that name or label the model in reports, never change its records
-_NON_RESULT_MODEL_KEYS = {"engine", "_target_", "paper_name", "display_name", "max_images"}
+_NON_RESULT_MODEL_KEYS = {
+    "engine", "_target_", "paper_name", "display_name", "max_images", "prices",
+}  # fmt: skip
+#: keys of a served model's ``endpoint`` that say how requests travel (online or as provider
+#: batch jobs, at what rate), never what is answered
+_NON_RESULT_ENDPOINT_KEYS = {"batch", "limits"}
 #: judge keys read by other stages (scores: undecided_*, parser) or that select images / the
 #: dry run: none changes a record
 _NON_RESULT_JUDGE_KEYS = {
@@ -46,7 +51,7 @@ def fingerprint(
     engine_cfg: Mapping[str, Any],
     judge_cfg: Mapping[str, Any],
     benchmark: Benchmark,
-    engine: JudgeEngine,
+    engine: JudgeEngine | None,
 ) -> dict[str, Any]:
     """Everything that determines the records, and only that: not which images, not speed
     settings, not labels (``paper_name``, ``display_name``), not the settings other stages read
@@ -55,11 +60,20 @@ def fingerprint(
 
     ``aliases`` holds the sha256 the same configuration had when those keys still counted, so
     the records of an earlier version are recognised as this configuration's (not stashed).
+    ``engine`` adds its own ``fingerprint()`` when it has one; None for an engine class without
+    one (the same print, computed before the engine is built).
     """
 
-    def digest(model_skip: set[str], judge_skip: set[str]) -> tuple[str, Any]:
+    def digest(
+        model_skip: set[str], judge_skip: set[str], endpoint_skip: frozenset[str] = frozenset()
+    ) -> tuple[str, Any]:
+        model = {k: v for k, v in model_cfg.items() if k not in model_skip}
+        if endpoint_skip and isinstance(model.get("endpoint"), Mapping):
+            model["endpoint"] = {
+                k: v for k, v in model["endpoint"].items() if k not in endpoint_skip
+            }
         fp: dict[str, Any] = {
-            "model": {k: v for k, v in model_cfg.items() if k not in model_skip},
+            "model": model,
             "engine": {k: v for k, v in engine_cfg.items() if k not in _NON_RESULT_ENGINE_KEYS},
             "judge": {k: v for k, v in judge_cfg.items() if k not in judge_skip},
             # optional annotations enter only when set (a protocol without them keeps its print)
@@ -77,6 +91,8 @@ def fingerprint(
         blob = json.dumps(fp, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest(), json.loads(blob)
 
-    sha, config = digest(_NON_RESULT_MODEL_KEYS, _NON_RESULT_JUDGE_KEYS)
+    sha, config = digest(
+        _NON_RESULT_MODEL_KEYS, _NON_RESULT_JUDGE_KEYS, frozenset(_NON_RESULT_ENDPOINT_KEYS)
+    )
     legacy, _ = digest({"engine", "_target_", "max_images"}, {"models", "images", "dry_run"})
     return {"sha256": sha, "config": config, "aliases": [legacy] if legacy != sha else []}

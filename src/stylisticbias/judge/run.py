@@ -57,17 +57,18 @@ from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import family_of
-from stylisticbias.judge.consolidate import consolidate
+from stylisticbias.judge.consolidate import consolidate, up_to_date
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
-from stylisticbias.judge.engines.factory import make_engine
+from stylisticbias.judge.engines.factory import engine_class, make_engine
 from stylisticbias.judge.fingerprint import fingerprint
 from stylisticbias.judge.items import judge_items
 from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
 from stylisticbias.judge.shards import RANK_SUMMARY_GLOB
+from stylisticbias.judge.summary import run_log_path
 from stylisticbias.output_paths import stage_output
-from stylisticbias.outputs import OutputLock
+from stylisticbias.outputs import OutputLock, atomic_write_json
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,12 @@ def judge_forced_choice(
     items = judge_items(config, benchmark, verify=True)
     if not items:
         raise StylisticBiasError("no images to judge: faces/variations have no rows with status ok")
+    # an engine whose records depend on its settings only (hf): nothing to do is known before
+    # its weights load
+    if not judge_cfg.get("dry_run") and not hasattr(engine_class(model_cfg), "fingerprint"):
+        fp = fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, None)
+        if _nothing_to_do(root, out, items, fp, model_name):
+            return out
     if not judge_cfg.get("dry_run"):  # the expected time of a slow placement (hf on a CPU)
         n_scenarios = len(judge_cfg.get("scenarios") or benchmark.scenarios)
         check_model(model_cfg, engine_cfg, n_prompts=n_scenarios * len(settings.orderings),
@@ -148,9 +155,35 @@ def judge_forced_choice(
         return _dry_run(engine, items, out)
     fp = fingerprint(model_cfg, engine_cfg, judge_cfg, benchmark, engine)
     rank = _rank()
+    if rank == 0 and _nothing_to_do(root, out, items, fp, model_name):
+        return out
     lock = OutputLock(root, out) if rank == 0 else contextlib.nullcontext()
     with lock:
         return _run_locked(out, items, engine, engine_cfg, config, fp, rank, progress=progress)
+
+
+def _nothing_to_do(
+    root: Path, out: Path, items: list[ImageItem], fp: Mapping[str, Any], model_name: str
+) -> bool:
+    """Whether ``out`` already holds exactly this run's consolidated records
+    (:func:`~.consolidate.up_to_date`): then only the run log is rewritten, as a run that judged
+    nothing writes it, and neither the records nor ``judgments.parquet`` are read or written."""
+    if not (out / "judgments.parquet").is_file():
+        return False
+    with OutputLock(root, out):
+        summary = up_to_date(out, items, fp)
+        if summary is None:
+            return False
+        atomic_write_json(run_log_path(out), summary)
+    log.info(
+        "%s: %d records for %d images in %s are this configuration's: nothing to judge or "
+        "consolidate; no MLflow run opened",
+        model_name,
+        summary["n_records"],
+        len(items),
+        out / "judgments.parquet",
+    )
+    return True
 
 
 def _run_locked(
@@ -195,6 +228,8 @@ def _run_locked(
     if todo:
         from stylisticbias.judge.lightning_runner import predict
 
+        if hasattr(engine, "prefetch"):  # openai with endpoint.batch: batch jobs fill its cache
+            engine.prefetch(todo, out)
         if progress and hasattr(engine, "plan"):  # engines with their own progress bar
             engine.plan(todo)
 

@@ -37,6 +37,24 @@ def rank_summaries(shard_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+#: the ledger of the provider batch jobs a stage submitted (``endpoint.batch``; written by
+#: ``judge.engines.openai.batch``), read here as plain JSON
+BATCH_LEDGER = Path("batch") / "ledger.json"
+_BATCH_FIELDS = ("batch_id", "round", "lines", "status", "done", "failed", "prompt_tokens",
+                 "completion_tokens", "cost_usd")  # fmt: skip
+
+
+def batch_jobs(out: Path) -> list[dict[str, Any]]:
+    """Every provider batch job recorded in ``out``'s ledger (id, lines, tokens, cost billed),
+    for the run log; empty when the model judged online."""
+    path = Path(out) / BATCH_LEDGER
+    try:
+        jobs = json.loads(path.read_text(encoding="utf-8")).get("jobs") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [{k: j.get(k) for k in _BATCH_FIELDS} for j in jobs if isinstance(j, dict)]
+
+
 def run_summary(
     df: pd.DataFrame,
     engine: JudgeEngine,
@@ -93,6 +111,9 @@ def run_summary(
         "temperature": judge_cfg.get("temperature"),
         "engine_stats": stats,
     }
+    batch = batch_jobs(out)
+    if batch:
+        summary["batch_jobs"] = batch
     if not judged_images:  # fully resumed: keep the speed of the run that did the work
         prev = run_log_path(out)
         if prev.exists():

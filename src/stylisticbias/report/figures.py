@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -48,7 +49,53 @@ def _wrap(text: str, width_in: float, size_pt: float) -> str:
     return textwrap.fill(text, max(16, int(width_in * 72 / (0.62 * size_pt))))
 
 
+_SUPERSCRIPT = str.maketrans(
+    "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+)
+
+
+class _Scaled(matplotlib.ticker.Formatter):
+    """Tick values times ``scale``, with as many decimals as the drawn ticks' step needs."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+        self.decimals = 0
+
+    def set_locs(self, locs: Any) -> None:  # called with the drawn ticks before formatting
+        super().set_locs(locs)
+        vals = np.asarray(locs, float) * self.scale
+        self.decimals = next(
+            (d for d in range(6) if np.allclose(np.round(vals, d), vals, rtol=0, atol=1e-6)), 6
+        )  # the fewest decimals that print every tick exactly: 0.25, not 0.2
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return f"{x * self.scale + 0.0:.{self.decimals}f}".replace("-", "\u2212")
+
+
+def readable_ticks(ax: plt.Axes, most_decimals: int = 3) -> None:
+    """Tick labels of at most ``most_decimals`` decimals, chosen from the data's range: a numeric
+    axis whose tick step would need more (Fig. 7's variances, ``0.00005``) shows its values
+    times ``10^k`` and says so in its label (``... (x10⁻⁴)``)."""
+    from matplotlib.ticker import ScalarFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        if not isinstance(axis.get_major_formatter(), ScalarFormatter):
+            continue
+        lo, hi = sorted(axis.get_view_interval())
+        locs = [v for v in axis.get_majorticklocs() if lo <= v <= hi]
+        if len(locs) < 2:
+            continue
+        step = float(np.min(np.diff(locs)))
+        if step <= 0 or step >= 10.0**-most_decimals:
+            continue
+        e = int(np.floor(np.log10(max(abs(lo), abs(hi)))))
+        axis.set_major_formatter(_Scaled(10.0**-e))
+        axis.set_label_text(f"{axis.get_label_text()} (\u00d710{str(e).translate(_SUPERSCRIPT)})")
+
+
 def _decorate(fig: Figure, title: str, simulated: bool, subtitle: str | None = None) -> None:
+    for ax in fig.axes:
+        readable_ticks(ax)
     title = _wrap(title, fig.get_figwidth() * 0.96, 13)
     fig.suptitle(title, fontsize=13, fontweight="bold")
     top = 0.95 - (title.count("\n") * 13 * 1.25 / 72) / fig.get_figheight()
@@ -174,12 +221,48 @@ def fig_sensitivity(df: pd.DataFrame, simulated: bool) -> Figure:
     return fig
 
 
-def declutter(labels: list[Any], pad_px: float = 1.0) -> int:
-    """Move overlapping point labels (annotations in offset points) apart; the moves made.
+#: where a point's label may go, tried in order: (dx, dy) unit offsets and the text's alignment
+_SPOTS: tuple[tuple[float, float, str, str], ...] = (
+    (1, 1, "left", "bottom"),
+    (1, -1, "left", "top"),
+    (-1, 1, "right", "bottom"),
+    (-1, -1, "right", "top"),
+    (1.4, 0, "left", "center"),
+    (-1.4, 0, "right", "center"),
+    (0, 1.4, "center", "bottom"),
+    (0, -1.4, "center", "top"),
+)
 
-    Labels are placed bottom-up (by their current height); one overlapping an already placed
-    label is pushed up just past it, until it overlaps none. A label moved away from its point
-    gets a thin leader line.
+
+def _markers(ax: Any) -> list[tuple[float, float, float]]:
+    """(x, y, radius) in display pixels of every scatter marker drawn on ``ax``."""
+    from matplotlib.collections import PathCollection
+
+    out = []
+    for c in ax.collections:
+        if not isinstance(c, PathCollection) or not len(c.get_offsets()):
+            continue
+        sizes = c.get_sizes() if len(c.get_sizes()) else np.array([36.0])
+        xy = c.get_offset_transform().transform(c.get_offsets())
+        for (x, y), s in zip(xy, np.resize(sizes, len(xy))):
+            out.append((float(x), float(y), float(np.sqrt(s) / 2 * ax.figure.dpi / 72)))
+    return out
+
+
+def _hits_circle(b: Any, x: float, y: float, r: float) -> bool:
+    """Whether box ``b`` comes within ``r`` of ``(x, y)`` (1 px tolerance)."""
+    dx = max(b.x0 - x, 0.0, x - b.x1)
+    dy = max(b.y0 - y, 0.0, y - b.y1)
+    return dx * dx + dy * dy < (r - 1.0) ** 2
+
+
+def declutter(labels: list[Any], pad_px: float = 1.0) -> int:
+    """Place point labels (annotations in offset points) where they overlap no other label, no
+    other point's marker and stay inside the axes; the labels moved from where they were.
+
+    A simple repel step: labels are placed one by one, most crowded first; each takes the
+    first free spot of :data:`_SPOTS` around its point, then the same spots farther out (with
+    a thin leader line to the point), else the spot that collides least.
     """
     if not labels:
         return 0
@@ -193,32 +276,64 @@ def declutter(labels: list[Any], pad_px: float = 1.0) -> int:
     def box(t: Any) -> Any:  # the text alone (an Annotation's extent includes its arrow)
         return Text.get_window_extent(t, renderer).padded(pad_px)
 
+    def anchor(t: Any) -> tuple[float, float]:
+        return tuple(t.axes.transData.transform(t.xy))  # type: ignore[return-value]
+
+    markers = {id(ax): _markers(ax) for ax in {t.axes for t in labels}}
+    pts = [anchor(t) for t in labels]
+    crowd = [sum(np.hypot(px - qx, py - qy) < 60 for qx, qy in pts) for px, py in pts]
+    order = sorted(range(len(labels)), key=lambda i: (-crowd[i], pts[i][0], pts[i][1]))
+    legends = [ax.get_legend() for ax in {t.axes for t in labels}]
+    placed: list[Any] = [g.get_window_extent(renderer) for g in legends if g is not None]
     moves = 0
-    placed: list[Any] = []
-    for t in sorted(labels, key=lambda t: box(t).y0):
-        b = box(t)
-        for _ in range(len(labels) + 1):
-            hit = [p for p in placed if b.overlaps(p)]
-            if not hit:
+    for i in order:
+        t = labels[i]
+        ax_box = t.axes.get_window_extent(renderer)
+        x0, y0 = pts[i]
+        own = [m for m in markers[id(t.axes)] if np.hypot(m[0] - x0, m[1] - y0) < 0.5]
+        r_pt = (max((m[2] for m in own), default=3.0) * to_pt) + 1.0
+        others = [m for m in markers[id(t.axes)] if np.hypot(m[0] - x0, m[1] - y0) >= 0.5]
+        before = (t.xyann, t.get_ha(), t.get_va())
+        best: tuple[float, tuple] | None = None
+        for ring in (1.0, 2.2, 3.6, 5.2, 7.0):
+            for dx, dy, ha, va in _SPOTS:
+                t.set_ha(ha)
+                t.set_va(va)
+                t.xyann = (dx * r_pt * ring, dy * r_pt * ring)
+                b = box(t)
+                cost = sum(b.overlaps(p) for p in placed) * 10.0
+                cost += sum(_hits_circle(b, mx, my, mr) for mx, my, mr in others) * 3.0
+                out = (
+                    max(ax_box.x0 - b.x0, 0) + max(b.x1 - ax_box.x1, 0)
+                    + max(ax_box.y0 - b.y0, 0) + max(b.y1 - ax_box.y1, 0)
+                )  # fmt: skip
+                cost += 20.0 * (out > 0) + out / 100.0
+                if best is None or cost < best[0]:
+                    best = (cost, (t.xyann, ha, va))
+                if cost == 0:
+                    break
+            if best is not None and best[0] == 0:
                 break
-            dy = max(p.y1 for p in hit) - b.y0 + 0.5
-            x, y = t.xyann
-            t.xyann = (x, y + dy * to_pt)
-            b = box(t)
-            moves += 1
-        placed.append(b)
-    for t in [t for t in labels if abs(t.xyann[1] - 3.0) > 6.0]:
-        # displaced: the same label again, with a thin leader line to its point
-        ax = t.axes
-        t.remove()
-        ax.annotate(
-            t.get_text(),
-            t.xy,
-            xytext=t.xyann,
-            textcoords="offset points",
-            fontsize=t.get_fontsize(),
-            arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "#888888", "shrinkA": 0},
-        )
+        assert best is not None
+        t.xyann, ha, va = best[1]
+        t.set_ha(ha)
+        t.set_va(va)
+        moves += (t.xyann, ha, va) != before
+        placed.append(box(t))
+    for t in labels:
+        if np.hypot(*t.xyann) > 2.5 * 6.0:  # far from its point: a thin leader line to it
+            ax = t.axes
+            t.remove()
+            ax.annotate(
+                t.get_text(),
+                t.xy,
+                xytext=t.xyann,
+                textcoords="offset points",
+                fontsize=t.get_fontsize(),
+                ha=t.get_ha(),
+                va=t.get_va(),
+                arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "#888888", "shrinkA": 0},
+            )
     return moves
 
 
@@ -300,7 +415,8 @@ def _pair_axes(
     fit: dict[str, float],
     colors: dict[str, str],
     labels: bool,
-) -> None:
+) -> list[Any]:
+    """Draw one model pair on ``ax``; the point labels drawn (none unless ``labels``)."""
     for cat, g in wide.groupby("category", sort=False):
         ax.scatter(
             g[mx],
@@ -327,15 +443,18 @@ def _pair_axes(
     ax.axvline(0, color="grey", lw=0.5)
     ax.set_xlabel(f"{mx}: mean Delta per scenario")
     ax.set_ylabel(f"{my}: mean Delta per scenario")
-    if labels:
-        for lab, r in wide.iterrows():
-            ax.annotate(
-                str(lab).split(" vs. ")[0],
-                (r[mx], r[my]),
-                fontsize=6.5,
-                xytext=(2, 2),
-                textcoords="offset points",
-            )
+    if not labels:
+        return []
+    return [
+        ax.annotate(
+            str(lab).split(" vs. ")[0],
+            (r[mx], r[my]),
+            fontsize=6.5,
+            xytext=(2, 2),
+            textcoords="offset points",
+        )
+        for lab, r in wide.iterrows()
+    ]
 
 
 def fig_pair(
@@ -344,7 +463,7 @@ def fig_pair(
     """Fig. 8: model-pair scatter of per-scenario mean Delta with the regression line."""
     colors = category_colors(list(wide["category"]))
     fig, ax = plt.subplots(figsize=(8, 7))
-    _pair_axes(ax, wide, mx, my, fit, colors, labels=True)
+    labels = _pair_axes(ax, wide, mx, my, fit, colors, labels=True)
     ax.legend(fontsize=8, loc="upper left")
     _decorate(
         fig,
@@ -352,6 +471,7 @@ def fig_pair(
         simulated,
         "coloured by judgment category",
     )
+    declutter(labels)
     return fig
 
 

@@ -264,3 +264,105 @@ def _undecided(und: pd.DataFrame | None) -> list[str]:
         "the rest): " + "; ".join(parts) + f". It could move any reported SBS by at most "
         f"{worst:.4f} (undecided_mass.csv)."
     ]
+
+
+#: the most words a headline bullet may have (read in a minute; the detail below)
+MAX_WORDS = 30
+
+
+def _pp(v: float) -> str:
+    """A shift in choice probability as signed percentage points: ``+3.2 pp``."""
+    return f"{v * 100:+.1f} pp".replace("-", "\u2212")
+
+
+def _pp_ci(row: pd.Series, ci: float) -> str:
+    """``95% CI −11.0 to −10.0`` of a row with ``ci_low`` / ``ci_high`` (empty without)."""
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return ""
+    return f"{ci:.0%} CI {_pp(float(lo))} to {_pp(float(hi))}"
+
+
+def _pole(label: str, v: float) -> str:
+    """The pole a shift moves toward: the first of ``A vs. B`` when positive, else the second."""
+    a, _, b = str(label).partition(" vs. ")
+    return (a if v >= 0 else b or f"not {a}").strip()
+
+
+def short_findings(
+    tables: dict[str, pd.DataFrame],
+    scenarios: pd.DataFrame | None,
+    pareto_share: float,
+    reference: pd.DataFrame | None = None,
+    alpha: float = AnalysisSettings.alpha,
+    ci: float = AnalysisSettings.ci,
+) -> list[str]:
+    """The headline: one bullet per finding, at most :data:`MAX_WORDS` words, each with its
+    unit (pp: percentage points of the choice probability; VS on the same 0-1 scale), its
+    direction and what it is compared with. :func:`findings` has the detail."""
+    out: list[str] = []
+    par, n80 = pareto_frame(tables["pareto"], pareto_share)
+    var = tables.get("sbs_by_variation_model")
+    if len(par):
+        top = par.iloc[0]
+        row = _pooled_row(var, category=top["category"], variation=top["label"])
+        if row is not None:
+            v = float(row["sbs"])
+            direction = "toward the positive pole" if v >= 0 else "toward the negative pole"
+            out.append(
+                f"{top['label']} shifts choices most: {_pp(v)} {direction} "
+                f"({_pp_ci(row, ci)}), the largest of {len(par)} variations, pooled over models."
+            )
+    out.append(
+        f"{n80} of {len(par)} variations carry {pareto_share:.0%} of the total |SBS|"
+        f"{paper_pareto(reference, pareto_share)}."
+    )
+    sc = scenario_frame(tables["sbs_by_scenario"], scenarios)
+    if len(sc):
+        hi = sc.loc[sc["sbs"].abs().idxmax()]
+        lo = sc.loc[sc["sbs"].abs().idxmin()]
+        p = hi.get("pval_corr")
+        sig = f", corrected p {_p_text(float(p))}" if p is not None and pd.notna(p) else ""
+        out.append(
+            f"Strongest scenario: {hi['label']}, {_pp(float(hi['sbs']))} toward "
+            f"{_pole(hi['label'], float(hi['sbs']))} ({_pp_ci(hi, ci)}{sig}); weakest: "
+            f"{lo['label']}, {_pp(float(lo['sbs']))}."
+        )
+    vs = tables.get("vs_by_model")
+    if vs is not None and len(vs):
+        debiased = "vs_debiased" in vs.columns and vs["vs_debiased"].notna().any()
+        eff = "vs_debiased" if debiased else "vs"
+        vs = vs.assign(dimension=vs["dimension"].replace(DIMENSION_ALIASES))
+        dims = pooled(vs, ["dimension"], "vs_by_model.csv").groupby("dimension")[eff].mean()
+        dims = dims.sort_values(ascending=False)
+        sig = _significant(vs, alpha)
+        k = sig.groupby("dimension")["sig"].sum()
+        n = sig["model"].nunique()
+        label = "de-biased VS" if eff == "vs_debiased" else "VS"
+
+        def of(d: str) -> str:
+            return f", significant in {int(k.get(d, 0))}/{n} models" if n else ""
+
+        out.append(
+            f"Of the demographics, {dims.index[0]} moves judgments most ({label} "
+            f"{dims.iloc[0]:.3f}{of(dims.index[0])}); {dims.index[-1]} least "
+            f"({dims.iloc[-1]:.3f}{of(dims.index[-1])})."
+        )
+    pme = per_model(tables["per_model_effects"])
+    if len(pme) > 1:
+        s = pme.sort_values("sbs", ascending=False)
+        a, b = s.iloc[0], s.iloc[-1]
+        out.append(
+            f"{a['model']} shifts most overall: SBS {_pp(float(a['sbs']))} ({_pp_ci(a, ci)}), "
+            f"against {_pp(float(b['sbs']))} for {b['model']}, the least of {len(s)} models."
+        )
+    wide = scenario_by_model(tables["sbs_by_scenario"], scenarios)
+    pair = chosen_pair([c for c in wide.columns if c != "category"])
+    if pair:
+        fit = pair_stats(tables.get("model_pair_regressions"), wide, *pair)
+        flips = int(((wide[pair[0]] * wide[pair[1]]) < 0).sum())
+        out.append(
+            f"{pair[1]} vs {pair[0]} per scenario: slope {fit['slope']:.2f}, r {fit['r']:.2f} "
+            f"(1 = same shifts); {flips} of {len(wide)} scenarios change sign."
+        )
+    return out

@@ -88,11 +88,42 @@ def _fmt(v: float | None, digits: int = 3) -> str:
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # no "-0.000"
 
 
+#: what an interval of zero width reads (every face, so every resample, has the same value)
+ALL_EQUAL = "all equal"
+
+
+def _digits(lo: float, hi: float, digits: int = 3, most: int = 6) -> int:
+    """The fewest decimals (at least ``digits``) at which ``lo`` and ``hi`` print apart, so
+    that no interval of non-zero width reads ``[0.020, 0.020]``."""
+    while digits < most and f"{lo:.{digits}f}" == f"{hi:.{digits}f}":
+        digits += 1
+    return digits
+
+
 def _cell(h: Headline | None) -> str:
     if h is None or h.value is None:
         return '<td data-v="">&ndash;</td>'
-    ci = f'<span class="ci">[{_fmt(h.ci_low)}, {_fmt(h.ci_high)}]</span>' if h.has_ci else ""
-    return f'<td data-v="{h.value!r}">{_fmt(h.value)}{ci}</td>'
+    digits, ci = 3, ""
+    if h.has_ci:
+        lo, hi = float(h.ci_low), float(h.ci_high)  # type: ignore[arg-type]
+        if lo == hi:
+            why = "zero-width interval: every face has the same value"
+            ci = f'<span class="ci" title="{why}">{ALL_EQUAL}</span>'
+        else:
+            digits = _digits(lo, hi)
+            ci = f'<span class="ci">[{_fmt(lo, digits)}, {_fmt(hi, digits)}]</span>'
+    return f'<td data-v="{h.value!r}">{_fmt(h.value, digits)}{ci}</td>'
+
+
+def _interval_text(h: Headline, digits: int = 4) -> str:
+    """``[lo, hi]`` of a model page (``all equal`` at zero width, empty without one)."""
+    if not h.has_ci:
+        return ""
+    lo, hi = float(h.ci_low), float(h.ci_high)  # type: ignore[arg-type]
+    if lo == hi:
+        return ALL_EQUAL
+    d = _digits(lo, hi, digits)
+    return f"[{_fmt(lo, d)}, {_fmt(hi, d)}]"
 
 
 def _columns(models: Sequence[LeaderboardModel]) -> list[tuple[str, str]]:
@@ -173,11 +204,16 @@ def _plots(models: Sequence[LeaderboardModel], scenarios: pd.DataFrame | None) -
     specs = [
         {
             "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-            "title": "SBS per model (95% CI)",
+            "title": "SBS per model (95% CI), largest on top",
             "data": {"values": [r for r in rows if r["key"] == "sbs"]},
             "width": 520,
             "encoding": {
-                "y": {"field": "model", "type": "nominal", "sort": "-x", "title": None},
+                "y": {
+                    "field": "model",
+                    "type": "nominal",
+                    "sort": {"field": "value", "order": "descending"},
+                    "title": None,
+                },
                 "tooltip": tooltip,
             },
             "layer": _interval_layers("value", "SBS"),
@@ -198,11 +234,16 @@ def _plots(models: Sequence[LeaderboardModel], scenarios: pd.DataFrame | None) -
         specs.append(
             {
                 "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-                "title": "Fig. 3: SBS per scenario (pooled over models, 95% CI)",
+                "title": "Fig. 3: SBS per scenario (pooled over models, 95% CI), largest on top",
                 "data": {"values": sc},
                 "width": 520,
                 "encoding": {
-                    "y": {"field": "scenario", "type": "nominal", "sort": "-x", "title": None},
+                    "y": {
+                        "field": "scenario",
+                        "type": "nominal",
+                        "sort": {"field": "sbs", "order": "descending"},
+                        "title": None,
+                    },
                     "tooltip": [
                         {"field": "scenario"},
                         {"field": "sbs", "format": ".4f"},
@@ -218,15 +259,22 @@ def _plots(models: Sequence[LeaderboardModel], scenarios: pd.DataFrame | None) -
 
 _STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+table{border-collapse:separate;border-spacing:0;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
-th{cursor:pointer;position:sticky;top:0;background:#f6f6f6;font-weight:600}
+th{cursor:pointer;position:sticky;top:0;z-index:1;background:#f6f6f6;font-weight:600}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 td:first-child,th:first-child{text-align:left}
-.ci{display:block;color:#777;font-size:11px}
+.frame{max-width:100%;max-height:75vh;overflow:auto;border:1px solid #ccc}
+.frame td:first-child,.frame th:first-child{position:sticky;left:0;z-index:2;background:#fff;
+border-right:1px solid #ccc;min-width:10em;max-width:16em;overflow-wrap:anywhere}
+.frame th:first-child{z-index:3;background:#f6f6f6}
+.hint{color:#555;font-size:12px;margin:.3em 0}
+.ci{display:block;color:#777;font-size:11px;white-space:nowrap}
 .banner{background:#fff3cd;border:1px solid #e0c060;padding:8px;margin:1em 0}
-.model{display:none;border-top:2px solid #888;margin-top:1em}.model:target{display:block}
-.plots>div{margin:1em 0}
+.model{display:none}.model:target{display:block}
+body:has(.model:target) #board-page{display:none}
+.plots{column-width:680px;column-gap:2em;margin-top:1em}
+.plots>div{break-inside:avoid;margin:0 0 1.5em;max-width:100%;overflow-x:auto}
 """
 
 _SCRIPT = """
@@ -288,7 +336,7 @@ def render(
     for i, m in enumerate(models):
         rows = "".join(
             f"<tr><td>{esc(h.label)}</td><td>{esc(h.key)}</td><td>{_fmt(h.value, 4)}</td>"
-            f"<td>{'[' + _fmt(h.ci_low, 4) + ', ' + _fmt(h.ci_high, 4) + ']' if h.has_ci else ''}"
+            f"<td>{_interval_text(h)}"
             f"</td><td>{_fmt(h.pval, 4) if h.pval is not None else ''}</td></tr>"
             for h in m.headline
         )
@@ -317,12 +365,16 @@ def render(
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         f"<title>{esc(title)}</title><style>{_STYLE}</style>{libs}</head>"
-        f'<body id="top"><h1>{esc(title)}</h1>{banner}'
+        f'<body id="top"><div id="board-page"><h1>{esc(title)}</h1>{banner}'
         f"<p>{esc(note)} Values: point estimate, below it the 95% interval (face-level "
-        "bootstrap; Wilson for the share of significant variations). Click a column to sort; "
-        "click a model for its page.</p>"
-        f'<table id="board"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
-        f'</table><div class="plots">{plot_divs}</div>{"".join(pages)}{plot_json}'
+        "bootstrap; Wilson for the share of significant variations); "
+        f"&ldquo;{ALL_EQUAL}&rdquo;: a zero-width interval, every face has the same value. "
+        "Click a column to sort; click a model for its page.</p>"
+        f'<p class="hint">{len(cols) + 1} columns: the table scrolls sideways inside its frame '
+        "(the model column stays in place).</p>"
+        f'<div class="frame"><table id="board"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+        f'<div class="plots">{plot_divs}</div></div>{"".join(pages)}{plot_json}'
         f"<script>{_SCRIPT}</script></body></html>\n"
     )
 

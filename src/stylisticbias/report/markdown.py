@@ -361,6 +361,16 @@ def official_section(inputs: ReportInputs) -> str:
     return "\n\n".join(out)
 
 
+def headline_section(headline: Sequence[str], details: Sequence[str]) -> str:
+    """The headline bullets (short: unit, direction, comparison), then the numbers behind
+    them; without short bullets, the detailed ones are the headline."""
+    bullets = "\n".join(f"- {f}" for f in (headline or details))
+    out = f"## Headline findings\n\n{bullets}"
+    if headline and details:
+        out += "\n\n### The numbers behind them\n\n" + "\n".join(f"- {f}" for f in details)
+    return out
+
+
 def build_markdown(
     inputs: ReportInputs,
     figs: Sequence[FigureRecord],
@@ -368,8 +378,9 @@ def build_markdown(
     cmp: Comparison | None,
     alpha: float,
     base: Path,
+    headline: Sequence[str] = (),
 ) -> str:
-    """The whole README."""
+    """The whole README (``headline``: the short bullets on top, ``findings`` their detail)."""
     sim = inputs.settings.simulated
     title = "# StylisticBias report" + (" — SIMULATED data" if sim else "")
     parts = [title]
@@ -384,7 +395,7 @@ def build_markdown(
         parts.append(f"> **Images:** {inputs.settings.image_source}.")
     parts += [
         settings_section(inputs.settings),
-        "## Headline findings\n\n" + "\n".join(f"- {f}" for f in findings),
+        headline_section(headline, findings),
         figures_section(figs, base),
         paper_tables_section(inputs.wide, alpha, inputs.analysis.strong_alpha),
         *filter(None, [not_estimable_section(inputs)]),  # only when something is missing

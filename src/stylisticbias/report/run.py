@@ -20,7 +20,7 @@ from stylisticbias.config import ROOT, project_root
 from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_dir, atomic_write_text
 from stylisticbias.report import figures as F
-from stylisticbias.report.findings import findings
+from stylisticbias.report.findings import findings, short_findings
 from stylisticbias.report.inputs import ReportInputs, load_inputs
 from stylisticbias.report.leaderboard import leaderboard_models, write_leaderboard
 from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
@@ -38,6 +38,10 @@ from stylisticbias.report.plots_data import (
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
+
+#: the ``caveat`` of the plot data (``reports/plots/*.csv``) from simulated judges: what
+#: ``dvc plots show`` writes across each plot (the PNG figures' ``SIMULATED`` watermark)
+PLOT_CAVEAT = "SIMULATED judges"
 
 #: The diagnostic tables: the registry column plotted, its axis label, the no-bias reference
 #: line and the caption.
@@ -182,17 +186,24 @@ def render_figures(
     }
     if cross is not None and len(models) >= 2:
         plot_frames["cross_model_variance"] = vf.rename(columns={"label": "scenario"})
-    write_plot_data(plot_frames, plots or out.parent / "plots")
+    write_plot_data(plot_frames, plots or out.parent / "plots", sim)
     log.info("drew %d figures", len(recs))
     return recs
 
 
-def write_plot_data(frames: dict[str, pd.DataFrame], out: Path) -> None:
-    """The plot-ready CSVs behind the DVC ``plots:`` entries (one row per bar or point)."""
+def write_plot_data(frames: dict[str, pd.DataFrame], out: Path, simulated: bool = False) -> None:
+    """The plot-ready CSVs behind the DVC ``plots:`` entries (one row per bar or point).
+
+    From simulated judges, every row carries :data:`PLOT_CAVEAT` in a ``caveat`` column, which
+    the plots' templates (``.dvc/plots/marked_*.json``) draw across the plot as a watermark; a
+    real model's data has no such column and its plots no mark.
+    """
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.csv"):
         old.unlink()
     for name, df in frames.items():
+        if simulated:
+            df = df.assign(caveat=PLOT_CAVEAT)
         df.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
 
 
@@ -258,7 +269,8 @@ def report_variation_shift(config: Config, benchmark: Benchmark, root: Path) -> 
                 ci=inputs.analysis.ci,
             )
         ]
-        md = build_markdown(inputs, figs, found, cmp, alpha, reports)
+        short = short_findings(inputs.tables, scen, share, reference, alpha, inputs.analysis.ci)
+        md = build_markdown(inputs, figs, found, cmp, alpha, reports, [md_escape(f) for f in short])
     write_report_leaderboard(inputs, reports)
     readme = reports / "README.md"
     atomic_write_text(readme, md)

@@ -10,7 +10,8 @@ Two files: the stage's output ``data/tracking/report_runs.json`` says *what* was
 report's digest, the models, the configured tracking URI and experiment) and is the same on every
 machine, so ``dvc.lock`` stays clean; the run ids, the resolved URI and the time go to the
 run log beside it, ``data/tracking/report_runs.log.json`` (not a DVC output), with ``runs_url``:
-the experiment's Runs tab in the MLflow UI.
+the experiment's Runs tab in the MLflow UI, and ``run_urls``: each logged run's page (both in
+the UI's classic "Model training" view: :func:`stylisticbias.tracking.run_url`).
 
 Faults: the store is checked first (:func:`stylisticbias.tracking.preflight`), every MLflow call
 is bounded by ``tracking.max_retries`` / ``tracking.timeout_s``, and a failure is one line naming
@@ -85,6 +86,8 @@ def track_report(config: Config, root: Path | None = None) -> Path:
         log.info("tracking.enabled is false: nothing logged to MLflow")
     if record["enabled"]:
         _track_soda(config, root, record, run_log)
+    if record["enabled"] and run_log["runs"]:
+        run_log |= _ui_urls(config, run_log["runs"])
     run_log["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     atomic_write_json(run_log_path(out), {**record, **run_log})
     atomic_write_json(out, record)
@@ -115,7 +118,6 @@ def log_report_runs(
     cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, inputs.analysis.pareto_share)
     run_log["runs"] = log_report(config, inputs, figs, cmp, scen, root, report_digest=digest)
     run_log["tracking_uri"] = spec.tracking_uri
-    run_log["runs_url"] = _runs_url(spec)
 
 
 def _track_soda(
@@ -148,15 +150,22 @@ def _add_interval_tables(tables: dict[str, pd.DataFrame], tables_dir: Path) -> N
             tables[name] = registry.read_table(name, tables_dir)
 
 
-def _runs_url(spec: Any) -> str | None:
-    """The experiment's Runs tab in the MLflow UI (see :func:`stylisticbias.tracking.runs_url`)."""
+def _ui_urls(config: Config, runs: dict[str, str]) -> dict[str, Any]:
+    """The MLflow UI's addresses, in its classic view: ``runs_url`` (the experiment's Runs tab)
+    and ``run_urls`` (``{run name: its page}``); see :func:`stylisticbias.tracking.run_url`."""
     import mlflow
 
-    from stylisticbias.tracking import bounded, runs_url
+    from stylisticbias.tracking import bounded, run_url, runs_url, tracking_spec
 
+    spec = tracking_spec({"tracking": asdict(config.tracking)})
     with bounded(spec):
         exp = mlflow.MlflowClient(spec.tracking_uri).get_experiment_by_name(spec.experiment_name)
-    return runs_url(spec, exp.experiment_id) if exp is not None else None
+    if exp is None:
+        return {"runs_url": None, "run_urls": {}}
+    eid = str(exp.experiment_id)
+    pages = {name: run_url(spec, eid, run_id) for name, run_id in runs.items()}
+    log.info("MLflow run pages: %s", ", ".join(f"{k} {v}" for k, v in pages.items()))
+    return {"runs_url": runs_url(spec, eid), "run_urls": pages}
 
 
 def run_log_path(out: Path) -> Path:

@@ -130,6 +130,12 @@ class JudgeSpec:
             v = getattr(self, key)
             if isinstance(v, float) and not 0.0 <= v <= 1.0:
                 raise StylisticBiasError(f"judge.{key}={v!r}: must lie in [0, 1]")
+        warn, limit = self.undecided_warn, self.undecided_max
+        if isinstance(warn, float) and isinstance(limit, float) and warn > limit:
+            raise StylisticBiasError(  # else the scores stage fails, after the judge re-ran
+                f"judge.undecided_warn={warn!r} > judge.undecided_max={limit!r}: need "
+                "undecided_warn <= undecided_max"
+            )
         scen = self.scenarios
         if (
             scen != MISSING

@@ -35,6 +35,8 @@ _KIND_UNCHOSEN = ("", "no_inferred_type", "genai_development_inferred",
                   "custom_model_development_inferred")  # fmt: skip
 #: where ``mlflow ui`` serves by default
 UI_URL = "http://127.0.0.1:5000"
+#: the address query that opens MLflow 3's UI in its classic ("Model training") view
+CLASSIC_VIEW = "workflowType=machine_learning"
 #: artifacts of a SQLite store: ``<store dir>/mlruns/<experiment id>/<run id>/artifacts``
 ARTIFACT_DIR = "mlruns"
 #: loggers whose per-retry warnings would turn one failure into many lines
@@ -325,8 +327,24 @@ def runs_url(spec: TrackingSpec, experiment_id: str, ui: str = UI_URL) -> str:
     ``ui`` is the server for a SQLite store (``mlflow ui``'s default address); an ``http(s)``
     tracking URI is its own UI.
     """
+    return f"{_ui_base(spec, ui)}/#/experiments/{experiment_id}/runs?{CLASSIC_VIEW}"
+
+
+def run_url(spec: TrackingSpec, experiment_id: str, run_id: str, ui: str = UI_URL) -> str:
+    """The MLflow UI's address of one run's page, in the classic ("Model training") view.
+
+    MLflow 3.17's UI shows a run's page in its GenAI view (sidebar Overview / Traces /
+    Evaluation runs, the run under "Evaluations") unless the address carries
+    ``workflowType=machine_learning`` (its ``WorkflowTypeProvider`` reads the parameter before
+    the browser's remembered switch), as for :func:`runs_url`.
+    """
+    return f"{_ui_base(spec, ui)}/#/experiments/{experiment_id}/runs/{run_id}?{CLASSIC_VIEW}"
+
+
+def _ui_base(spec: TrackingSpec, ui: str) -> str:
+    """The UI's root: ``ui`` for a SQLite store, the tracking server's own address otherwise."""
     base = spec.tracking_uri if spec.tracking_uri.startswith(("http://", "https://")) else ui
-    return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    return base.rstrip("/")
 
 
 def relativize_artifacts(db: Path, experiment_id: str, timeout_s: float = 5.0) -> None:

@@ -98,14 +98,25 @@ def test_reflect_report_has_headline_and_figures(
         assert f"(figures/{f})" in text
 
 
-def test_vignette_report_has_the_forest_plot(vignette_reports: Path, tmp_path: Path) -> None:
+def test_vignette_report_has_the_heat_map(vignette_reports: Path, tmp_path: Path) -> None:
     reports = _copy_tables(vignette_reports, tmp_path)
     text = build_task_report(load_benchmark("vignette"), reports).read_text(encoding="utf-8")
-    assert "(figures/vignette_log_odds_forest.png)" in text
-    assert "strongest log-odds" in text and "selection frequency of doctor" in text
+    assert "(figures/vignette_log_odds_heatmap.png)" in text
+    assert "strongest log-odds" in text
     tables = read_task_tables(reports / "tables")
     lines = task_headline(tables, "simulated-strong")
     assert any("position bias" in line for line in lines)
+    # the selection frequency: its unit, which end it is, and what it is compared with
+    sel = tables["vignette_selection"]
+    sel = sel[sel["model"] == "simulated-strong"]
+    n = sel["identity"].nunique()
+    for rank, r in (("highest", sel.loc[sel["selection_frequency"].idxmax()]),
+                    ("lowest", sel.loc[sel["selection_frequency"].idxmin()])):  # fmt: skip
+        (got,) = [x for x in lines if f"{rank} selection frequency of {n} identities" in x]
+        assert f", {r['identity']}: {r['selection_frequency']:.3g}% [" in got, got
+        assert got.endswith("] of the pairs it was shown in (50% = no preference)"), got
+        assert len(got.split()) <= 30
+        assert got in text
 
 
 def _config(db: Path, experiment: str = "reflect-demo") -> Config:

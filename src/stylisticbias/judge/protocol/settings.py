@@ -10,7 +10,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from stylisticbias.benchmark import Benchmark, select_ids
-from stylisticbias.config import conf_dir, load_group_option
+from stylisticbias.config import conf_dir, load_group_option, read_config_text
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import family_of
 from stylisticbias.spec.engines import ENGINE_SPECS
@@ -22,7 +22,8 @@ from stylisticbias.spec.sections import JudgeSpec
 def _defaults() -> tuple[tuple[str, Any], ...]:
     """The ``judge`` section of ``conf/config.yaml``: the one source of the keys a partial
     section (a hand-written ``params``, a test) leaves out."""
-    cfg = OmegaConf.to_container(OmegaConf.load(conf_dir() / "config.yaml").judge, resolve=True)
+    text = read_config_text(conf_dir() / "config.yaml")  # one line on a byte that is not UTF-8
+    cfg = OmegaConf.to_container(OmegaConf.create(text).judge, resolve=True)
     assert isinstance(cfg, dict)
     return tuple(cfg.items())
 

@@ -2,12 +2,14 @@
 
 The judge stage runs the openai engine one image per Lightning batch over three images (three
 ``asyncio.run`` calls, three :class:`Transport` clients); the loopback server (planted answers,
-no model) records when each request arrived. Every window of arrivals must fit one token bucket
-of ``tpm`` tokens refilled at ``tpm`` per minute, and one request per ``1 / rpm`` minutes. The
-limits' minute is shortened to ``WINDOW_S`` seconds (:data:`transport.WINDOW_S`) so they bind
-within seconds: a limiter recreated per batch hands every batch a full bucket, and all 54
-requests arrive within about 1.4 s (RPM spacing alone), where the shared bucket spreads the
-last 24 over 2.4 s.
+no model) records when each request arrived. Every window of booked requests must fit one
+token bucket of ``tpm`` tokens refilled at ``tpm`` per minute, and one request per
+``1 / rpm`` minutes. The limits' minute is shortened to ``WINDOW_S`` seconds
+(:data:`transport.WINDOW_S`) so they bind within seconds: a limiter recreated per batch hands
+every batch a full bucket, and all 54 requests arrive within about 1.4 s (RPM spacing alone),
+where the shared bucket spreads the last 24 over 2.4 s. The limits are checked on the starts
+the limiter booked (read through its ``clock``), not on arrival times a loaded machine could
+bunch; the server's arrival times only show that no request went out before its booked start.
 """
 
 from __future__ import annotations
@@ -54,10 +56,52 @@ def _params(tmp: Path, url: str) -> dict[str, Any]:
     return params
 
 
+class _Plan:
+    """What the run's limiters booked: one entry per limiter made, one planned start per
+    reservation (on the limiter's clock, and as a Unix time no later than the true one)."""
+
+    def __init__(self) -> None:
+        self.limiters = 0
+        self.starts: list[float] = []
+        self.wall_starts: list[float] = []
+
+
+def _record_plans(monkeypatch: pytest.MonkeyPatch) -> _Plan:
+    """Make every limiter the run creates record its reservations (through its ``clock``)."""
+    plan = _Plan()
+
+    class Recording(RateLimiter):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.now = 0.0
+
+            def clock() -> float:
+                self.now = time.monotonic()
+                return self.now
+
+            super().__init__(*args, clock=clock, **kwargs)
+            plan.limiters += 1
+
+        def reserve(self, tokens: int) -> float:
+            # time.time() read first: the offset is at most the true one, so a planned start
+            # converted with it is never later than the real moment
+            offset = time.time() - time.monotonic()
+            wait = super().reserve(tokens)
+            plan.starts.append(self.now + wait)
+            plan.wall_starts.append(self.now + wait + offset)
+            return wait
+
+    monkeypatch.setattr(transport, "RateLimiter", Recording)
+    monkeypatch.setattr(transport, "_LIMITERS", {})
+    return plan
+
+
 def test_one_limiter_for_every_image_batch_of_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The limits hold over the whole run, checked on what the limiter booked (exact, however
+    loaded the machine) and on the server: no request arrives before its booked start."""
     monkeypatch.setattr(transport, "WINDOW_S", WINDOW_S)
+    plan = _record_plans(monkeypatch)
     port = free_port()
     params = _params(tmp_path, f"http://127.0.0.1:{port}/v1")
     shas = {hashlib.sha256(Path(it.path).read_bytes()).hexdigest()
@@ -77,20 +121,24 @@ def test_one_limiter_for_every_image_batch_of_the_run(
     n = len(arrived)
     assert len(images) >= 3 and n == 18 * len(images), (len(images), n, run_log)
     assert n > FIT + 18  # the bucket binds: 3 batches of 18 requests, each within a fresh bucket
+    assert plan.limiters == 1  # one limiter for every image batch (Transport) of the run
+    starts = sorted(plan.starts)
+    assert len(starts) == n  # one booking per request: nothing sent unbooked
     rate = FIT / WINDOW_S  # requests' worth of tokens refilled per second (tpm / WINDOW_S)
-    slack = 0.25  # seconds: client-to-server latency differences between two requests
-    # token bucket: any k consecutive arrivals need k - FIT refills between the first and last
-    for i in range(n):
-        for j in range(i + FIT, n):
-            k = j - i + 1
-            assert arrived[j] - arrived[i] >= (k - FIT) / rate - slack, (i, j, k)
-    assert arrived[-1] - arrived[0] >= (n - FIT) / rate - slack
-    # requests per minute: at most 1 + W / interval arrivals in any window W
     interval = WINDOW_S / RPM
+    eps = 1e-6  # float rounding of the booked starts
+    # token bucket: any k consecutive bookings need k - FIT refills between the first and last;
+    # requests per minute: consecutive bookings at least one interval apart
     for i in range(n):
         for j in range(i + 1, n):
-            w = arrived[j] - arrived[i]
-            assert j - i <= (w + slack) / interval + 1, (i, j, w)
+            k = j - i + 1
+            assert starts[j] - starts[i] >= (k - FIT) / rate - eps, (i, j, k)
+            assert starts[j] - starts[i] >= (j - i) * interval - eps, (i, j)
+    assert starts[-1] - starts[0] >= (n - FIT) / rate - eps
+    # every request waited for its booking: the k-th arrival is no earlier than the k-th booked
+    # start (load only delays arrivals); 1 ms for the two processes' clock reads
+    for got, booked in zip(arrived, sorted(plan.wall_starts), strict=True):
+        assert got >= booked - 1e-3, (got, booked)
 
 
 def test_endpoint_limiter_is_shared_per_endpoint_and_limits() -> None:
@@ -102,14 +150,22 @@ def test_endpoint_limiter_is_shared_per_endpoint_and_limits() -> None:
     assert endpoint_limiter(other, spec) is not endpoint_limiter(ep, spec)
 
 
-def test_limiter_spans_event_loops() -> None:
-    """Two ``asyncio.run`` calls (two image batches) share one TPM bucket: the second waits."""
-    lim = RateLimiter(rpm=None, tpm=6000, window_s=6.0)  # 1000 tokens/s, bucket starts full
+def test_limiter_spans_event_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two ``asyncio.run`` calls (two image batches) share one TPM bucket: the second waits
+    (seconds on a clock that moves only by the sleeps it records)."""
+    now, slept = [1000.0], []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    # 1000 tokens/s, bucket starts full
+    lim = RateLimiter(rpm=None, tpm=6000, window_s=6.0, clock=lambda: now[0])
 
     async def batch(tokens: int) -> None:
         await lim.acquire(tokens)
 
-    t0 = time.monotonic()
     asyncio.run(batch(6000))  # empties the bucket
     asyncio.run(batch(100))  # a fresh limiter would send it at once; the shared one refills first
-    assert time.monotonic() - t0 >= 0.095
+    assert slept == [pytest.approx(0.1)]

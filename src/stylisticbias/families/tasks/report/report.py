@@ -2,7 +2,7 @@
 stage's task tables section (``reports/tables/task_report.md``) and the calibration of the
 simulated judges' records (``reports/calibration.json``), with a headline per model
 (:func:`~.track.task_headline`) and the protocol's figures (:mod:`.figures`: REFLECT's
-win-rate heatmap and MCQ option distributions, VIGNETTE's log-odds forest plot) in
+win-rate heatmap and MCQ option distributions, VIGNETTE's log-odds heat map) in
 ``reports/figures/``. No leaderboard: ``reports/plots/`` and ``reports/leaderboard/`` are left
 empty."""
 

@@ -10,7 +10,6 @@ from typing import Any
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.families.tasks.report.mlflow_runs import log_task_report
 from stylisticbias.families.tasks.report.report import build_task_report
-from stylisticbias.report.track import _runs_url
 from stylisticbias.spec import Config
 from stylisticbias.tracking import tracking_spec
 
@@ -26,5 +25,4 @@ def log_task_runs(
     """Log a task protocol's report (one run per model) into ``run_log``."""
     spec = tracking_spec({"tracking": asdict(config.tracking)})
     run_log["runs"] = log_task_report(config, root / str(config.paths.reports), digest)
-    run_log["tracking_uri"] = spec.tracking_uri
-    run_log["runs_url"] = _runs_url(spec)
+    run_log["tracking_uri"] = spec.tracking_uri  # the UI's addresses: report.track._ui_urls

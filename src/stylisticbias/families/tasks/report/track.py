@@ -1,8 +1,9 @@
 """A task protocol's headline (REFLECT, VIGNETTE) and its tables as the report reads them.
 
 :func:`task_headline` picks the protocol's headline rows (REFLECT: the largest win-rate
-spread, MCQ gap and salary Gap% of each model; VIGNETTE: the most and least selected identity
-and the strongest log-odds cell) for ``reports/README.md``; :func:`read_task_tables` reads the
+spread, MCQ gap and salary Gap% of each model; VIGNETTE: the most and least selected identity,
+in percent of the pairs it was shown in against the 50% of no preference, and the strongest
+log-odds cell) for ``reports/README.md``; :func:`read_task_tables` reads the
 tables the analyze stage wrote. Their MLflow runs:
 :mod:`stylisticbias.families.tasks.report.mlflow_runs`.
 """
@@ -19,6 +20,11 @@ from stylisticbias.families.tasks.analysis.metrics import finite
 
 log = logging.getLogger(__name__)
 
+#: what a VIGNETTE selection frequency is out of, and compared with (pairwise questions)
+NO_PREFERENCE = " of the pairs it was shown in (50% = no preference)"
+#: what a REFLECT 2AFC win rate is compared with
+EVEN = " (0.5 = no preference)"
+
 
 def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
     """One line per headline number of ``model`` (point, 95% interval, what it is)."""
@@ -28,19 +34,21 @@ def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
         df = tables.get(name)
         return df[df["model"] == model] if df is not None else pd.DataFrame()
 
-    def line(what: str, r: pd.Series, col: str, fmt: str = "{:.3g}") -> str:
+    def line(
+        what: str, r: pd.Series, col: str, fmt: str = "{:.3g}", unit: str = "", note: str = ""
+    ) -> str:
         ci = ""
         if "ci_low" in r.index and finite(r["ci_low"]) is not None:
             ci = f" [{fmt.format(r['ci_low'])}, {fmt.format(r['ci_high'])}]"
-        return f"- {model}: {what} {fmt.format(r[col])}{ci}"
+        return f"- {model}: {what} {fmt.format(r[col])}{unit}{ci}{note}"
 
     wr = rows("reflect_win_rates")
     if not wr.empty:
         top, low = wr.loc[wr["win_rate"].idxmax()], wr.loc[wr["win_rate"].idxmin()]
         lines.append(line(f"highest 2AFC win rate, {top['group']} (task {top['scenario_id']})",
-                          top, "win_rate"))  # fmt: skip
+                          top, "win_rate", note=EVEN))  # fmt: skip
         lines.append(line(f"lowest 2AFC win rate, {low['group']} (task {low['scenario_id']})",
-                          low, "win_rate"))  # fmt: skip
+                          low, "win_rate", note=EVEN))  # fmt: skip
     for name, col, what in (("reflect_mcq_gaps", "relative_mean_gap", "MCQ relative mean gap"),
                             ("reflect_salary_gaps", "gap_pct", "salary Gap%")):  # fmt: skip
         df = rows(name)
@@ -48,11 +56,13 @@ def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
             r = df.loc[df[col].abs().idxmax()]
             lines.append(line(f"largest {what}, {r['group']} (task {r['scenario_id']})", r, col))
     sel = rows("vignette_selection")
-    if not sel.empty:
-        for r in (sel.loc[sel["selection_frequency"].idxmax()],
-                  sel.loc[sel["selection_frequency"].idxmin()]):  # fmt: skip
-            lines.append(line(f"selection frequency of {r['identity']}", r,
-                              "selection_frequency"))  # fmt: skip
+    if not sel.empty:  # S in percent of the pairs an identity was shown in: 50 = no preference
+        n = sel["identity"].nunique()
+        for rank, r in (("highest", sel.loc[sel["selection_frequency"].idxmax()]),
+                        ("lowest", sel.loc[sel["selection_frequency"].idxmin()])):  # fmt: skip
+            task = f" (task {r['scenario_id']})" if sel["scenario_id"].nunique() > 1 else ""
+            what = f"{rank} selection frequency of {n} identities, {r['identity']}{task}:"
+            lines.append(line(what, r, "selection_frequency", unit="%", note=NO_PREFERENCE))
     lo = rows("vignette_log_odds")
     if not lo.empty:
         r = lo.loc[lo["log_odds"].abs().idxmax()]

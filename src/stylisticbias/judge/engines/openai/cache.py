@@ -89,12 +89,14 @@ class ResponseCache:
         if not self._absent:
             self._db.close()
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored response of ``key`` (and marks it used), or None."""
+    def get(self, key: str, *, touch: bool = True) -> dict[str, Any] | None:
+        """The stored response of ``key`` (and marks it used unless ``touch`` is false), or
+        None."""
         row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        self._db.execute("UPDATE responses SET last_used = ? WHERE key = ?", (time.time(), key))
+        if touch:
+            self._db.execute("UPDATE responses SET last_used = ? WHERE key = ?", (time.time(), key))
         return json.loads(row[0])
 
     def contains(self, key: str) -> bool:

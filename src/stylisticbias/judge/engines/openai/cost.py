@@ -10,6 +10,10 @@ answers ``(a)``/``(b)``) and checks the cache for the first request of every pro
 Prompt tokens per request: the endpoint's ``image_tokens`` + text characters / 4 (a rough
 rule; the run log reports the server's real counts). Completion tokens: ``max_new_tokens`` per
 ``generate`` request (an upper bound), 1 per log-probability request.
+
+The same requests are priced online and through batch jobs side by side: the batch price
+comes from the model file's ``prices`` (``batch_discount``, or ``batch_input_per_million`` /
+``batch_output_per_million``); without one it is unknown (None), never assumed.
 """
 
 from __future__ import annotations
@@ -71,6 +75,10 @@ class Estimate:
     completion_tokens: int
     cost_usd: float
     exact_estimated: bool  # True when the request count of exact is an estimate
+    #: the same requests through batch jobs (None: the model file has no batch price)
+    batch_cost_usd: float | None = None
+    #: the run sends them through batch jobs (``endpoint.batch.enabled``)
+    batch: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict (for JSON)."""
@@ -84,7 +92,13 @@ class Estimate:
             f"{self.decoding}): {self.images} image(s), {approx}{self.requests_total:,} "
             f"request(s), {self.cached:,} cached, {approx}{self.requests_to_send:,} to send; "
             f"est. {self.prompt_tokens:,} prompt + {self.completion_tokens:,} completion tokens, "
-            f"est. cost ${self.cost_usd:,.2f}"
+            f"est. cost ${self.cost_usd:,.2f} online, "
+            + (
+                f"${self.batch_cost_usd:,.2f} through batch jobs"
+                if self.batch_cost_usd is not None
+                else "batch price not set (prices.batch_discount in the model file)"
+            )
+            + (" (this run: batch jobs)" if self.batch else "")
         )
 
 
@@ -137,6 +151,8 @@ def estimate(engine: Estimable, items: Sequence[ImageItem]) -> Estimate:
         completion_tokens=round(compl_tok),
         cost_usd=engine.endpoint.prices.cost(prompt_tok, compl_tok),
         exact_estimated=engine.use_exact,
+        batch_cost_usd=engine.endpoint.prices.batch_cost(prompt_tok, compl_tok),
+        batch=engine.endpoint.batch.enabled,
     )
     log.info("%s", est.summary())
     return est

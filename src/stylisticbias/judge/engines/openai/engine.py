@@ -15,15 +15,18 @@ Decodings (the ``hf`` engine's three, same rows and columns; ``engine`` is ``ope
               on a server without log-probabilities, K seeded requests to the server.
 
 Every response goes through the :class:`~.cache.ResponseCache` (a rerun sends no requests)
-and the :class:`~.transport.Transport` (concurrency, retries, rate limits).
+and the :class:`~.transport.Transport` (concurrency, retries, rate limits). With
+``endpoint.batch`` the stage first fills the cache through provider batch jobs
+(:meth:`OpenAIJudgeEngine.prefetch`, :mod:`.batch`) and then judges from it, sending nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ from stylisticbias.benchmark import Benchmark, Ordering, ParserRules
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
+from stylisticbias.judge.engines.openai.batch import BatchRunner, Collector, Missing
 from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.cost import Estimate
 from stylisticbias.judge.engines.openai.cost import estimate as estimate_run
@@ -49,6 +53,7 @@ from stylisticbias.judge.engines.openai.spec import EndpointSpec, endpoint_spec,
 from stylisticbias.judge.engines.openai.tasks import answer_tasks as answer_task_asks
 from stylisticbias.judge.engines.openai.tasks import run_label_distributions
 from stylisticbias.judge.engines.openai.transport import (
+    ApiRequest,
     Transport,
     TransportStats,
     gather_or_cancel,
@@ -62,6 +67,8 @@ from stylisticbias.judge.protocol.tasks.asks import TaskAsk, TaskReply
 log = logging.getLogger(__name__)
 
 DEFAULT_CACHE = ".cache/api-responses.sqlite"
+#: images whose missing requests are collected at a time (batch mode; bounds memory)
+DISCOVER_CHUNK = 64
 #: exact mode's path-sampling temperature on servers with raw log-probabilities, where it
 #: changes which partial answers are seen and never the probabilities read
 RAW_EXPLORE_TEMPERATURE = 1.0
@@ -106,6 +113,13 @@ class OpenAIJudgeEngine(JudgeEngine):
         #: the engine section typed and checked (keys it leaves out: ``conf/engine/openai.yaml``)
         self.spec = spec = engine_settings(engine_cfg, "openai")
         self.endpoint = endpoint_spec(self.model_cfg)
+        if self.endpoint.batch.enabled and self.endpoint.capabilities.batch_chat:
+            # a batch line is one conversation: vLLM's several-conversation endpoint is not
+            # a batch-job endpoint
+            log.info("%s: batch jobs ask one partial answer per line (capabilities.batch_chat "
+                     "unused)", self.model_name)  # fmt: skip
+            caps = dataclasses.replace(self.endpoint.capabilities, batch_chat=False)
+            self.endpoint = dataclasses.replace(self.endpoint, capabilities=caps)
         self.transport = transport_spec(self.engine_cfg, self.endpoint)
         self.requested = spec.decoding
         fallback = spec.exact_fallback
@@ -166,6 +180,8 @@ class OpenAIJudgeEngine(JudgeEngine):
         self._cache: ResponseCache | None = None
         self.stats = TransportStats()
         self.last_stats: dict[str, Any] = {}
+        #: what the batch jobs did (reported with the next judged batch's ``last_stats``)
+        self._batch_stats: dict[str, Any] = {}
         self._bar: Any = None
         self._t_start = 0.0
         self.progress = spec.progress
@@ -254,9 +270,64 @@ class OpenAIJudgeEngine(JudgeEngine):
             "api_cost_usd": delta_cost,
             "seconds": time.perf_counter() - t0,
         }
+        for k, v in self._batch_stats.items():  # the batch jobs (and lines sent online) before
+            self.last_stats[k] = self.last_stats.get(k, 0) + v
+        self._batch_stats = {}
         if self._bar is not None and self._bar.n >= (self._bar.total or 0):
             self._bar.close()
         return pd.DataFrame(rows, columns=COLUMNS)
+
+    # ---- batch jobs --------------------------------------------------------------------------
+    def prefetch(self, items: Sequence[ImageItem], out: str | Path) -> None:
+        """With ``endpoint.batch`` enabled: ask every request judging ``items`` needs through
+        provider batch jobs (:class:`~.batch.BatchRunner`; jobs recorded in ``out/batch/``),
+        so that :meth:`judge` then finds every response in the cache. Nothing otherwise."""
+        if not self.endpoint.batch.enabled or not items:
+            return
+        runner = BatchRunner(self.endpoint, self.transport, self.cache, Path(out) / "batch",
+                             online=self.fetch_online, label=self.model_name)  # fmt: skip
+        before = self.stats.as_dict()
+        stats = runner.run(lambda: self.missing_requests(items))
+        sent = {k: v - before.get(k, 0) for k, v in self.stats.as_dict().items()}  # online
+        log.info("%s: batch jobs %s: %d line(s) submitted, %d answered, %d failed, %d sent "
+                 "online; %d prompt + %d completion tokens%s", self.model_name,
+                 ", ".join(stats.batch_ids) or "(none new)", stats.lines, stats.done,
+                 stats.failed, stats.online, stats.prompt_tokens, stats.completion_tokens,
+                 "" if stats.cost_usd is None else f", ${stats.cost_usd:,.4f}")  # fmt: skip
+        sent["api_cost_usd"] = self.endpoint.prices.cost(
+            sent["api_prompt_tokens"], sent["api_completion_tokens"]
+        )
+        self._batch_stats = {**sent, **stats.as_dict()}
+
+    def missing_requests(self, items: Sequence[ImageItem]) -> Iterator[ApiRequest]:
+        """The requests judging ``items`` needs next that the cache does not hold: every one of
+        ``generate``, the next round of ``exact`` (nothing is sent)."""
+        for i in range(0, len(items), DISCOVER_CHUNK):
+            yield from asyncio.run(self._discover(items[i : i + DISCOVER_CHUNK]))
+
+    async def _discover(self, items: Sequence[ImageItem]) -> list[ApiRequest]:
+        col = Collector(self.cache)
+        bar, self._bar = self._bar, None  # judging from the cache here counts no cells
+        try:
+            got = await asyncio.gather(
+                *(self._judge_image(col, it) for it in items),  # type: ignore[arg-type]
+                return_exceptions=True,
+            )
+        finally:
+            self._bar = bar
+        for res in got:
+            if isinstance(res, BaseException) and not isinstance(res, Missing):
+                raise res
+        return list(col.requests.values())
+
+    def fetch_online(self, reqs: Sequence[ApiRequest]) -> None:
+        """Send ``reqs`` through the online transport (their results cached)."""
+
+        async def go() -> None:
+            async with Transport(self.endpoint, self.transport, self.cache, self.stats) as tr:
+                await gather_or_cancel(*(tr.fetch(r) for r in reqs))
+
+        asyncio.run(go())
 
     async def _judge_async(self, items: Sequence[ImageItem]) -> list[dict[str, Any]]:
         async with Transport(self.endpoint, self.transport, self.cache, self.stats) as tr:

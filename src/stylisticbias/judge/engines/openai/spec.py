@@ -41,6 +41,7 @@ BACKENDS = (
     "other",
 )
 PREFILL_MODES = ("continue_final_message", "none")
+BATCH_RETRY = ("batch", "online")
 LOGPROBS_MODES = ("raw", "processed")
 SAMPLING_MODES = ("standard", "generation_config_json")
 
@@ -82,16 +83,61 @@ class Capabilities:
 
 @dataclass(frozen=True)
 class Prices:
-    """USD per million tokens (0 for a self-hosted server)."""
+    """USD per million tokens (0 for a self-hosted server), online and through batch jobs.
+
+    Batch prices come from the model file only: ``batch_input_per_million`` /
+    ``batch_output_per_million``, or ``batch_discount`` (a fraction off the online prices,
+    e.g. 0.5); with neither the batch price is unknown (None).
+    """
 
     input_per_million: float = 0.0
     output_per_million: float = 0.0
+    batch_discount: float | None = None
+    batch_input_per_million: float | None = None
+    batch_output_per_million: float | None = None
 
     def cost(self, prompt_tokens: float, completion_tokens: float) -> float:
         """Cost in USD of the given token counts."""
         return (
             prompt_tokens * self.input_per_million + completion_tokens * self.output_per_million
         ) / 1e6
+
+    def batch_cost(self, prompt_tokens: float, completion_tokens: float) -> float | None:
+        """Cost in USD of the given token counts through batch jobs (None: no batch price)."""
+        if self.batch_input_per_million is not None or self.batch_output_per_million is not None:
+            inp = self.batch_input_per_million
+            out = self.batch_output_per_million
+            return (
+                prompt_tokens * (self.input_per_million if inp is None else inp)
+                + completion_tokens * (self.output_per_million if out is None else out)
+            ) / 1e6
+        if self.batch_discount is not None:
+            return self.cost(prompt_tokens, completion_tokens) * (1.0 - self.batch_discount)
+        return None
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """Provider batch jobs (``endpoint.batch`` in the model file; ``true`` enables the
+    defaults, OpenAI's Batch API limits): the judge stage writes its requests as JSONL, uploads
+    them through ``/files``, submits them through ``/batches`` and reads the output files into
+    the response cache (:mod:`.batch`)."""
+
+    enabled: bool = False
+    #: lines per input file (OpenAI: 50,000)
+    max_lines: int = 50_000
+    #: bytes per input file (OpenAI: 200 MB)
+    max_bytes: int = 200_000_000
+    #: the job's completion window (OpenAI: ``24h``); a job not done by then expires
+    completion_window: str = "24h"
+    #: seconds between polls of the jobs in flight
+    poll_interval_s: float = 60.0
+    #: failed or expired lines: ``batch`` (a new job, up to ``max_resubmits`` times, then
+    #: online) or ``online`` (sent through the online transport at once)
+    retry: str = "batch"
+    max_resubmits: int = 1
+    #: the ``url`` of each line (default: the chat-completions URL's path, ``/v1/chat/completions``)
+    url_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +158,8 @@ class EndpointSpec:
     image_tokens: int = 1000
     #: overrides of the engine's transport settings for this endpoint (e.g. a lower rpm)
     limits: Mapping[str, Any] = field(default_factory=dict)
+    #: provider batch jobs instead of online requests (``batch.enabled``)
+    batch: BatchSpec = BatchSpec()
 
     @property
     def host(self) -> str:
@@ -170,7 +218,15 @@ _KEYS_ENDPOINT = {
     "capabilities",
     "image_tokens",
     "limits",
+    "batch",
 }
+_KEYS_PRICES = (
+    "input_per_million",
+    "output_per_million",
+    "batch_discount",
+    "batch_input_per_million",
+    "batch_output_per_million",
+)
 
 
 def _choice(src: str, key: str, value: str, valid: tuple[str, ...]) -> str:
@@ -222,12 +278,19 @@ def endpoint_spec(model_cfg: Mapping[str, Any]) -> EndpointSpec:
     _choice(src, "endpoint.capabilities.assistant_prefill", caps.assistant_prefill, PREFILL_MODES)
     _choice(src, "endpoint.capabilities.logprobs_mode", caps.logprobs_mode, LOGPROBS_MODES)
     _choice(src, "endpoint.capabilities.sampling", caps.sampling, SAMPLING_MODES)
-    prices = model_cfg.get("prices") or {}
-    bad = set(prices) - {"input_per_million", "output_per_million"}
+    prices = dict(model_cfg.get("prices") or {})
+    bad = set(prices) - set(_KEYS_PRICES)
     if bad:
         raise StylisticBiasError(
-            f"{src}: unknown prices key(s) {sorted(bad)}; valid: input_per_million, "
-            "output_per_million"
+            f"{src}: unknown prices key(s) {sorted(bad)}; valid: {', '.join(_KEYS_PRICES)}"
+        )
+    prices = {k: None if v is None else float(v) for k, v in prices.items()}
+    for k in ("input_per_million", "output_per_million"):
+        prices[k] = prices.get(k) or 0.0
+    disc = prices.get("batch_discount")
+    if disc is not None and not 0.0 <= disc < 1.0:
+        raise StylisticBiasError(
+            f"{src}: prices.batch_discount {disc}; valid: a fraction in [0, 1), e.g. 0.5"
         )
     return EndpointSpec(
         source=src,
@@ -239,10 +302,50 @@ def endpoint_spec(model_cfg: Mapping[str, Any]) -> EndpointSpec:
         headers=headers,
         api_version=str(ep["api_version"]) if ep.get("api_version") else None,
         capabilities=caps,
-        prices=Prices(**{k: float(v) for k, v in prices.items()}),
+        prices=Prices(**prices),
         image_tokens=int(ep.get("image_tokens", 1000)),
         limits=dict(ep.get("limits") or {}),
+        batch=batch_spec(src, ep.get("batch")),
     )
+
+
+def batch_spec(src: str, cfg: Any) -> BatchSpec:
+    """``endpoint.batch`` as a :class:`BatchSpec` (``true``/``false``/null or a mapping)."""
+    if cfg is None or isinstance(cfg, bool):
+        return BatchSpec(enabled=bool(cfg))
+    if not isinstance(cfg, Mapping):
+        raise StylisticBiasError(
+            f"{src}: endpoint.batch {cfg!r}; valid: true, false or a mapping of "
+            f"{', '.join(BatchSpec.__dataclass_fields__)}"
+        )
+    valid = BatchSpec.__dataclass_fields__
+    bad = set(cfg) - set(valid)
+    if bad:
+        raise StylisticBiasError(
+            f"{src}: unknown endpoint.batch key(s) {sorted(bad)}; valid: {', '.join(valid)}"
+        )
+    try:
+        out = BatchSpec(
+            enabled=bool(cfg.get("enabled", True)),
+            max_lines=int(cfg.get("max_lines", BatchSpec.max_lines)),
+            max_bytes=int(cfg.get("max_bytes", BatchSpec.max_bytes)),
+            completion_window=str(cfg.get("completion_window", BatchSpec.completion_window)),
+            poll_interval_s=float(cfg.get("poll_interval_s", BatchSpec.poll_interval_s)),
+            retry=str(cfg.get("retry", BatchSpec.retry)),
+            max_resubmits=int(cfg.get("max_resubmits", BatchSpec.max_resubmits)),
+            url_path=str(cfg["url_path"]) if cfg.get("url_path") else None,
+        )
+    except (TypeError, ValueError) as exc:
+        raise StylisticBiasError(f"{src}: endpoint.batch: {exc}") from None
+    _choice(src, "endpoint.batch.retry", out.retry, BATCH_RETRY)
+    for key in ("max_lines", "max_bytes"):
+        if getattr(out, key) < 1:
+            raise StylisticBiasError(f"{src}: endpoint.batch.{key} must be >= 1")
+    if out.max_resubmits < 0 or out.poll_interval_s < 0:
+        raise StylisticBiasError(
+            f"{src}: endpoint.batch.max_resubmits and poll_interval_s must be >= 0"
+        )
+    return out
 
 
 def transport_spec(engine_cfg: Mapping[str, Any], endpoint: EndpointSpec) -> TransportSpec:

@@ -98,16 +98,25 @@ class RateLimiter:
     serves every event loop of the process -- the engine runs one ``asyncio.run`` per image
     batch, and :func:`endpoint_limiter` hands each batch the same limiter. ``window_s`` is the
     limits' minute: ``rpm`` requests and ``tpm`` tokens per ``window_s`` seconds (60; a test
-    shortens it so the limits bind within seconds).
+    shortens it so the limits bind within seconds). ``clock`` (seconds, ``time.monotonic``) is
+    what "now" means to the reservations; a test passes its own to read or drive it.
     """
 
-    def __init__(self, rpm: float | None, tpm: float | None, *, window_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        rpm: float | None,
+        tpm: float | None,
+        *,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.window_s = float(window_s)  # the limits' "minute"
         self.interval = self.window_s / rpm if rpm else 0.0
         self.tpm = float(tpm) if tpm else None
+        self._clock = clock
         self._next = 0.0  # earliest start of the next request (rpm)
         self._tokens = self.tpm or 0.0  # bucket level at ``_stamp``
-        self._stamp = time.monotonic()
+        self._stamp = clock()
         self._lock = threading.Lock()
 
     def reserve(self, tokens: int) -> float:
@@ -115,7 +124,7 @@ class RateLimiter:
         if not self.interval and self.tpm is None:
             return 0.0
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next, self._stamp if self.tpm is not None else 0.0)
             if self.tpm is not None:
                 need = min(float(tokens), self.tpm)
@@ -159,8 +168,11 @@ def endpoint_limiter(endpoint: EndpointSpec, spec: TransportSpec) -> RateLimiter
         return lim
 
 
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms``, in seconds."""
+def retry_after_seconds(
+    headers: Mapping[str, str], now: Callable[[], float] = time.time
+) -> float | None:
+    """``Retry-After`` (seconds or an HTTP date, counted from ``now()``, Unix seconds) or
+    ``retry-after-ms``, in seconds."""
     ms = headers.get("retry-after-ms")
     if ms:
         try:
@@ -178,7 +190,7 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
         when = email.utils.parsedate_to_datetime(v)
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return max(0.0, when.timestamp() - now())
 
 
 def backoff_delay(attempt: int, spec: TransportSpec, retry_after: float | None) -> float:
