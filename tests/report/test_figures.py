@@ -310,7 +310,7 @@ def test_task_protocol_figures_keep_their_text_inside_the_canvas(tmp_path, monke
 def test_vignette_log_odds_of_many_identities_and_terms_stay_readable(monkeypatch) -> None:
     """360 identity x term cells per model (the protocol demo's size): drawn as a heat map that
     fits a screen (at most 16 in tall), no label clipped or on top of another."""
-    from stylisticbias.report import task_figures as TF
+    from stylisticbias.families.tasks.report import figures as TF
 
     rng = np.random.default_rng(1)
     ids, terms = [f"identity-{i:02d}" for i in range(36)], [f"term {j}" for j in range(10)]
@@ -336,7 +336,7 @@ def test_vignette_log_odds_of_many_terms_fit_a_screen_with_the_terms_as_rows(mon
     """The protocol demo's shape: 6 identities x 60 terms per model, two models. Terms as
     columns made a 40 x 4 in strip that a 1500 px screen shrinks to ~4 px text; with the terms
     as rows the figure stays within 16 x 16 in, every label readable and nothing overlapping."""
-    from stylisticbias.report import task_figures as TF
+    from stylisticbias.families.tasks.report import figures as TF
 
     rng = np.random.default_rng(2)
     ids, terms = [f"identity-{i}" for i in range(6)], [f"term {j:02d}" for j in range(60)]

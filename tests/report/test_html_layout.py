@@ -28,9 +28,11 @@ from stylisticbias_dev.headless import browser, layout_problems, open_page
 needs_browser = pytest.mark.skipif(
     browser() is None, reason="no Chromium on PATH (apt-get install -y chromium)"
 )
+#: every plot drawn to the end (its axis labels are the last marks vega renders): an svg alone
+#: exists as soon as vega starts, before its axes, on a busy machine seconds before
 DRAWN = (
-    "document.querySelectorAll('.plots svg').length"
-    " === document.querySelectorAll('.plots > div').length"
+    "Array.from(document.querySelectorAll('.plots > div'))"
+    ".every(d => d.querySelector('svg .role-axis-label text'))"
 )
 
 
