@@ -31,7 +31,10 @@ tasks); a rerun takes a batch from its complete shard, or from the consolidated
 the batch is there about the same image bytes (``_images.json``), and judges only the rest. A
 changed configuration moves the old shards to the stash first. The consolidated file is written
 at the end and the shards removed, so an interrupted and resumed run leaves the same bytes as an
-uninterrupted one. The ``openai`` engine's response cache makes a re-asked prompt free.
+uninterrupted one. The ``openai`` engine's response cache makes a re-asked prompt free; with
+``endpoint.batch`` every ask still to judge is first asked through provider batch jobs
+(``engine.prefetch_tasks``, jobs recorded in ``<out>/batch/``), so the batches are then
+answered from that cache.
 
 Each record is one answer per (task prompt, unit), seeded by the first of ``judge.seeds``.
 """
