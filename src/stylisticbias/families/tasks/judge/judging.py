@@ -31,7 +31,10 @@ tasks); a rerun takes a batch from its complete shard, or from the consolidated
 the batch is there about the same image bytes (``_images.json``), and judges only the rest. A
 changed configuration moves the old shards to the stash first. The consolidated file is written
 at the end and the shards removed, so an interrupted and resumed run leaves the same bytes as an
-uninterrupted one. The ``openai`` engine's response cache makes a re-asked prompt free.
+uninterrupted one. The ``openai`` engine's response cache makes a re-asked prompt free; with
+``endpoint.batch`` every ask still to judge is first asked through provider batch jobs
+(``engine.prefetch_tasks``, jobs recorded in ``<out>/batch/``), so the batches are then
+answered from that cache.
 
 Each record is one answer per (task prompt, unit), seeded by the first of ``judge.seeds``.
 """
@@ -78,6 +81,7 @@ from stylisticbias.judge.protocol.tasks.registry import check_engine_tasks, task
 from stylisticbias.judge.protocol.tasks.scenario_task import INVALID, TaskPrompt
 from stylisticbias.judge.protocol.tasks.text_only import with_description
 from stylisticbias.judge.records import FINGERPRINT_FILE, switch_configuration
+from stylisticbias.judge.summary import batch_jobs
 from stylisticbias.output_paths import data_root, safe_member
 from stylisticbias.outputs import OutputLock, atomic_path, atomic_write_json
 from stylisticbias.schemas import FACES, check_demographics, read_table
@@ -238,19 +242,22 @@ def _row(model: str, sc: TaskScenario, prompt: TaskPrompt, unit: Unit) -> dict[s
             **positions([f.image_id for f in unit.faces], prompt)}  # fmt: skip
 
 
-def judge_units(
-    engine: Any,
+Pending = list[tuple[dict[str, Any], TaskScenario, TaskPrompt, TaskAsk]]
+
+
+def unit_asks(
+    model: str,
     benchmark: Benchmark,
     tasks: Sequence[TaskScenario],
     units: Sequence[Unit],
     seed: int,
     cache: Path,
-) -> pd.DataFrame:
-    """The task records of ``units`` under every task of ``tasks`` that applies to them (pair
-    tasks to pairs, the others to single faces), asked of ``engine`` in one call."""
-    model = engine.model_name
+) -> tuple[list[dict[str, Any]], Pending]:
+    """The records of the asks of ``units`` that cannot be asked (invalid, with the reason) and
+    every other (record, task, prompt, ask), under every task of ``tasks`` that applies to
+    them (pair tasks to pairs, the others to single faces)."""
     rows: list[dict[str, Any]] = []
-    pending: list[tuple[dict[str, Any], TaskScenario, TaskPrompt, TaskAsk]] = []
+    pending: Pending = []
     for unit in units:
         for sc in tasks:
             if (answered_as(sc) == "pairwise") != unit.pair:
@@ -262,6 +269,21 @@ def judge_units(
                     rows.append({**row, **invalid_columns(ask)})
                 else:
                     pending.append((row, sc, prompt, ask))
+    return rows, pending
+
+
+def judge_units(
+    engine: Any,
+    benchmark: Benchmark,
+    tasks: Sequence[TaskScenario],
+    units: Sequence[Unit],
+    seed: int,
+    cache: Path,
+) -> pd.DataFrame:
+    """The task records of ``units`` under every task of ``tasks`` that applies to them (pair
+    tasks to pairs, the others to single faces), asked of ``engine`` in one call."""
+    model = engine.model_name
+    rows, pending = unit_asks(model, benchmark, tasks, units, seed, cache)
     replies = engine.answer_tasks([a for *_, a in pending]) if pending else []
     for (row, sc, prompt, ask), reply in zip(pending, replies, strict=True):
         got = read_reply(task_of(sc), sc, prompt, benchmark, ask, reply)
@@ -427,10 +449,19 @@ def run_engine_task_judge(
         batches += [pairs[i : i + BATCH] for i in range(0, len(pairs), BATCH)]
         done = judged_units = judged_prompts = 0
         t0 = time.perf_counter()
+        ready: list[pd.DataFrame | None] = []
         for batch in batches:
             path = shard_dir / f"shard-{_shard_key(batch, tasks)}.parquet"
             got = _read_shard(path, model_name) if path.is_file() else None
-            got = got if got is not None else _reuse(before, batch, tasks, benchmark)
+            ready.append(got if got is not None else _reuse(before, batch, tasks, benchmark))
+        batch_stats: dict[str, Any] = {}
+        if hasattr(engine, "prefetch_tasks"):  # openai with endpoint.batch: jobs fill its cache
+            asks = [ask for units, got in zip(batches, ready) if got is None
+                    for *_, ask in unit_asks(model_name, benchmark, tasks, units, seed,
+                                             cache)[1]]  # fmt: skip
+            batch_stats = engine.prefetch_tasks(asks, out) or {}
+        for batch, got in zip(batches, ready):
+            path = shard_dir / f"shard-{_shard_key(batch, tasks)}.parquet"
             if got is None:
                 got = judge_units(engine, benchmark, tasks, batch, seed, cache)
                 with atomic_path(path) as tmp:
@@ -457,10 +488,17 @@ def run_engine_task_judge(
         shutil.rmtree(shard_dir, ignore_errors=True)
     seconds = time.perf_counter() - t0
     stats = engine.stats.as_dict() if hasattr(engine, "stats") else None
+    if batch_stats:  # the lines of the batch jobs, besides the requests sent online
+        stats = {**(stats or {}), **{k: v for k, v in batch_stats.items() if k.startswith(
+            "api_batch_")}}  # fmt: skip
+    extra = {"batches": len(batches), "batches_resumed": done, "transport": stats,
+             "engine_stats": [stats or {}]}  # fmt: skip
+    jobs = batch_jobs(out)
+    if jobs:
+        extra["batch_jobs"] = jobs
     summary = task_summary(df, model_name, model_cfg, units_judged=judged_units,
                            prompts_judged=judged_prompts, seconds=seconds,
-                           extra={"batches": len(batches), "batches_resumed": done,
-                                  "transport": stats, "engine_stats": [stats or {}]})  # fmt: skip
+                           extra=extra)  # fmt: skip
     params = task_run_params(model_name, model_cfg, config.judge, [t.id for t in tasks],
                              benchmark.name) | engine.run_params()  # fmt: skip
     finish_task_run(out, summary, config.tracking, params)

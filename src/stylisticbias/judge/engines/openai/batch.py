@@ -31,15 +31,16 @@ those of the online mode for the same answers.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 import httpx2
@@ -57,6 +58,8 @@ from stylisticbias.judge.engines.openai.transport import (
 from stylisticbias.outputs import atomic_write_json, atomic_write_text
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: job states after which nothing changes
 TERMINAL = ("completed", "failed", "expired", "cancelled")
@@ -201,6 +204,18 @@ class Collector:
             return hit
         self.requests.setdefault(req.key, req)
         raise Missing(req.key)
+
+
+async def gather_all(*aws: Awaitable[T]) -> list[T]:
+    """``asyncio.gather`` for judging code run through a :class:`Collector`: every awaitable
+    runs to its end (none is cancelled when a sibling raises :class:`Missing`), so each records
+    all the requests it needs before the first failure propagates -- another error before a
+    :class:`Missing`."""
+    got = await asyncio.gather(*aws, return_exceptions=True)
+    errors = [r for r in got if isinstance(r, BaseException)]
+    if errors:
+        raise next((e for e in errors if not isinstance(e, Missing)), errors[0])
+    return list(got)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------------------ input files

@@ -17,16 +17,19 @@ Decodings (the ``hf`` engine's three, same rows and columns; ``engine`` is ``ope
 Every response goes through the :class:`~.cache.ResponseCache` (a rerun sends no requests)
 and the :class:`~.transport.Transport` (concurrency, retries, rate limits). With
 ``endpoint.batch`` the stage first fills the cache through provider batch jobs
-(:meth:`OpenAIJudgeEngine.prefetch`, :mod:`.batch`) and then judges from it, sending nothing.
+(:meth:`OpenAIJudgeEngine.prefetch`; a task protocol's asks:
+:meth:`~OpenAIJudgeEngine.prefetch_tasks`; :mod:`.batch`) and then judges from it, sending
+nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +40,7 @@ from stylisticbias.benchmark import Benchmark, Ordering, ParserRules
 from stylisticbias.config import project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
-from stylisticbias.judge.engines.openai.batch import BatchRunner, Collector, Missing
+from stylisticbias.judge.engines.openai.batch import BatchRunner, Collector, Missing, gather_all
 from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.cost import Estimate
 from stylisticbias.judge.engines.openai.cost import estimate as estimate_run
@@ -51,7 +54,7 @@ from stylisticbias.judge.engines.openai.preflight import check_served_endpoint
 from stylisticbias.judge.engines.openai.requests import EncodedImage, RequestBuilder, encode_image
 from stylisticbias.judge.engines.openai.spec import EndpointSpec, endpoint_spec, transport_spec
 from stylisticbias.judge.engines.openai.tasks import answer_tasks as answer_task_asks
-from stylisticbias.judge.engines.openai.tasks import run_label_distributions
+from stylisticbias.judge.engines.openai.tasks import answer_tasks_async, run_label_distributions
 from stylisticbias.judge.engines.openai.transport import (
     ApiRequest,
     Transport,
@@ -69,6 +72,8 @@ log = logging.getLogger(__name__)
 DEFAULT_CACHE = ".cache/api-responses.sqlite"
 #: images whose missing requests are collected at a time (batch mode; bounds memory)
 DISCOVER_CHUNK = 64
+#: task asks whose missing requests are collected at a time (batch mode; bounds memory)
+TASK_DISCOVER_CHUNK = 256
 #: exact mode's path-sampling temperature on servers with raw log-probabilities, where it
 #: changes which partial answers are seen and never the probabilities read
 RAW_EXPLORE_TEMPERATURE = 1.0
@@ -284,10 +289,25 @@ class OpenAIJudgeEngine(JudgeEngine):
         so that :meth:`judge` then finds every response in the cache. Nothing otherwise."""
         if not self.endpoint.batch.enabled or not items:
             return
+        self._batch_stats = self._batch_jobs(lambda: self.missing_requests(items), out)
+
+    def prefetch_tasks(self, asks: Sequence[TaskAsk], out: str | Path) -> dict[str, Any]:
+        """:meth:`prefetch` for task asks: with ``endpoint.batch`` enabled, every request
+        :meth:`answer_tasks` needs for ``asks`` is asked through batch jobs (ledger in
+        ``out/batch/``), so that it then answers them all from the cache, sending nothing.
+        Returns what the jobs did (``api_batch_*`` and the lines sent online; empty when
+        nothing was to do)."""
+        if not self.endpoint.batch.enabled or not asks:
+            return {}
+        return self._batch_jobs(lambda: self.missing_task_requests(asks), out)
+
+    def _batch_jobs(self, discover: Callable[[], Iterable[ApiRequest]],
+                    out: str | Path) -> dict[str, Any]:  # fmt: skip
+        """Run the batch jobs of ``discover``'s requests; their stats and those sent online."""
         runner = BatchRunner(self.endpoint, self.transport, self.cache, Path(out) / "batch",
                              online=self.fetch_online, label=self.model_name)  # fmt: skip
         before = self.stats.as_dict()
-        stats = runner.run(lambda: self.missing_requests(items))
+        stats = runner.run(discover)
         sent = {k: v - before.get(k, 0) for k, v in self.stats.as_dict().items()}  # online
         log.info("%s: batch jobs %s: %d line(s) submitted, %d answered, %d failed, %d sent "
                  "online; %d prompt + %d completion tokens%s", self.model_name,
@@ -297,7 +317,17 @@ class OpenAIJudgeEngine(JudgeEngine):
         sent["api_cost_usd"] = self.endpoint.prices.cost(
             sent["api_prompt_tokens"], sent["api_completion_tokens"]
         )
-        self._batch_stats = {**sent, **stats.as_dict()}
+        return {**sent, **stats.as_dict()}
+
+    def missing_task_requests(self, asks: Sequence[TaskAsk]) -> Iterator[ApiRequest]:
+        """The requests answering ``asks`` needs next that the cache does not hold (every
+        ``generate`` one, the next round of each exact distribution; nothing is sent)."""
+        for i in range(0, len(asks), TASK_DISCOVER_CHUNK):
+            chunk = asks[i : i + TASK_DISCOVER_CHUNK]
+            col = Collector(self.cache)
+            with contextlib.suppress(Missing):  # recorded in col first (gather_all)
+                asyncio.run(answer_tasks_async(self, col, chunk, gather_all))
+            yield from col.requests.values()
 
     def missing_requests(self, items: Sequence[ImageItem]) -> Iterator[ApiRequest]:
         """The requests judging ``items`` needs next that the cache does not hold: every one of

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from stylisticbias.benchmark import ParserRules
+from stylisticbias.judge.engines.openai.batch import Collector
 from stylisticbias.judge.engines.openai.exact import TextDistribution, expand_texts, split_batch
 from stylisticbias.judge.engines.openai.requests import EncodedImage, encode_image
 from stylisticbias.judge.engines.openai.transport import Transport, gather_or_cancel
@@ -20,15 +21,16 @@ from stylisticbias.judge.protocol.tasks.asks import TaskAsk, TaskReply
 
 async def label_distributions(
     engine: Any,
-    tr: Transport,
+    tr: Transport | Collector,
     img: EncodedImage | Sequence[EncodedImage],
     texts: Sequence[str],
     rules: ParserRules,
+    gather: Callable[..., Awaitable[Any]] = gather_or_cancel,
 ) -> list[TextDistribution]:
     """Exact distributions over ``rules.letters`` (+ invalid, undecided) of the prompts
     ``texts`` about one image (or several in one prompt, a list: one ``image_url`` part
     each), asked through an :class:`~.engine.OpenAIJudgeEngine`'s request builder and
-    transport ``tr``."""
+    transport ``tr``; each round's requests go out together through ``gather``."""
     settings = dataclasses.replace(engine.exact, parser=rules)
     imgs = list(img) if isinstance(img, list | tuple) else [img]
 
@@ -46,7 +48,7 @@ async def label_distributions(
         return split_batch(await tr.fetch(req), len(prefixes))
 
     batch = fetch_batch if engine.endpoint.capabilities.batch_chat else None
-    return await expand_texts(len(texts), fetch, settings, gather_or_cancel, batch)
+    return await expand_texts(len(texts), fetch, settings, gather, batch)
 
 
 def run_label_distributions(
@@ -65,7 +67,10 @@ def run_label_distributions(
 
 
 async def answer_tasks_async(
-    engine: Any, tr: Transport, asks: Sequence[TaskAsk]
+    engine: Any,
+    tr: Transport | Collector,
+    asks: Sequence[TaskAsk],
+    gather: Callable[..., Awaitable[Any]] = gather_or_cancel,
 ) -> list[TaskReply]:
     """Every ask answered through an :class:`~.engine.OpenAIJudgeEngine`'s transport ``tr``.
 
@@ -75,6 +80,10 @@ async def answer_tasks_async(
     labels go together); an ask without labels (a free number), and every ask otherwise, gets one
     seeded ``generate`` request. A refused request is a refusal reply, never re-asked. Each image
     file is read and encoded once per call.
+
+    ``tr`` is a :class:`~.transport.Transport`, or a :class:`~.batch.Collector` with ``gather``
+    :func:`~.batch.gather_all` (batch jobs: every ask's next requests are recorded, nothing
+    sent); every ask starts at once, through ``gather``.
     """
     encoded: dict[str, EncodedImage] = {}
 
@@ -101,7 +110,7 @@ async def answer_tasks_async(
 
     async def exact(paths: tuple[str, ...], rules: ParserRules, idx: list[int]) -> list[TaskReply]:
         dists = await label_distributions(engine, tr, images(paths), [asks[i].text for i in idx],
-                                          rules)  # fmt: skip
+                                          rules, gather)  # fmt: skip
         out = []
         for d in dists:
             mass, und = d.normalised()
@@ -109,8 +118,9 @@ async def answer_tasks_async(
                                  best={k: t for k, (_, t) in d.best.items()}))  # fmt: skip
         return out
 
-    gen = await gather_or_cancel(*(generated(i) for i in singles))
-    ex = await gather_or_cancel(*(exact(p, r, idx) for (p, r), idx in groups.items()))
+    got = await gather(*(generated(i) for i in singles),
+                       *(exact(p, r, idx) for (p, r), idx in groups.items()))  # fmt: skip
+    gen, ex = got[: len(singles)], got[len(singles) :]
     replies: dict[int, TaskReply] = dict(zip(singles, gen))
     for idx, got in zip(groups.values(), ex):
         replies.update(zip(idx, got))
