@@ -51,3 +51,13 @@ def test_version_outside_the_range_warns_once(monkeypatch, caplog) -> None:
         assert not hf_compat.check_version()
     msgs = [r.getMessage() for r in caplog.records if "outside the range" in r.getMessage()]
     assert len(msgs) == 1 and "9.0.0" in msgs[0]
+
+
+def test_the_declared_transformers_range_is_the_checked_one() -> None:
+    """An install without the lock (``pip install -e '.[dev]'``) gets a checked transformers:
+    every transformers requirement of pyproject.toml is ``>=low,<high`` of CHECKED_RANGE."""
+    text = (Path(__file__).resolve().parents[4] / "pyproject.toml").read_text()
+    specs = re.findall(r'"transformers(?:\[\w+\])?([^"]*)"', text)
+    assert specs, "transformers is declared in pyproject.toml"
+    low, high = hf_compat.CHECKED_RANGE
+    assert {s for s in specs if s} == {f">={low.rsplit('.', 1)[0]},<{high}"}, specs
