@@ -44,6 +44,23 @@ def check_family(value: object, where: str) -> str:
     return value
 
 
+#: families whose protocols name a statistics suite, and the suite each must name
+SUITE_OF: Mapping[str, str] = {
+    "variation_shift": "variation_shift",
+    "paired_variation": "paired_variation",
+}
+
+
+def check_suite(family: str, suite: str, where: str) -> None:
+    """A protocol's ``statistics.suite`` must be its family's (:data:`SUITE_OF`), one line."""
+    want = SUITE_OF.get(family)
+    if want is not None and suite != want:
+        raise StylisticBiasError(
+            f"{where}: family {family}: statistics.suite is {suite!r}; a "
+            f"{family} protocol's suite is {want} (`statistics: {{suite: {want}, ...}}`)"
+        )
+
+
 # ---- the seam: what a family does at every stage ------------------------------------------
 
 #: Every hook a family declares (a ``module:attr`` reference) or declares it lacks (why), and

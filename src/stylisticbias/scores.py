@@ -253,7 +253,8 @@ def write_scores(
     return scores(model_name, config, benchmark, source=source, ahead=ahead)
 
 
-def _stage_path(config: Config, key: str) -> Path:
+def stage_dir(config: Config, key: str) -> Path:
+    """The resolved folder of ``paths.<key>`` (judgments, scores) of ``config``."""
     return stage_path(getattr(config.paths, key), project_root())
 
 
@@ -269,7 +270,7 @@ def write_forced_choice_scores(
     :func:`write_scores`)."""
 
     def path(key: str) -> Path:
-        return _stage_path(config, key)
+        return stage_dir(config, key)
 
     judgments_file = judgments_path(path("judgments"), model_name)
     faces_file = path("faces") / "faces.parquet"

@@ -37,7 +37,7 @@ from stylisticbias.benchmark.spec import (
 )
 from stylisticbias.benchmark.task_scenarios import parse_tasks
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.family import FAMILIES, FAMILY_NAMES, check_family
+from stylisticbias.family import FAMILIES, FAMILY_NAMES, check_family, check_suite
 
 log = logging.getLogger(__name__)
 
@@ -327,11 +327,7 @@ def benchmark_from_config(
         [t for s in scenarios for t in s.tags],
         f"{where}: statistics",
     )
-    if family in ("variation_shift", "paired_variation") and statistics.suite != family:
-        raise StylisticBiasError(
-            f"{where}: family {family}: statistics.suite is {statistics.suite!r}; a "
-            f"{family} protocol's suite is {family} (`statistics: {{suite: {family}, ...}}`)"
-        )
+    check_suite(family, statistics.suite, where)
     return Benchmark(
         name=str(cfg.get("name", "")),
         family=family,

@@ -11,18 +11,13 @@ from pathlib import Path
 import pandas as pd
 
 from stylisticbias.benchmark import Benchmark
-from stylisticbias.config import project_root
 from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.outputs import atomic_path
-from stylisticbias.scores import Source
-from stylisticbias.scores_ahead import JudgmentsAhead, stage_path
+from stylisticbias.scores import Source, stage_dir
+from stylisticbias.scores_ahead import JudgmentsAhead
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
-
-
-def _stage_path(config: Config, key: str) -> Path:
-    return stage_path(getattr(config.paths, key), project_root())
 
 
 def write_task_record_scores(
@@ -35,7 +30,7 @@ def write_task_record_scores(
 ) -> Path:
     """The scores of a task protocol: its task records counted (:func:`write_task_scores`)."""
     return write_task_scores(
-        model_name, _stage_path(config, "judgments"), _stage_path(config, "scores")
+        model_name, stage_dir(config, "judgments"), stage_dir(config, "scores")
     )
 
 
