@@ -1,16 +1,23 @@
-"""End to end through DVC on a copy of the project: `dvc repro` (smoke and demo experiments)."""
+"""End to end through DVC on a copy of the project: every experiment of ``conf/experiment/``
+(found by glob, not a hand list) through `configure compose experiment=<name> && dvc repro`,
+then a second `dvc repro` that runs nothing but ``check``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import mlflow
 import pandas as pd
 import pytest
+import yaml
 
 from stylisticbias.config import ROOT, load_group_option
+from stylisticbias.report.mlflow_log import TAG_KIND
 from stylisticbias.score_store import read_model_scores
 from stylisticbias_dev import tiny
 from stylisticbias_dev.project_copy import copy_project
@@ -46,12 +53,17 @@ def _repro_again(project: Path) -> list[str]:
     return [ln.split("'")[1] for ln in proc.stdout.splitlines() if ln.startswith("Running stage '")]
 
 
-@pytest.mark.slow  # a whole dvc repro with the tiny hf model: ~1.5 min idle (make test-all)
-def test_smoke_experiment_runs_hf_engine_end_to_end(tmp_path: Path) -> None:
-    project = _copy_project(tmp_path / "proj")
-    cfg = load_group_option("model", "tiny-llava-next")  # the judge never builds checkpoints
-    tiny.ensure_built(cfg["local_build"], project / cfg["hub_id"])
-    _repro(project, "experiment=smoke")
+EXPERIMENTS = sorted(p.stem for p in (ROOT / "conf" / "experiment").glob("*.yaml"))
+
+#: what an experiment needs beyond its file to run offline on two cores: ``paper`` judges six
+#: hub checkpoints (no weights can be fetched here) on 500 faces, so it runs with the simulated
+#: judges on a few faces -- its protocol, scenarios, seeds and analysis settings are its own
+SHRINK: dict[str, tuple[str, ...]] = {
+    "paper": ("model=[simulated-strong,simulated-weak]", "faces.n=12"),
+}
+
+
+def _check_smoke(project: Path) -> None:
     j = pd.read_parquet(project / "data/judgments/tiny-llava-next/judgments.parquet")
     assert set(j["engine"]) == {"hf"} and set(j["decoding"]) == {"exact"}
     assert not j["simulated"].any()
@@ -60,45 +72,84 @@ def test_smoke_experiment_runs_hf_engine_end_to_end(tmp_path: Path) -> None:
     assert s["phi"].notna().all() and len(s) == j["image_id"].nunique() * 4
     report = (project / "reports/README.md").read_text()
     assert "tiny-llava-next" in report and "SIMULATED" not in report.splitlines()[0]
-    assert _repro_again(project) == ["check"]
 
 
-@pytest.mark.slow
-def test_demo_pipeline_end_to_end(tmp_path: Path) -> None:
-    project = _copy_project(tmp_path / "proj")
-    _repro(project)
+def _check_demo(project: Path) -> None:
     report = (project / "reports/README.md").read_text()
     assert report.splitlines()[0].endswith("SIMULATED data")
     assert (project / "reports/calibration.json").exists()
-    assert _repro_again(project) == ["check"]
 
 
-@pytest.mark.slow  # two whole dvc repro runs of the task protocols' offline demos (minutes)
-@pytest.mark.parametrize(
-    ("experiment", "tables"),
-    [
-        ("reflect-demo", {"reflect_win_rates", "reflect_mcq_distribution", "reflect_salary_gaps"}),
-        ("vignette-demo", {"vignette_selection", "vignette_log_odds", "vignette_text_vs_image"}),
-    ],
-)
-def test_task_protocol_demo_end_to_end(tmp_path: Path, experiment: str, tables: set[str]) -> None:
-    """`configure compose experiment=<demo> && dvc repro` runs every stage of the DAG offline
-    and writes the task records, the task tables and the report; a second repro does nothing."""
-    project = _copy_project(tmp_path / "proj")
-    _repro(project, f"experiment={experiment}")
-    import yaml
+def _task_check(tables: set[str]) -> Callable[[Path], None]:
+    def check(project: Path) -> None:
+        listed = subprocess.run(
+            ["dvc", "stage", "list", "--name-only"],
+            cwd=project,
+            env=_env(),
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        locked = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
+        models = ["simulated-strong", "simulated-weak"]
+        assert {f"judge@{m}" for m in models} <= set(listed)
+        assert set(listed) <= set(locked), set(listed) - set(locked)  # every stage ran
+        for m in models:
+            rec = pd.read_parquet(project / f"data/judgments/{m}/task_records.parquet")
+            assert {"reason", "undecided"} <= set(rec.columns) and len(rec) > 0
+        written = {p.stem for p in (project / "reports/tables").glob("*.csv")}
+        assert tables <= written, tables - written
+        assert (project / "reports/tables/task_report.md").is_file()
 
-    listed = subprocess.run(["dvc", "stage", "list", "--name-only"], cwd=project, env=_env(),
-                            check=True, capture_output=True, text=True).stdout.split()  # fmt: skip
-    locked = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
-    models = ["simulated-strong", "simulated-weak"]
-    assert {f"judge@{m}" for m in models} <= set(listed)
-    assert set(listed) <= set(locked), set(listed) - set(locked)  # every stage ran (no lock before)
-    for m in models:
-        rec = pd.read_parquet(project / f"data/judgments/{m}/task_records.parquet")
-        assert {"reason", "undecided"} <= set(rec.columns) and len(rec) > 0
+    return check
+
+
+def _check_soda(project: Path) -> None:
+    assert (project / "data/soda/metrics.json").is_file()
+    record = json.loads((project / "data/tracking/report_runs.json").read_text())
+    assert record["soda_digest"], record  # the track stage logged the audit
+    client = mlflow.MlflowClient(f"sqlite:///{project / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("stylisticbias")
+    kinds = {r.data.tags.get(TAG_KIND) for r in client.search_runs([exp.experiment_id])}
+    assert "soda" in kinds, kinds
+
+
+def _check_beauty(project: Path) -> None:
     written = {p.stem for p in (project / "reports/tables").glob("*.csv")}
-    assert tables <= written, tables - written
-    assert (project / "reports/tables/task_report.md").is_file()
+    assert {"paired_group_tests", "paired_variation_bias"} <= written, written
+
+
+#: what each experiment's run must have written, beyond a report and a clean second repro
+CHECKS: dict[str, Callable[[Path], None]] = {
+    "smoke": _check_smoke,
+    "demo": _check_demo,
+    "paper": _check_demo,
+    "reflect-demo": _task_check(
+        {"reflect_win_rates", "reflect_mcq_distribution", "reflect_salary_gaps"}
+    ),
+    "vignette-demo": _task_check(
+        {"vignette_selection", "vignette_log_odds", "vignette_text_vs_image"}
+    ),
+    "soda-demo": _check_soda,
+    "beauty-demo": _check_beauty,
+}
+
+
+def test_every_experiment_has_its_end_to_end_checks() -> None:
+    """A new experiment file gets its own checks here (it runs end to end either way)."""
+    assert sorted(CHECKS) == EXPERIMENTS
+
+
+@pytest.mark.slow  # one whole dvc repro per experiment file (minutes each; make test-slow)
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_experiment_runs_end_to_end(tmp_path: Path, experiment: str) -> None:
+    """`configure compose experiment=<name> && dvc repro` runs every stage of the DAG offline and
+    writes the report; a second repro runs only ``check``."""
+    project = _copy_project(tmp_path / "proj")
+    if experiment == "smoke":
+        cfg = load_group_option("model", "tiny-llava-next")  # the judge never builds checkpoints
+        tiny.ensure_built(cfg["local_build"], project / cfg["hub_id"])
+    _repro(project, f"experiment={experiment}", *SHRINK.get(experiment, ()))
     assert (project / "reports/README.md").is_file()
+    CHECKS.get(experiment, lambda _p: None)(project)
     assert _repro_again(project) == ["check"]

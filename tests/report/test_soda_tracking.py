@@ -109,3 +109,24 @@ def test_audit_off_is_not_logged(tmp_path: Path) -> None:
     spec = tracking_spec({"tracking": {"enabled": True,
                                        "tracking_uri": f"sqlite:///{tmp_path}/m.db"}})  # fmt: skip
     assert log_soda(spec, soda, SETTINGS, 0.95) is None
+
+
+def test_track_stage_logs_the_soda_demo_audit(tmp_path: Path) -> None:
+    """The track stage's SODA step on the composed ``soda-demo`` configuration (its typed spec,
+    not a hand-made mapping): the interval level comes from ``analysis.bootstrap.ci``."""
+    from stylisticbias.config import compose
+    from stylisticbias.report.track import _track_soda
+    from stylisticbias.spec.parse import config_from_params
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    overrides = ["experiment=soda-demo", "paths.soda=soda", "tracking.enabled=true"]
+    overrides += [f"tracking.tracking_uri={uri}", "tracking.experiment_name=soda-demo"]
+    params = compose(overrides)
+    config = config_from_params(params)
+    _audit(tmp_path)
+    record: dict = {}
+    run_log: dict = {"runs": {}}
+    _track_soda(config, tmp_path, record, run_log)
+    run = mlflow.MlflowClient(uri).get_run(run_log["runs"]["soda"])
+    assert run.data.params["analysis.ci"] == str(config.analysis.bootstrap.ci)
+    assert record["soda_digest"]

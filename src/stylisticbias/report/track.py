@@ -133,7 +133,7 @@ def _track_soda(
     record["soda_digest"] = audit_digest(soda_dir)
     spec = tracking_spec({"tracking": asdict(config.tracking)})
     with bounded(spec):
-        run_id = log_soda(spec, soda_dir, asdict(config.soda), float(config.analysis.ci))
+        run_id = log_soda(spec, soda_dir, asdict(config.soda), float(config.analysis.bootstrap.ci))
     if run_id is not None:
         run_log["runs"]["soda"] = run_id
         run_log.setdefault("tracking_uri", spec.tracking_uri)
