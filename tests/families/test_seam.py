@@ -36,7 +36,7 @@ EXPECTED_HOOKS = {
         "analyze": "stylisticbias.families.paired_variation.analysis.stage:analyze_paired",
         "calibrate": "stylisticbias.families.paired_variation.analysis.stage:calibrate_paired",
         "report": "stylisticbias.families.paired_variation.report.stage:report_paired",
-        "track": "-",
+        "track": "stylisticbias.families.paired_variation.report.track:log_paired_runs",
     },
     "tasks": {
         "judge": "stylisticbias.families.tasks.judge.stage:judge_tasks",
@@ -73,10 +73,10 @@ def test_every_hook_resolves_to_a_callable(name: str) -> None:
 
 def test_a_lacking_hook_says_why_once(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        assert FAMILIES.lookup("paired_variation").hook("track")("any", "args") is None
+        assert FAMILIES.lookup("soda").hook("analyze")("any", "args") is None
     assert len(caplog.records) == 1
-    assert "family paired_variation has no track stage" in caplog.text
-    assert "not logged to MLflow yet" in caplog.text
+    assert "family soda has no analyze stage" in caplog.text
+    assert "is not judged" in caplog.text
 
 
 def test_a_family_must_declare_every_hook() -> None:

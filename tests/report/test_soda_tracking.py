@@ -111,13 +111,14 @@ def test_audit_off_is_not_logged(tmp_path: Path) -> None:
     assert log_soda(spec, soda, SETTINGS, 0.95) is None
 
 
-def test_track_stage_logs_the_soda_demo_audit(tmp_path: Path) -> None:
+def test_track_stage_logs_the_soda_demo_audit(tmp_path: Path, monkeypatch) -> None:
     """The track stage's SODA step on the composed ``soda-demo`` configuration (its typed spec,
     not a hand-made mapping): the interval level comes from ``analysis.bootstrap.ci``."""
     from stylisticbias.config import compose
     from stylisticbias.report.track import _track_soda
     from stylisticbias.spec.parse import config_from_params
 
+    monkeypatch.chdir(tmp_path)  # the store's artifact root (./mlruns)
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     overrides = ["experiment=soda-demo", "paths.soda=soda", "tracking.enabled=true"]
     overrides += [f"tracking.tracking_uri={uri}", "tracking.experiment_name=soda-demo"]

@@ -14,9 +14,6 @@ FAMILY = Family(
         "analyze": "stylisticbias.families.paired_variation.analysis.stage:analyze_paired",
         "calibrate": "stylisticbias.families.paired_variation.analysis.stage:calibrate_paired",
         "report": "stylisticbias.families.paired_variation.report.stage:report_paired",
-    },
-    lacks={
-        "track": "tracking: the report of a paired-variation protocol is not logged to MLflow "
-        "yet (reports/README.md, reports/tables and metrics.json hold it)",
+        "track": "stylisticbias.families.paired_variation.report.track:log_paired_runs",
     },
 )

@@ -1,4 +1,6 @@
-"""A task protocol's report in MLflow (REFLECT, VIGNETTE), whatever engine judged each model.
+"""A task protocol's report in MLflow (REFLECT, VIGNETTE), whatever engine judged each model:
+the shared logger :func:`stylisticbias.report.family_runs.log_family_report` with the task
+family's :data:`LAYOUT`.
 
 The conventions of :mod:`stylisticbias.report.mlflow_log`, applied to the task tables:
 
@@ -23,32 +25,25 @@ DVC, ``dvc.exp_name``. A rerun with the same report replaces its earlier runs
 
 from __future__ import annotations
 
-import logging
-import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from stylisticbias.analysis.calibration import is_simulated
-from stylisticbias.errors import StylisticBiasError
-from stylisticbias.families.tasks.analysis.metrics import finite, task_metrics
+from stylisticbias.families.tasks.analysis.metrics import INTERVAL_TABLES, TEST_TABLES
 from stylisticbias.families.tasks.report.figures import TASK_FIGURES
 from stylisticbias.families.tasks.report.track import read_task_tables
-from stylisticbias.report.mlflow_log import (
-    ALL_METRICS_TABLE,
-    MAX_RUN_METRICS,
-    TAG_DIGEST,
-    TAG_KEY,
-    TAG_REPORT,
-    run_key,
+from stylisticbias.report.family_runs import (
+    Flat,
+    Headline,
+    RunLayout,
+    headline_metrics,
+    log_family_report,
+    section,
 )
 from stylisticbias.report.mlflow_params import generator_option
 from stylisticbias.spec import Config
-
-log = logging.getLogger(__name__)
 
 #: The headline of a model run: (metric, table, estimate column, pick, with its interval).
 #: ``pick``: ``max`` / ``min`` of the estimate, or ``max_abs`` (the signed estimate of largest
@@ -71,38 +66,6 @@ HEADLINE: tuple[tuple[str, str, str, str, bool], ...] = (
     ("text_vs_image_delta.max_abs", "vignette_text_vs_image", "delta", "max_abs", False),
 )
 
-_PICK: dict[str, Callable[[pd.Series], Any]] = {
-    "max": lambda s: s.idxmax(),
-    "min": lambda s: s.idxmin(),
-    "max_abs": lambda s: s.abs().idxmax(),
-}
-
-
-def task_headline_metrics(tables: Mapping[str, pd.DataFrame], model: str) -> dict[str, float]:
-    """The run page's metrics of ``model``: :data:`HEADLINE` over its rows, each estimate with
-    the interval of the row it was picked from (``<metric>.ci_low`` / ``.ci_high``)."""
-    out: dict[str, float] = {}
-    for metric, table, col, pick, ci in HEADLINE:
-        df = tables.get(table)
-        if df is None or col not in df.columns:
-            continue
-        rows = df[(df["model"].astype(str) == model) & df[col].notna()]
-        if rows.empty:
-            continue
-        row = rows.loc[_PICK[pick](rows[col].astype(float))]
-        out[metric] = float(row[col])
-        if ci:
-            for bound in ("ci_low", "ci_high"):
-                v = finite(row.get(bound))
-                if v is not None:
-                    out[f"{metric}.{bound}"] = v
-    if len(out) > MAX_RUN_METRICS:  # a headline grown past the run page's budget
-        raise StylisticBiasError(
-            f"{len(out)} headline metrics for {model}; at most {MAX_RUN_METRICS} fit a run page "
-            "(stylisticbias.families.tasks.report.mlflow_runs.HEADLINE)"
-        )
-    return out
-
 
 def task_run_params(config: Config) -> dict[str, Any]:
     """The params every task report run logs (what differs between the members of a sweep)."""
@@ -115,123 +78,32 @@ def task_run_params(config: Config) -> dict[str, Any]:
         "judge.tasks": judge.get("scenarios"),
         "judge.seeds": judge.get("seeds"),
         "judge.temperature": judge.get("temperature"),
-        "generator": generator_option(_section(config.generator)),
+        "generator": generator_option(section(config.generator)),
         "analysis": {k: v for k, v in analysis.items() if k not in ("group_abbrev", "workers")},
     }
 
 
-def _section(spec: Any) -> dict[str, Any]:
-    """A spec (or the mapping a plug-in generator keeps) as a mapping."""
-    return asdict(spec) if is_dataclass(spec) and not isinstance(spec, type) else dict(spec or {})
+#: what a task protocol logs (:class:`~stylisticbias.report.family_runs.RunLayout`)
+LAYOUT = RunLayout(
+    family="tasks",
+    headline=tuple(
+        Headline(metric, table, col, pick, "ci_low" if ci else None, "ci_high" if ci else None)
+        for metric, table, col, pick, ci in HEADLINE
+    ),
+    flat=tuple(Flat(t, col, keys) for t, (col, keys) in {**INTERVAL_TABLES, **TEST_TABLES}.items()),
+    read_tables=read_task_tables,
+    model_figures=TASK_FIGURES,
+    params=task_run_params,
+)
 
 
-def _model_tables(tables: Mapping[str, pd.DataFrame], model: str) -> None:
-    import mlflow
-
-    for name, df in sorted(tables.items()):
-        rows = df[df["model"].astype(str) == model].reset_index(drop=True)
-        mlflow.log_table(rows, f"tables/{name}.json")
-
-
-def _model_figures(tables: Mapping[str, pd.DataFrame], model: str) -> None:
-    import matplotlib.pyplot as plt
-    import mlflow
-
-    for name, (table, build) in sorted(TASK_FIGURES.items()):
-        df = tables.get(table)
-        rows = df[df["model"].astype(str) == model] if df is not None else None
-        if rows is not None and not rows.empty:
-            fig = build(rows.reset_index(drop=True))
-            mlflow.log_figure(fig, f"figures/{name}")
-            plt.close(fig)
-
-
-def _log_all(metrics: Mapping[str, float]) -> None:
-    import mlflow
-
-    keys = sorted(metrics)
-    mlflow.log_table(pd.DataFrame({"metric": keys, "value": [metrics[k] for k in keys]}),
-                     ALL_METRICS_TABLE)  # fmt: skip
+def task_headline_metrics(tables: dict[str, pd.DataFrame], model: str) -> dict[str, float]:
+    """The run page's metrics of ``model``: :data:`HEADLINE` over its rows, each estimate with
+    the interval of the row it was picked from (``<metric>.ci_low`` / ``.ci_high``)."""
+    return headline_metrics(tables, model, LAYOUT.headline)
 
 
 def log_task_report(config: Config, reports: Path, report_digest: str = "") -> dict[str, str]:
     """Log a task protocol's report (``reports/``): one run per judged model and a comparison
     run (see the module doc); returns ``{run name: run id}``."""
-    from stylisticbias.tracking import bounded, preflight, tracking_spec
-
-    spec = tracking_spec({"tracking": asdict(config.tracking)})
-    with bounded(spec):
-        preflight(spec)
-        return _log_task_report(config, reports, report_digest)
-
-
-def _log_task_report(config: Config, reports: Path, report_digest: str) -> dict[str, str]:
-    import mlflow
-
-    from stylisticbias.tracking import (
-        delete_other_runs,
-        git_commit,
-        log_metrics,
-        log_params,
-        start_run,
-    )
-    from stylisticbias.tracking import tracking_spec as spec_of
-    from stylisticbias.tracking.grouping import TAG_EXP_NAME, TAG_KIND, dvc_exp_name, sweep_id
-
-    spec = spec_of({"tracking": asdict(config.tracking)})
-    tables = read_task_tables(reports / "tables")
-    common = task_run_params(config)
-    exp_name, sweep = dvc_exp_name(), sweep_id()
-    base_tags: dict[str, Any] = {TAG_REPORT: uuid.uuid4().hex[:12], TAG_DIGEST: report_digest,
-                                 "protocol": config.protocol}  # fmt: skip
-    sha = git_commit()
-    if sha:
-        base_tags["mlflow.source.git.commit"] = sha
-    if exp_name:
-        base_tags[TAG_EXP_NAME] = exp_name
-    suffix = f" @{exp_name}" if exp_name else ""
-    key_parts = {"digest": report_digest, "params": common, "sweep": sweep, "exp": exp_name}
-    ids: dict[str, str] = {}
-
-    def finished(key: str, run: Any) -> str:
-        gone = delete_other_runs(run.info.experiment_id, TAG_KEY, key, run.info.run_id)
-        if gone:
-            log.info("replaced %d earlier run(s) of the same report: %s", len(gone),
-                     ", ".join(gone))  # fmt: skip
-        return str(run.info.run_id)
-
-    sims = []
-    for m in config.model_names:
-        section = _section(config.model(m))
-        engine = dict(section.get("engine") or {})
-        sim = is_simulated(m, config)
-        sims.append(sim)
-        key = run_key(kind="model", model=m, **key_parts)
-        tags = {**base_tags, TAG_KIND: "model", "model": m, "simulated": sim,
-                "engine": engine.get("name"), TAG_KEY: key}  # fmt: skip
-        with start_run(spec, run_name=f"{m}{suffix}", tags=tags, sweep=sweep) as run:
-            log_params({**common, "model": m, "model.engine": engine.get("name"),
-                        "model.decoding": engine.get("decoding"),
-                        "model.hub_id": section.get("hub_id")})  # fmt: skip
-            log_metrics(task_headline_metrics(tables, m))
-            _log_all(task_metrics(tables, m))
-            _model_tables(tables, m)
-            _model_figures(tables, m)
-            ids[m] = finished(key, run)
-    key = run_key(kind="comparison", **key_parts)
-    tags = {**base_tags, TAG_KIND: "comparison", "model": "all", "simulated": all(sims),
-            TAG_KEY: key}  # fmt: skip
-    with start_run(spec, run_name=f"comparison{suffix}", tags=tags, sweep=sweep) as run:
-        log_params(common)
-        log_metrics({"n_models": float(len(config.model_names))})
-        for name, df in sorted(tables.items()):
-            mlflow.log_table(df.reset_index(drop=True), f"tables/{name}.json")
-        for fig in sorted((reports / "figures").glob("*.png")):
-            mlflow.log_artifact(str(fig.resolve()), "figures")
-        for doc in (reports / "README.md", reports / "calibration.json"):
-            if doc.is_file():
-                mlflow.log_artifact(str(doc.resolve()))
-        ids["comparison"] = finished(key, run)
-    log.info("task protocol %s: %d model run(s) + comparison logged", config.protocol,
-             len(config.model_names))  # fmt: skip
-    return ids
+    return log_family_report(config, reports, LAYOUT, report_digest)
