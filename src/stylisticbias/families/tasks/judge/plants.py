@@ -1,4 +1,4 @@
-"""The simulated judge's planted effects for task protocols judged by the judge stage.
+"""The simulated judge's planted effects for task protocols (``conf/planted/tasks.yaml``).
 
 The stage judges the protocol's procedural faces, whose group is ``<ethnicity>-<gender>``
 (lower case, e.g. ``black-female``). One :class:`~.tasks.TaskPlant` per task type; a pairwise
@@ -10,20 +10,59 @@ group): only its position bias and invalid rate.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
 from stylisticbias.benchmark import TaskScenario
+from stylisticbias.config import ROOT, load_yaml_file
+from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant
 from stylisticbias.registry import Registry
 
-#: task type -> the planted effects over face groups
-PLANTS: Registry[TaskPlant] = Registry("planted task type", {
-    "pairwise": TaskPlant(shift={"black-female": -0.5, "black-male": -0.3, "white-male": 0.4},
-                          position_bias=0.3, invalid_rate=0.03),
-    "choice_k": TaskPlant(shift={"black-male": -0.6, "white-male": 0.3},
-                          base=(0.1, 0.2, 0.3, 0.2, 0.1, 0.1), invalid_rate=0.03),
-    "numeric": TaskPlant(shift={"black-female": -0.08, "white-male": 0.05}, base_mean=70_000,
-                         noise_sd=0.15, invalid_rate=0.03),
-    "text_only": TaskPlant(position_bias=0.3, invalid_rate=0.03),
-})  # fmt: skip
+#: the file of the task protocols' planted effects
+PLANTED_FILE = ROOT / "conf" / "planted" / "tasks.yaml"
+_KEYS = tuple(f.name for f in fields(TaskPlant))
+
+
+def task_plant(entry: Mapping[str, Any], where: str, *, null: bool = False) -> TaskPlant:
+    """One plant of the file (``null``: its shifts and position bias set to 0); an unknown key
+    fails in one line naming the valid ones."""
+    bad = sorted(set(entry) - set(_KEYS))
+    if bad:
+        raise StylisticBiasError(
+            f"{where}: unknown key(s) {', '.join(bad)}; valid: {', '.join(_KEYS)}"
+        )
+    kw = dict(entry)
+    kw["shift"] = {} if null else {str(g): float(v) for g, v in (kw.get("shift") or {}).items()}
+    kw["base"] = tuple(float(b) for b in kw.get("base") or ())
+    if null:
+        kw["position_bias"] = 0.0
+    return TaskPlant(**kw)
+
+
+@functools.cache
+def _file() -> dict[str, Any]:
+    return dict(load_yaml_file(PLANTED_FILE) or {})
+
+
+def load_plants(section: str, *, null: bool = False) -> dict[str, TaskPlant]:
+    """The plants of one section of ``conf/planted/tasks.yaml`` (``judge``, ``reflect``,
+    ``vignette``), by name."""
+    data = _file()
+    if section not in data:
+        raise StylisticBiasError(
+            f"{PLANTED_FILE.name}: no section {section!r}; valid: {', '.join(data)}"
+        )
+    where = f"{PLANTED_FILE.name}: {section}"
+    return {
+        str(k): task_plant(v or {}, f"{where}.{k}", null=null) for k, v in data[section].items()
+    }
+
+
+#: task type -> the planted effects over face groups (the file's ``judge`` section)
+PLANTS: Registry[TaskPlant] = Registry("planted task type", load_plants("judge"))
 
 
 def face_group(ethnicity: str, gender: str) -> str:
