@@ -10,10 +10,13 @@ from pathlib import Path
 def run_tags(db: Path) -> dict[str, dict[str, str]]:
     """``{run id: its tags}`` of the store's live (not deleted) runs."""
     with sqlite3.connect(db) as con:
-        live = [r for (r,) in con.execute("SELECT run_uuid FROM runs WHERE lifecycle_stage = "
-                                          "'active'")]  # fmt: skip
-        return {r: dict(con.execute("SELECT key, value FROM tags WHERE run_uuid = ?", (r,)))
-                for r in live}  # fmt: skip
+        live = [
+            r for (r,) in con.execute("SELECT run_uuid FROM runs WHERE lifecycle_stage = 'active'")
+        ]
+        return {
+            r: dict(con.execute("SELECT key, value FROM tags WHERE run_uuid = ?", (r,)))
+            for r in live
+        }
 
 
 def run_metrics(db: Path, run: str) -> dict[str, float]:

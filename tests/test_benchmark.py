@@ -158,25 +158,51 @@ def _one_line(exc: pytest.ExceptionInfo[StylisticBiasError]) -> str:
 @pytest.mark.parametrize(
     ("edit", "key", "where", "valid"),
     [
-        (lambda c: c.update(scenarioz=c.pop("scenarios")), "scenarioz", "",
-         "valid keys: name, demographics, observed_marginals, scenarios, prompts, letters, "
-         "parser, orderings, attributes, task, tasks, option_case, seeds, statistics, licence"),
-        (lambda c: c["scenarios"][3].update(postive=c["scenarios"][3].pop("positive")),
-         "postive", "scenarios[3]",
-         "valid keys: id, category, positive, negative, subcategory, tags, stereotype"),
-        (lambda c: c["orderings"][1].update(slot=c["orderings"][1].pop("slots")), "slot",
-         "orderings[1]", "valid keys: id, slots, answer"),
-        (lambda c: c["attributes"][2]["values"][0].update(evaluted=True), "evaluted",
-         "attributes[Hair length].values[0]",
-         "valid keys: value, prompt, label, evaluated, exclude_gender"),
-        (lambda c: c["prompts"].update(forced_choise="x"), "forced_choise", "prompts",
-         "valid keys: base_face, feature_variation, fashion_variation, forced_choice"),
-        (lambda c: c["parser"].update(word_leters=["a"]), "word_leters", "parser",
-         "valid keys: word_letters"),
-        (lambda c: c["demographics"].update(height=["tall"]), "height", "demographics",
-         "valid keys: age, gender, ethnicity, body_type"),
+        (
+            lambda c: c.update(scenarioz=c.pop("scenarios")),
+            "scenarioz",
+            "",
+            "valid keys: name, demographics, observed_marginals, scenarios, prompts, letters, "
+            "parser, orderings, attributes, task, tasks, option_case, seeds, statistics, licence",
+        ),
+        (
+            lambda c: c["scenarios"][3].update(postive=c["scenarios"][3].pop("positive")),
+            "postive",
+            "scenarios[3]",
+            "valid keys: id, category, positive, negative, subcategory, tags, stereotype",
+        ),
+        (
+            lambda c: c["orderings"][1].update(slot=c["orderings"][1].pop("slots")),
+            "slot",
+            "orderings[1]",
+            "valid keys: id, slots, answer",
+        ),
+        (
+            lambda c: c["attributes"][2]["values"][0].update(evaluted=True),
+            "evaluted",
+            "attributes[Hair length].values[0]",
+            "valid keys: value, prompt, label, evaluated, exclude_gender",
+        ),
+        (
+            lambda c: c["prompts"].update(forced_choise="x"),
+            "forced_choise",
+            "prompts",
+            "valid keys: base_face, feature_variation, fashion_variation, forced_choice",
+        ),
+        (
+            lambda c: c["parser"].update(word_leters=["a"]),
+            "word_leters",
+            "parser",
+            "valid keys: word_letters",
+        ),
+        (
+            lambda c: c["demographics"].update(height=["tall"]),
+            "height",
+            "demographics",
+            "valid keys: age, gender, ethnicity, body_type",
+        ),
     ],
-)  # fmt: skip
+)
 def test_unknown_key_fails_in_one_line(tmp_path, edit, key, where, valid) -> None:
     path = edited_protocol(tmp_path, edit)
     with pytest.raises(StylisticBiasError) as exc:
@@ -254,10 +280,9 @@ def test_second_protocol_prompts() -> None:
     )
     assert specs[1].text.startswith("Does the person look [x] Lazy or [y] Diligent?")
     assert mini.options_shown(mini.scenario(9), mini.ordering(2)) == ("Aloof", "Warm")
-    assert mini.base_face_prompt(age="elderly", gender="female", ethnicity="Asian",
-                                 body_type="thin") == (
-        "Portrait of a thin elderly female person with Asian features."
-    )  # fmt: skip
+    assert mini.base_face_prompt(
+        age="elderly", gender="female", ethnicity="Asian", body_type="thin"
+    ) == ("Portrait of a thin elderly female person with Asian features.")
     with pytest.raises(StylisticBiasError, match=r"unknown ordering 3; valid: 1, 2"):
         prompt_specs(mini, [1, 3])
 
@@ -293,12 +318,14 @@ def test_second_protocol_official_scores() -> None:
     from stylisticbias.judge.protocol.tasks.binary_choice import _official_choices
 
     mini = load_benchmark(MINI)
-    rows = pd.DataFrame({
-        "decoding": ["generate"] * 4,
-        "response": ["(y)", "(y)", "Aloof", "z"],
-        "scenario_id": [7, 7, 9, 9],
-        "ordering": [1, 2, 2, 1],
-    })  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "decoding": ["generate"] * 4,
+            "response": ["(y)", "(y)", "Aloof", "z"],
+            "scenario_id": [7, 7, 9, 9],
+            "ordering": [1, 2, 2, 1],
+        }
+    )
     got = _official_choices(rows, mini)["choice"].tolist()
     assert got == ["negative", "positive", "negative", "invalid"]
 
@@ -309,10 +336,20 @@ def test_second_protocol_simulated_judge_and_parser_agree() -> None:
     from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine
 
     mini = load_benchmark(MINI)
-    model = {"name": "sim-mini", "effect_scale": 1.0, "noise_sd": 0.0, "invalid_rate": 0.2,
-             "seed": 3, "letter_bias": 1.5}  # fmt: skip
-    engine = SimulatedJudgeEngine(model, {"name": "simulated", "planted": {"position_bias": 0.0}},
-                                  {"orderings": "all", "seeds": [1, 2, 3]}, mini)  # fmt: skip
+    model = {
+        "name": "sim-mini",
+        "effect_scale": 1.0,
+        "noise_sd": 0.0,
+        "invalid_rate": 0.2,
+        "seed": 3,
+        "letter_bias": 1.5,
+    }
+    engine = SimulatedJudgeEngine(
+        model,
+        {"name": "simulated", "planted": {"position_bias": 0.0}},
+        {"orderings": "all", "seeds": [1, 2, 3]},
+        mini,
+    )
     attrs = [
         {
             "age": "elderly",
@@ -326,10 +363,11 @@ def test_second_protocol_simulated_judge_and_parser_agree() -> None:
         for a, v in ((None, None), ("Eyewear", "Sunglasses"))
     ]
     ids = [f"img{i}" for i in range(len(attrs))] * 50
-    df = engine.judge_records(ids, ids, attrs * 50)  # fmt: skip
+    df = engine.judge_records(ids, ids, attrs * 50)
     assert set(df["scenario_id"]) == {7, 9} and set(df["ordering"]) == {1, 2}
-    parsed = [classify(r, mini.ordering(o), mini.parser)
-              for r, o in zip(df["response"], df["ordering"])]  # fmt: skip
+    parsed = [
+        classify(r, mini.ordering(o), mini.parser) for r, o in zip(df["response"], df["ordering"])
+    ]
     assert parsed == df["choice"].tolist()
     assert set(df.loc[df["choice"] != "invalid", "response"]) == {"(x)", "(y)"}
     valid = df[df["choice"] != "invalid"]

@@ -22,10 +22,13 @@ BEAUTY = ROOT / "conf" / "benchmark" / "beauty-and-the-bias.yaml"
 REFERENCE = ROOT / "conf" / "reference" / "beauty-and-the-bias" / "scenarios.csv"
 #: the shared transcription the reference copy was taken from (present in the project's checkout)
 SHARED = next(
-    (p / "shared" / "reference" / "beauty_bias" / "scenarios.csv" for p in ROOT.parents[:2]
-     if (p / "shared").is_dir()),
+    (
+        p / "shared" / "reference" / "beauty_bias" / "scenarios.csv"
+        for p in ROOT.parents[:2]
+        if (p / "shared").is_dir()
+    ),
     ROOT.parent / "shared",
-)  # fmt: skip
+)
 
 #: Sec. 3.2 of the paper, verbatim: the example prompt and "the other three possible prompts".
 PAPER_PROMPTS = (
@@ -131,8 +134,13 @@ def test_grid_seeds_licence_and_statistics(beauty: Benchmark) -> None:
     assert beauty.demographics["age"] == ("young", "middle-aged", "old")
     assert beauty.demographics["gender"] == ("male", "female")
     assert beauty.demographics["ethnicity"] == (
-        "Asian", "Black", "Indian", "Latino", "Mixed-race", "White",
-    )  # fmt: skip
+        "Asian",
+        "Black",
+        "Indian",
+        "Latino",
+        "Mixed-race",
+        "White",
+    )
     assert [(v.attribute, v.value, v.key) for v in beauty.variations] == [
         ("Beauty filter", "Beautified", "beautify")
     ]
@@ -150,10 +158,13 @@ def test_the_stylisticbias_protocol_is_unchanged_by_the_sections() -> None:
     assert not paper.licence.forbids_api
     assert paper.option_case == "as_written" and paper.seeds == ()
     assert paper.counterfactual == () and load_benchmark("reflect").counterfactual == (
-        "ethnicity", "gender")  # fmt: skip
+        "ethnicity",
+        "gender",
+    )
     assert all(o.answer_letters == ("a", "b") for o in paper.orderings)
-    assert all(s.subcategory == "" and s.tags == () and s.stereotype is None
-               for s in paper.scenarios)  # fmt: skip
+    assert all(
+        s.subcategory == "" and s.tags == () and s.stereotype is None for s in paper.scenarios
+    )
 
 
 def _beauty_cfg() -> dict:

@@ -48,8 +48,11 @@ def test_the_check_refuses_a_bad_params_file_in_one_line(tmp_path: Path) -> None
     env = {**tool_env(), "STYLISTICBIAS_PARAMS": str(bad)}
     proc = subprocess.run(
         [sys.executable, str(ROOT / "pipelines" / "check.py")],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.strip().splitlines() == [
         "ERROR stylisticbias: error: faces.n=-3: must be an integer >= 1"
@@ -59,8 +62,11 @@ def test_the_check_refuses_a_bad_params_file_in_one_line(tmp_path: Path) -> None
     bad.write_text(yaml.safe_dump(params, sort_keys=False))
     proc = subprocess.run(
         [sys.executable, str(ROOT / "pipelines" / "check.py")],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "unknown key 'faces.nn'; valid keys of faces: n, sampler, seed" in proc.stderr
 

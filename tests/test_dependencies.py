@@ -177,5 +177,8 @@ def test_the_check_sees_function_level_and_guarded_imports(tmp_path: Path) -> No
         "    raise SystemExit(\"pip install '.[release]'\") from e\n"
     )
     got = {(i.name, i.optional, i.extra) for i in imports_of(f, set())}
-    assert got == {("websocket", False, None), ("orjson", True, None),
-                   ("mlcroissant", True, "release")}  # fmt: skip
+    assert got == {
+        ("websocket", False, None),
+        ("orjson", True, None),
+        ("mlcroissant", True, "release"),
+    }

@@ -147,10 +147,20 @@ def test_gallery_renders_images_in_chromium(tmp_path: Path) -> None:
 
 
 def _dump_dom(page: Path, tmp_path: Path) -> str:
-    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}",
-           "--dump-dom", page.resolve().as_uri()]  # fmt: skip
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--allow-file-access-from-files",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--dump-dom",
+        page.resolve().as_uri(),
+    ]
     return subprocess.run(cmd, check=True, capture_output=True, timeout=60, text=True).stdout
 
 
@@ -165,21 +175,26 @@ def test_gallery_shows_the_qa_checks_of_every_edit(tmp_path: Path) -> None:
 
     faces, variations, fdir, vdir = _tiny_dataset(tmp_path)
     qa_dir = tmp_path / "data" / "qa"
-    out = write_gallery(faces, variations, vdir / "gallery.html", fdir, vdir,
-                        qa_script="../qa/gallery_qa.js")  # fmt: skip
+    out = write_gallery(
+        faces, variations, vdir / "gallery.html", fdir, vdir, qa_script="../qa/gallery_qa.js"
+    )
     before = _dump_dom(out, tmp_path)  # the qa stage has not run yet: the page says so
     assert "not run yet" in before and 'class="qa"' not in before
     ok = variations[variations["status"] == "ok"].reset_index(drop=True)
     flags = [True, False, None]
-    table = pd.DataFrame({
-        "image_id": ok["image_id"],
-        "locality_pass": [flags[i % 3] for i in range(len(ok))],
-        "attribute_pass": [flags[(i + 1) % 3] for i in range(len(ok))],
-        "identity_pass": [True] * len(ok),
-        "attribute_reason": [None if i % 3 != 1 else "outside_schema: x" for i in range(len(ok))],
-        "identity_reason": [None] * len(ok),
-        "excluded": [i == 0 for i in range(len(ok))],
-    })  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "image_id": ok["image_id"],
+            "locality_pass": [flags[i % 3] for i in range(len(ok))],
+            "attribute_pass": [flags[(i + 1) % 3] for i in range(len(ok))],
+            "identity_pass": [True] * len(ok),
+            "attribute_reason": [
+                None if i % 3 != 1 else "outside_schema: x" for i in range(len(ok))
+            ],
+            "identity_reason": [None] * len(ok),
+            "excluded": [i == 0 for i in range(len(ok))],
+        }
+    )
     summary = {"policy": "exclude", "failed_any": 7, "edits": len(ok), "excluded": ["x"]}
     qa_dir.mkdir(parents=True)
     js = write_gallery_data(table, summary, qa_dir)

@@ -100,11 +100,20 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proj = _copy_project(tmp_path_factory.mktemp("kill") / "proj")
     env = _env()
     subprocess.run(
-        [sys.executable, "-m", "stylisticbias.configure", "compose", "faces.n=10",
-         f"model=[{MODEL}]", "analysis.n_permutations=200",
-         "analysis.bootstrap.n_resamples=200"],
-        cwd=proj, check=True, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "stylisticbias.configure",
+            "compose",
+            "faces.n=10",
+            f"model=[{MODEL}]",
+            "analysis.n_permutations=200",
+            "analysis.bootstrap.n_resamples=200",
+        ],
+        cwd=proj,
+        check=True,
+        env=env,
+    )
     proc = subprocess.run(["dvc", "repro"], cwd=proj, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return proj

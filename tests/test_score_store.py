@@ -29,10 +29,32 @@ def _scores(model: str, shift: float = 0.0) -> pd.DataFrame:
             base = 0.5 + 0.1 * f
             rows.append((model, f"f{f}--base", f"f{f}", True, None, None, None, s, base, None))
             phi = min(1.0, base + shift + 0.01 * s)
-            rows.append((model, f"f{f}--cap", f"f{f}", False, "Accessories", "Accessories",
-                         "Cap", s, phi, phi - base))  # fmt: skip
-    cols = ["model", "image_id", "face_id", "is_base", "category", "attribute", "value",
-            "scenario_id", "phi", "delta"]  # fmt: skip
+            rows.append(
+                (
+                    model,
+                    f"f{f}--cap",
+                    f"f{f}",
+                    False,
+                    "Accessories",
+                    "Accessories",
+                    "Cap",
+                    s,
+                    phi,
+                    phi - base,
+                )
+            )
+    cols = [
+        "model",
+        "image_id",
+        "face_id",
+        "is_base",
+        "category",
+        "attribute",
+        "value",
+        "scenario_id",
+        "phi",
+        "delta",
+    ]
     df = pd.DataFrame(rows, columns=cols)
     df["age"], df["gender"], df["ethnicity"], df["body_type"] = "young", "male", "Asian", "thin"
     df["scenario_category"] = "Character"

@@ -35,17 +35,35 @@ def _row(image_id: str, face_id: str, s: int, j: int, k: int, response: str) -> 
         text = f"({response})"
     else:
         choice, text = "invalid", response
-    return {"image_id": image_id, "face_id": face_id, "model": "m", "engine": "simulated",
-            "decoding": "simulated", "scenario_id": s, "ordering": j, "seed": k,
-            "response": text, "choice": choice, "p_pos": 0.5, "p_neg": 0.5, "p_invalid": 0.0,
-            "p_undecided": 0.0, "simulated": True}  # fmt: skip
+    return {
+        "image_id": image_id,
+        "face_id": face_id,
+        "model": "m",
+        "engine": "simulated",
+        "decoding": "simulated",
+        "scenario_id": s,
+        "ordering": j,
+        "seed": k,
+        "response": text,
+        "choice": choice,
+        "p_pos": 0.5,
+        "p_neg": 0.5,
+        "p_invalid": 0.0,
+        "p_undecided": 0.0,
+        "simulated": True,
+    }
 
 
 def _drawn() -> pd.DataFrame:
     rng = np.random.default_rng(3)
     rows = []
-    for image_id, face_id in [("A--base", "A"), ("A--beard", "A"), ("A--cap", "A"), ("C--cap", "C"),
-                              ("B--base", "B")]:  # fmt: skip
+    for image_id, face_id in [
+        ("A--base", "A"),
+        ("A--beard", "A"),
+        ("A--cap", "A"),
+        ("C--cap", "C"),
+        ("B--base", "B"),
+    ]:
         for s in (1, 25):
             for j in (1, 2, 3, 4):
                 for k in (1, 2, 3):
@@ -113,8 +131,16 @@ def test_exact_rows(benchmark: Benchmark) -> None:
             if image_id == "A--beard":
                 pp, pn = pn, pp
             r = _row(image_id, face_id, 1, j, 0, "a")
-            r.update(response=None, choice=None, p_pos=pp, p_neg=pn, p_invalid=1 - pp - pn,
-                     decoding="exact", engine="hf", simulated=False)  # fmt: skip
+            r.update(
+                response=None,
+                choice=None,
+                p_pos=pp,
+                p_neg=pn,
+                p_invalid=1 - pp - pn,
+                decoding="exact",
+                engine="hf",
+                simulated=False,
+            )
             rows.append(r)
     got = compute_scores(pd.DataFrame(rows), FACES, VARS, benchmark, k=3).set_index("image_id")
     phi_base = (0.6 + 0.5 + 0.2) / (0.9 + 1.0 + 0.9)
@@ -147,12 +173,23 @@ def test_unknown_image_is_an_error(benchmark: Benchmark) -> None:
 def _exact_with_undecided(und_base: float, und_var: float) -> pd.DataFrame:
     """Exact rows of A--base/A--beard (4 orderings) with the given undecided mass per ordering."""
     rows = []
-    for image_id, und, (pp, pn) in (("A--base", und_base, (0.5, 0.3)), ("A--beard", und_var,
-                                                                        (0.3, 0.5))):  # fmt: skip
+    for image_id, und, (pp, pn) in (
+        ("A--base", und_base, (0.5, 0.3)),
+        ("A--beard", und_var, (0.3, 0.5)),
+    ):
         for j in (1, 2, 3, 4):
             r = _row(image_id, "A", 1, j, 0, "a")
-            r.update(response=None, choice=None, p_pos=pp, p_neg=pn, p_invalid=1 - pp - pn - und,
-                     p_undecided=und, decoding="exact", engine="hf", simulated=False)  # fmt: skip
+            r.update(
+                response=None,
+                choice=None,
+                p_pos=pp,
+                p_neg=pn,
+                p_invalid=1 - pp - pn - und,
+                p_undecided=und,
+                decoding="exact",
+                engine="hf",
+                simulated=False,
+            )
             rows.append(r)
     return pd.DataFrame(rows)
 
@@ -239,8 +276,16 @@ def test_both_estimators_side_by_side(benchmark: Benchmark) -> None:
     for image_id, (pp, pn) in (("A--base", (1.0, 0.0)), ("A--beard", (0.0, 0.9))):
         for jj in (1, 2, 3, 4):
             r = _row(image_id, "A", 1, jj, 0, "a")
-            r.update(response=None, choice=None, p_pos=pp, p_neg=pn, p_invalid=1 - pp - pn,
-                     decoding="exact", engine="hf", simulated=False)  # fmt: skip
+            r.update(
+                response=None,
+                choice=None,
+                p_pos=pp,
+                p_neg=pn,
+                p_invalid=1 - pp - pn,
+                decoding="exact",
+                engine="hf",
+                simulated=False,
+            )
             rows.append(r)
     ex = compute_scores(pd.DataFrame(rows), FACES, VARS, benchmark, k=3).set_index("image_id")
     assert ex.loc["A--base", "phi_paper"] == 1.0 and ex.loc["A--beard", "phi_paper"] == 0.0

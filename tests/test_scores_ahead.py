@@ -24,11 +24,29 @@ from stylisticbias.scores_columnar.reader import reduce_judgments
 
 def _judgments(path: Path, model: str = "m1") -> Path:
     rng = np.random.default_rng(0)
-    rows = [{"image_id": f"F{i}--base", "face_id": f"F{i}", "model": model, "engine": "simulated",
-             "decoding": "simulated", "scenario_id": s, "ordering": o, "seed": k,
-             "response": "(a)", "choice": rng.choice(["positive", "negative", "invalid"]),
-             "p_pos": 0.5, "p_neg": 0.4, "p_invalid": 0.1, "p_undecided": 0.0, "simulated": True}
-            for i in range(3) for s in (1, 2) for o in (1, 2, 3, 4) for k in (1, 2, 3)]  # fmt: skip
+    rows = [
+        {
+            "image_id": f"F{i}--base",
+            "face_id": f"F{i}",
+            "model": model,
+            "engine": "simulated",
+            "decoding": "simulated",
+            "scenario_id": s,
+            "ordering": o,
+            "seed": k,
+            "response": "(a)",
+            "choice": rng.choice(["positive", "negative", "invalid"]),
+            "p_pos": 0.5,
+            "p_neg": 0.4,
+            "p_invalid": 0.1,
+            "p_undecided": 0.0,
+            "simulated": True,
+        }
+        for i in range(3)
+        for s in (1, 2)
+        for o in (1, 2, 3, 4)
+        for k in (1, 2, 3)
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_parquet(path, index=False)
     return path
@@ -73,12 +91,22 @@ def test_the_file_params_name(tmp_path: Path, params: dict, expected: str | None
 def _dataset(benchmark: Benchmark, tmp_path: Path) -> tuple[Path, Path]:
     demo = {axis: str(values[0]) for axis, values in benchmark.demographics.items()}
     faces = tmp_path / "faces.parquet"
-    pd.DataFrame([{"image_id": f"F{i}--base", "face_id": f"F{i}", **demo} for i in range(3)]
-                 ).to_parquet(faces, index=False)  # fmt: skip
+    pd.DataFrame(
+        [{"image_id": f"F{i}--base", "face_id": f"F{i}", **demo} for i in range(3)]
+    ).to_parquet(faces, index=False)
     variations = tmp_path / "variations.parquet"
-    pd.DataFrame([{"image_id": "F0--hair--blonde", "face_id": "F0", "category": "hair",
-                   "attribute": "hair_color", "value": "blonde", **demo}]
-                 ).to_parquet(variations, index=False)  # fmt: skip
+    pd.DataFrame(
+        [
+            {
+                "image_id": "F0--hair--blonde",
+                "face_id": "F0",
+                "category": "hair",
+                "attribute": "hair_color",
+                "value": "blonde",
+                **demo,
+            }
+        ]
+    ).to_parquet(variations, index=False)
     return faces, variations
 
 
@@ -91,9 +119,16 @@ def test_the_columnar_stage_writes_the_same_bytes_with_it(
     for label in ("with", "without"):
         with JudgmentsAhead(path, "m1") as ahead:
             written = write_columnar_scores(
-                "m1", path, faces, variations, tmp_path / label, benchmark,
-                undecided_warn=0.01, undecided_max=0.05, ahead=ahead if label == "with" else None,
-            )  # fmt: skip
+                "m1",
+                path,
+                faces,
+                variations,
+                tmp_path / label,
+                benchmark,
+                undecided_warn=0.01,
+                undecided_max=0.05,
+                ahead=ahead if label == "with" else None,
+            )
         assert written is not None
         out[label] = hashlib.sha256(written.read_bytes()).hexdigest()
     assert out["with"] == out["without"]

@@ -28,19 +28,37 @@ def _judgments(rng: np.random.Generator, exact: bool, n_img: int = 30) -> pd.Dat
                     for seed in (0,) if exact else (1, 2, 3):
                         p = rng.dirichlet([2, 2, 0.3, 0.1])
                         c = rng.choice(["positive", "negative", "invalid"])
-                        rows.append({"image_id": f"F{i:03d}--base", "face_id": f"F{i:03d}",
-                                     "model": model, "engine": "x", "decoding": "simulated",
-                                     "scenario_id": s, "ordering": o, "seed": seed,
-                                     "response": None, "choice": None if exact else c,
-                                     "p_pos": p[0], "p_neg": p[1], "p_invalid": p[2],
-                                     "p_undecided": p[3], "simulated": bool(i % 2)})  # fmt: skip
+                        rows.append(
+                            {
+                                "image_id": f"F{i:03d}--base",
+                                "face_id": f"F{i:03d}",
+                                "model": model,
+                                "engine": "x",
+                                "decoding": "simulated",
+                                "scenario_id": s,
+                                "ordering": o,
+                                "seed": seed,
+                                "response": None,
+                                "choice": None if exact else c,
+                                "p_pos": p[0],
+                                "p_neg": p[1],
+                                "p_invalid": p[2],
+                                "p_undecided": p[3],
+                                "simulated": bool(i % 2),
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
 def _reference_sums(rows: pd.DataFrame) -> pd.DataFrame:
     g = rows.assign(_v=rows["p_pos"] + rows["p_neg"]).groupby(KEYS, sort=False)
-    return g.agg(pos=("p_pos", "sum"), valid=("_v", "sum"), und=("p_undecided", "mean"),
-                 sim=("simulated", "any"), n=("p_pos", "size")).reset_index()  # fmt: skip
+    return g.agg(
+        pos=("p_pos", "sum"),
+        valid=("_v", "sum"),
+        und=("p_undecided", "mean"),
+        sim=("simulated", "any"),
+        n=("p_pos", "size"),
+    ).reset_index()
 
 
 @pytest.mark.parametrize("shuffle", [False, True], ids=["sorted", "shuffled"])
@@ -50,8 +68,12 @@ def test_group_reductions_equal_pandas_groupby_bit_for_bit(shuffle: bool) -> Non
         rows = rows.sample(frac=1.0, random_state=2).reset_index(drop=True)
     ref = _reference_sums(rows)
     g = Groups(rows)
-    red = g.reduce(pos=(rows["p_pos"], "sum"), valid=(rows["p_pos"] + rows["p_neg"], "sum"),
-                   und=(rows["p_undecided"], "mean"), sim=(rows["simulated"], "any"))  # fmt: skip
+    red = g.reduce(
+        pos=(rows["p_pos"], "sum"),
+        valid=(rows["p_pos"] + rows["p_neg"], "sum"),
+        und=(rows["p_undecided"], "mean"),
+        sim=(rows["simulated"], "any"),
+    )
     got = g.keys.assign(**red, n=g.lengths)
     assert (g.labels is None) != shuffle  # sorted: runs (reduceat); shuffled: pandas' kernels
     pd.testing.assert_frame_equal(got[ref.columns], ref, check_dtype=False, check_exact=True)
@@ -61,10 +83,10 @@ def test_group_reductions_equal_pandas_groupby_bit_for_bit(shuffle: bool) -> Non
 
 def _tables(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     demo = {"age": "adult", "gender": "male", "ethnicity": "Asian", "body_type": "thin"}
-    faces = pd.DataFrame([{"image_id": i, "face_id": i.split("--")[0], **demo}
-                          for i in rows["image_id"].unique()])  # fmt: skip
-    var = pd.DataFrame(columns=["image_id", "face_id", "category", "attribute", "value",
-                                *demo])  # fmt: skip
+    faces = pd.DataFrame(
+        [{"image_id": i, "face_id": i.split("--")[0], **demo} for i in rows["image_id"].unique()]
+    )
+    var = pd.DataFrame(columns=["image_id", "face_id", "category", "attribute", "value", *demo])
     return faces, var
 
 
@@ -74,12 +96,12 @@ def test_scores_of_categorical_and_shuffled_inputs(benchmark: Benchmark, exact: 
     faces, var = _tables(rows)
     ref = compute_scores(rows, faces, var, benchmark)
     cat = rows.astype({"model": "category", "image_id": "category", "choice": "category"})
-    pd.testing.assert_frame_equal(compute_scores(cat, faces, var, benchmark), ref,
-                                  check_exact=True)  # fmt: skip
+    pd.testing.assert_frame_equal(compute_scores(cat, faces, var, benchmark), ref, check_exact=True)
     # another row order sums in another order (as pandas does): equal to rounding
     shuffled = rows.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    pd.testing.assert_frame_equal(compute_scores(shuffled, faces, var, benchmark), ref,
-                                  rtol=1e-12, atol=1e-15)  # fmt: skip
+    pd.testing.assert_frame_equal(
+        compute_scores(shuffled, faces, var, benchmark), ref, rtol=1e-12, atol=1e-15
+    )
 
 
 def test_read_judgments_checks_like_the_schema(tmp_path) -> None:

@@ -30,12 +30,27 @@ def _params(tmp_path: Path, enabled: bool = True) -> dict:
     return {"tracking": {"enabled": enabled, "tracking_uri": uri, "experiment_name": "t"}}
 
 
-SUMMARY = {"model": "simulated-strong", "engine": "simulated", "simulated": True,
-           "images_per_s": 100.0, "prompts_per_s": 30000.0, "invalid_rate": 0.02,
-           "undecided_mass": 0.0, "image_tokens_per_image": None, "n_images": 10,
-           "images_judged": 10, "images_resumed": 0}  # fmt: skip
-RUN_PARAMS = {"model": "simulated-strong", "engine": "simulated", "decoding": "simulated",
-              "temperature": 0.2, "orderings": [1, 2, 3, 4], "seeds": [1, 2, 3]}  # fmt: skip
+SUMMARY = {
+    "model": "simulated-strong",
+    "engine": "simulated",
+    "simulated": True,
+    "images_per_s": 100.0,
+    "prompts_per_s": 30000.0,
+    "invalid_rate": 0.02,
+    "undecided_mass": 0.0,
+    "image_tokens_per_image": None,
+    "n_images": 10,
+    "images_judged": 10,
+    "images_resumed": 0,
+}
+RUN_PARAMS = {
+    "model": "simulated-strong",
+    "engine": "simulated",
+    "decoding": "simulated",
+    "temperature": 0.2,
+    "orderings": [1, 2, 3, 4],
+    "seeds": [1, 2, 3],
+}
 
 
 def test_judge_run_is_logged_and_nested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,12 +103,14 @@ def test_experiment_opens_on_its_runs(tmp_path: Path) -> None:
     assert client.get_experiment(exp_id).tags[EXPERIMENT_KIND_TAG] == "custom_model_development"
     old = client.create_experiment("made-before")  # as earlier versions created it: no tag
     assert EXPERIMENT_KIND_TAG not in client.get_experiment(old).tags
-    ensure_experiment(tracking_spec({"tracking": {**params["tracking"], "experiment_name":
-                                                  "made-before"}}))  # fmt: skip
+    ensure_experiment(
+        tracking_spec({"tracking": {**params["tracking"], "experiment_name": "made-before"}})
+    )
     assert client.get_experiment(old).tags[EXPERIMENT_KIND_TAG] == "custom_model_development"
     chosen = client.create_experiment("chosen", tags={EXPERIMENT_KIND_TAG: "genai_development"})
-    ensure_experiment(tracking_spec({"tracking": {**params["tracking"], "experiment_name":
-                                                  "chosen"}}))  # fmt: skip
+    ensure_experiment(
+        tracking_spec({"tracking": {**params["tracking"], "experiment_name": "chosen"}})
+    )
     assert client.get_experiment(chosen).tags[EXPERIMENT_KIND_TAG] == "genai_development"
     # the UI address of the Runs tab (MLflow 3.17's UI needs workflowType in the address)
     url = runs_url(spec, exp_id)
@@ -114,20 +131,36 @@ def test_experiment_opens_on_its_runs(tmp_path: Path) -> None:
 def test_params_are_flat_and_typed(tmp_path: Path) -> None:
     params = _params(tmp_path)
     nested = {
-        "n": 100, "np_n": np.int64(7), "x": 0.05, "whole": 2.0, "flag": True, "np_flag":
-        np.bool_(False), "none": None, "seeds": [1, 2, 3], "mixed": [1, 0.5, True],
-        "name": "procedural", "analysis": {"bootstrap": {"n_resamples": 1000, "ci": 0.95}},
+        "n": 100,
+        "np_n": np.int64(7),
+        "x": 0.05,
+        "whole": 2.0,
+        "flag": True,
+        "np_flag": np.bool_(False),
+        "none": None,
+        "seeds": [1, 2, 3],
+        "mixed": [1, 0.5, True],
+        "name": "procedural",
+        "analysis": {"bootstrap": {"n_resamples": 1000, "ci": 0.95}},
         "empty": {},
-    }  # fmt: skip
+    }
     with start_run(tracking_spec(params), "p"):
         log_params(nested)
         run_id = mlflow.active_run().info.run_id
     got = mlflow.MlflowClient(params["tracking"]["tracking_uri"]).get_run(run_id).data.params
     assert got == {
-        "n": "100", "np_n": "7", "x": "0.05", "whole": "2.0", "flag": "true",
-        "np_flag": "false", "none": "null", "seeds": "1,2,3", "mixed": "1,0.5,true",
-        "name": "procedural", "analysis.bootstrap.n_resamples": "1000",
+        "n": "100",
+        "np_n": "7",
+        "x": "0.05",
+        "whole": "2.0",
+        "flag": "true",
+        "np_flag": "false",
+        "none": "null",
+        "seeds": "1,2,3",
+        "mixed": "1,0.5,true",
+        "name": "procedural",
+        "analysis.bootstrap.n_resamples": "1000",
         "analysis.bootstrap.ci": "0.95",
-    }  # fmt: skip
+    }
     assert param_value(100.0) == "100.0" and param_value(1e-09) == "1e-09"
     assert flatten_params({"a": {"b": {"c": [1, 2]}}}) == {"a.b.c": "1,2"}

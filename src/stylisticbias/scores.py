@@ -184,9 +184,14 @@ def compute_scores(
         df["is_base"],
         ["model", "face_id", "scenario_id", "phi", "phi_low", "phi_high", "phi_paper", "phi_exact"],
     ].rename(
-        columns={"phi": "_phi_base", "phi_low": "_base_low", "phi_high": "_base_high",
-                 "phi_paper": "_base_paper", "phi_exact": "_base_exact"}
-    )  # fmt: skip
+        columns={
+            "phi": "_phi_base",
+            "phi_low": "_base_low",
+            "phi_high": "_base_high",
+            "phi_paper": "_base_paper",
+            "phi_exact": "_base_exact",
+        }
+    )
     df = df.merge(base, on=["model", "face_id", "scenario_id"], how="left", validate="many_to_one")
     df["delta"] = np.where(df["is_base"], np.nan, df["phi"] - df["_phi_base"])
     # the widest delta the undecided mass of both images allows
@@ -279,10 +284,16 @@ def write_forced_choice_scores(
     paper = str(judge.parser) == "paper" and str(config.analysis.definitions) == "paper"
     if paper and source != "exact" and benchmark.task == "binary_choice":
         written = write_columnar_scores(
-            model_name, judgments_file, faces_file, variations_file, path("scores"), benchmark,
+            model_name,
+            judgments_file,
+            faces_file,
+            variations_file,
+            path("scores"),
+            benchmark,
             undecided_warn=float(judge.undecided_warn),
-            undecided_max=float(judge.undecided_max), ahead=ahead,
-        )  # fmt: skip
+            undecided_max=float(judge.undecided_max),
+            ahead=ahead,
+        )
         if written is not None:
             return written
     from stylisticbias.schemas import FACES, VARIATIONS, check_demographics, read_table
@@ -306,8 +317,9 @@ def write_forced_choice_scores(
         definitions=str(config.analysis.definitions),
     )
     out = write_model_scores(scores, path("scores"), model_name)
-    _log_written(model_name, len(scores), scores["image_id"].nunique(),
-                 int(scores["phi"].isna().sum()), out)  # fmt: skip
+    _log_written(
+        model_name, len(scores), scores["image_id"].nunique(), int(scores["phi"].isna().sum()), out
+    )
     return out
 
 
@@ -350,9 +362,13 @@ def write_columnar_scores(
     if cells is None:
         return None
     scores = score_partition(
-        cells, images, None, benchmark,
-        undecided_warn=undecided_warn, undecided_max=undecided_max,
-    )  # fmt: skip
+        cells,
+        images,
+        None,
+        benchmark,
+        undecided_warn=undecided_warn,
+        undecided_max=undecided_max,
+    )
     if scores is None:
         return None
     final = partition_dir(score_dir, model)

@@ -90,9 +90,13 @@ class StageGroup:
 #: the judge settings that select what is judged and how (the records depend on them): not
 #: ``undecided_warn``/``undecided_max``/``parser`` (how the scores stage reads the records)
 JUDGING = (
-    "judge.images", "judge.scenarios", "judge.orderings", "judge.seeds", "judge.temperature",
+    "judge.images",
+    "judge.scenarios",
+    "judge.orderings",
+    "judge.seeds",
+    "judge.temperature",
     "judge.max_new_tokens",
-)  # fmt: skip
+)
 #: how the scores stage reads the records (not the judge: no record depends on them)
 SCORING = ("judge.parser", "judge.undecided_warn", "judge.undecided_max")
 #: engine settings of speed or placement (judge.fingerprint's _NON_RESULT_ENGINE_KEYS): read by
@@ -100,14 +104,28 @@ SCORING = ("judge.parser", "judge.undecided_warn", "judge.undecided_max")
 ENGINE_SPEED = tuple(
     f"models.*.engine.{k}"
     for k in (
-        "allow_remote_licensed_images", "lightning", "image_batch_size", "num_workers", "device",
-        "suffix_batch_size", "branch_batch_size", "suffix_padding", "progress",
+        "allow_remote_licensed_images",
+        "lightning",
+        "image_batch_size",
+        "num_workers",
+        "device",
+        "suffix_batch_size",
+        "branch_batch_size",
+        "suffix_padding",
+        "progress",
     )
-)  # fmt: skip
+)
 #: what analyze and calibrate read (the report and track state it too)
 ANALYSIS_SETTINGS = (
-    "seed", "protocol", "paths", "faces.n", "models", *JUDGING, "analysis", "generator",
-)  # fmt: skip
+    "seed",
+    "protocol",
+    "paths",
+    "faces.n",
+    "models",
+    *JUDGING,
+    "analysis",
+    "generator",
+)
 #: the folder of imported image sets (``generator: import``): an input of the dataset group
 IMPORT_DIR = "data/import"
 #: where the content hashes of large input folders are remembered by (size, mtime, inode), so

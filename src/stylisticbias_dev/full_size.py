@@ -152,20 +152,39 @@ def _qwen3_vl(scale: str, vocab_pad: bool) -> _Parts:
     vis = dict(QWEN3_VL_8B_VISION)
     # conf/model/qwen3-vl-8b.yaml pins 64..1,024 image tokens (32 px per token)
     processor = qwen3_vl.image_processor_and(
-        tok, patch=vis["patch_size"], merge=vis["spatial_merge_size"], min_tokens=64,
+        tok,
+        patch=vis["patch_size"],
+        merge=vis["spatial_merge_size"],
+        min_tokens=64,
         max_tokens=1024,
-    )  # fmt: skip
+    )
     text = dict(QWEN3_VL_8B_TEXT)
     if scale == "tiny":
         text.update(_TINY_TEXT)
         text["rope_parameters"] = {**text["rope_parameters"], "mrope_section": [2, 3, 3]}
-        vis.update({"depth": 4, "hidden_size": 64, "intermediate_size": 128, "num_heads": 4,
-                    "out_hidden_size": 64, "deepstack_visual_indexes": [1, 2]})  # fmt: skip
+        vis.update(
+            {
+                "depth": 4,
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_heads": 4,
+                "out_hidden_size": 64,
+                "deepstack_visual_indexes": [1, 2],
+            }
+        )
     elif scale == "shrunk":
         text.update(_SHRUNK_TEXT, intermediate_size=3072)
         text["rope_parameters"] = {**text["rope_parameters"], "mrope_section": [12, 10, 10]}
-        vis.update({"depth": 2, "hidden_size": 256, "intermediate_size": 1024, "num_heads": 4,
-                    "out_hidden_size": 1024, "deepstack_visual_indexes": [0, 1]})  # fmt: skip
+        vis.update(
+            {
+                "depth": 2,
+                "hidden_size": 256,
+                "intermediate_size": 1024,
+                "num_heads": 4,
+                "out_hidden_size": 1024,
+                "deepstack_visual_indexes": [0, 1],
+            }
+        )
     text["vocab_size"] = max(len(tok), text["vocab_size"] if vocab_pad else len(tok))
     ids = tok.convert_tokens_to_ids
     cfg = Qwen3VLConfig(
@@ -201,12 +220,26 @@ def _llava_next(scale: str, vocab_pad: bool) -> _Parts:
     text = dict(LLAVA_16_MISTRAL_TEXT)
     if scale == "tiny":
         text.update(_TINY_TEXT)
-        vis.update({"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 3,
-                    "num_attention_heads": 4, "projection_dim": 64})  # fmt: skip
+        vis.update(
+            {
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 3,
+                "num_attention_heads": 4,
+                "projection_dim": 64,
+            }
+        )
     elif scale == "shrunk":
         text.update(_SHRUNK_TEXT, intermediate_size=3584)
-        vis.update({"hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 3,
-                    "num_attention_heads": 4, "projection_dim": 256})  # fmt: skip
+        vis.update(
+            {
+                "hidden_size": 256,
+                "intermediate_size": 1024,
+                "num_hidden_layers": 3,
+                "num_attention_heads": 4,
+                "projection_dim": 256,
+            }
+        )
     text["vocab_size"] = max(len(tok), text["vocab_size"] if vocab_pad else len(tok))
     cfg = LlavaNextConfig(
         text_config=text,

@@ -54,12 +54,14 @@ def respond(body: dict[str, Any], cfg: dict[str, Any], served: str) -> dict[str,
         h = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()
         text = str(texts[h[0] % len(texts)])
         msg = {"role": "assistant", "content": text, "refusal": None}
-        return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
-                "created": int(time.time()), "model": served,
-                "choices": [{"index": 0, "message": msg, "logprobs": None,
-                             "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 2,
-                          "total_tokens": 102}}  # fmt: skip
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": served,
+            "choices": [{"index": 0, "message": msg, "logprobs": None, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102},
+        }
     try:
         return dict(answer(None, served, body, cfg))
     except Exception as exc:  # a request nothing answers: a 400 like vLLM
@@ -69,13 +71,17 @@ def respond(body: dict[str, Any], cfg: dict[str, Any], served: str) -> dict[str,
 def output_line(custom_id: str, out: dict[str, Any]) -> dict[str, Any]:
     """One output-file line (the Batch API's and ``vllm run-batch``'s shape)."""
     status = int(out.pop("_status", 200))
-    return {"id": f"batch_req_{uuid.uuid4().hex}", "custom_id": custom_id,
-            "response": {"status_code": status, "request_id": uuid.uuid4().hex, "body": out},
-            "error": None}  # fmt: skip
+    return {
+        "id": f"batch_req_{uuid.uuid4().hex}",
+        "custom_id": custom_id,
+        "response": {"status_code": status, "request_id": uuid.uuid4().hex, "body": out},
+        "error": None,
+    }
 
 
-def run_batch(in_path: str | Path, out_path: str | Path, cfg: dict[str, Any],
-              served: str = "loopback") -> int:  # fmt: skip
+def run_batch(
+    in_path: str | Path, out_path: str | Path, cfg: dict[str, Any], served: str = "loopback"
+) -> int:
     """Answer every line of a batch input file into an output file (``vllm run-batch``'s
     shape: answered and failed lines in one file); returns the number of lines."""
     n = 0
@@ -93,8 +99,13 @@ def run_batch(in_path: str | Path, out_path: str | Path, cfg: dict[str, Any],
 class BatchLoopback:
     """The server (``start()`` in a thread of this process, ``stop()``); see the module doc."""
 
-    def __init__(self, cfg: dict[str, Any] | None = None, served: str = "loopback",
-                 host: str = "127.0.0.1", port: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        cfg: dict[str, Any] | None = None,
+        served: str = "loopback",
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
         self.cfg = dict(cfg or {})
         self.served = served
         self.files: dict[str, bytes] = {}
@@ -154,13 +165,21 @@ class BatchLoopback:
             bid = f"batch_{uuid.uuid4().hex[:24]}"
             self.received.update(str(x["custom_id"]) for x in lines)
             self.batches[bid] = {
-                "id": bid, "object": "batch", "endpoint": body.get("endpoint"),
-                "input_file_id": fid, "completion_window": body.get("completion_window"),
-                "status": "validating", "output_file_id": None, "error_file_id": None,
-                "metadata": body.get("metadata"), "errors": None,
+                "id": bid,
+                "object": "batch",
+                "endpoint": body.get("endpoint"),
+                "input_file_id": fid,
+                "completion_window": body.get("completion_window"),
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "metadata": body.get("metadata"),
+                "errors": None,
                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
-                "_number": number, "_lines": lines, "_in_progress": 0,
-            }  # fmt: skip
+                "_number": number,
+                "_lines": lines,
+                "_in_progress": 0,
+            }
         self.submitted.set()
         return self._public(self.batches[bid])
 
@@ -189,11 +208,18 @@ class BatchLoopback:
         out, err = [], []
         for i, line in enumerate(lines):
             if i >= answer_n:
-                err.append({"id": f"batch_req_{uuid.uuid4().hex}", "custom_id": line["custom_id"],
-                            "response": None,
-                            "error": {"code": "batch_expired",
-                                      "message": "This request could not be executed before "
-                                                 "the completion window expired."}})  # fmt: skip
+                err.append(
+                    {
+                        "id": f"batch_req_{uuid.uuid4().hex}",
+                        "custom_id": line["custom_id"],
+                        "response": None,
+                        "error": {
+                            "code": "batch_expired",
+                            "message": "This request could not be executed before "
+                            "the completion window expired.",
+                        },
+                    }
+                )
                 continue
             o = output_line(line["custom_id"], respond(line["body"], self.cfg, self.served))
             (out if o["response"]["status_code"] == 200 else err).append(o)
@@ -273,8 +299,9 @@ def _handler(server: BatchLoopback) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0].rstrip("/")
             if path == "/v1/files":
                 fields = _multipart(self.headers.get("Content-Type", ""), raw)
-                self._json(server.add_file(fields.get("file", b""),
-                                           fields.get("purpose", b"").decode()))  # fmt: skip
+                self._json(
+                    server.add_file(fields.get("file", b""), fields.get("purpose", b"").decode())
+                )
             elif path == "/v1/batches":
                 self._json(server.create(json.loads(raw)))
             elif path == "/v1/chat/completions":

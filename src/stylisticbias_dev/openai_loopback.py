@@ -87,9 +87,12 @@ class LoopbackModel:
             elif part.get("type") == "text":
                 content.append({"type": "text", "text": part["text"]})
         enc = self.processor.apply_chat_template(
-            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=True,
-            return_dict=True, return_tensors="pt",
-        )  # fmt: skip
+            [{"role": "user", "content": content}],
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+            return_tensors="pt",
+        )
         prefill: list[int] = []
         if len(messages) > 1 and messages[-1].get("role") == "assistant":
             text = messages[-1].get("content") or ""
@@ -109,8 +112,15 @@ class LoopbackModel:
             logits = self.model(**enc, logits_to_keep=1).logits[0, -1].double()
         return torch.log_softmax(logits, -1), int(enc["input_ids"].shape[1])
 
-    def paths(self, messages: list[dict[str, Any]], k: int, n: int, temperature: float,
-              max_tokens: int, seed: int) -> tuple[list[Path_], int]:  # fmt: skip
+    def paths(
+        self,
+        messages: list[dict[str, Any]],
+        k: int,
+        n: int,
+        temperature: float,
+        max_tokens: int,
+        seed: int,
+    ) -> tuple[list[Path_], int]:
         """``n`` continuations of the (prefilled) answer, sampled at ``temperature`` (greedy at
         0), each position with the raw top-``k`` log-probabilities (vLLM's
         ``raw_logprobs``): ``([(positions, finish reason), ...], prompt tokens)``."""
@@ -122,9 +132,13 @@ class LoopbackModel:
             enc["input_ids"] = torch.cat([enc["input_ids"], ids], 1)
             enc["attention_mask"] = torch.ones_like(enc["input_ids"])
         sample = float(temperature) > 0
-        kw: dict[str, Any] = {"do_sample": sample, "max_new_tokens": int(max_tokens),
-                              "num_return_sequences": int(n), "output_logits": True,
-                              "return_dict_in_generate": True}  # fmt: skip
+        kw: dict[str, Any] = {
+            "do_sample": sample,
+            "max_new_tokens": int(max_tokens),
+            "num_return_sequences": int(n),
+            "output_logits": True,
+            "return_dict_in_generate": True,
+        }
         if sample:
             kw.update(temperature=float(temperature), top_k=0, top_p=1.0)
         with self.lock, torch.inference_mode():
@@ -151,16 +165,21 @@ class LoopbackModel:
         text = self.token_text(tid)
         return {"token": text, "logprob": logprob, "bytes": list(text.encode())}
 
-    def generate(self, messages: list[dict[str, Any]], temperature: float, max_tokens: int,
-                 seed: int) -> tuple[str, int, int, str]:  # fmt: skip
+    def generate(
+        self, messages: list[dict[str, Any]], temperature: float, max_tokens: int, seed: int
+    ) -> tuple[str, int, int, str]:
         """A seeded sampled answer: (text, prompt tokens, completion tokens, finish reason)."""
         import torch
 
         enc, _ = self.encode(messages)
         with self.lock, torch.inference_mode():
             torch.manual_seed(int(seed))
-            out = self.model.generate(**enc, do_sample=True, temperature=float(temperature),
-                                      max_new_tokens=int(max_tokens))  # fmt: skip
+            out = self.model.generate(
+                **enc,
+                do_sample=True,
+                temperature=float(temperature),
+                max_new_tokens=int(max_tokens),
+            )
         new = out[0, enc["input_ids"].shape[1] :].tolist()
         eos = self.tok.eos_token_id
         finish = "stop" if new and new[-1] == eos else "length"
@@ -203,8 +222,13 @@ class Faults:
         return None
 
 
-def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, faults: Faults,
-                 log_path: Path | None) -> type[BaseHTTPRequestHandler]:  # fmt: skip
+def make_handler(
+    model: LoopbackModel | None,
+    served: str,
+    api_key: str | None,
+    faults: Faults,
+    log_path: Path | None,
+) -> type[BaseHTTPRequestHandler]:
     """The request handler class bound to one model."""
     log_lock = threading.Lock()
 
@@ -229,8 +253,14 @@ def make_handler(model: LoopbackModel | None, served: str, api_key: str | None, 
         def _log(self, key: str, body: dict[str, Any], event: str, status: int) -> None:
             if log_path is None:
                 return
-            line = {"key": key, "image": _image_sha(body), "images": _image_count(body),
-                    "event": event, "status": status, "arrived": self._arrived}  # fmt: skip
+            line = {
+                "key": key,
+                "image": _image_sha(body),
+                "images": _image_count(body),
+                "event": event,
+                "status": status,
+                "arrived": self._arrived,
+            }
             with log_lock, open(log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")
 
@@ -336,8 +366,9 @@ def _planted_answer(body: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]
     return None
 
 
-def _planted_paths(body: dict[str, Any], cfg: dict[str, Any], k: int, n: int,
-                   max_tokens: int) -> list[Path_]:  # fmt: skip
+def _planted_paths(
+    body: dict[str, Any], cfg: dict[str, Any], k: int, n: int, max_tokens: int
+) -> list[Path_]:
     """``n`` paths through the planted table: each position's token sampled from the planted
     list at the request's temperature (greedy at 0; the seed and the body fix the draws)."""
     import random
@@ -355,8 +386,10 @@ def _planted_paths(body: dict[str, Any], cfg: dict[str, Any], k: int, n: int,
             lst = sorted(table.get(text, table.get("*", [])), key=lambda x: -float(x[1]))
             if not lst:
                 break
-            top = [{"token": str(a), "logprob": float(b), "bytes": list(str(a).encode())}
-                   for a, b in lst]  # fmt: skip
+            top = [
+                {"token": str(a), "logprob": float(b), "bytes": list(str(a).encode())}
+                for a, b in lst
+            ]
             if t <= 0:
                 pick = top[0]
             else:
@@ -372,8 +405,14 @@ def _planted_paths(body: dict[str, Any], cfg: dict[str, Any], k: int, n: int,
     return out
 
 
-def _paths_response(model: LoopbackModel | None, base: dict[str, Any], body: dict[str, Any],
-                    cfg: dict[str, Any], n: int, max_tokens: int) -> dict[str, Any]:  # fmt: skip
+def _paths_response(
+    model: LoopbackModel | None,
+    base: dict[str, Any],
+    body: dict[str, Any],
+    cfg: dict[str, Any],
+    n: int,
+    max_tokens: int,
+) -> dict[str, Any]:
     """A log-probability request for ``n`` choices of up to ``max_tokens`` tokens (vLLM's shape:
     ``choices[i].logprobs.content[j].top_logprobs`` at every generated position)."""
     k = int(body.get("top_logprobs") or 0)
@@ -381,8 +420,14 @@ def _paths_response(model: LoopbackModel | None, base: dict[str, Any], body: dic
     if cfg.get("planted_logprobs") is not None:
         paths, n_prompt = _planted_paths(body, cfg, k, n, max_tokens), 1
     elif model is not None:
-        paths, n_prompt = model.paths(body["messages"], k, n, float(body.get("temperature", 1.0)),
-                                      max_tokens, int(body.get("seed") or 0))  # fmt: skip
+        paths, n_prompt = model.paths(
+            body["messages"],
+            k,
+            n,
+            float(body.get("temperature", 1.0)),
+            max_tokens,
+            int(body.get("seed") or 0),
+        )
         eos = {model.token_text(int(model.tok.eos_token_id))}
     else:
         raise ValueError("no model loaded and no planted log-probabilities for this request")
@@ -390,17 +435,28 @@ def _paths_response(model: LoopbackModel | None, base: dict[str, Any], body: dic
     for i, (positions, finish) in enumerate(paths):
         text = "".join(p["token"] for p in positions if p["token"] not in eos)
         msg = {"role": "assistant", "content": text, "refusal": None}
-        choices.append({"index": i, "message": msg, "logprobs": {"content": positions},
-                        "finish_reason": finish, "stop_reason": None})  # fmt: skip
+        choices.append(
+            {
+                "index": i,
+                "message": msg,
+                "logprobs": {"content": positions},
+                "finish_reason": finish,
+                "stop_reason": None,
+            }
+        )
         n_new += len(positions)
     return _completion(base, choices, n_prompt, n_new)
 
 
-def _completion(base: dict[str, Any], choices: list[dict[str, Any]], prompt: int,
-                completion: int) -> dict[str, Any]:  # fmt: skip
+def _completion(
+    base: dict[str, Any], choices: list[dict[str, Any]], prompt: int, completion: int
+) -> dict[str, Any]:
     """A chat-completion object with these choices and token counts."""
-    usage = {"prompt_tokens": prompt, "completion_tokens": completion,
-             "total_tokens": prompt + completion}  # fmt: skip
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
     return {**base, "choices": choices, "usage": usage}
 
 
@@ -422,8 +478,12 @@ def answer_batch(
         choices.append({**out["choices"][0], "index": i})
         prompt += out["usage"]["prompt_tokens"]
         completion += out["usage"]["completion_tokens"]
-    base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
-            "created": int(time.time()), "model": served}  # fmt: skip
+    base = {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": served,
+    }
     return _completion(base, choices, prompt, completion)
 
 
@@ -433,10 +493,16 @@ def answer(
     """The chat-completion response object of one request."""
     sha = _image_sha(body)
     if sha in set(cfg.get("refuse_400_images", [])):
-        return {"_status": 400, "error": {"message": "The response was filtered",
-                                          "code": "content_filter"}}  # fmt: skip
-    base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
-            "created": int(time.time()), "model": served}  # fmt: skip
+        return {
+            "_status": 400,
+            "error": {"message": "The response was filtered", "code": "content_filter"},
+        }
+    base = {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": served,
+    }
     if sha in set(cfg.get("refuse_images", [])):
         msg = {"role": "assistant", "content": None, "refusal": None}
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
@@ -447,8 +513,13 @@ def answer(
         refusal = planted_answer.get("refusal")
         msg = {"role": "assistant", "content": planted_answer.get("content"), "refusal": refusal}
         usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-        choice = {"index": 0, "message": msg, "logprobs": None,
-                  "finish_reason": "stop", "stop_reason": None}  # fmt: skip
+        choice = {
+            "index": 0,
+            "message": msg,
+            "logprobs": None,
+            "finish_reason": "stop",
+            "stop_reason": None,
+        }
         return {**base, "choices": [choice], "usage": usage}
     messages = body["messages"]
     n = int(body.get("n") or 1)
@@ -458,15 +529,25 @@ def answer(
     if body.get("logprobs") and cfg.get("planted_logprobs") is not None:
         k = int(body.get("top_logprobs") or 0)
         planted = sorted(_planted(body, cfg["planted_logprobs"]), key=lambda x: -float(x[1]))
-        top = [{"token": str(t), "logprob": float(lp), "bytes": list(str(t).encode())}
-               for t, lp in planted[: max(k, 1)]]  # fmt: skip
+        top = [
+            {"token": str(t), "logprob": float(lp), "bytes": list(str(t).encode())}
+            for t, lp in planted[: max(k, 1)]
+        ]
         msg = {"role": "assistant", "content": top[0]["token"], "refusal": None}
         content = [{**top[0], "top_logprobs": top[:k]}]
-        return {**base, "choices": [{"index": 0, "message": msg,
-                                     "logprobs": {"content": content},
-                                     "finish_reason": "length", "stop_reason": None}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1,
-                          "total_tokens": 2}}  # fmt: skip
+        return {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": msg,
+                    "logprobs": {"content": content},
+                    "finish_reason": "length",
+                    "stop_reason": None,
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
     if model is None:
         raise ValueError("no model loaded and no planted answer matches this request")
     if body.get("logprobs"):
@@ -474,29 +555,59 @@ def answer(
         lp, n_prompt = model.next_logprobs(messages)
         vals, ids = lp.topk(max(k, 1))
         top = [
-            {"token": model.token_text(i), "logprob": float(v),
-             "bytes": list(model.token_text(i).encode())}
+            {
+                "token": model.token_text(i),
+                "logprob": float(v),
+                "bytes": list(model.token_text(i).encode()),
+            }
             for v, i in zip(vals.tolist(), ids.tolist())
-        ]  # fmt: skip
+        ]
         first = top[0]
         tid = int(ids[0])
         msg = {"role": "assistant", "content": model.token_text(tid), "refusal": None}
         finish = "stop" if tid == model.tok.eos_token_id else "length"
         content = [{**first, "top_logprobs": top[:k]}]
-        return {**base, "choices": [{"index": 0, "message": msg,
-                                     "logprobs": {"content": content},
-                                     "finish_reason": finish, "stop_reason": None}],
-                "usage": {"prompt_tokens": n_prompt, "completion_tokens": 1,
-                          "total_tokens": n_prompt + 1}}  # fmt: skip
+        return {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": msg,
+                    "logprobs": {"content": content},
+                    "finish_reason": finish,
+                    "stop_reason": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": n_prompt,
+                "completion_tokens": 1,
+                "total_tokens": n_prompt + 1,
+            },
+        }
     text, n_prompt, n_new, finish = model.generate(
-        messages, float(body.get("temperature", 1.0)), int(body.get("max_tokens", 16)),
+        messages,
+        float(body.get("temperature", 1.0)),
+        int(body.get("max_tokens", 16)),
         int(body.get("seed") or 0),
-    )  # fmt: skip
+    )
     msg = {"role": "assistant", "content": text, "refusal": None}
-    return {**base, "choices": [{"index": 0, "message": msg, "logprobs": None,
-                                 "finish_reason": finish, "stop_reason": None}],
-            "usage": {"prompt_tokens": n_prompt, "completion_tokens": n_new,
-                      "total_tokens": n_prompt + n_new}}  # fmt: skip
+    return {
+        **base,
+        "choices": [
+            {
+                "index": 0,
+                "message": msg,
+                "logprobs": None,
+                "finish_reason": finish,
+                "stop_reason": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": n_prompt,
+            "completion_tokens": n_new,
+            "total_tokens": n_prompt + n_new,
+        },
+    }
 
 
 class _Server(ThreadingHTTPServer):
@@ -508,12 +619,20 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-def serve(model_dir: str | None, host: str, port: int, served: str, api_key: str | None,
-          faults: dict[str, Any], log_path: str | None) -> None:  # fmt: skip
+def serve(
+    model_dir: str | None,
+    host: str,
+    port: int,
+    served: str,
+    api_key: str | None,
+    faults: dict[str, Any],
+    log_path: str | None,
+) -> None:
     """Load the model (if any) and serve until killed."""
     model = LoopbackModel(model_dir) if model_dir else None
-    handler = make_handler(model, served, api_key, Faults(faults),
-                           Path(log_path) if log_path else None)  # fmt: skip
+    handler = make_handler(
+        model, served, api_key, Faults(faults), Path(log_path) if log_path else None
+    )
     srv = _Server((host, port), handler)
     srv.daemon_threads = True
     log.info("loopback server for %s on http://%s:%d/v1", served, host, port)
@@ -535,8 +654,9 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     key = os.environ.get(args.api_key_env) if args.api_key_env else None
-    serve(args.model, args.host, args.port, args.served_model, key, json.loads(args.faults),
-          args.log)  # fmt: skip
+    serve(
+        args.model, args.host, args.port, args.served_model, key, json.loads(args.faults), args.log
+    )
     return 0
 
 

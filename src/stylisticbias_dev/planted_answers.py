@@ -23,8 +23,24 @@ from dataclasses import dataclass
 import numpy as np
 
 EOS = "</s>"
-FILLER = [" the", " person", " in", " image", " appears", " to", " be", " calm", ",", " and",
-          " their", " expression", " looks", " neutral", " overall", "."]  # fmt: skip
+FILLER = [
+    " the",
+    " person",
+    " in",
+    " image",
+    " appears",
+    " to",
+    " be",
+    " calm",
+    ",",
+    " and",
+    " their",
+    " expression",
+    " looks",
+    " neutral",
+    " overall",
+    ".",
+]
 
 #: a node: (token, tempered probability, child); child None ends the answer (the token is EOS)
 Node = list[tuple[str, float, "Node | None"]]
@@ -85,9 +101,40 @@ def draw_tree(seed: int, temperature: float = 0.2, max_new_tokens: int = 16) -> 
         (" can't", 0.2, [(" tell", 1.0, _chain(n - 3, FILLER))]),
         ("'m", 0.1, [(" sorry", 1.0, [(",", 1.0, _chain(n - 4, FILLER))])]),
     ]
-    based: Node = [(" on", 1.0, [(" the", 1.0, [(" image", 1.0, [(",", 1.0, [
-        (" (", 1.0, [("B", 1.0 - a, [(")", 1.0, _end(1.0))]),
-                     ("A", a, [(")", 1.0, _end(1.0))])])])])])])]  # fmt: skip
+    based: Node = [
+        (
+            " on",
+            1.0,
+            [
+                (
+                    " the",
+                    1.0,
+                    [
+                        (
+                            " image",
+                            1.0,
+                            [
+                                (
+                                    ",",
+                                    1.0,
+                                    [
+                                        (
+                                            " (",
+                                            1.0,
+                                            [
+                                                ("B", 1.0 - a, [(")", 1.0, _end(1.0))]),
+                                                ("A", a, [(")", 1.0, _end(1.0))]),
+                                            ],
+                                        )
+                                    ],
+                                )
+                            ],
+                        )
+                    ],
+                )
+            ],
+        )
+    ]
     root: Node = [
         ("A", wf * a * 0.9, letter("A", 1)),
         ("B", wf * (1 - a) * 0.9, letter("B", 1)),

@@ -40,10 +40,21 @@ QWEN_PATTERN = (
 )
 #: Qwen2/3 special tokens in id order from 151643 (Qwen3-VL's tokenizer_config.json).
 QWEN_SPECIALS = (
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
-    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
-    "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
-)  # fmt: skip
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)
 #: (package, file inside it, what it is) of each vocabulary.
 SOURCES: dict[str, tuple[str, str, str]] = {
     "qwen": ("dashscope", "resources/qwen.tiktoken", "Qwen byte-level BPE ranks (151,643)"),
@@ -55,9 +66,10 @@ _VENDORED = Path(__file__).with_name("vocab") / "mistral-7b-v0.1-tokenizer.model
 #: Published encodings each rebuilt tokenizer must reproduce (text -> ids).
 KNOWN_ENCODINGS: dict[str, dict[str, list[int]]] = {
     "qwen": {"Hello world": [9707, 1879]},
-    "mistral": {"[INST] Hello world [/INST]": [733, 16289, 28793, 22557, 1526, 733, 28748,
-                                                16289, 28793]},
-}  # fmt: skip
+    "mistral": {
+        "[INST] Hello world [/INST]": [733, 16289, 28793, 22557, 1526, 733, 28748, 16289, 28793]
+    },
+}
 
 
 def vocabulary_file(kind: str) -> Path:

@@ -163,10 +163,12 @@ def test_contrast_ttest_matches_a_cluster_robust_regression() -> None:
             for _ in range(rng.integers(1, 6)):
                 recs.append((f"f{f}", c, 0.02 * ci + 0.01 + rng.normal(0, 0.1)))
     rows = pd.DataFrame(recs, columns=["face", "cell", "delta"]).astype({"face": "category"})
-    num = rows.pivot_table(index="face", columns="cell", values="delta", aggfunc="sum",
-                           fill_value=0.0, observed=False)  # fmt: skip
-    den = rows.pivot_table(index="face", columns="cell", values="delta", aggfunc="size",
-                           fill_value=0, observed=False)  # fmt: skip
+    num = rows.pivot_table(
+        index="face", columns="cell", values="delta", aggfunc="sum", fill_value=0.0, observed=False
+    )
+    den = rows.pivot_table(
+        index="face", columns="cell", values="delta", aggfunc="size", fill_value=0, observed=False
+    )
     for coef in ({"c0": 1 / 3, "c1": 1 / 3, "c2": 1 / 3}, {"c2": 1.0, "c0": -1.0}):
         a = np.array([coef.get(c, 0.0) for c in num.columns])
         est, p, nf = contrast_ttest(num.to_numpy(), den.to_numpy(), a)

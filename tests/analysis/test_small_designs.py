@@ -57,8 +57,16 @@ def designs(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame, int]:
         values = bench.variations_for(d["gender"], evaluated_only=True)
         picked = draw(st.lists(st.sampled_from(values), max_size=4, unique_by=lambda v: v.slug))
         for v in picked:
-            var.append((f"{fid}--{v.slug}", fid, v.category, v.attribute, v.value,
-                        *(d[a] for a in DEMOGRAPHIC_AXES)))  # fmt: skip
+            var.append(
+                (
+                    f"{fid}--{v.slug}",
+                    fid,
+                    v.category,
+                    v.attribute,
+                    v.value,
+                    *(d[a] for a in DEMOGRAPHIC_AXES),
+                )
+            )
     return pd.DataFrame(faces), pd.DataFrame(var, columns=VAR_COLUMNS), draw(st.integers(1, 2))
 
 
@@ -102,13 +110,25 @@ def _design(genders: list[str], n_edits: int) -> tuple[pd.DataFrame, pd.DataFram
     demo = bench.demographics
     faces, var = [], []
     for i, g in enumerate(genders):
-        d = {"age": demo["age"][i % 3], "gender": g, "ethnicity": demo["ethnicity"][i % 5],
-             "body_type": demo["body_type"][i % 3]}  # fmt: skip
+        d = {
+            "age": demo["age"][i % 3],
+            "gender": g,
+            "ethnicity": demo["ethnicity"][i % 5],
+            "body_type": demo["body_type"][i % 3],
+        }
         fid = f"F{i:04d}"
         faces.append({"face_id": fid, "image_id": f"{fid}--base", **d})
         for v in bench.variations_for(g, evaluated_only=True)[:n_edits]:
-            var.append((f"{fid}--{v.slug}", fid, v.category, v.attribute, v.value,
-                        *(d[a] for a in DEMOGRAPHIC_AXES)))  # fmt: skip
+            var.append(
+                (
+                    f"{fid}--{v.slug}",
+                    fid,
+                    v.category,
+                    v.attribute,
+                    v.value,
+                    *(d[a] for a in DEMOGRAPHIC_AXES),
+                )
+            )
     return pd.DataFrame(faces), pd.DataFrame(var, columns=VAR_COLUMNS)
 
 

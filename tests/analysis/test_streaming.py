@@ -201,8 +201,7 @@ def test_streaming_equals_in_memory_on_every_table(demo_root, reference, streame
     assert (others.undecided_max == 0).all() and (others.n_excluded == 0).all()
     est = pd.read_csv(ours / "estimator_comparison.csv", keep_default_na=False)
     assert set(est.model) == set(params["models"])
-    assert set(est.metric) == {"sbs", "zero_rate", "large_shift_rate",
-                               "pct_scenarios_significant"}  # fmt: skip
+    assert set(est.metric) == {"sbs", "zero_rate", "large_shift_rate", "pct_scenarios_significant"}
 
 
 def test_the_comparison_detects_a_per_model_correction(demo_root, reference, streamed) -> None:

@@ -66,11 +66,27 @@ def _png(path: Path, seed: int) -> str:
 
 def _spec(exact: bool, **over) -> HFAnnotatorSpec:
     path = tiny.ensure_built(ARCH, TINY_DIR / ARCH)
-    es = ExactAnnotationSpec(**{"temperature": 1.0, "max_new_tokens": 6, "prune_threshold": 1e-6,
-                                "max_branches_per_suffix": 256, **over})  # fmt: skip
-    return HFAnnotatorSpec(name="tiny-annotator", display_name="tiny", hub_id=str(path),
-                           dtype="float32", device="cpu", temperature=0.0, max_tokens=12, seed=0,
-                           exact=exact, exact_settings=es)  # fmt: skip
+    es = ExactAnnotationSpec(
+        **{
+            "temperature": 1.0,
+            "max_new_tokens": 6,
+            "prune_threshold": 1e-6,
+            "max_branches_per_suffix": 256,
+            **over,
+        }
+    )
+    return HFAnnotatorSpec(
+        name="tiny-annotator",
+        display_name="tiny",
+        hub_id=str(path),
+        dtype="float32",
+        device="cpu",
+        temperature=0.0,
+        max_tokens=12,
+        seed=0,
+        exact=exact,
+        exact_settings=es,
+    )
 
 
 def _items(tmp_path: Path) -> list[AnnotationItem]:
@@ -80,8 +96,10 @@ def _items(tmp_path: Path) -> list[AnnotationItem]:
         identity_question("Hair color"),
         attribute_value_question("Hair color", ["red", "yes", "no"]),
     )
-    return [AnnotationItem(f"img{i}", _png(tmp_path / f"e{i}.png", i + 1), qs, base_path=base)
-            for i in range(2)]  # fmt: skip
+    return [
+        AnnotationItem(f"img{i}", _png(tmp_path / f"e{i}.png", i + 1), qs, base_path=base)
+        for i in range(2)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -96,10 +114,14 @@ def _processors(model, temperature: float, prompt_ids: torch.Tensor, max_new: in
     cfg, _ = model._prepare_generation_config(None, **kwargs)
     model._prepare_special_tokens(cfg, True, device=model.device, batch_size=1)
     procs = model._get_logits_processor(
-        generation_config=cfg, input_ids_seq_length=prompt_ids.shape[-1],
-        encoder_input_ids=prompt_ids, prefix_allowed_tokens_fn=None, logits_processor=None,
-        device=prompt_ids.device, model_kwargs={},
-    )  # fmt: skip
+        generation_config=cfg,
+        input_ids_seq_length=prompt_ids.shape[-1],
+        encoder_input_ids=prompt_ids,
+        prefix_allowed_tokens_fn=None,
+        logits_processor=None,
+        device=prompt_ids.device,
+        model_kwargs={},
+    )
     eos = cfg._eos_token_tensor
     return procs, set() if eos is None else {int(x) for x in eos.reshape(-1).tolist()}
 
@@ -161,8 +183,13 @@ def test_random_weights_answer_garbage_kept_invalid_with_reasons(tmp_path, annot
     assert len(rows) == 6 and set(rows["engine"]) == {"hf"}
     bad = rows[~rows["valid"]]
     assert len(bad) >= 4  # random weights: garbage
-    assert bad["reason"].str.split(":").str[0].isin(["malformed_json", "refusal",
-                                                     "outside_schema"]).all()  # fmt: skip
+    assert (
+        bad["reason"]
+        .str.split(":")
+        .str[0]
+        .isin(["malformed_json", "refusal", "outside_schema"])
+        .all()
+    )
     assert rows["response"].notna().all() and rows["probs"].isna().all()
     # seeded: the same replies again
     again = pd.DataFrame(ann.annotate(_items(tmp_path)), columns=COLUMNS)

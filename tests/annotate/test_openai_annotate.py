@@ -36,11 +36,15 @@ PLANTED = {
     "d": ('{"answer": "no"}', '{"answer": "yes"}'),
 }
 EXPECT = {
-    ("a", "attribute"): ('"yes"', None), ("a", "identity"): ('"no"', None),
-    ("b", "attribute"): (None, "malformed_json"), ("b", "identity"): (None, "outside_schema"),
-    ("c", "attribute"): (None, "refusal"), ("c", "identity"): (None, "refusal"),
-    ("d", "attribute"): ('"no"', None), ("d", "identity"): ('"yes"', None),
-}  # fmt: skip
+    ("a", "attribute"): ('"yes"', None),
+    ("a", "identity"): ('"no"', None),
+    ("b", "attribute"): (None, "malformed_json"),
+    ("b", "identity"): (None, "outside_schema"),
+    ("c", "attribute"): (None, "refusal"),
+    ("c", "identity"): (None, "refusal"),
+    ("d", "attribute"): ('"no"', None),
+    ("d", "identity"): ('"yes"', None),
+}
 
 
 def _png(path: Path, colour: tuple[int, int, int]) -> str:
@@ -74,16 +78,22 @@ def setup(tmp_path: Path):
         )
     port = free_port()
     log = tmp_path / "server.jsonl"
-    proc = start_loopback(port, faults={"planted": planted, "500": 0.25}, log=log,
-                          with_model=False)  # fmt: skip
+    proc = start_loopback(port, faults={"planted": planted, "500": 0.25}, log=log, with_model=False)
     spec = OpenAIAnnotatorSpec(
-        name="loopback-annotator", display_name="loopback",
-        endpoint={"backend": "vllm", "base_url": f"http://127.0.0.1:{port}/v1",
-                  "served_model": "tiny-llava-next"},
+        name="loopback-annotator",
+        display_name="loopback",
+        endpoint={
+            "backend": "vllm",
+            "base_url": f"http://127.0.0.1:{port}/v1",
+            "served_model": "tiny-llava-next",
+        },
         transport={"backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 4},
-        cache=str(tmp_path / "cache.sqlite"), temperature=0.0, max_tokens=64, seed=0,
+        cache=str(tmp_path / "cache.sqlite"),
+        temperature=0.0,
+        max_tokens=64,
+        seed=0,
         json_mode=True,
-    )  # fmt: skip
+    )
     yield items, spec, log
     stop(proc)
 
@@ -180,26 +190,44 @@ def test_exact_probabilities_from_top_logprobs(tmp_path):
         _png(p, (30 + 90 * i, 60, 200 - 80 * i))
         paths.append(p)
     refused = hashlib.sha256(paths[1].read_bytes()).hexdigest()
-    qs = (attribute_question("Hair color", "red"),
-          attribute_value_question("Hair color", ["red", "blonde", "black"]))  # fmt: skip
+    qs = (
+        attribute_question("Hair color", "red"),
+        attribute_value_question("Hair color", ["red", "blonde", "black"]),
+    )
     items = [AnnotationItem(f"x{i}", str(p), qs) for i, p in enumerate(paths)]
     planted = {PREFILL + k: v for k, v in TREE.items()} | {"*": [[EOS, 0.0]]}
     port = free_port()
     log = tmp_path / "server.jsonl"
-    proc = start_loopback(port, faults={"planted_logprobs": planted, "refuse_images": [refused]},
-                          log=log, with_model=False)  # fmt: skip
+    proc = start_loopback(
+        port,
+        faults={"planted_logprobs": planted, "refuse_images": [refused]},
+        log=log,
+        with_model=False,
+    )
     try:
         spec = OpenAIAnnotatorSpec(
-            name="loopback-exact", display_name="loopback",
-            endpoint={"backend": "vllm", "base_url": f"http://127.0.0.1:{port}/v1",
-                      "served_model": "tiny-llava-next",
-                      "capabilities": {"logprobs": True, "eos_tokens": [EOS]}},
+            name="loopback-exact",
+            display_name="loopback",
+            endpoint={
+                "backend": "vllm",
+                "base_url": f"http://127.0.0.1:{port}/v1",
+                "served_model": "tiny-llava-next",
+                "capabilities": {"logprobs": True, "eos_tokens": [EOS]},
+            },
             transport={"backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 2},
-            cache=str(tmp_path / "cache.sqlite"), temperature=0.0, max_tokens=64, seed=0,
-            json_mode=True, exact=True,
-            exact_settings=ExactAnnotationSpec(temperature=TEMPERATURE, max_new_tokens=MAX_NEW,
-                                               prune_threshold=1e-15, top_logprobs=20),
-        )  # fmt: skip
+            cache=str(tmp_path / "cache.sqlite"),
+            temperature=0.0,
+            max_tokens=64,
+            seed=0,
+            json_mode=True,
+            exact=True,
+            exact_settings=ExactAnnotationSpec(
+                temperature=TEMPERATURE,
+                max_new_tokens=MAX_NEW,
+                prune_threshold=1e-15,
+                top_logprobs=20,
+            ),
+        )
         ann = make_annotator(spec)
         try:
             table = annotate_items(ann, items, tmp_path / "out", 8)
@@ -233,8 +261,9 @@ def test_exact_probabilities_from_top_logprobs(tmp_path):
         else:  # most mass on replies outside the schema: the modal reply is one of them
             assert row["reason"].startswith(("outside_schema", "malformed_json"))
     # the yes/no question reads "red" and "blonde" as outside its schema: invalid mass
-    yn = json.loads(table[(table["image_id"] == "x0") & (table["question_id"] == "attribute")]
-                    .iloc[0]["probs"])  # fmt: skip
+    yn = json.loads(
+        table[(table["image_id"] == "x0") & (table["question_id"] == "attribute")].iloc[0]["probs"]
+    )
     assert yn[INVALID] > 0.05
     # a refused image: kept as invalid with the refusal, all its mass invalid
     bad = table[table["image_id"] == "x1"]
@@ -244,10 +273,15 @@ def test_exact_probabilities_from_top_logprobs(tmp_path):
 
 def test_exact_needs_logprobs(tmp_path):
     spec = OpenAIAnnotatorSpec(
-        name="no-logprobs", display_name="x",
+        name="no-logprobs",
+        display_name="x",
         endpoint={"backend": "vllm", "base_url": "http://127.0.0.1:9/v1", "served_model": "m"},
-        cache=str(tmp_path / "c.sqlite"), temperature=0.0, max_tokens=8, seed=0,
-        json_mode=False, exact=True,
-    )  # fmt: skip
+        cache=str(tmp_path / "c.sqlite"),
+        temperature=0.0,
+        max_tokens=8,
+        seed=0,
+        json_mode=False,
+        exact=True,
+    )
     with pytest.raises(Exception, match=r"capabilities\.logprobs"):
         make_annotator(spec)

@@ -22,10 +22,13 @@ FREE = Question("discover", "free", "Which attributes distinguish these?")
         (CAT, '{"answer": "blue"}', "blue"),
         (MULTI, '{"answer": ["roof", "door"]}', ["roof", "door"]),
         (MULTI, '{"answer": []}', []),
-        (FREE, '{"answer": [{"attribute": "body", "values": ["sedan", "suv"]}]}',
-         [{"attribute": "body", "values": ["sedan", "suv"]}]),
+        (
+            FREE,
+            '{"answer": [{"attribute": "body", "values": ["sedan", "suv"]}]}',
+            [{"attribute": "body", "values": ["sedan", "suv"]}],
+        ),
     ],
-)  # fmt: skip
+)
 def test_valid_replies(q: Question, reply: str, answer: object) -> None:
     assert validate_reply(q, reply) == (answer, True, None)
 
@@ -41,14 +44,13 @@ def test_valid_replies(q: Question, reply: str, answer: object) -> None:
         (CAT, '{"colour": "red"}', None, "outside_schema"),
         (MULTI, '{"answer": ["roof", "roof"]}', None, "outside_schema"),
         (MULTI, '{"answer": "roof"}', None, "outside_schema"),
-        (FREE, '{"answer": [{"attribute": "body", "values": ["sedan"]}]}', None,
-         "outside_schema"),
+        (FREE, '{"answer": [{"attribute": "body", "values": ["sedan"]}]}', None, "outside_schema"),
         (YN, None, "I cannot help with that", "refusal"),
         (YN, '{"answer": "yes"}', "content policy", "refusal"),
         (YN, "I'm sorry, but I can't identify people.", None, "refusal"),
         (YN, "", None, "refusal"),
     ],
-)  # fmt: skip
+)
 def test_invalid_replies_keep_their_reason(
     q: Question, reply: str | None, refusal: str | None, reason: str
 ) -> None:

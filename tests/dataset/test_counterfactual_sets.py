@@ -95,19 +95,26 @@ def test_other_generators_cannot_draw_sets(project: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "phrase"),
     [
-        (["experiment=reflect-demo", "generator=gemini"],
-         "generator GeminiGenerator cannot draw them; valid: generator=procedural"),
-        (["experiment=reflect-demo", "generator=import"],
-         "import them with generator.layout=counterfactual (a folder of edits per source "
-         "photo), not release"),
-        (["generator=import", "generator.layout=counterfactual"],
-         "stylisticbias.yaml has no counterfactual.axes"),
+        (
+            ["experiment=reflect-demo", "generator=gemini"],
+            "generator GeminiGenerator cannot draw them; valid: generator=procedural",
+        ),
+        (
+            ["experiment=reflect-demo", "generator=import"],
+            "import them with generator.layout=counterfactual (a folder of edits per source "
+            "photo), not release",
+        ),
+        (
+            ["generator=import", "generator.layout=counterfactual"],
+            "stylisticbias.yaml has no counterfactual.axes",
+        ),
     ],
-)  # fmt: skip
+)
 def test_compose_time_generator_checks(overrides: list[str], phrase: str) -> None:
     from stylisticbias.validate import validate_params
 
     with pytest.raises(StylisticBiasError, match=re.escape(phrase)):
         validate_params(compose(overrides))
-    validate_params(compose(["experiment=reflect-demo", "generator=import",
-                              "generator.layout=counterfactual"]))  # fmt: skip
+    validate_params(
+        compose(["experiment=reflect-demo", "generator=import", "generator.layout=counterfactual"])
+    )

@@ -15,7 +15,10 @@ def test_mistral_tokenizer_reproduces_published_ids() -> None:
     assert len(tok) == 32002 and tok.convert_tokens_to_ids("<image>") == 32000
     # "(a)" is three pieces with a leading-space "(" as in Mistral-7B
     assert tok.convert_ids_to_tokens(tok("x (a)", add_special_tokens=False)["input_ids"])[-3:] == [
-        "▁(", "a", ")"]  # fmt: skip
+        "▁(",
+        "a",
+        ")",
+    ]
     assert "sha256" in rt.source("mistral")
 
 

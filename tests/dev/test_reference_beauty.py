@@ -31,8 +31,11 @@ def test_values_read_off_the_paper() -> None:
     row = vb[(vb["model"] == "Gemma") & (vb["positive"] == "Confident")].iloc[0]
     # Table 10: Confident / Insecure  0.69  0.39  486.70***
     assert (row["mean_variation"], row["mean_base"], row["h"], row["stars"]) == (
-        0.69, 0.39, 486.70, "***",
-    )  # fmt: skip
+        0.69,
+        0.39,
+        486.70,
+        "***",
+    )
     assert row["scenario_id"] == 40 and row["table"] == "Table 10"
     rates = _csv("category_rates.csv")
 

@@ -88,9 +88,13 @@ def test_a_family_must_declare_every_hook() -> None:
 
 @pytest.mark.parametrize(
     ("protocol", "family"),
-    [("stylisticbias", "variation_shift"), ("beauty-and-the-bias", "paired_variation"),
-     ("reflect", "tasks"), ("vignette", "tasks")],
-)  # fmt: skip
+    [
+        ("stylisticbias", "variation_shift"),
+        ("beauty-and-the-bias", "paired_variation"),
+        ("reflect", "tasks"),
+        ("vignette", "tasks"),
+    ],
+)
 def test_a_protocol_finds_its_family(protocol: str, family: str) -> None:
     assert family_of(load_benchmark(protocol)).name == family
 

@@ -74,8 +74,21 @@ def test_source_layers_kept_and_face_from_target():
     src = source(5, "female", "White")
     g = edit_geometry(src, {"ethnicity": "Black", "gender": "male"})
     s = face_geometry(src)
-    for kept in ("cx", "top", "chin", "fw", "jaw_w", "hairline", "hair", "hair_len", "top_rgb",
-                 "neck_w", "shoulder_w", "eye_y", "nose_y"):  # fmt: skip
+    for kept in (
+        "cx",
+        "top",
+        "chin",
+        "fw",
+        "jaw_w",
+        "hairline",
+        "hair",
+        "hair_len",
+        "top_rgb",
+        "neck_w",
+        "shoulder_w",
+        "eye_y",
+        "nose_y",
+    ):
         assert getattr(g, kept) == getattr(s, kept), kept
     assert g.male and not s.male and g.skin != s.skin and g.shadow > 0
     # the source's own cell is edited too (traits redrawn from the edit stream)

@@ -60,9 +60,15 @@ def test_two_cpu_ranks_judge_each_image_once_with_the_fast_engine(tmp_path: Path
     assert len(df) == len(items) * 2 * 4 and not df.duplicated(KEY).any()
     # the same records as one process judging all images
     ref = read_table(
-        run_judge(MODEL, config_from_params(_params(tmp_path / "one", 1)), progress=False,
-                  out_dir=tmp_path / "one" / "out") / "judgments.parquet", JUDGMENT_RECORDS,
-    )  # fmt: skip
+        run_judge(
+            MODEL,
+            config_from_params(_params(tmp_path / "one", 1)),
+            progress=False,
+            out_dir=tmp_path / "one" / "out",
+        )
+        / "judgments.parquet",
+        JUDGMENT_RECORDS,
+    )
     cols = ["p_pos", "p_neg", "p_invalid", "p_undecided"]
     pd.testing.assert_frame_equal(df.drop(columns=cols), ref.drop(columns=cols))
     assert (df[cols] - ref[cols]).abs().to_numpy().max() < 1e-9

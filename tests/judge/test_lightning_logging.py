@@ -39,8 +39,12 @@ def test_judge_stage_prints_each_lightning_line_once(tmp_path: Path) -> None:
     (project / "params.yaml").write_text(dump_params(params), encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "pipelines" / "judge.py"), "simulated-weak"],
-        cwd=project, env=_env(), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=project,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     counts = _messages(proc.stderr)
     gpu = [m for m in counts if m.startswith("GPU available:")]

@@ -27,8 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_unknown_model_is_one_line_exit_2() -> None:
     proc = subprocess.run(
         [sys.executable, "pipelines/judge.py", "no-such-model"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, proc.stderr
@@ -39,9 +42,12 @@ def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
     import mlflow
 
     params = make_tables(tmp_path, 2)
-    params["tracking"] = {**params["tracking"], "enabled": True,
-                          "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
-                          "experiment_name": "judge-test"}  # fmt: skip
+    params["tracking"] = {
+        **params["tracking"],
+        "enabled": True,
+        "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+        "experiment_name": "judge-test",
+    }
     out = run_judge("simulated-weak", config_from_params(params), progress=False)
     run = json.loads(run_log_path(out).read_text())
     written = write_scores("simulated-weak", config_from_params(params))
@@ -62,9 +68,12 @@ def test_judge_then_scores_with_mlflow(tmp_path: Path) -> None:
 def test_two_runs_write_byte_identical_judgment_directories(tmp_path: Path) -> None:
     """Timings and run ids live in the run log beside the DVC output, so its hash is stable."""
     params = make_tables(tmp_path, 2)
-    params["tracking"] = {**params["tracking"], "enabled": True,
-                          "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
-                          "experiment_name": "judge-test"}  # fmt: skip
+    params["tracking"] = {
+        **params["tracking"],
+        "enabled": True,
+        "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+        "experiment_name": "judge-test",
+    }
     a = run_judge(
         "simulated-weak", config_from_params(params), progress=False, out_dir=tmp_path / "a" / "m"
     )
@@ -111,9 +120,13 @@ def test_bad_judge_settings_are_refused_before_any_table_or_heavy_import(
     bad = tmp_path / "params.yaml"
     bad.write_text(yaml.safe_dump(params, sort_keys=False))
     proc = subprocess.run(
-        [sys.executable, "-c", BLOCK_HEAVY], cwd=ROOT, capture_output=True, text=True,
-        timeout=120, env={**os.environ, "STYLISTICBIAS_PARAMS": str(bad)},
-    )  # fmt: skip
+        [sys.executable, "-c", BLOCK_HEAVY],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "STYLISTICBIAS_PARAMS": str(bad)},
+    )
     # before the heavy imports: with them made unimportable, the refusal is still our one line
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
@@ -134,9 +147,13 @@ def test_judge_stage_with_nothing_to_judge_imports_no_judging_library(tmp_path: 
     script = script.replace("'pipelines/judge.py'", repr(str(ROOT / "pipelines" / "judge.py")))
     src = f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     proc = subprocess.run(
-        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True,
-        timeout=120, env={**os.environ, "PYTHONPATH": src},
-    )  # fmt: skip
+        [sys.executable, "-c", script],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": src},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "nothing to judge or consolidate" in proc.stderr, proc.stderr  # records unread
     assert (out / "judgments.parquet").read_bytes() == before

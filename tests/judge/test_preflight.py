@@ -98,15 +98,21 @@ def test_missing_hub_weights_no_network_one_line_fast_nothing_touched(
     assert len(gets) == 1 and gets[0][1] == preflight.PROBE_TIMEOUT_S, gets
     assert "/api/models/Qwen/Qwen3-VL-8B-Instruct/revision/main" in gets[0][0], gets
     msg = _one_line(exc)
-    for part in ("conf/model/qwen3-vl-8b.yaml", "Qwen/Qwen3-VL-8B-Instruct", "cannot be reached",
-                 "hf download Qwen/Qwen3-VL-8B-Instruct --revision main", "HF_HUB_OFFLINE",
-                 "local_build"):  # fmt: skip
+    for part in (
+        "conf/model/qwen3-vl-8b.yaml",
+        "Qwen/Qwen3-VL-8B-Instruct",
+        "cannot be reached",
+        "hf download Qwen/Qwen3-VL-8B-Instruct --revision main",
+        "HF_HUB_OFFLINE",
+        "local_build",
+    ):
         assert part in msg, (part, msg)
     assert not out.parent.exists()
 
 
-def test_offline_flag_fails_without_probing(empty_cache: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_offline_flag_fails_without_probing(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(preflight, "probe", lambda *a, **k: pytest.fail("probed offline"))
     with pytest.raises(StylisticBiasError, match="HF_HUB_OFFLINE is set") as exc:
@@ -120,9 +126,11 @@ def test_cached_weights_pass_offline_and_count_parameters(
     cfg = load_group_option("model", PAPER_MODEL)
     weights = {"a": np.zeros((3, 4), np.float32), "b": np.zeros(5, np.float32)}
     save_file(weights, str(tmp_path / "w.safetensors"))
-    _snapshot(empty_cache, cfg["hub_id"], {"config.json": b"{}",
-                                           "model.safetensors": (tmp_path / "w.safetensors")
-                                           .read_bytes()})  # fmt: skip
+    _snapshot(
+        empty_cache,
+        cfg["hub_id"],
+        {"config.json": b"{}", "model.safetensors": (tmp_path / "w.safetensors").read_bytes()},
+    )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     preflight.check_hf_weights(cfg)  # no error
     assert preflight.checkpoint_parameters(cfg) == 17
@@ -136,8 +144,15 @@ def test_cached_weights_pass_offline_and_count_parameters(
 def _header_only_safetensors(n_params: int) -> bytes:
     """A safetensors header declaring ``n_params`` bf16 parameters (the data is not needed to
     count them)."""
-    header = json.dumps({"w": {"dtype": "BF16", "shape": [n_params // 4096, 4096],
-                               "data_offsets": [0, 2 * n_params]}}).encode()  # fmt: skip
+    header = json.dumps(
+        {
+            "w": {
+                "dtype": "BF16",
+                "shape": [n_params // 4096, 4096],
+                "data_offsets": [0, 2 * n_params],
+            }
+        }
+    ).encode()
     return struct.pack("<Q", len(header)) + header
 
 
@@ -145,9 +160,11 @@ def test_large_checkpoint_on_cpu_warns_with_expected_time(
     empty_cache: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     cfg = load_group_option("model", PAPER_MODEL)
-    _snapshot(empty_cache, cfg["hub_id"], {"config.json": b"{}",
-                                           "model.safetensors": _header_only_safetensors(
-                                               8 * 4096 * 250_000)})  # fmt: skip
+    _snapshot(
+        empty_cache,
+        cfg["hub_id"],
+        {"config.json": b"{}", "model.safetensors": _header_only_safetensors(8 * 4096 * 250_000)},
+    )
     monkeypatch.setattr(preflight, "cpu_matmul_flops", lambda: 1e11)
     engine = {**cfg["engine"], "lightning": {**cfg["engine"]["lightning"], "accelerator": "cpu"}}
     with caplog.at_level(logging.WARNING, logger="stylisticbias.judge.preflight"):

@@ -265,8 +265,10 @@ def _rerender(params: dict, image_ids: list[str], seed: int) -> None:
     from PIL import Image
 
     items = {it.image_id: it for it in judge_items(config_from_params(params))}
-    for table in (Path(params["paths"]["faces"]) / "faces.parquet",
-                  Path(params["paths"]["variations"]) / "variations.parquet"):  # fmt: skip
+    for table in (
+        Path(params["paths"]["faces"]) / "faces.parquet",
+        Path(params["paths"]["variations"]) / "variations.parquet",
+    ):
         df = pd.read_parquet(table)
         for iid in image_ids:
             if iid in set(df["image_id"]):

@@ -30,9 +30,14 @@ def test_unreachable_tracking_keeps_judgments_and_gives_up_in_seconds(
     ref = run_judge(
         "simulated-weak", config_from_params(params), progress=False, out_dir=tmp_path / "ref" / "m"
     )
-    params["tracking"] = {**params["tracking"], "enabled": True, "experiment_name": "judge-test",
-                          "tracking_uri": f"http://127.0.0.1:{_closed_port()}",
-                          "max_retries": 1, "timeout_s": 1}  # fmt: skip
+    params["tracking"] = {
+        **params["tracking"],
+        "enabled": True,
+        "experiment_name": "judge-test",
+        "tracking_uri": f"http://127.0.0.1:{_closed_port()}",
+        "max_retries": 1,
+        "timeout_s": 1,
+    }
     with caplog.at_level(logging.WARNING, logger="stylisticbias.judge"):
         out = run_judge(
             "simulated-weak",
@@ -54,8 +59,12 @@ def test_corrupt_store_keeps_judgments(tmp_path: Path) -> None:
     params = make_tables(tmp_path, 2)
     db = tmp_path / "m.db"
     db.write_bytes(b"garbage, not SQLite" * 64)
-    params["tracking"] = {**params["tracking"], "enabled": True, "experiment_name": "judge-test",
-                          "tracking_uri": f"sqlite:///{db}"}  # fmt: skip
+    params["tracking"] = {
+        **params["tracking"],
+        "enabled": True,
+        "experiment_name": "judge-test",
+        "tracking_uri": f"sqlite:///{db}",
+    }
     out = run_judge("simulated-weak", config_from_params(params), progress=False)
     assert (out / "judgments.parquet").exists()
     assert "mlflow_run_id" not in json.loads(run_log_path(out).read_text())

@@ -68,9 +68,10 @@ def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.
         assert bool(r.qa_pass) is (not fails)
     summary = json.loads((project / "data/qa/summary.json").read_text())
     blonde = [
-        v for v in summary["checks"]["attribute"]["per_value"]
+        v
+        for v in summary["checks"]["attribute"]["per_value"]
         if (v["attribute"], v["value"]) == ("Hair color", "Blonde")
-    ]  # fmt: skip
+    ]
     assert blonde and blonde[0]["passed"] == 0  # planted at rate 1.0: every one fails
     assert summary["policy"] == "report" and summary["excluded"] == []
     assert summary["failed_any"] == int((~table["qa_pass"]).sum()) > 0

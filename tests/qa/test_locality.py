@@ -31,8 +31,15 @@ from stylisticbias.spec.parse import config_from_params
 SIZE = 64
 BENCH = benchmark_from_params(load_params())
 FACE = FaceSpec("f1", "young adult", "female", "Asian", "thin", 202, "p")
-FACE_ROW = {"face_id": "f1", "age": "young adult", "gender": "female", "ethnicity": "Asian",
-            "body_type": "thin", "seed": 202, "prompt": "p"}  # fmt: skip
+FACE_ROW = {
+    "face_id": "f1",
+    "age": "young adult",
+    "gender": "female",
+    "ethnicity": "Asian",
+    "body_type": "thin",
+    "seed": 202,
+    "prompt": "p",
+}
 LIMITS = LocalityThresholds(pixel_tol=0.02, max_outside=0.01, max_changed_outside=0.02)
 FACE_VALUES = [v for v in BENCH.variations if v.framing == "face" and v.applies_to("female")]
 

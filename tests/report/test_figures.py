@@ -316,11 +316,19 @@ def test_vignette_log_odds_of_many_identities_and_terms_stay_readable(monkeypatc
     ids, terms = [f"identity-{i:02d}" for i in range(36)], [f"term {j}" for j in range(10)]
     lo = pd.DataFrame(
         [
-            {"model": m, "activity": t, "identity": i, "log_odds": rng.normal(0, 0.5),
-             "pval": rng.uniform(0, 0.2), "simulated": True}
-            for m in ("simulated-strong", "simulated-weak") for i in ids for t in terms
+            {
+                "model": m,
+                "activity": t,
+                "identity": i,
+                "log_odds": rng.normal(0, 0.5),
+                "pval": rng.uniform(0, 0.2),
+                "simulated": True,
+            }
+            for m in ("simulated-strong", "simulated-weak")
+            for i in ids
+            for t in terms
         ]
-    )  # fmt: skip
+    )
     lo["ci_low"], lo["ci_high"] = lo["log_odds"] - 0.3, lo["log_odds"] + 0.3
     problems = check_saves(TF, monkeypatch)
     (name,) = [n for n, (table, _) in TF.TASK_FIGURES.items() if table == "vignette_log_odds"]
@@ -342,11 +350,19 @@ def test_vignette_log_odds_of_many_terms_fit_a_screen_with_the_terms_as_rows(mon
     ids, terms = [f"identity-{i}" for i in range(6)], [f"term {j:02d}" for j in range(60)]
     lo = pd.DataFrame(
         [
-            {"model": m, "activity": t, "identity": i, "log_odds": rng.normal(0, 0.5),
-             "pval": rng.uniform(0, 0.2), "simulated": True}
-            for m in ("simulated-strong", "simulated-weak") for i in ids for t in terms
+            {
+                "model": m,
+                "activity": t,
+                "identity": i,
+                "log_odds": rng.normal(0, 0.5),
+                "pval": rng.uniform(0, 0.2),
+                "simulated": True,
+            }
+            for m in ("simulated-strong", "simulated-weak")
+            for i in ids
+            for t in terms
         ]
-    )  # fmt: skip
+    )
     problems = check_saves(TF, monkeypatch)
     fig = TF.fig_log_odds_heatmap(lo)
     assert fig.get_figwidth() <= 16 and fig.get_figheight() <= 16

@@ -173,8 +173,14 @@ def test_abs_sbs_has_the_interval_of_the_absolute_value() -> None:
     from stylisticbias.analysis.headline import model_headline
 
     overall = pd.DataFrame(
-        {"model": ["m"], "sbs": [-0.02], "abs_sbs": [0.02], "ci_low": [-0.03],
-         "ci_high": [-0.01], "pval_corr": [0.01]}
-    )  # fmt: skip
+        {
+            "model": ["m"],
+            "sbs": [-0.02],
+            "abs_sbs": [0.02],
+            "ci_low": [-0.03],
+            "ci_high": [-0.01],
+            "pval_corr": [0.01],
+        }
+    )
     (h,) = [h for h in model_headline({"sbs_overall": overall}, "m", 0.05) if h.key == "abs_sbs"]
     assert (h.value, h.ci_low, h.ci_high) == (0.02, 0.01, 0.03)

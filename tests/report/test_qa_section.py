@@ -7,11 +7,22 @@ from stylisticbias.report.markdown import MAX_EXCLUDED_LISTED, qa_section
 
 
 def _summary(policy: str, excluded: list[str]) -> dict:
-    check = {"checked": 10, "passed": 8, "failed": 2, "unknown": 1, "pass_share": 0.8,
-             "per_value": []}  # fmt: skip
-    return {"policy": policy, "annotator": "sim", "edits": 30, "failed_any": len(excluded) or 4,
-            "checks": {"locality": check, "attribute": check, "identity": check},
-            "excluded": excluded}  # fmt: skip
+    check = {
+        "checked": 10,
+        "passed": 8,
+        "failed": 2,
+        "unknown": 1,
+        "pass_share": 0.8,
+        "per_value": [],
+    }
+    return {
+        "policy": policy,
+        "annotator": "sim",
+        "edits": 30,
+        "failed_any": len(excluded) or 4,
+        "checks": {"locality": check, "attribute": check, "identity": check},
+        "excluded": excluded,
+    }
 
 
 def test_exclude_policy_counts_and_names_the_excluded_edits() -> None:

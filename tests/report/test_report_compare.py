@@ -53,22 +53,35 @@ def test_table7_and_11_are_compared_under_the_papers_estimator():
     comparison are the 12-draw estimator's (column ``paper``), and a note says so."""
     from stylisticbias.report.paper_compare import paper_estimator_tables
 
-    t7 = pd.DataFrame({"model": ["Gemma-3"], "sbs": [0.01], "zero_rate": [0.0],
-                       "large_shift_rate": [0.001]})  # fmt: skip
-    t11 = pd.DataFrame({"model": ["Gemma-3", "Gemma-3"], "dimension": ["age", "body"],
-                        "pct_scenarios_significant": [10.0, 20.0]})  # fmt: skip
+    t7 = pd.DataFrame(
+        {"model": ["Gemma-3"], "sbs": [0.01], "zero_rate": [0.0], "large_shift_rate": [0.001]}
+    )
+    t11 = pd.DataFrame(
+        {
+            "model": ["Gemma-3", "Gemma-3"],
+            "dimension": ["age", "body"],
+            "pct_scenarios_significant": [10.0, 20.0],
+        }
+    )
     cmp = pd.DataFrame(
         {
             "model": ["Gemma-3"] * 4,
-            "metric": ["zero_rate", "large_shift_rate", "pct_scenarios_significant",
-                       "pct_scenarios_significant"],
+            "metric": [
+                "zero_rate",
+                "large_shift_rate",
+                "pct_scenarios_significant",
+                "pct_scenarios_significant",
+            ],
             "dimension": ["", "", "age", "body"],
             "paper": [0.31, 0.05, 40.0, 60.0],
             "exact": [0.0, 0.001, 10.0, 20.0],
         }
-    )  # fmt: skip
-    tables = {"per_model_effects": t7, "significance_rate_by_model": t11,
-              "estimator_comparison": cmp}  # fmt: skip
+    )
+    tables = {
+        "per_model_effects": t7,
+        "significance_rate_by_model": t11,
+        "estimator_comparison": cmp,
+    }
     out, note = paper_estimator_tables(tables)
     assert note and "12-draw" in note
     assert out["per_model_effects"].loc[0, "zero_rate"] == 0.31

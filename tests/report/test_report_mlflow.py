@@ -118,8 +118,10 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     for run_id in models["run_id"]:  # the run page: the headline only
         assert 10 <= len(client.get_run(run_id).data.metrics) <= MAX_RUN_METRICS
     # the same data tags in every model run (keyed by role, not by the model's partition path)
-    tags = [{k for k in r.index if k.startswith("tags.data.") and pd.notna(r[k])}
-            for _, r in models.iterrows()]  # fmt: skip
+    tags = [
+        {k for k in r.index if k.startswith("tags.data.") and pd.notna(r[k])}
+        for _, r in models.iterrows()
+    ]
     assert all(t == tags[0] for t in tags) and "tags.data.scores" in tags[0], tags[0]
     assert (models["tags.git_commit"] == git_repo).all()
     assert (models["tags.mlflow.source.git.commit"] == git_repo).all()
@@ -269,18 +271,39 @@ EXPECTED_INTERVALS = [
     ("sbs_overall", "sbs.overall", [], "sbs", "ci_low", "ci_high", None),
     ("sbs_by_category_model", "sbs.category", ["category"], "sbs", "ci_low", "ci_high", None),
     ("sbs_by_scenario", "sbs.scenario", ["positive"], "sbs", "ci_low", "ci_high", None),
-    ("sbs_by_scenario_category_model", "sbs.scenario_category", ["scenario_category"], "sbs",
-     "ci_low", "ci_high", None),
-    ("sbs_by_variation_model", "sbs.variation", ["category", "variation"], "sbs", "ci_low",
-     "ci_high", None),
+    (
+        "sbs_by_scenario_category_model",
+        "sbs.scenario_category",
+        ["scenario_category"],
+        "sbs",
+        "ci_low",
+        "ci_high",
+        None,
+    ),
+    (
+        "sbs_by_variation_model",
+        "sbs.variation",
+        ["category", "variation"],
+        "sbs",
+        "ci_low",
+        "ci_high",
+        None,
+    ),
     ("vs_by_model", "vs", ["dimension"], "vs", "range_low", "range_high", None),
-    ("vs_by_model", "vs_debiased", ["dimension"], "vs_debiased", "debiased_ci_low",
-     "debiased_ci_high", None),
+    (
+        "vs_by_model",
+        "vs_debiased",
+        ["dimension"],
+        "vs_debiased",
+        "debiased_ci_low",
+        "debiased_ci_high",
+        None,
+    ),
     ("per_model_effects", "cohens_d", [], "cohens_d", "d_ci_low", "d_ci_high", None),
     ("position_bias", "position_bias", [], "share", "ci_low", "ci_high", None),
     ("letter_bias", "letter_bias", [], "share", "ci_low", "ci_high", None),
     ("invalid_rates", "invalid_rate", [], "invalid_rate", "ci_low", "ci_high", ("scenario_id", 0)),
-]  # fmt: skip
+]
 DIM_NAMES = {"age": "age", "gender": "gender", "ethnicity": "ethnicity", "body": "body_type"}
 
 

@@ -18,8 +18,13 @@ from stylisticbias.report.soda_tracking import log_soda, read_audit
 from stylisticbias.tracking import tracking_spec
 
 GROUPS = {"age": ["young adults", "elderly"], "gender": ["men", "women"]}
-SETTINGS = {"objects": ["car", "cup", "sofa"], "alpha": 0.05, "annotator": "sim", "n_perm": 100,
-            "mitigation": "diverse"}  # fmt: skip
+SETTINGS = {
+    "objects": ["car", "cup", "sofa"],
+    "alpha": 0.05,
+    "annotator": "sim",
+    "n_perm": 100,
+    "mitigation": "diverse",
+}
 
 
 def _audit(root: Path) -> Path:
@@ -27,25 +32,62 @@ def _audit(root: Path) -> Path:
     out = root / "soda"
     (out / "tables").mkdir(parents=True)
     bds = [
-        {"object": o, "dimension": d, "group": g, "bds": float(rs.rand() / 5),
-         "pval": float(rs.rand() / 10), "significant": False, "n_base": 10, "n_group": 10,
-         "planted_shift": g == "women"}
-        for o in SETTINGS["objects"] for d, gs in GROUPS.items() for g in gs
-    ]  # fmt: skip
-    cds = [{"object": o, "dimension": d, "variant": v, "attribute": a, "cds": float(rs.rand())}
-           for o in SETTINGS["objects"] for d in GROUPS for v in ("original", "diverse")
-           for a in ("colour", "all")]  # fmt: skip
-    vac = [{"object": o, "condition": c, "vac": float(rs.rand()), "n": 10}
-           for o in SETTINGS["objects"] for c in ("base", "gender:women")]  # fmt: skip
-    mit = [{"metric": "cds", "dimension": "all", "variant": "diverse", "n": 6,
-            "mean_original": 0.3, "mean_mitigated": 0.2, "change_pct": -33.3, "t": 4.0,
-            "pval": 0.01}]  # fmt: skip
-    for name, rows in (("soda_bds", bds), ("soda_cds", cds), ("soda_vac", vac),
-                       ("soda_mitigation", mit)):  # fmt: skip
+        {
+            "object": o,
+            "dimension": d,
+            "group": g,
+            "bds": float(rs.rand() / 5),
+            "pval": float(rs.rand() / 10),
+            "significant": False,
+            "n_base": 10,
+            "n_group": 10,
+            "planted_shift": g == "women",
+        }
+        for o in SETTINGS["objects"]
+        for d, gs in GROUPS.items()
+        for g in gs
+    ]
+    cds = [
+        {"object": o, "dimension": d, "variant": v, "attribute": a, "cds": float(rs.rand())}
+        for o in SETTINGS["objects"]
+        for d in GROUPS
+        for v in ("original", "diverse")
+        for a in ("colour", "all")
+    ]
+    vac = [
+        {"object": o, "condition": c, "vac": float(rs.rand()), "n": 10}
+        for o in SETTINGS["objects"]
+        for c in ("base", "gender:women")
+    ]
+    mit = [
+        {
+            "metric": "cds",
+            "dimension": "all",
+            "variant": "diverse",
+            "n": 6,
+            "mean_original": 0.3,
+            "mean_mitigated": 0.2,
+            "change_pct": -33.3,
+            "t": 4.0,
+            "pval": 0.01,
+        }
+    ]
+    for name, rows in (
+        ("soda_bds", bds),
+        ("soda_cds", cds),
+        ("soda_vac", vac),
+        ("soda_mitigation", mit),
+    ):
         pd.DataFrame(rows).to_csv(out / "tables" / f"{name}.csv", index=False)
-    summary = {"enabled": True, "objects": SETTINGS["objects"], "planted_found": 3,
-               "planted_tests": 3, "null_rejected": 1, "null_tests": 9,
-               "bds_by_group": {"men": 0.1}}  # fmt: skip
+    summary = {
+        "enabled": True,
+        "objects": SETTINGS["objects"],
+        "planted_found": 3,
+        "planted_tests": 3,
+        "null_rejected": 1,
+        "null_tests": 9,
+        "bds_by_group": {"men": 0.1},
+    }
     (out / "metrics.json").write_text(json.dumps(summary))
     (out / "README.md").write_text("# SODA audit\n")
     return out
@@ -70,8 +112,7 @@ def test_soda_run_headline_intervals_tables_and_rerun(tmp_path: Path, monkeypatc
 
     bds = pd.read_csv(soda / "tables/soda_bds.csv")
     per_obj = bds.groupby("object")["bds"].mean().to_numpy()
-    lo, hi = stats.t.interval(0.95, len(per_obj) - 1, loc=per_obj.mean(),
-                              scale=stats.sem(per_obj))  # fmt: skip
+    lo, hi = stats.t.interval(0.95, len(per_obj) - 1, loc=per_obj.mean(), scale=stats.sem(per_obj))
     assert np.isclose(m["bds"], per_obj.mean())
     assert np.isclose(m["bds.ci_low"], lo) and np.isclose(m["bds.ci_high"], hi)
     age = bds[bds["dimension"] == "age"].groupby("object")["bds"].mean()
@@ -94,10 +135,18 @@ def test_soda_run_headline_intervals_tables_and_rerun(tmp_path: Path, monkeypatc
     assert {f"tables/{n}.json" for n in names} | {ALL_METRICS_TABLE} <= arts
     tail = mlflow.load_table(ALL_METRICS_TABLE, run_ids=[run.info.run_id])
     keys = set(tail["metric"])
-    assert {"bds.gender.women", "bds.gender.women.ci_low", "cds.age", "vac.base",
-            "planted_found", "null_tests"} <= keys  # fmt: skip
+    assert {
+        "bds.gender.women",
+        "bds.gender.women.ci_low",
+        "cds.age",
+        "vac.base",
+        "planted_found",
+        "null_tests",
+    } <= keys
     assert {a.path for a in client.list_artifacts(run.info.run_id, "soda")} == {
-        "soda/README.md", "soda/metrics.json"}  # fmt: skip
+        "soda/README.md",
+        "soda/metrics.json",
+    }
 
 
 def test_audit_off_is_not_logged(tmp_path: Path) -> None:
@@ -106,8 +155,9 @@ def test_audit_off_is_not_logged(tmp_path: Path) -> None:
     (soda / "metrics.json").write_text(json.dumps({"enabled": False, "objects": []}))
     assert read_audit(soda) is None
     assert read_audit(tmp_path / "missing") is None
-    spec = tracking_spec({"tracking": {"enabled": True,
-                                       "tracking_uri": f"sqlite:///{tmp_path}/m.db"}})  # fmt: skip
+    spec = tracking_spec(
+        {"tracking": {"enabled": True, "tracking_uri": f"sqlite:///{tmp_path}/m.db"}}
+    )
     assert log_soda(spec, soda, SETTINGS, 0.95) is None
 
 

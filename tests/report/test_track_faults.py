@@ -343,10 +343,19 @@ def test_killed_track_rerun_leaves_one_run_per_model(tmp_path: Path, report_outp
     params = _project(report_output, tmp_path)
     (tmp_path / "params.json").write_text(json.dumps(params))
     proc = subprocess.run(
-        [sys.executable, "-c", KILLER, str(tmp_path / "params.json"),
-         str(Path(__file__).parent), str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            KILLER,
+            str(tmp_path / "params.json"),
+            str(Path(__file__).parent),
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == -9, proc.stderr[-2000:]
     mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
     exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
@@ -425,8 +434,12 @@ def test_stage_script_prints_one_error_line(tmp_path: Path, report_output) -> No
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run(
         [sys.executable, str(ROOT / "pipelines" / "track.py")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 2, proc.stderr[-3000:]
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and uri in lines[0] and "unreachable" in lines[0], proc.stderr

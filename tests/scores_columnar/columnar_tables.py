@@ -30,11 +30,23 @@ EDITS = [("hair", "hair_color", "blonde"), ("eyewear", "glasses", "sunglasses")]
 
 
 def dataset(n_faces: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    faces = pd.DataFrame([{"image_id": f"F{i:03d}--base", "face_id": f"F{i:03d}", **DEMO}
-                          for i in range(n_faces)])  # fmt: skip
-    var = pd.DataFrame([{"image_id": f"F{i:03d}--{a}--{v}", "face_id": f"F{i:03d}",
-                         "category": c, "attribute": a, "value": v, **DEMO}
-                        for i in range(n_faces) for c, a, v in EDITS])  # fmt: skip
+    faces = pd.DataFrame(
+        [{"image_id": f"F{i:03d}--base", "face_id": f"F{i:03d}", **DEMO} for i in range(n_faces)]
+    )
+    var = pd.DataFrame(
+        [
+            {
+                "image_id": f"F{i:03d}--{a}--{v}",
+                "face_id": f"F{i:03d}",
+                "category": c,
+                "attribute": a,
+                "value": v,
+                **DEMO,
+            }
+            for i in range(n_faces)
+            for c, a, v in EDITS
+        ]
+    )
     return faces, var
 
 
@@ -59,12 +71,25 @@ def judgments(
                     c = rng.choice(
                         ["positive", "negative", "invalid", None], p=[0.45, 0.4, 0.1, 0.05]
                     )
-                    rows.append({"image_id": img, "face_id": img.split("--")[0], "model": model,
-                                 "engine": "simulated", "decoding": "simulated",
-                                 "scenario_id": s, "ordering": o, "seed": seed,
-                                 "response": "(a)", "choice": None if seed == 0 else c,
-                                 "p_pos": p[0], "p_neg": p[1], "p_invalid": p[2],
-                                 "p_undecided": p[3], "simulated": True})  # fmt: skip
+                    rows.append(
+                        {
+                            "image_id": img,
+                            "face_id": img.split("--")[0],
+                            "model": model,
+                            "engine": "simulated",
+                            "decoding": "simulated",
+                            "scenario_id": s,
+                            "ordering": o,
+                            "seed": seed,
+                            "response": "(a)",
+                            "choice": None if seed == 0 else c,
+                            "p_pos": p[0],
+                            "p_neg": p[1],
+                            "p_invalid": p[2],
+                            "p_undecided": p[3],
+                            "simulated": True,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -78,18 +103,25 @@ def columnar(path: Path, faces, var, benchmark: Benchmark, out: Path) -> bytes |
     if cells is None:
         return None
     table = score_partition(
-        cells, pa.Table.from_pandas(faces), pa.Table.from_pandas(var), benchmark,
+        cells,
+        pa.Table.from_pandas(faces),
+        pa.Table.from_pandas(var),
+        benchmark,
         undecided_max=0.1,
-    )  # fmt: skip
+    )
     assert table is not None and check_scores_table(table)
     write_partition(table, out)
     return out.read_bytes()
 
 
-def write(j: pd.DataFrame, path: Path, row_group_size: int | None = None,
-           statistics: bool = True) -> Path:  # fmt: skip
-    pq.write_table(pa.Table.from_pandas(j, preserve_index=False), path,
-                   row_group_size=row_group_size,
-                   # without: statistics only of the columns the engine does not read
-                   write_statistics=statistics or ["face_id", "engine", "response"])  # fmt: skip
+def write(
+    j: pd.DataFrame, path: Path, row_group_size: int | None = None, statistics: bool = True
+) -> Path:
+    pq.write_table(
+        pa.Table.from_pandas(j, preserve_index=False),
+        path,
+        row_group_size=row_group_size,
+        # without: statistics only of the columns the engine does not read
+        write_statistics=statistics or ["face_id", "engine", "response"],
+    )
     return path

@@ -31,8 +31,10 @@ def _codes(rng: np.random.Generator, k: int, late: bool, nulls: bool) -> np.ndar
 
 
 def _file_bytes(columns: dict[str, pa.Array], path: Path) -> bytes:
-    schema = pa.schema([pa.field(c, pa.large_string()) for c in columns] + [("x", pa.float64())],
-                       metadata={b"pandas": b"{}"})  # fmt: skip
+    schema = pa.schema(
+        [pa.field(c, pa.large_string()) for c in columns] + [("x", pa.float64())],
+        metadata={b"pandas": b"{}"},
+    )
     x = pa.array(np.linspace(0.0, 1.0, len(next(iter(columns.values())))))
     write_table(pa.Table.from_arrays([*columns.values(), x], names=schema.names), schema, path)
     return path.read_bytes()

@@ -39,8 +39,13 @@ def test_unknown_images_fail_as_in_thepandas_engine(benchmark: Benchmark, tmp_pa
 def test_partition_columns_are_the_scores_schema() -> None:
     names = [c for c in SCORES.columns if c != "model"]
     assert [c.name for c in PARTITION_COLUMNS] == names
-    kinds = {"str": pa.large_string(), "string[pyarrow]": pa.large_string(), "bool": pa.bool_(),
-             "int64": pa.int64(), "float64": pa.float64()}  # fmt: skip
+    kinds = {
+        "str": pa.large_string(),
+        "string[pyarrow]": pa.large_string(),
+        "bool": pa.bool_(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+    }
     for col in PARTITION_COLUMNS:
         ref = SCORES.columns[col.name]
         assert kinds[str(ref.dtype)] == col.type, col.name

@@ -9,10 +9,28 @@ from stylisticbias.soda.generator_audit import audit_table, colour_bucket, domin
 
 
 def test_colour_buckets() -> None:
-    px = np.array([[250, 250, 250], [10, 10, 10], [128, 128, 128], [200, 30, 30],
-                   [40, 70, 200], [40, 200, 40], [230, 200, 40], [160, 90, 40]])  # fmt: skip
-    assert list(colour_bucket(px)) == ["white", "black", "grey", "red", "blue", "green",
-                                       "yellow", "orange_brown"]  # fmt: skip
+    px = np.array(
+        [
+            [250, 250, 250],
+            [10, 10, 10],
+            [128, 128, 128],
+            [200, 30, 30],
+            [40, 70, 200],
+            [40, 200, 40],
+            [230, 200, 40],
+            [160, 90, 40],
+        ]
+    )
+    assert list(colour_bucket(px)) == [
+        "white",
+        "black",
+        "grey",
+        "red",
+        "blue",
+        "green",
+        "yellow",
+        "orange_brown",
+    ]
     img = np.zeros((4, 4, 3), np.uint8)
     img[:3] = (200, 30, 30)
     region = np.ones((4, 4), bool)
@@ -25,13 +43,20 @@ def _labels(rng: np.random.Generator, planted: bool) -> pd.DataFrame:
     for i in range(60):
         age = ("young adult", "middle-aged adult", "elderly")[i % 3]
         p_red = 0.9 if planted and age == "elderly" else 0.2
-        rows.append({
-            "image_id": f"f{i}", "attribute": "Fashion style", "value": "Formal",
-            "framing": "full_body", "age": age, "gender": ("male", "female")[i % 2],
-            "ethnicity": "Asian", "body_type": "normal",
-            "colour": "red" if rng.random() < p_red else "blue",
-            "changed_share": float(rng.uniform(0.1, 0.3)),
-        })  # fmt: skip
+        rows.append(
+            {
+                "image_id": f"f{i}",
+                "attribute": "Fashion style",
+                "value": "Formal",
+                "framing": "full_body",
+                "age": age,
+                "gender": ("male", "female")[i % 2],
+                "ethnicity": "Asian",
+                "body_type": "normal",
+                "colour": "red" if rng.random() < p_red else "blue",
+                "changed_share": float(rng.uniform(0.1, 0.3)),
+            }
+        )
     return pd.DataFrame(rows)
 
 

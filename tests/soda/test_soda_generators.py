@@ -39,15 +39,30 @@ def api(monkeypatch):
 def _config(tmp_path: Path, monkeypatch, overrides: list[str]):
     shutil.copytree(project_root() / "conf", tmp_path / "conf")
     monkeypatch.chdir(tmp_path)
-    return config_from_params(compose(["experiment=soda-demo", "soda.objects=[car]",
-                                       "soda.images_per_prompt=2", "soda.n_perm=200",
-                                       "soda.mitigation=null", *overrides]))  # fmt: skip
+    return config_from_params(
+        compose(
+            [
+                "experiment=soda-demo",
+                "soda.objects=[car]",
+                "soda.images_per_prompt=2",
+                "soda.n_perm=200",
+                "soda.mitigation=null",
+                *overrides,
+            ]
+        )
+    )
 
 
 def _gemini(api) -> list[str]:
-    return ["soda.generator=configured", "generator=gemini", f"generator.base_url={api.base_url}",
-            "generator.vertexai=false", "generator.base_model=gemini-2.5-flash-image",
-            "generator.max_retries=0", "generator.concurrency=2"]  # fmt: skip
+    return [
+        "soda.generator=configured",
+        "generator=gemini",
+        f"generator.base_url={api.base_url}",
+        "generator.vertexai=false",
+        "generator.base_model=gemini-2.5-flash-image",
+        "generator.max_retries=0",
+        "generator.concurrency=2",
+    ]
 
 
 def test_gemini_gets_every_soda_prompt_verbatim_and_blocks_are_kept(tmp_path, monkeypatch, api):
@@ -96,8 +111,9 @@ def test_diffusers_gets_every_soda_prompt(tmp_path, tiny_diffusers):  # noqa: F8
         return call(self, *args, **kwargs)
 
     proto = load_soda()
-    spec = config_from_params(compose(["soda.objects=[cup]", "soda.images_per_prompt=2",
-                                       "soda.mitigation=null"])).soda  # fmt: skip
+    spec = config_from_params(
+        compose(["soda.objects=[cup]", "soda.images_per_prompt=2", "soda.mitigation=null"])
+    ).soda
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(type(pipe), "__call__", spy)
         images = _generated_images(spec, proto, gen, tmp_path)

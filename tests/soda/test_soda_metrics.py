@@ -88,8 +88,10 @@ def test_bds_and_cds_by_hand() -> None:
     groups = {"g1": base, "g2": group, "g3": third}
     per = {a: cds_per_attribute(groups, a, s) for a in ("colour", "shape")}
     for a in per:
-        pairs = [js_labels(groups[x][a], groups[y][a], s)
-                 for x, y in itertools.combinations(sorted(groups), 2)]  # fmt: skip
+        pairs = [
+            js_labels(groups[x][a], groups[y][a], s)
+            for x, y in itertools.combinations(sorted(groups), 2)
+        ]
         assert per[a] == pytest.approx(np.mean(pairs))
     assert cds(groups) == pytest.approx(np.mean(list(per.values())))
     assert np.isnan(js_labels([None, None], ["a"], s))

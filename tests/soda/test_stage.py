@@ -20,8 +20,16 @@ from stylisticbias.spec.parse import config_from_params
 
 def test_protocol_prompts_are_table_1() -> None:
     p = load_soda()
-    assert p.objects == ("car", "laptop", "backpack", "cup", "teddy bear", "sofa", "toaster",
-                         "clock")  # fmt: skip
+    assert p.objects == (
+        "car",
+        "laptop",
+        "backpack",
+        "cup",
+        "teddy bear",
+        "sofa",
+        "toaster",
+        "clock",
+    )
     assert {d: len(g) for d, g in p.dimensions.items()} == {"age": 3, "gender": 2, "ethnicity": 4}
     assert len(p.conditions()) == 10 and len(p.conditions("diverse")) == 19
     assert p.prompt("car", Condition("base", "base")) == "car, one product only, no people"

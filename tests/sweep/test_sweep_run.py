@@ -223,12 +223,24 @@ def test_task_protocol_demo_sweeps_log_intervals_per_job(tmp_path: Path, experim
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("STYLISTICBIAS_PARENT_RUN_ID", None)
     out = subprocess.run(
-        [sys.executable, "-m", "stylisticbias.sweep", "-m", f"experiment={experiment}",
-         "model=simulated-strong,simulated-weak", "faces.n=16", "tracking=mlflow",
-         f"tracking.tracking_uri=sqlite:///{tmp_path}/mlflow.db",
-         f"hydra.sweep.dir={tmp_path}/sw"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "stylisticbias.sweep",
+            "-m",
+            f"experiment={experiment}",
+            "model=simulated-strong,simulated-weak",
+            "faces.n=16",
+            "tracking=mlflow",
+            f"tracking.tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+            f"hydra.sweep.dir={tmp_path}/sw",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     db = tmp_path / "mlflow.db"
     runs = live_runs(db)

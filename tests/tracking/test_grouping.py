@@ -24,9 +24,15 @@ from stylisticbias_dev.project_copy import tool_env
 
 mlflow = pytest.importorskip("mlflow")
 
-SUMMARY = {"model": "simulated-weak", "engine": "simulated", "simulated": True,
-           "images_per_s": 50.0, "invalid_rate": 0.05, "n_images": 4,
-           "images_judged": 4}  # fmt: skip
+SUMMARY = {
+    "model": "simulated-weak",
+    "engine": "simulated",
+    "simulated": True,
+    "images_per_s": 50.0,
+    "invalid_rate": 0.05,
+    "n_images": 4,
+    "images_judged": 4,
+}
 BASELINE = "0123456789abcdef0123456789abcdef01234567"
 
 

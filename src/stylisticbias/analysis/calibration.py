@@ -56,10 +56,22 @@ def synthetic_dataset(
     rows = []
     for r in faces.itertuples(index=False):
         for v in benchmark.variations_for(r.gender, evaluated_only=True):
-            rows.append((f"{r.face_id}--{v.slug}", r.face_id, v.category, v.attribute, v.value,
-                         r.age, r.gender, r.ethnicity, r.body_type))  # fmt: skip
-    var = pd.DataFrame(rows, columns=["image_id", "face_id", "category", "attribute", "value",
-                                      *DEMOGRAPHIC_AXES])  # fmt: skip
+            rows.append(
+                (
+                    f"{r.face_id}--{v.slug}",
+                    r.face_id,
+                    v.category,
+                    v.attribute,
+                    v.value,
+                    r.age,
+                    r.gender,
+                    r.ethnicity,
+                    r.body_type,
+                )
+            )
+    var = pd.DataFrame(
+        rows, columns=["image_id", "face_id", "category", "attribute", "value", *DEMOGRAPHIC_AXES]
+    )
     return faces, var
 
 
@@ -173,13 +185,18 @@ def calibrate(
         "power_non_null": float(cells.loc[~cells["null"], "significant"].mean()),
         "max_abs_error": float((cells["effect"] - cells["truth"]).abs().max()),
         "settings": {
-            "cells": CELLS, "faces": n_faces, "models": names, "ci": s.ci,
-            "n_resamples": s.n_resamples, "alpha": s.alpha, "correction": s.correction,
+            "cells": CELLS,
+            "faces": n_faces,
+            "models": names,
+            "ci": s.ci,
+            "n_resamples": s.n_resamples,
+            "alpha": s.alpha,
+            "correction": s.correction,
             "orderings": benchmark.selected_orderings(judge["orderings"]),
             "seeds": judge["seeds"],
         },
         "simulated": True,
-    }  # fmt: skip
+    }
     log.info(  # the time goes to the log only: reports/calibration.json is committed
         "calibration: coverage %.3f over %d cells; null FPR %s over %d null cells (%.1f s)",
         out["coverage"],

@@ -32,9 +32,18 @@ def _metrics(scores: pd.DataFrame, phi: str, delta: str, s: AnalysisSettings) ->
     var = rows[~rows["is_base"].astype(bool) & rows["delta"].notna()]
     out = []
     if len(var):
-        fe = face_effects(var, ["model"], ddof=s.cohens_d_ddof, zero_tol=s.zero_tol,
-                          large_shift=s.large_shift, n_resamples=1, ci=s.ci, seed=s.seed,
-                          min_faces=s.min_faces, zero_method=s.wilcoxon_zero_method)  # fmt: skip
+        fe = face_effects(
+            var,
+            ["model"],
+            ddof=s.cohens_d_ddof,
+            zero_tol=s.zero_tol,
+            large_shift=s.large_shift,
+            n_resamples=1,
+            ci=s.ci,
+            seed=s.seed,
+            min_faces=s.min_faces,
+            zero_method=s.wilcoxon_zero_method,
+        )
         for m in ("sbs", "zero_rate", "large_shift_rate"):
             out.append(fe[["model", m]].rename(columns={m: "value"}).assign(metric=m, dimension=""))
     base = rows[rows["is_base"].astype(bool) & rows["phi"].notna()]
@@ -79,6 +88,9 @@ def order_rows(frames: list[pd.DataFrame]) -> pd.DataFrame | None:
         return None
     out = pd.concat(frames, ignore_index=True)
     order = {"sbs": 0, "zero_rate": 1, "large_shift_rate": 2, "pct_scenarios_significant": 3}
-    out = out.sort_values(["model", "metric", "dimension"], key=lambda c: c.map(order)
-                          if c.name == "metric" else c, kind="stable")  # fmt: skip
+    out = out.sort_values(
+        ["model", "metric", "dimension"],
+        key=lambda c: c.map(order) if c.name == "metric" else c,
+        kind="stable",
+    )
     return out.reset_index(drop=True).replace({np.inf: np.nan})

@@ -188,8 +188,10 @@ def analyze(
     )
     t["sbs_overall"] = ov.astype({"model": str}).rename(columns=SBS_VOCABULARY)
     t["undecided_mass"] = undecided_table(scores)
-    pooled = {f"t12_{d}": cell_sums(delta, ["attribute", "value", c], faces=faces)[0]
-              for d, c in DIMENSIONS.items()}  # fmt: skip
+    pooled = {
+        f"t12_{d}": cell_sums(delta, ["attribute", "value", c], faces=faces)[0]
+        for d, c in DIMENSIONS.items()
+    }
     pooled["attribute_scenario"] = cell_sums(delta, list(ATTRIBUTE_SCENARIO), faces=faces)[0]
     cells = [base_preference(g) for _, g in scores.groupby("model", sort=True, observed=True)]
     t.update(
@@ -269,9 +271,12 @@ def run_analysis(config: Config) -> StreamStats:
 
 
 def analyze_variation_shift(
-    config: Config, benchmark: Benchmark, s: AnalysisSettings, models: Sequence[str],
+    config: Config,
+    benchmark: Benchmark,
+    s: AnalysisSettings,
+    models: Sequence[str],
     t0: float = 0.0,
-) -> StreamStats:  # fmt: skip
+) -> StreamStats:
     """The StylisticBias tables, streamed one model at a time (see :func:`run_analysis`)."""
     analysis = asdict(config.analysis)
     score_dir = Path(config.paths.scores)

@@ -60,8 +60,19 @@ def order_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return df.drop(columns="_cat").reset_index(drop=True)
 
 
-_COLUMNS = ["model", "category", "undecided_mean", "undecided_max", "n_rows", "n_excluded",
-            "sbs", "sbs_low", "sbs_high", "max_shift", "n"]  # fmt: skip
+_COLUMNS = [
+    "model",
+    "category",
+    "undecided_mean",
+    "undecided_max",
+    "n_rows",
+    "n_excluded",
+    "sbs",
+    "sbs_low",
+    "sbs_high",
+    "max_shift",
+    "n",
+]
 
 
 def _model_rows(scores: pd.DataFrame, model: str, rows: np.ndarray) -> pd.DataFrame:

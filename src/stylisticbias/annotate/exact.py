@@ -70,5 +70,4 @@ def modal_reply(dist: Any, prefill: str = PREFILL) -> str | None:
 def exact_fields(dist: Any, prefill: str = PREFILL) -> dict[str, Any]:
     """``content`` and ``probs`` of a row from an exact distribution (``mass``, ``undecided``,
     ``best``): the content is the most probable verdict's reply, validated as any reply."""
-    return {"content": modal_reply(dist, prefill),
-            "probs": answer_probs(dist.mass, dist.undecided)}  # fmt: skip
+    return {"content": modal_reply(dist, prefill), "probs": answer_probs(dist.mass, dist.undecided)}

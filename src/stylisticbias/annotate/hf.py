@@ -56,8 +56,13 @@ class HFAnnotator(Annotator):
     def model_cfg(self) -> dict[str, Any]:
         """The spec as a judged model's section (what the hf loader reads)."""
         s = self.spec
-        return {"name": s.name, "hub_id": s.hub_id, "revision": s.revision, "dtype": s.dtype,
-                "local_build": s.local_build}  # fmt: skip
+        return {
+            "name": s.name,
+            "hub_id": s.hub_id,
+            "revision": s.revision,
+            "dtype": s.dtype,
+            "local_build": s.local_build,
+        }
 
     def setup(self) -> None:
         """Load the model and processor once (``device: auto``: CUDA when present)."""
@@ -126,8 +131,9 @@ class HFAnnotator(Annotator):
         rendered = [render(self.processor, t, kw, images=len(images)) for t in texts]
         tokens = [tokenize_text(self.processor, r) for r in rendered]
         img: Any = images[0] if len(images) == 1 else list(images)
-        prompts = split_prompts(self.model, self.processor, img, texts, rendered, kw,
-                                text_tokens=tokens)  # fmt: skip
+        prompts = split_prompts(
+            self.model, self.processor, img, texts, rendered, kw, text_tokens=tokens
+        )
         cache = prefill(self.model, prompts.prefix_inputs)
         tok = self.processor.tokenizer
         pre = list(tok(PREFILL, add_special_tokens=False)["input_ids"])
@@ -166,8 +172,9 @@ class HFAnnotator(Annotator):
                         raise ValueError(f"{item.image_id}: question {q.id} needs a base image")
                     if q.id in exact:
                         f = exact_fields(exact[q.id])
-                        out.append(record(self.name, self.engine, item, q, f["content"],
-                                          probs=f["probs"]))  # fmt: skip
+                        out.append(
+                            record(self.name, self.engine, item, q, f["content"], probs=f["probs"])
+                        )
                     else:
                         reply = self.generate_reply(item, q, imgs)
                         out.append(record(self.name, self.engine, item, q, reply))

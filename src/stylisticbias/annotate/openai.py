@@ -109,8 +109,12 @@ class OpenAIAnnotator(Annotator):
             if partial is not None:
                 e = self.spec.exact_settings
                 body["messages"].append({"role": "assistant", "content": PREFILL + partial})
-                body.update(continue_final_message=True, add_generation_prompt=False,
-                            logprobs=True, temperature=float(e.temperature))  # fmt: skip
+                body.update(
+                    continue_final_message=True,
+                    add_generation_prompt=False,
+                    logprobs=True,
+                    temperature=float(e.temperature),
+                )
                 body[caps.max_tokens_field] = 1
                 body["top_logprobs"] = min(int(e.top_logprobs), int(caps.max_top_logprobs))
                 body.pop("response_format", None)

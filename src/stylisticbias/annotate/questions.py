@@ -75,8 +75,11 @@ class Question:
         elif self.kind == "yes_no":
             answer = {"type": "string", "enum": list(YES_NO)}
         elif self.kind == "multi_label":
-            answer = {"type": "array", "items": {"type": "string", "enum": list(self.options)},
-                      "uniqueItems": True}  # fmt: skip
+            answer = {
+                "type": "array",
+                "items": {"type": "string", "enum": list(self.options)},
+                "uniqueItems": True,
+            }
         else:
             answer = {
                 "type": "array",

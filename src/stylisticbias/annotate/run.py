@@ -152,8 +152,11 @@ def annotate_items(
     todo = [it for it in items if it.image_id not in have]
     log.info(
         "annotate %s: %d images, %d answered before, %d to ask",
-        annotator.name, len(items), len(items) - len(todo), len(todo),
-    )  # fmt: skip
+        annotator.name,
+        len(items),
+        len(items) - len(todo),
+        len(todo),
+    )
     shard_dir = out / SHARDS
     shard_dir.mkdir(parents=True, exist_ok=True)
     for i in range(0, len(todo), batch_size):
@@ -199,8 +202,15 @@ def run_annotation(config: Config, name: str) -> Path:
     faces_dir, var_dir = config_path(config, "faces"), config_path(config, "variations")
     faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
     variations = schemas.read_table(var_dir / "variations.parquet", schemas.VARIATIONS)
-    items = qa_items(faces, variations, faces_dir, var_dir, load_benchmark(config.protocol),
-                     list(settings.questions), data)  # fmt: skip
+    items = qa_items(
+        faces,
+        variations,
+        faces_dir,
+        var_dir,
+        load_benchmark(config.protocol),
+        list(settings.questions),
+        data,
+    )
     annotator = make_annotator(spec)
     try:
         with OutputLock(root, out):
@@ -208,6 +218,7 @@ def run_annotation(config: Config, name: str) -> Path:
     finally:
         annotator.close()
     n_bad = int((~table["valid"]).sum())
-    log.info("annotate %s: %d answers, %d invalid (kept with their reason)", name, len(table),
-             n_bad)  # fmt: skip
+    log.info(
+        "annotate %s: %d answers, %d invalid (kept with their reason)", name, len(table), n_bad
+    )
     return out / TABLE

@@ -38,8 +38,10 @@ def planted_failure(
         rate = float(spec.identity_fail_rate)
     else:
         rate = float(dict(spec.fail_by_value).get(f"{attribute}={value}", spec.attribute_fail_rate))
-    return unit(spec.seed, f"fail:{'identity' if check == 'identity' else 'attribute'}",
-                image_id) < rate  # fmt: skip
+    return (
+        unit(spec.seed, f"fail:{'identity' if check == 'identity' else 'attribute'}", image_id)
+        < rate
+    )
 
 
 def planted_invalid(spec: SimulatedAnnotatorSpec, image_id: str, question_id: str) -> str | None:
@@ -103,8 +105,9 @@ class SimulatedAnnotator(Annotator):
             for q in item.questions:
                 bad = planted_invalid(self.spec, item.image_id, q.id)
                 if bad == "refusal":
-                    out.append(record(self.name, self.engine, item, q, None,
-                                      refusal="simulated refusal"))  # fmt: skip
+                    out.append(
+                        record(self.name, self.engine, item, q, None, refusal="simulated refusal")
+                    )
                     continue
                 if bad == "malformed_json":
                     out.append(record(self.name, self.engine, item, q, '{"answer": "ye'))
@@ -115,6 +118,7 @@ class SimulatedAnnotator(Annotator):
                     continue
                 answer = self._answer(item, q)
                 content = json.dumps({"answer": answer})
-                out.append(record(self.name, self.engine, item, q, content,
-                                  probs=self._probs(q, answer)))  # fmt: skip
+                out.append(
+                    record(self.name, self.engine, item, q, content, probs=self._probs(q, answer))
+                )
         return out

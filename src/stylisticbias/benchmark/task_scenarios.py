@@ -15,8 +15,20 @@ from stylisticbias.benchmark.sections import check_keys, integer, non_empty_list
 from stylisticbias.benchmark.spec import ChoiceOption, NumericRange, TaskScenario
 from stylisticbias.errors import StylisticBiasError
 
-_TASK_KEYS = ("id", "category", "task", "prompt", "options", "ordinal", "range", "layout",
-              "answers", "positive", "negative", "fields")  # fmt: skip
+_TASK_KEYS = (
+    "id",
+    "category",
+    "task",
+    "prompt",
+    "options",
+    "ordinal",
+    "range",
+    "layout",
+    "answers",
+    "positive",
+    "negative",
+    "fields",
+)
 _OPTION_KEYS = ("label", "text", "value")
 _RANGE_KEYS = ("low", "high", "unit", "ranges")
 #: How a numeric task reads a written range ("50-60k"): its midpoint, or invalid.

@@ -70,8 +70,10 @@ def edit_slug(cell: Mapping[str, str]) -> str:
 def edit_cells(benchmark: Benchmark) -> list[dict[str, str]]:
     """Every cell of the protocol's edited axes, in grid order."""
     axes = benchmark.counterfactual
-    return [dict(zip(axes, vals)) for vals in itertools.product(
-        *(benchmark.demographics[a] for a in axes))]  # fmt: skip
+    return [
+        dict(zip(axes, vals))
+        for vals in itertools.product(*(benchmark.demographics[a] for a in axes))
+    ]
 
 
 def read_sets(faces_dir: Path) -> pd.DataFrame | None:
@@ -107,8 +109,15 @@ def build_procedural_sets(
     sets: list[dict[str, Any]] = []
     with atomic_dir(out_dir) as tmp:
         for r in ids.itertuples():
-            src = FaceSpec(str(r.face_id), str(r.age), str(r.gender), str(r.ethnicity),
-                           str(r.body_type), int(r.seed), "")  # fmt: skip
+            src = FaceSpec(
+                str(r.face_id),
+                str(r.age),
+                str(r.gender),
+                str(r.ethnicity),
+                str(r.body_type),
+                int(r.seed),
+                "",
+            )
             cs = counterfactual_set(src, cells, size)
             _png(cs.source, tmp / "sources" / f"{src.face_id}.png")
             _png((cs.mask * 255).astype(np.uint8), tmp / "masks" / f"{src.face_id}.png")
@@ -124,24 +133,50 @@ def build_procedural_sets(
                 face_id = f"{src.face_id}-{slug}"
                 rel = f"images/{src.face_id}/{slug}.png"
                 _png(img, tmp / rel)
-                demo = {"age": src.age, "gender": src.gender, "ethnicity": src.ethnicity,
-                        "body_type": src.body_type, **cell}  # fmt: skip
-                faces.append({
-                    "face_id": face_id, "image_id": f"{face_id}-base", **demo,
-                    "generator": "procedural",
-                    "prompt": benchmark.base_face_prompt(**demo) if "base_face" in
-                    benchmark.prompts else "",
-                    "seed": src.seed, "path": rel, "sha256": sha256_file(tmp / rel),
-                    "width": img.shape[1], "height": img.shape[0], "status": "ok",
-                    "reason": None, "evaluated": True,
-                })  # fmt: skip
-                sets.append({
-                    "image_id": f"{face_id}-base", "face_id": face_id, "source_id": src.face_id,
-                    "edit": slug, "mask_pixels": int(cs.mask.sum()),
-                    "changed_inside": int(diff[cs.mask].sum()), "changed_outside": 0,
-                })  # fmt: skip
+                demo = {
+                    "age": src.age,
+                    "gender": src.gender,
+                    "ethnicity": src.ethnicity,
+                    "body_type": src.body_type,
+                    **cell,
+                }
+                faces.append(
+                    {
+                        "face_id": face_id,
+                        "image_id": f"{face_id}-base",
+                        **demo,
+                        "generator": "procedural",
+                        "prompt": benchmark.base_face_prompt(**demo)
+                        if "base_face" in benchmark.prompts
+                        else "",
+                        "seed": src.seed,
+                        "path": rel,
+                        "sha256": sha256_file(tmp / rel),
+                        "width": img.shape[1],
+                        "height": img.shape[0],
+                        "status": "ok",
+                        "reason": None,
+                        "evaluated": True,
+                    }
+                )
+                sets.append(
+                    {
+                        "image_id": f"{face_id}-base",
+                        "face_id": face_id,
+                        "source_id": src.face_id,
+                        "edit": slug,
+                        "mask_pixels": int(cs.mask.sum()),
+                        "changed_inside": int(diff[cs.mask].sum()),
+                        "changed_outside": 0,
+                    }
+                )
         schemas.write_table(pd.DataFrame(faces), tmp / "faces.parquet", schemas.FACES)
         schemas.write_table(pd.DataFrame(sets), tmp / SETS_FILE, COUNTERFACTUALS)
-    log.info("faces: %d source photo(s) x %d edit(s) (%s) -> %s", len(ids), len(cells),
-             " x ".join(benchmark.counterfactual), out_dir / "faces.parquet")  # fmt: skip
+    log.info(
+        "faces: %d source photo(s) x %d edit(s) (%s) -> %s",
+        len(ids),
+        len(cells),
+        " x ".join(benchmark.counterfactual),
+        out_dir / "faces.parquet",
+    )
     return out_dir / "faces.parquet"

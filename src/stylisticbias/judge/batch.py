@@ -62,8 +62,13 @@ def export_requests(
     bytes_cap = max_bytes or max(1, total)
     split = max_lines is not None or max_bytes is not None
     where = f"{path.stem}.partNNN.jsonl" if split else path
-    log.info("export %s: %d request(s), %.1f MB (images inline) -> %s", engine.model_name,
-             len(reqs), total / 1e6, where)  # fmt: skip
+    log.info(
+        "export %s: %d request(s), %.1f MB (images inline) -> %s",
+        engine.model_name,
+        len(reqs),
+        total / 1e6,
+        where,
+    )
     if not reqs:
         return Exported(0, 0, [])
     files: list[Path] = []
@@ -97,9 +102,15 @@ def import_file(engine: Any, items: Sequence[Any], path: str | Path) -> Any:
     known = {r.key: (r.kind, r.image_sha256) for r in engine.missing_requests(items)}
     with open(path, encoding="utf-8") as fh:
         res = import_lines(fh, engine.cache, engine.endpoint, known, source=str(path))
-    log.info("import %s: %d line(s) stored, %d failed (asked again by the stage), %d not "
-             "needed by this run (skipped); %d request(s) still missing", engine.model_name,
-             res.done, len(res.failed), res.unknown, len(known) - res.done)  # fmt: skip
+    log.info(
+        "import %s: %d line(s) stored, %d failed (asked again by the stage), %d not "
+        "needed by this run (skipped); %d request(s) still missing",
+        engine.model_name,
+        res.done,
+        len(res.failed),
+        res.unknown,
+        len(known) - res.done,
+    )
     return res
 
 
@@ -118,8 +129,10 @@ def _engine(model: str, overrides: Sequence[str], params_file: str | None) -> tu
         config = config_from_params(compose([f"model=[{model}]", *overrides]))
     model_cfg = model_section(config, model)
     if (model_cfg.get("engine") or {}).get("name") != "openai":
-        raise StylisticBiasError(f"model {model!r} does not use the openai engine; valid: a "
-                                 "model file with '/engine@engine: openai'")  # fmt: skip
+        raise StylisticBiasError(
+            f"model {model!r} does not use the openai engine; valid: a "
+            "model file with '/engine@engine: openai'"
+        )
     benchmark = load_benchmark(config.protocol)
     judge_cfg = asdict(config.judge)
     settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
@@ -130,8 +143,9 @@ def _engine(model: str, overrides: Sequence[str], params_file: str | None) -> tu
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.judge.batch",
-                                 description=__doc__.splitlines()[0])  # fmt: skip
+    ap = argparse.ArgumentParser(
+        prog="python -m stylisticbias.judge.batch", description=__doc__.splitlines()[0]
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     ex = sub.add_parser("export", help="write the requests still needed as batch JSONL")
     ex.add_argument("model")
@@ -152,8 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         engine, items = _engine(args.model, args.overrides, args.params)
         if args.cmd == "export":
-            export_requests(engine, items, args.path, max_lines=args.max_lines,
-                            max_bytes=args.max_bytes)  # fmt: skip
+            export_requests(
+                engine, items, args.path, max_lines=args.max_lines, max_bytes=args.max_bytes
+            )
         else:
             import_file(engine, items, args.path)
     except StylisticBiasError as exc:

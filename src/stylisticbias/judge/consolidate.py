@@ -73,8 +73,13 @@ def up_to_date(out: Path, items: Sequence[ImageItem], fp: Mapping[str, Any]) -> 
     if found != {(it.image_id, it.sha256) for it in items}:
         return None
     # what consolidate writes when nothing was judged; the other fields describe the records
-    resumed = {"images_judged": 0, "images_per_rank": [], "images_resumed": len(items),
-               "engine_stats": [], "n_failures": 0}  # fmt: skip
+    resumed = {
+        "images_judged": 0,
+        "images_per_rank": [],
+        "images_resumed": len(items),
+        "engine_stats": [],
+        "n_failures": 0,
+    }
     return {**previous, **resumed}
 
 
@@ -150,9 +155,18 @@ def consolidate(
             "%d image(s) have no records: %s", len(missing), ", ".join(sorted(missing)[:20])
         )
 
-    summary = run_summary(df, engine, engine_cfg, engine.judge_cfg, summaries, out,
-                          judged=judged, resumed=resumed, seconds=seconds,
-                          n_failures=len(failures))  # fmt: skip
+    summary = run_summary(
+        df,
+        engine,
+        engine_cfg,
+        engine.judge_cfg,
+        summaries,
+        out,
+        judged=judged,
+        resumed=resumed,
+        seconds=seconds,
+        n_failures=len(failures),
+    )
     run_log = run_log_path(out)
     atomic_write_json(run_log, summary)
     # consolidated: shards and per-rank summaries (timings) are folded into the files above

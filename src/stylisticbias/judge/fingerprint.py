@@ -29,8 +29,13 @@ _NON_RESULT_ENGINE_KEYS = {
 }
 #: model keys that name or label the model in reports, never change its records
 _NON_RESULT_MODEL_KEYS = {
-    "engine", "_target_", "paper_name", "display_name", "max_images", "prices",
-}  # fmt: skip
+    "engine",
+    "_target_",
+    "paper_name",
+    "display_name",
+    "max_images",
+    "prices",
+}
 #: keys of a served model's ``endpoint`` that say how requests travel (online or as provider
 #: batch jobs, at what rate), never what is answered
 _NON_RESULT_ENDPOINT_KEYS = {"batch", "limits"}

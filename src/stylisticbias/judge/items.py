@@ -113,8 +113,10 @@ def judge_items(
     items = build_items(faces, variations, faces_dir, var_dir, images=config.judge.images)
     excluded = qa_exclusions(config)  # qa.policy=exclude: edits that failed a QA check
     if excluded:
-        log.warning("qa.policy=exclude: %d failing edit(s) are not judged (data/qa/summary.json)",
-                    sum(it.image_id in excluded for it in items))  # fmt: skip
+        log.warning(
+            "qa.policy=exclude: %d failing edit(s) are not judged (data/qa/summary.json)",
+            sum(it.image_id in excluded for it in items),
+        )
         items = [it for it in items if it.image_id not in excluded]
     shas: dict[str, str] = {}
     data = data_root(project_root(), config.paths.data)

@@ -48,8 +48,9 @@ def _estimate(model: str, overrides: Sequence[str], as_json: bool) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias.judge.openai_cli",
-                                 description=__doc__.splitlines()[0])  # fmt: skip
+    ap = argparse.ArgumentParser(
+        prog="python -m stylisticbias.judge.openai_cli", description=__doc__.splitlines()[0]
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     est = sub.add_parser("estimate", help="dry run: requests, tokens, cost")
     est.add_argument("model")
@@ -79,12 +80,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise StylisticBiasError(
                     "cache prune: give --older-than, --endpoint and/or --served-model"
                 )
-            n = c.prune(older_than_days=args.older_than, endpoint=args.endpoint,
-                        served_model=args.served_model)  # fmt: skip
+            n = c.prune(
+                older_than_days=args.older_than,
+                endpoint=args.endpoint,
+                served_model=args.served_model,
+            )
             log.info("removed %d response(s)", n)
         st = c.stats()
-        log.info("%s: %d response(s), %d prompt + %d completion tokens", path, st.rows,
-                 st.prompt_tokens, st.completion_tokens)  # fmt: skip
+        log.info(
+            "%s: %d response(s), %d prompt + %d completion tokens",
+            path,
+            st.rows,
+            st.prompt_tokens,
+            st.completion_tokens,
+        )
         for k, v in st.by_model.items():
             log.info("  %8d  %s", v, k)
         c.close()

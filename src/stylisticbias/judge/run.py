@@ -148,8 +148,12 @@ def judge_forced_choice(
             return out
     if not judge_cfg.get("dry_run"):  # the expected time of a slow placement (hf on a CPU)
         n_scenarios = len(judge_cfg.get("scenarios") or benchmark.scenarios)
-        check_model(model_cfg, engine_cfg, n_prompts=n_scenarios * len(settings.orderings),
-                    n_images=len(items))  # fmt: skip
+        check_model(
+            model_cfg,
+            engine_cfg,
+            n_prompts=n_scenarios * len(settings.orderings),
+            n_images=len(items),
+        )
     engine = make_engine(model_cfg, judge_cfg, benchmark)
     if judge_cfg.get("dry_run"):  # estimate requests/tokens/cost; nothing is sent or written
         return _dry_run(engine, items, out)
@@ -238,9 +242,16 @@ def _run_locked(
     if rank != 0:
         return out
     return consolidate(
-        out, items, engine, engine_cfg, config,
-        judged=len(todo), resumed=len(items) - len(todo), seconds=seconds, fp=fp,
-    )  # fmt: skip
+        out,
+        items,
+        engine,
+        engine_cfg,
+        config,
+        judged=len(todo),
+        resumed=len(items) - len(todo),
+        seconds=seconds,
+        fp=fp,
+    )
 
 
 def _dry_run(engine: JudgeEngine, items: list[ImageItem], out: Path) -> Path:

@@ -40,8 +40,17 @@ def rank_summaries(shard_dir: Path) -> list[dict[str, Any]]:
 #: the ledger of the provider batch jobs a stage submitted (``endpoint.batch``; written by
 #: ``judge.engines.openai.batch``), read here as plain JSON
 BATCH_LEDGER = Path("batch") / "ledger.json"
-_BATCH_FIELDS = ("batch_id", "round", "lines", "status", "done", "failed", "prompt_tokens",
-                 "completion_tokens", "cost_usd")  # fmt: skip
+_BATCH_FIELDS = (
+    "batch_id",
+    "round",
+    "lines",
+    "status",
+    "done",
+    "failed",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+)
 
 
 def batch_jobs(out: Path) -> list[dict[str, Any]]:
@@ -119,8 +128,13 @@ def run_summary(
         if prev.exists():
             try:
                 old = json.loads(prev.read_text(encoding="utf-8"))
-                keep = ("seconds", "images_per_s", "prompts_per_s", "image_tokens_per_image",
-                        "mlflow_run_id")  # fmt: skip
+                keep = (
+                    "seconds",
+                    "images_per_s",
+                    "prompts_per_s",
+                    "image_tokens_per_image",
+                    "mlflow_run_id",
+                )
                 for k in keep:
                     if summary.get(k) is None:
                         summary[k] = old.get(k)

@@ -116,8 +116,15 @@ def summary(table: pd.DataFrame, spec: QASpec) -> dict[str, Any]:
         per_value = []
         for (attr, val), rows in known.groupby(["attribute", "value"], sort=True):
             n_pass = int(rows[col].astype(bool).sum())
-            per_value.append({"attribute": str(attr), "value": str(val), "checked": len(rows),
-                              "passed": n_pass, "pass_share": n_pass / len(rows)})  # fmt: skip
+            per_value.append(
+                {
+                    "attribute": str(attr),
+                    "value": str(val),
+                    "checked": len(rows),
+                    "passed": n_pass,
+                    "pass_share": n_pass / len(rows),
+                }
+            )
         n_pass = int(known[col].astype(bool).sum())
         checks[col.removesuffix("_pass")] = {
             "checked": len(known),
@@ -163,8 +170,11 @@ def build_checks(config: Config) -> Path:
         write_gallery_data(table, summ, out_dir)
     log.info(
         "qa: %d edits, %d fail a check (policy %s: %d excluded from judging)",
-        len(table), summ["failed_any"], spec.policy, len(summ["excluded"]),
-    )  # fmt: skip
+        len(table),
+        summ["failed_any"],
+        spec.policy,
+        len(summ["excluded"]),
+    )
     return out_dir / CHECKS_FILE
 
 

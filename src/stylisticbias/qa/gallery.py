@@ -119,11 +119,17 @@ def write_gallery_data(table: pd.DataFrame, summary: dict[str, Any], out_dir: Pa
     image id, ``[locality, attribute, identity, excluded, locality reason, attribute reason,
     identity reason]`` (null: unknown) -- the QA badges of the variations gallery."""
     images = {
-        str(r.image_id): [_flag(r.locality_pass), _flag(r.attribute_pass),
-                          _flag(r.identity_pass), bool(r.excluded), None,
-                          _reason(r.attribute_reason), _reason(r.identity_reason)]
+        str(r.image_id): [
+            _flag(r.locality_pass),
+            _flag(r.attribute_pass),
+            _flag(r.identity_pass),
+            bool(r.excluded),
+            None,
+            _reason(r.attribute_reason),
+            _reason(r.identity_reason),
+        ]
         for r in table.itertuples()
-    }  # fmt: skip
+    }
     n_ex = len(summary["excluded"])
     note = (
         f"QA of the edits (policy {summary['policy']}): {summary['failed_any']} of "

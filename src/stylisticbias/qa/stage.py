@@ -95,10 +95,18 @@ def locality_table(
                 k: v[k] for k in ("image_id", "face_id", "attribute", "value", "framing")
             }
             row.update(
-                mask_source="not_comparable", mask_share=nan, diff_inside=nan, diff_outside=nan,
-                diff_all=nan, gap=nan, ratio=nan, changed_outside=nan, leak=nan,
-                locality_pass=None, reason=None,
-            )  # fmt: skip
+                mask_source="not_comparable",
+                mask_share=nan,
+                diff_inside=nan,
+                diff_outside=nan,
+                diff_all=nan,
+                gap=nan,
+                ratio=nan,
+                changed_outside=nan,
+                leak=nan,
+                locality_pass=None,
+                reason=None,
+            )
             if v["status"] != "ok":
                 row["reason"] = f"edit not rendered ({v['status']})"
             elif base is None:
@@ -117,11 +125,16 @@ def locality_table(
                     loc = edit_locality(base, edit, mask, limits.pixel_tol)
                     row.update(
                         mask_source=masks.name if mask is not None else "none",
-                        mask_share=loc.mask_share, diff_inside=loc.diff_inside,
-                        diff_outside=loc.diff_outside, diff_all=loc.diff_all, gap=loc.gap,
-                        ratio=loc.ratio, changed_outside=loc.changed_outside, leak=loc.leak,
+                        mask_share=loc.mask_share,
+                        diff_inside=loc.diff_inside,
+                        diff_outside=loc.diff_outside,
+                        diff_all=loc.diff_all,
+                        gap=loc.gap,
+                        ratio=loc.ratio,
+                        changed_outside=loc.changed_outside,
+                        leak=loc.leak,
                         locality_pass=loc.passes(limits),
-                    )  # fmt: skip
+                    )
                     if mask is None:
                         row["reason"] = "no mask for this generator (whole-image change only)"
             rows.append(row)
@@ -155,12 +168,16 @@ def build_locality(config: Config) -> Path:
         log.info(
             "locality: %d edits measured (%s masks), %d fail (mean change outside the mask "
             "%.4f, inside %.4f)",
-            int(judged.sum()), masks.name, n_fail,
-            float(table["diff_outside"].mean()), float(table["diff_inside"].mean()),
-        )  # fmt: skip
+            int(judged.sum()),
+            masks.name,
+            n_fail,
+            float(table["diff_outside"].mean()),
+            float(table["diff_inside"].mean()),
+        )
     else:
-        log.info("locality: %d edits, no masks (%s): whole-image change only", len(table),
-                 masks.name)  # fmt: skip
+        log.info(
+            "locality: %d edits, no masks (%s): whole-image change only", len(table), masks.name
+        )
     if table.empty and benchmark.variations:  # a protocol without edits (tasks alone) has none
         raise StylisticBiasError(f"{var_dir / 'variations.parquet'}: no variations to measure")
     return path

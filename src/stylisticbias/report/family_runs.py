@@ -180,8 +180,12 @@ def flat_metrics(
             continue
         for _, row in rows.iterrows():
             key = _BAD.sub("_", ".".join([f.table, *(str(row[k]) for k in f.keys)]))
-            for suffix, col in (("", f.column), (".ci_low", f.low), (".ci_high", f.high),
-                                (".pval", f.pval)):  # fmt: skip
+            for suffix, col in (
+                ("", f.column),
+                (".ci_low", f.low),
+                (".ci_high", f.high),
+                (".pval", f.pval),
+            ):
                 v = finite(row[col]) if col in row.index else None
                 if v is not None:
                     out[key + suffix] = v
@@ -269,12 +273,24 @@ def _log(config: Config, reports: Path, layout: RunLayout, digest: str) -> dict[
         sim = is_simulated(m, config)
         sims.append(sim)
         key = run_key(kind="model", model=m, **key_parts)
-        tags = {**base_tags, TAG_KIND: "model", "model": m, "simulated": sim,
-                "engine": engine.get("name"), TAG_KEY: key}  # fmt: skip
+        tags = {
+            **base_tags,
+            TAG_KIND: "model",
+            "model": m,
+            "simulated": sim,
+            "engine": engine.get("name"),
+            TAG_KEY: key,
+        }
         with start_run(spec, run_name=f"{m}{suffix}", tags=tags, sweep=sweep) as run:
-            log_params({**common, "model": m, "model.engine": engine.get("name"),
-                        "model.decoding": engine.get("decoding"),
-                        "model.hub_id": model.get("hub_id")})  # fmt: skip
+            log_params(
+                {
+                    **common,
+                    "model": m,
+                    "model.engine": engine.get("name"),
+                    "model.decoding": engine.get("decoding"),
+                    "model.hub_id": model.get("hub_id"),
+                }
+            )
             head = headline_metrics(tables, m, layout.headline)
             log_metrics(head)
             mlflow.log_dict(dict(sorted(head.items())), HEADLINE_ARTIFACT)
@@ -298,8 +314,13 @@ def _log(config: Config, reports: Path, layout: RunLayout, digest: str) -> dict[
                     plt.close(fig)
             ids[m] = finished(key, run)
     key = run_key(kind="comparison", **key_parts)
-    tags = {**base_tags, TAG_KIND: "comparison", "model": "all", "simulated": all(sims),
-            TAG_KEY: key}  # fmt: skip
+    tags = {
+        **base_tags,
+        TAG_KIND: "comparison",
+        "model": "all",
+        "simulated": all(sims),
+        TAG_KEY: key,
+    }
     with start_run(spec, run_name=f"comparison{suffix}", tags=tags, sweep=sweep) as run:
         log_params(common)
         log_metrics({"n_models": float(len(config.model_names))})
@@ -311,6 +332,10 @@ def _log(config: Config, reports: Path, layout: RunLayout, digest: str) -> dict[
             if doc.is_file():
                 mlflow.log_artifact(str(doc.resolve()))
         ids["comparison"] = finished(key, run)
-    log.info("%s protocol %s: %d model run(s) + comparison logged", layout.family,
-             config.protocol, len(config.model_names))  # fmt: skip
+    log.info(
+        "%s protocol %s: %d model run(s) + comparison logged",
+        layout.family,
+        config.protocol,
+        len(config.model_names),
+    )
     return ids

@@ -304,9 +304,11 @@ def declutter(labels: list[Any], pad_px: float = 1.0) -> int:
                 cost = sum(b.overlaps(p) for p in placed) * 10.0
                 cost += sum(_hits_circle(b, mx, my, mr) for mx, my, mr in others) * 3.0
                 out = (
-                    max(ax_box.x0 - b.x0, 0) + max(b.x1 - ax_box.x1, 0)
-                    + max(ax_box.y0 - b.y0, 0) + max(b.y1 - ax_box.y1, 0)
-                )  # fmt: skip
+                    max(ax_box.x0 - b.x0, 0)
+                    + max(b.x1 - ax_box.x1, 0)
+                    + max(ax_box.y0 - b.y0, 0)
+                    + max(b.y1 - ax_box.y1, 0)
+                )
                 cost += 20.0 * (out > 0) + out / 100.0
                 if best is None or cost < best[0]:
                     best = (cost, (t.xyann, ha, va))

@@ -264,6 +264,14 @@ def load_inputs(config: Config, root: Path, benchmark: Benchmark | None = None) 
     if audit_path.exists() and audit_path.stat().st_size > 1:
         audit = pd.read_csv(audit_path)
     return ReportInputs(
-        root, tables, wide, metrics, settings, calibration, absent, analysis, qa=qa,
+        root,
+        tables,
+        wide,
+        metrics,
+        settings,
+        calibration,
+        absent,
+        analysis,
+        qa=qa,
         generator_audit=audit,
-    )  # fmt: skip
+    )

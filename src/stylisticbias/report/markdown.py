@@ -292,19 +292,30 @@ def generator_audit_section(audit: pd.DataFrame | None) -> str:
     if audit is None or audit.empty:
         return f"{head}\n\nNo generator audit in this run (`dvc repro generator_audit`)."
     sig = audit[audit["significant"]]
-    cols = ["attribute", "value", "dimension", "group", "n_group", "bds", "group_colour",
-            "rest_colour", "pval_corr"]  # fmt: skip
+    cols = [
+        "attribute",
+        "value",
+        "dimension",
+        "group",
+        "n_group",
+        "bds",
+        "group_colour",
+        "rest_colour",
+        "pval_corr",
+    ]
     top = sig.sort_values(["bds", "pval_corr"], ascending=[False, True]).head(10)[cols]
-    return "\n\n".join([
-        head,
-        "Every Δ compares an edit with its base face, so a generator that draws one requested "
-        "value differently for different people confounds it. From the pixels each edit "
-        "changed (no model): its dominant colour and its extent; per value and demographic "
-        "group, BDS of the group against the value's other edits with a permutation test, "
-        f"Benjamini–Hochberg over all {len(audit)} tests: **{len(sig)} significant**. The "
-        "largest (`data/qa/generator_audit.csv` has every test; docs/soda.md):",
-        md_table(top) if len(top) else "_None significant._",
-    ])  # fmt: skip
+    return "\n\n".join(
+        [
+            head,
+            "Every Δ compares an edit with its base face, so a generator that draws one requested "
+            "value differently for different people confounds it. From the pixels each edit "
+            "changed (no model): its dominant colour and its extent; per value and demographic "
+            "group, BDS of the group against the value's other edits with a permutation test, "
+            f"Benjamini–Hochberg over all {len(audit)} tests: **{len(sig)} significant**. The "
+            "largest (`data/qa/generator_audit.csv` has every test; docs/soda.md):",
+            md_table(top) if len(top) else "_None significant._",
+        ]
+    )
 
 
 #: The released code's analyses (analysis/official_analyses/): table, title, note.

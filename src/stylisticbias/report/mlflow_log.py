@@ -141,8 +141,12 @@ def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
         mlflow.log_input(ds, context="scores")
     # keyed by role, not path (a model's partition is data/scores/model=<name>): the same tag
     # keys in every model run, so the compare view lines them up
-    mlflow.set_tags({f"data.{_data_role(v.path, scores_dir)}": f"{v.md5} ({v.path}, {v.source})"
-                     for v in versions})  # fmt: skip
+    mlflow.set_tags(
+        {
+            f"data.{_data_role(v.path, scores_dir)}": f"{v.md5} ({v.path}, {v.source})"
+            for v in versions
+        }
+    )
 
 
 def _data_role(path: str, scores_dir: str) -> str:
@@ -298,9 +302,15 @@ def _log_report(
             mlflow.log_table(cmp.cells, "tables/paper_comparison.json")
             mlflow.log_table(cmp.claims, "tables/paper_claims.json")
         log_metrics(summary)
-        pooled_tables = ("profile_agreement", "model_pair_regressions", "cross_model_variance",
-                         "mixed_model", "effect_sizes", "negativity_asymmetry",
-                         "scenario_agreement")  # fmt: skip
+        pooled_tables = (
+            "profile_agreement",
+            "model_pair_regressions",
+            "cross_model_variance",
+            "mixed_model",
+            "effect_sizes",
+            "negativity_asymmetry",
+            "scenario_agreement",
+        )
         for name in pooled_tables:
             df = inputs.table(name)
             if df is not None and not df.empty:

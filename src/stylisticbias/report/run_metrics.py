@@ -126,8 +126,11 @@ def interval_metrics(
             rows = rows[rows[col] == value]
         for row in rows.to_dict("records"):
             name = fam.name(row)
-            for key, col in ((name, fam.value), (f"{name}.{fam.low_name}", fam.low),
-                             (f"{name}.{fam.high_name}", fam.high)):  # fmt: skip
+            for key, col in (
+                (name, fam.value),
+                (f"{name}.{fam.low_name}", fam.low),
+                (f"{name}.{fam.high_name}", fam.high),
+            ):
                 v = _finite(row[col])
                 if v is not None:
                     out[key] = v
@@ -155,8 +158,12 @@ def official_metrics(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
         put(f"eta2p.{slug(str(row['factor']))}", row, "partial_eta2")
     mm = tables.get("mixed_model")
     for row in [] if mm is None else mm.to_dict("records"):
-        if str(row["term"]) in ("face_variance", "residual_variance", "r2_marginal",
-                                "r2_conditional"):  # fmt: skip
+        if str(row["term"]) in (
+            "face_variance",
+            "residual_variance",
+            "r2_marginal",
+            "r2_conditional",
+        ):
             put(f"mixed.{row['term']}", row, "estimate")
     ag = tables.get("scenario_agreement")
     for row in [] if ag is None else ag.to_dict("records"):

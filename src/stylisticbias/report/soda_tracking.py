@@ -165,9 +165,14 @@ def log_soda(
     digest = audit_digest(soda_dir)
     exp_id = ensure_experiment(tracking)
     key = run_key(kind="soda", digest=digest, settings=settings, level=level)
-    run_tags = {**dict(tags or {}), TAG_KIND: "soda", TAG_DIGEST: digest, TAG_KEY: key,
-                "model": str(settings.get("annotator")),
-                "simulated": summary.get("generator", "standin") == "standin"}  # fmt: skip
+    run_tags = {
+        **dict(tags or {}),
+        TAG_KIND: "soda",
+        TAG_DIGEST: digest,
+        TAG_KEY: key,
+        "model": str(settings.get("annotator")),
+        "simulated": summary.get("generator", "standin") == "standin",
+    }
     with start_run(tracking, run_name="soda", tags=run_tags) as run:
         log_params({"soda": settings, "analysis.ci": level})
         log_metrics(head)

@@ -24,16 +24,42 @@ from stylisticbias.scores_columnar.arrays import (
     to_arrow,
 )
 
-SCORE_INPUTS = ("image_id", "model", "decoding", "scenario_id", "ordering", "seed", "choice",
-                "p_pos", "p_neg", "p_invalid", "p_undecided", "simulated")  # fmt: skip
+SCORE_INPUTS = (
+    "image_id",
+    "model",
+    "decoding",
+    "scenario_id",
+    "ordering",
+    "seed",
+    "choice",
+    "p_pos",
+    "p_neg",
+    "p_invalid",
+    "p_undecided",
+    "simulated",
+)
 #: string key columns read dictionary-encoded (integer codes, no string hashing)
 DICTIONARY_COLUMNS = ("image_id", "model", "decoding", "choice")
 CHOICES = ("positive", "negative", "invalid")
 DECODINGS = ("generate", "sampled", "exact", "simulated")
 #: the columns of a judgments table (``JUDGMENTS``; ``JUDGMENT_RECORDS`` adds ``image_sha256``)
-JUDGMENT_FIELDS = ("image_id", "face_id", "model", "engine", "decoding", "scenario_id",
-                   "ordering", "seed", "response", "choice", "p_pos", "p_neg", "p_invalid",
-                   "p_undecided", "simulated")  # fmt: skip
+JUDGMENT_FIELDS = (
+    "image_id",
+    "face_id",
+    "model",
+    "engine",
+    "decoding",
+    "scenario_id",
+    "ordering",
+    "seed",
+    "response",
+    "choice",
+    "p_pos",
+    "p_neg",
+    "p_invalid",
+    "p_undecided",
+    "simulated",
+)
 NULLABLE_INPUTS = frozenset({"response", "choice"})
 
 
@@ -44,12 +70,23 @@ def _is_string(t: pa.DataType) -> bool:
 
 
 _INPUT_KINDS: dict[str, Callable[[pa.DataType], bool]] = {
-    **{c: _is_string for c in ("image_id", "face_id", "model", "engine", "decoding", "response",
-                               "choice", "image_sha256")},
+    **{
+        c: _is_string
+        for c in (
+            "image_id",
+            "face_id",
+            "model",
+            "engine",
+            "decoding",
+            "response",
+            "choice",
+            "image_sha256",
+        )
+    },
     **{c: pa.types.is_integer for c in ("scenario_id", "ordering", "seed")},
     **{c: pa.types.is_floating for c in ("p_pos", "p_neg", "p_invalid", "p_undecided")},
     "simulated": pa.types.is_boolean,
-}  # fmt: skip
+}
 
 
 # --------------------------------------------------------------------------- reading judgments
@@ -92,9 +129,14 @@ def read_judgments_table(
     def allowed(name: str, values: tuple[str, ...]) -> bool:
         return name not in cols or set(dictionaries[name]) <= set(values)
 
-    ok = (within("scenario_id", 1, 10_000) and within("ordering", 1, 4) and within("seed", 0)
-          and all(within(c, 0.0, 1.0) for c in ("p_pos", "p_neg", "p_invalid", "p_undecided"))
-          and allowed("decoding", DECODINGS) and allowed("choice", CHOICES))  # fmt: skip
+    ok = (
+        within("scenario_id", 1, 10_000)
+        and within("ordering", 1, 4)
+        and within("seed", 0)
+        and all(within(c, 0.0, 1.0) for c in ("p_pos", "p_neg", "p_invalid", "p_undecided"))
+        and allowed("decoding", DECODINGS)
+        and allowed("choice", CHOICES)
+    )
     if not ok:
         return None
     key_cols = ("model", "image_id", "scenario_id", "ordering", "seed")
@@ -150,9 +192,10 @@ def _read_columns(
             arrays.append(pa.chunked_array(chunks[c], schema.field(c).type).combine_chunks())
         elif c in codes:
             arrays.append(
-                pa.DictionaryArray.from_arrays(to_arrow(out[c], null=out[c] < 0),
-                                               string_array(list(codes[c])))
-            )  # fmt: skip
+                pa.DictionaryArray.from_arrays(
+                    to_arrow(out[c], null=out[c] < 0), string_array(list(codes[c]))
+                )
+            )
         else:
             arrays.append(to_arrow(out[c]))
     return pa.Table.from_arrays(arrays, names=cols), {c: list(v) for c, v in codes.items()}
@@ -205,9 +248,15 @@ def schema_ok(pf: pq.ParquetFile, cols: list[str]) -> bool:
     return True
 
 
-RANGES = {"scenario_id": (1, 10_000), "ordering": (1, 4), "seed": (0, None),
-           "p_pos": (0.0, 1.0), "p_neg": (0.0, 1.0), "p_invalid": (0.0, 1.0),
-           "p_undecided": (0.0, 1.0)}  # fmt: skip
+RANGES = {
+    "scenario_id": (1, 10_000),
+    "ordering": (1, 4),
+    "seed": (0, None),
+    "p_pos": (0.0, 1.0),
+    "p_neg": (0.0, 1.0),
+    "p_invalid": (0.0, 1.0),
+    "p_undecided": (0.0, 1.0),
+}
 
 
 def statistic(pf: pq.ParquetFile, column: str, which: str) -> float | None:

@@ -76,7 +76,8 @@ def write_table(table: pa.Table, schema: pa.Schema, path: Path) -> None:
     metadata = dict(schema.metadata or {})
     # what the writer stores for a table of ``schema``: its metadata, then the schema itself
     metadata[b"ARROW:schema"] = base64.b64encode(schema.serialize().to_pybytes())
-    with pq.ParquetWriter(path, table.schema, store_schema=False,
-                          max_rows_per_page=PAGE_ROWS) as writer:  # fmt: skip
+    with pq.ParquetWriter(
+        path, table.schema, store_schema=False, max_rows_per_page=PAGE_ROWS
+    ) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata(metadata)

@@ -70,8 +70,14 @@ def image_table(faces: pa.Table, variations: pa.Table) -> ImageTable | None:
         return None  # a face with two base images
     is_base = np.zeros(len(ids), dtype=np.bool_)
     is_base[: f.num_rows] = True
-    return ImageTable(rows=rows, is_base=is_base, face=face, faces=len(values["face_id"]),
-                      codes=codes, values=values)  # fmt: skip
+    return ImageTable(
+        rows=rows,
+        is_base=is_base,
+        face=face,
+        faces=len(values["face_id"]),
+        codes=codes,
+        values=values,
+    )
 
 
 def row_order(images: Sequence[str], image: np.ndarray, scenario: np.ndarray) -> np.ndarray | None:

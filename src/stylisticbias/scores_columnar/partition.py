@@ -88,11 +88,19 @@ PARTITION_COLUMNS: tuple[ScoreColumn, ...] = (
 )
 
 #: a string column may be held dictionary-encoded (see :func:`partition_schema`)
-_DICTIONARY = {pa.large_string(): pa.dictionary(pa.int32(), pa.large_string()),
-               pa.bool_(): None, pa.int64(): None, pa.float64(): None}  # fmt: skip
+_DICTIONARY = {
+    pa.large_string(): pa.dictionary(pa.int32(), pa.large_string()),
+    pa.bool_(): None,
+    pa.int64(): None,
+    pa.float64(): None,
+}
 #: pandas' name of each Arrow type in the pandas metadata of a file written from a DataFrame
-_PANDAS_TYPES = {pa.large_string(): ("object", "str"), pa.bool_(): ("bool", "bool"),
-                 pa.int64(): ("int64", "int64"), pa.float64(): ("float64", "float64")}  # fmt: skip
+_PANDAS_TYPES = {
+    pa.large_string(): ("object", "str"),
+    pa.bool_(): ("bool", "bool"),
+    pa.int64(): ("int64", "int64"),
+    pa.float64(): ("float64", "float64"),
+}
 
 
 def installed_version(package: str) -> str:
@@ -114,9 +122,16 @@ def pandas_metadata(columns: Sequence[ScoreColumn] = PARTITION_COLUMNS) -> bytes
     """The ``pandas`` schema metadata pyarrow writes for a DataFrame of these columns (pandas'
     default dtypes: ``str``, ``bool``, ``int64``, ``float64``; no index), built without pandas,
     so that a file written here reads back into the same DataFrame -- and is the same bytes."""
-    cols = [{"name": c.name, "field_name": c.name, "pandas_type": _PANDAS_TYPES[c.type][0],
-             "numpy_type": _PANDAS_TYPES[c.type][1], "metadata": None}
-            for c in columns]  # fmt: skip
+    cols = [
+        {
+            "name": c.name,
+            "field_name": c.name,
+            "pandas_type": _PANDAS_TYPES[c.type][0],
+            "numpy_type": _PANDAS_TYPES[c.type][1],
+            "metadata": None,
+        }
+        for c in columns
+    ]
     return json.dumps(
         {
             "index_columns": [],
@@ -246,17 +261,19 @@ def score_partition(
         scenario_category = np.array([categories.index(cat[i]) for i in ids], dtype=np.int64)
         return {
             "image_id": string_column(run_image, string_array(cells.images), counts),
-            **{c: string_column(meta.codes[c][run_row], meta.values[c], counts)
-               for c in IMAGE_COLUMNS},
-            "scenario_category": string_column(scenario_category[spos],
-                                               string_array(categories)),
-        }  # fmt: skip
+            **{
+                c: string_column(meta.codes[c][run_row], meta.values[c], counts)
+                for c in IMAGE_COLUMNS
+            },
+            "scenario_category": string_column(scenario_category[spos], string_array(categories)),
+        }
 
     # built in a thread while the numbers are computed here (numpy and Arrow leave the GIL)
     with ThreadPoolExecutor(max_workers=1) as pool:
         string_columns = pool.submit(strings)
-        values = _numbers(cells, meta, ordered, img, cell_sid, image_row, spos, len(ids),
-                          undecided, excluded)  # fmt: skip
+        values = _numbers(
+            cells, meta, ordered, img, cell_sid, image_row, spos, len(ids), undecided, excluded
+        )
         values.update(string_columns.result())
     arrays = []
     for c in PARTITION_COLUMNS:
@@ -291,8 +308,13 @@ def _numbers(
     und = np.where((und <= cap) | np.isnan(und), und, cap)
     phi_low, phi_high = phi_bounds(pos, n_valid, und)
     phi_exact = np.clip(_ratio(ordered(cells.p_pos_sum), ordered(cells.p_valid_sum)), 0.0, 1.0)
-    phis = {"phi": phi, "phi_low": phi_low, "phi_high": phi_high, "phi_paper": phi.copy(),
-            "phi_exact": phi_exact}  # fmt: skip
+    phis = {
+        "phi": phi,
+        "phi_low": phi_low,
+        "phi_high": phi_high,
+        "phi_paper": phi.copy(),
+        "phi_exact": phi_exact,
+    }
     for v in phis.values():
         v[excluded] = np.nan
 
@@ -336,8 +358,10 @@ def partition_schema() -> pa.Schema:
     """The Arrow schema of a score partition's file: :data:`PARTITION_COLUMNS` and the pandas
     metadata (a table from :func:`score_partition` may hold some string columns
     dictionary-encoded: :func:`write_partition` writes it with this schema)."""
-    return pa.schema([pa.field(c.name, c.type) for c in PARTITION_COLUMNS],
-                     metadata={b"pandas": pandas_metadata()})  # fmt: skip
+    return pa.schema(
+        [pa.field(c.name, c.type) for c in PARTITION_COLUMNS],
+        metadata={b"pandas": pandas_metadata()},
+    )
 
 
 def write_partition(table: pa.Table, path: Path) -> None:

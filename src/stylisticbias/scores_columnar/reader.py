@@ -51,8 +51,17 @@ class Cells:
     p_valid_sum: np.ndarray
 
 
-_CELL_FIELDS = ("image", "scenario", "n", "pos", "valid", "simulated", "undecided_sum",
-                "p_pos_sum", "p_valid_sum")  # fmt: skip
+_CELL_FIELDS = (
+    "image",
+    "scenario",
+    "n",
+    "pos",
+    "valid",
+    "simulated",
+    "undecided_sum",
+    "p_pos_sum",
+    "p_valid_sum",
+)
 
 
 def reduce_judgments(path: str | Path, model: str) -> Cells | None:
@@ -86,8 +95,12 @@ def reduce_judgments(path: str | Path, model: str) -> Cells | None:
     skip |= {"simulated"} if isinstance(simulated, bool) else set()
     cols = [c for c in SCORE_INPUTS if c not in skip]
     seed_max = max(int(statistic(pf, "seed", "max") or 0), 0) if "seed" in ranged else 2**16 - 1
-    state = _Stream(seeds=seed_max + 1, images={}, values=values,
-                    simulated=simulated if isinstance(simulated, bool) else None)  # fmt: skip
+    state = _Stream(
+        seeds=seed_max + 1,
+        images={},
+        values=values,
+        simulated=simulated if isinstance(simulated, bool) else None,
+    )
     groups = pf.metadata.num_row_groups
 
     try:

@@ -26,8 +26,18 @@ import pyarrow.parquet as pq
 MAGIC = b"PAR1"
 # Thrift compact protocol types
 _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _STRUCT = (
-    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12,
-)  # fmt: skip
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    12,
+)
 # FileMetaData / RowGroup / ColumnChunk / ColumnMetaData field ids (parquet.thrift)
 _FM_SCHEMA, _FM_ROW_GROUPS, _FM_KEY_VALUE, _FM_COLUMN_ORDERS = 2, 4, 5, 7
 _RG_COLUMNS, _RG_TOTAL_BYTES, _RG_TOTAL_COMPRESSED = 1, 2, 6
@@ -254,9 +264,11 @@ def write_split(table: pa.Table, schema: pa.Schema, path: Path, **options: Any) 
         [[1, _BINARY, bytes(k)], [2, _BINARY, bytes(v)]] for k, v in (schema.metadata or {}).items()
     ]
     metadata.append(
-        [[1, _BINARY, b"ARROW:schema"],
-         [2, _BINARY, base64.b64encode(schema.serialize().to_pybytes())]]
-    )  # fmt: skip
+        [
+            [1, _BINARY, b"ARROW:schema"],
+            [2, _BINARY, base64.b64encode(schema.serialize().to_pybytes())],
+        ]
+    )
     try:
         footers = [read_footer(f) for f in files]
         footer = _join([(f, start - 4) for f, start in footers], metadata)

@@ -30,10 +30,15 @@ from stylisticbias.soda.protocol import BASE, Condition
 
 #: colours the stand-in draws (any other value gets a colour from its hash)
 PALETTE = {
-    "silver": (192, 192, 200), "black": (25, 25, 25), "red": (200, 30, 30),
-    "rose_gold": (226, 170, 160), "blue": (40, 70, 200), "white": (250, 250, 250),
-    "grey": (150, 150, 150), "beige": (235, 220, 190),
-}  # fmt: skip
+    "silver": (192, 192, 200),
+    "black": (25, 25, 25),
+    "red": (200, 30, 30),
+    "rose_gold": (226, 170, 160),
+    "blue": (40, 70, 200),
+    "white": (250, 250, 250),
+    "grey": (150, 150, 150),
+    "beige": (235, 220, 190),
+}
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,13 @@ def null_calibration(
         rejections += int(p < alpha)
     ci = stats.binomtest(rejections, replicates, alpha).proportion_ci(confidence)
     return NullCalibration(
-        replicates, n_per_condition, n_perm, alpha, rejections, rejections / replicates,
-        float(ci.low), float(ci.high), bool(ci.low <= alpha <= ci.high),
-    )  # fmt: skip
+        replicates,
+        n_per_condition,
+        n_perm,
+        alpha,
+        rejections,
+        rejections / replicates,
+        float(ci.low),
+        float(ci.high),
+        bool(ci.low <= alpha <= ci.high),
+    )

@@ -39,12 +39,31 @@ log = logging.getLogger(__name__)
 
 AUDIT_FILE = "generator_audit.csv"
 #: the audit table's columns (also of an empty one: too few faces per group)
-AUDIT_COLUMNS = ("attribute", "value", "dimension", "group", "n_group", "n_rest", "bds", "pval",
-                 "group_colour", "rest_colour", "pval_corr", "significant")  # fmt: skip
+AUDIT_COLUMNS = (
+    "attribute",
+    "value",
+    "dimension",
+    "group",
+    "n_group",
+    "n_rest",
+    "bds",
+    "pval",
+    "group_colour",
+    "rest_colour",
+    "pval_corr",
+    "significant",
+)
 DIMENSIONS = ("age", "gender", "ethnicity", "body_type")
 #: colour buckets: achromatic by value, chromatic by hue (degrees, upper bounds)
-HUES = ((20, "red"), (45, "orange_brown"), (70, "yellow"), (160, "green"), (250, "blue"),
-        (330, "purple_pink"), (360, "red"))  # fmt: skip
+HUES = (
+    (20, "red"),
+    (45, "orange_brown"),
+    (70, "yellow"),
+    (160, "green"),
+    (250, "blue"),
+    (330, "purple_pink"),
+    (360, "red"),
+)
 
 
 def colour_bucket(rgb: np.ndarray) -> np.ndarray:
@@ -113,12 +132,17 @@ def edit_labels(
                 region = outfit
             elif base is not None and base.shape == img.shape:
                 region = pixel_change(base, img) > pixel_tol
-            rows.append({
-                "image_id": r.image_id, "attribute": r.attribute, "value": r.value,
-                "framing": r.framing, **{d: getattr(r, d) for d in DIMENSIONS},
-                "colour": dominant_colour(img, region) if region is not None else None,
-                "changed_share": float(region.mean()) if region is not None else np.nan,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "image_id": r.image_id,
+                    "attribute": r.attribute,
+                    "value": r.value,
+                    "framing": r.framing,
+                    **{d: getattr(r, d) for d in DIMENSIONS},
+                    "colour": dominant_colour(img, region) if region is not None else None,
+                    "changed_share": float(region.mean()) if region is not None else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -162,13 +186,22 @@ def audit_table(
                 if np.isnan(obs):
                     continue
                 top = inside["colour"].mode()
-                rows.append({
-                    "attribute": attr, "value": value, "dimension": dim, "group": str(group),
-                    "n_group": len(inside), "n_rest": len(rest), "bds": obs, "pval": p,
-                    "group_colour": str(top.iloc[0]) if len(top) else None,
-                    "rest_colour": str(rest["colour"].mode().iloc[0])
-                    if rest["colour"].notna().any() else None,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "attribute": attr,
+                        "value": value,
+                        "dimension": dim,
+                        "group": str(group),
+                        "n_group": len(inside),
+                        "n_rest": len(rest),
+                        "bds": obs,
+                        "pval": p,
+                        "group_colour": str(top.iloc[0]) if len(top) else None,
+                        "rest_colour": str(rest["colour"].mode().iloc[0])
+                        if rest["colour"].notna().any()
+                        else None,
+                    }
+                )
     out = pd.DataFrame(rows, columns=list(AUDIT_COLUMNS[:-2]))
     if out.empty:
         return pd.DataFrame(columns=list(AUDIT_COLUMNS))
@@ -190,9 +223,14 @@ def build_generator_audit(config: Config) -> Path:
     table = audit_table(labels, int(audit.n_perm), int(config.seed), float(audit.alpha))
     with OutputLock(root, out_dir / "audit"):
         path = out_dir / AUDIT_FILE
-        atomic_write_text(path, table.to_csv(index=False, float_format="%.10g",
-                                             lineterminator="\n"))  # fmt: skip
+        atomic_write_text(
+            path, table.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+        )
     n_sig = int(table["significant"].sum()) if not table.empty else 0
-    log.info("generator audit: %d tests, %d significant after BH at %.2g", len(table), n_sig,
-             float(audit.alpha))  # fmt: skip
+    log.info(
+        "generator audit: %d tests, %d significant after BH at %.2g",
+        len(table),
+        n_sig,
+        float(audit.alpha),
+    )
     return path

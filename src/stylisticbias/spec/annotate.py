@@ -71,8 +71,14 @@ class SimulatedAnnotatorSpec:
 
     def __post_init__(self) -> None:
         choice(f"annotators.{self.name}.engine", self.engine, ("simulated",))
-        for key in ("attribute_fail_rate", "identity_fail_rate", "malformed_rate",
-                    "outside_rate", "refusal_rate", "confidence"):  # fmt: skip
+        for key in (
+            "attribute_fail_rate",
+            "identity_fail_rate",
+            "malformed_rate",
+            "outside_rate",
+            "refusal_rate",
+            "confidence",
+        ):
             _rate(f"annotators.{self.name}.{key}", getattr(self, key))
         for key, rate in dict(self.fail_by_value).items():
             if "=" not in key:

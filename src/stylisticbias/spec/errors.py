@@ -32,12 +32,27 @@ from stylisticbias.spec.sections import (
 _CLASSES: dict[str, type] = {
     c.__name__: c
     for c in (
-        Config, PathsSpec, FacesSpec, GenerationSpec, GallerySpec, VariationsSpec, JudgeSpec,
-        TrackingSpec, SweepSpec, AnalysisSpec, BootstrapSpec, AnalysisTablesSpec, LightningSpec,
-        TransportSpec, DiffusersPipelineSpec, FullBodySpec,
-        *ENGINE_SPECS.values(), *MODEL_SPECS.values(), *GENERATOR_SPECS.values(),
+        Config,
+        PathsSpec,
+        FacesSpec,
+        GenerationSpec,
+        GallerySpec,
+        VariationsSpec,
+        JudgeSpec,
+        TrackingSpec,
+        SweepSpec,
+        AnalysisSpec,
+        BootstrapSpec,
+        AnalysisTablesSpec,
+        LightningSpec,
+        TransportSpec,
+        DiffusersPipelineSpec,
+        FullBodySpec,
+        *ENGINE_SPECS.values(),
+        *MODEL_SPECS.values(),
+        *GENERATOR_SPECS.values(),
     )
-}  # fmt: skip
+}
 
 
 def valid_keys(class_name: str) -> list[str]:

@@ -31,8 +31,12 @@ log = logging.getLogger(__name__)
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 #: values of :data:`EXPERIMENT_KIND_TAG` that are no one's choice (unset, or guessed by the UI)
-_KIND_UNCHOSEN = ("", "no_inferred_type", "genai_development_inferred",
-                  "custom_model_development_inferred")  # fmt: skip
+_KIND_UNCHOSEN = (
+    "",
+    "no_inferred_type",
+    "genai_development_inferred",
+    "custom_model_development_inferred",
+)
 #: where ``mlflow ui`` serves by default
 UI_URL = "http://127.0.0.1:5000"
 #: the address query that opens MLflow 3's UI in its classic ("Model training") view

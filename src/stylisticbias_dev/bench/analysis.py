@@ -60,8 +60,14 @@ from stylisticbias_dev.bench.machine import machine_info
 log = logging.getLogger(__name__)
 
 #: six simulated "models": (effect_scale, noise_sd, invalid_rate)
-MODEL_KNOBS = [(1.0, 0.05, 0.02), (0.4, 0.05, 0.05), (0.7, 0.1, 0.01), (1.3, 0.05, 0.03),
-               (0.25, 0.02, 0.0), (0.9, 0.15, 0.08)]  # fmt: skip
+MODEL_KNOBS = [
+    (1.0, 0.05, 0.02),
+    (0.4, 0.05, 0.05),
+    (0.7, 0.1, 0.01),
+    (1.3, 0.05, 0.03),
+    (0.25, 0.02, 0.0),
+    (0.9, 0.15, 0.08),
+]
 
 
 def write_judgments(
@@ -205,10 +211,15 @@ def scores_worker(root: Path, n_models: int, cores: int) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
         jfile = root / "judgments" / m / "judgments.parquet"
         written = write_columnar_scores(  # the scores stage's engine
-            m, jfile, root / "faces.parquet", root / "variations.parquet", root / "scores",
-            benchmark, undecided_warn=float(params["judge"]["undecided_warn"]),
+            m,
+            jfile,
+            root / "faces.parquet",
+            root / "variations.parquet",
+            root / "scores",
+            benchmark,
+            undecided_warn=float(params["judge"]["undecided_warn"]),
             undecided_max=float(params["judge"]["undecided_max"]),
-        )  # fmt: skip
+        )
         if written is None:  # declined: the pandas engine, as the stage falls back
             j = pd.read_parquet(jfile, columns=SCORE_INPUTS)
             write_model_scores(compute_scores(j, faces, var, benchmark), root / "scores", m)

@@ -86,9 +86,13 @@ def plants() -> dict[str, dict[str, Any]]:
         for v, eff in mixed["variations"]["Fashion style"].items()
     }
     mixed["interactions"].append(
-        {"attribute": "Eyewear", "values": ["Thick-rimmed"], "axis": "gender",
-         "groups": {"female": {"default": 0.2}, "male": {"default": -0.2}}}
-    )  # fmt: skip
+        {
+            "attribute": "Eyewear",
+            "values": ["Thick-rimmed"],
+            "axis": "gender",
+            "groups": {"female": {"default": 0.2}, "male": {"default": -0.2}},
+        }
+    )
     null = copy.deepcopy(default)
     for axis, groups in null["demographics"].items():
         null["demographics"][axis] = {g: {"default": 0.0} for g in groups}
@@ -145,8 +149,15 @@ def _estimates(
     mc = sbs(delta, CELLS, **s.sbs_kwargs(), faces=faces).rename(columns={"effect": "est"})
     if not vs:
         return {"table12": t12, "table3": t3, "model_category_scenario_category": mc}
-    vst = variation_strength(df, DIMENSIONS, ddof=s.vs_ddof, n_resamples=s.n_resamples, ci=s.ci,
-                            seed=s.seed, n_permutations=0)  # fmt: skip
+    vst = variation_strength(
+        df,
+        DIMENSIONS,
+        ddof=s.vs_ddof,
+        n_resamples=s.n_resamples,
+        ci=s.ci,
+        seed=s.seed,
+        n_permutations=0,
+    )
     return {"table12": t12, "table3": t3, "model_category_scenario_category": mc, "vs": vst}
 
 
@@ -176,9 +187,15 @@ def _null_rows(rs: list[int], n_faces: int, models: list[str]) -> list[dict[str,
         est = replicate(params, benchmark, cfgs, r, n_faces, s, vs=False)
         for name in TESTED:
             t = est[name]
-            rows.append({"replicate": r, "table": name, "tests": int(t["pval"].notna().sum()),
-                         "discoveries": int((t["pval_corr"] < s.alpha).sum()),
-                         "raw_below_alpha": int((t["pval"] < s.alpha).sum())})  # fmt: skip
+            rows.append(
+                {
+                    "replicate": r,
+                    "table": name,
+                    "tests": int(t["pval"].notna().sum()),
+                    "discoveries": int((t["pval_corr"] < s.alpha).sum()),
+                    "raw_below_alpha": int((t["pval"] < s.alpha).sum()),
+                }
+            )
     return rows
 
 
@@ -207,8 +224,9 @@ def null_fdr_study(
     t0 = time.perf_counter()
 
     def progress(done: int) -> None:
-        log.info("null FDR study: %d/%d replicates (%.0fs)", done, replicates,
-                 time.perf_counter() - t0)  # fmt: skip
+        log.info(
+            "null FDR study: %d/%d replicates (%.0fs)", done, replicates, time.perf_counter() - t0
+        )
 
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -248,8 +266,11 @@ def population_truth(params, benchmark, cfgs, n_faces: int, s: AnalysisSettings)
     null_rows = tr.assign(delta=tr["delta_planted"].abs())
     nul = _estimates(null_rows, fidx, benchmark, quick)
     out = {}
-    for name, keys in (("table12", KEY12), ("table3", KEY3),
-                       ("model_category_scenario_category", CELLS)):  # fmt: skip
+    for name, keys in (
+        ("table12", KEY12),
+        ("table3", KEY3),
+        ("model_category_scenario_category", CELLS),
+    ):
         t = est[name][[*keys, "est"]].rename(columns={"est": "truth"})
         n = nul[name][[*keys, "est"]].rename(columns={"est": "planted_abs"})
         t = t.merge(n, on=keys, how="left")
@@ -371,24 +392,36 @@ def run(
         vs_own = []
         for r in range(replicates):
             est = replicate(params, benchmark, cfgs, r, n_faces, s)
-            for name, keys in (("table12", KEY12), ("table3", KEY3),
-                               ("model_category_scenario_category", CELLS)):  # fmt: skip
+            for name, keys in (
+                ("table12", KEY12),
+                ("table3", KEY3),
+                ("model_category_scenario_category", CELLS),
+            ):
                 e = est[name][[*keys, "est", "ci_low", "ci_high", "pval_corr"]]
-                collected[name].append(e.merge(truth[name], on=keys, how="inner")
-                                       .assign(replicate=r))  # fmt: skip
+                collected[name].append(
+                    e.merge(truth[name], on=keys, how="inner").assign(replicate=r)
+                )
             v = est["vs"]
             vs_own.append(((v["range_low"] <= v["vs"]) & (v["vs"] <= v["range_high"])).to_numpy())
             # the de-biased VS and its CI (the paper VS's interval is a range, not a CI)
             e = v[["model", "dimension", "vs_debiased", "debiased_ci_low", "debiased_ci_high"]]
             e = e.rename(
-                columns={"vs_debiased": "est", "debiased_ci_low": "ci_low",
-                         "debiased_ci_high": "ci_high"}
-            ).assign(pval_corr=np.nan)  # fmt: skip
+                columns={
+                    "vs_debiased": "est",
+                    "debiased_ci_low": "ci_low",
+                    "debiased_ci_high": "ci_high",
+                }
+            ).assign(pval_corr=np.nan)
             collected["vs_debiased"].append(
                 e.merge(truth["vs_debiased"], on=["model", "dimension"]).assign(replicate=r)
             )
-            log.info("plant %s: replicate %d/%d (%.0fs)", plant, r + 1, replicates,
-                     time.perf_counter() - t0)  # fmt: skip
+            log.info(
+                "plant %s: replicate %d/%d (%.0fs)",
+                plant,
+                r + 1,
+                replicates,
+                time.perf_counter() - t0,
+            )
         summary, frames = {}, {}
         for name in TABLES:
             cells = frames[name] = pd.concat(collected[name], ignore_index=True)
@@ -399,10 +432,13 @@ def run(
         own = np.concatenate(vs_own)
         summary["vs_debiased"]["paper_vs_ci_contains_estimate"] = float(own.mean())
         summary["vs_debiased"]["by_dimension"] = {
-            d: {"coverage": round(float(g["covered"].mean()), 4), "n_cells": len(g),
-                "mean_truth": round(float(g["truth"].mean()), 5)}
+            d: {
+                "coverage": round(float(g["covered"].mean()), 4),
+                "n_cells": len(g),
+                "mean_truth": round(float(g["truth"].mean()), 5),
+            }
             for d, g in frames["vs_debiased"].groupby("dimension")
-        }  # fmt: skip
+        }
         for name in TESTED:
             summary[name]["fdr_replicates"] = replicates
         if plant == "null" and fdr_replicates > 0:
@@ -444,25 +480,38 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for lg in noisy:
             lg.setLevel(logging.ERROR)  # per-replicate warnings
-        res = run(args.replicates, args.faces, args.population, models,
-                  fdr_replicates=args.fdr_replicates, jobs=args.jobs)  # fmt: skip
+        res = run(
+            args.replicates,
+            args.faces,
+            args.population,
+            models,
+            fdr_replicates=args.fdr_replicates,
+            jobs=args.jobs,
+        )
     finally:
         for lg, level in zip(noisy, levels):
             lg.setLevel(level)
     doc = {
         "plants": res,
-        "settings": {"replicates": args.replicates, "faces_per_replicate": args.faces,
-                     "population_faces": args.population, "models": models, "ci": 0.95,
-                     "fdr_study_replicates": args.fdr_replicates,
-                     "targets": {"coverage": [0.93, 0.97],
-                                 "fdr": "<= nominal (alpha); null plant: fdr_study",
-                                 "paper_vs_ci_contains_estimate": 1.0}},
+        "settings": {
+            "replicates": args.replicates,
+            "faces_per_replicate": args.faces,
+            "population_faces": args.population,
+            "models": models,
+            "ci": 0.95,
+            "fdr_study_replicates": args.fdr_replicates,
+            "targets": {
+                "coverage": [0.93, 0.97],
+                "fdr": "<= nominal (alpha); null plant: fdr_study",
+                "paper_vs_ci_contains_estimate": 1.0,
+            },
+        },
         "command": "python -m stylisticbias_dev.bench.calibration "
         + " ".join(argv or sys.argv[1:]),
         "machine": machine_info(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - t0, 1),
-    }  # fmt: skip
+    }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists():  # other protocols' sections (paired_calibration) are kept as they are

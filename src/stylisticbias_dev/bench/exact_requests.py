@@ -62,19 +62,37 @@ ARMS = {
 
 
 def engine_for(
-    url: str, cache: Path, temperature: float, max_new: int, *, exact_paths: int,
-    batch_chat: bool, undecided_target: float, explore: float | None = None,
-) -> OpenAIJudgeEngine:  # fmt: skip
+    url: str,
+    cache: Path,
+    temperature: float,
+    max_new: int,
+    *,
+    exact_paths: int,
+    batch_chat: bool,
+    undecided_target: float,
+    explore: float | None = None,
+) -> OpenAIJudgeEngine:
     """The exact-mode engine of the loopback model file, pointed at ``url``."""
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = url
     model = load_group_option("model", MODEL)
     caps = {**model["endpoint"]["capabilities"], "batch_chat": batch_chat}
     model = {**model, "endpoint": {**model["endpoint"], "capabilities": caps}}
-    eng = {**load_group_option("engine", "openai"), "decoding": "exact", "cache": str(cache),
-           "progress": False, "exact_paths": exact_paths,
-           "undecided_target": undecided_target, "explore_temperature": explore}  # fmt: skip
-    judge = {"orderings": [1], "seeds": [1], "scenarios": [1], "temperature": temperature,
-             "max_new_tokens": max_new}  # fmt: skip
+    eng = {
+        **load_group_option("engine", "openai"),
+        "decoding": "exact",
+        "cache": str(cache),
+        "progress": False,
+        "exact_paths": exact_paths,
+        "undecided_target": undecided_target,
+        "explore_temperature": explore,
+    }
+    judge = {
+        "orderings": [1],
+        "seeds": [1],
+        "scenarios": [1],
+        "temperature": temperature,
+        "max_new_tokens": max_new,
+    }
     return OpenAIJudgeEngine(model, eng, judge, load_benchmark("stylisticbias"))
 
 
@@ -96,8 +114,14 @@ def _image(d: Path) -> Path:
     return path
 
 
-def run(trees: int, temperature: float, max_new: int, paths: int, target: float,
-        explore: float | None = None) -> dict:  # fmt: skip
+def run(
+    trees: int,
+    temperature: float,
+    max_new: int,
+    paths: int,
+    target: float,
+    explore: float | None = None,
+) -> dict:
     """Every tree under every arm; per-arm summaries and per-tree rows."""
     rows: dict[str, list[dict[str, float]]] = {a: [] for a in ARMS}
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,32 +133,53 @@ def run(trees: int, temperature: float, max_new: int, paths: int, target: float,
             port = _port()
             logf = d / f"log{seed}.jsonl"
             faults = {"planted_logprobs": tree.table, "eos": [EOS]}
-            cmd = [sys.executable, "-m", "stylisticbias_dev.openai_loopback", "--port", str(port),
-                   "--served-model", "tiny-llava-next", "--faults", json.dumps(faults),
-                   "--log", str(logf)]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "stylisticbias_dev.openai_loopback",
+                "--port",
+                str(port),
+                "--served-model",
+                "tiny-llava-next",
+                "--faults",
+                json.dumps(faults),
+                "--log",
+                str(logf),
+            ]
             env = {**os.environ, "PYTHONPATH": str(project_root() / "src")}
             proc, _ = _start(cmd, f"http://127.0.0.1:{port}/health", env)
             try:
                 for arm, cfg in ARMS.items():
                     n_paths = paths if cfg["exact_paths"] is None else cfg["exact_paths"]
                     before = _lines(logf)
-                    api = engine_for(f"http://127.0.0.1:{port}/v1", d / f"c{seed}{arm}.sqlite",
-                                     temperature, max_new, exact_paths=n_paths,
-                                     batch_chat=cfg["batch_chat"],
-                                     undecided_target=cfg.get("undecided_target", target),
-                                     explore=explore)  # fmt: skip
+                    api = engine_for(
+                        f"http://127.0.0.1:{port}/v1",
+                        d / f"c{seed}{arm}.sqlite",
+                        temperature,
+                        max_new,
+                        exact_paths=n_paths,
+                        batch_chat=cfg["batch_chat"],
+                        undecided_target=cfg.get("undecided_target", target),
+                        explore=explore,
+                    )
                     got = judge_one(api, image)
                     sent = _lines(logf) - before
                     if sent != got.requests:
-                        raise RuntimeError(f"{arm}: server saw {sent}, engine counted "
-                                           f"{got.requests}")  # fmt: skip
+                        raise RuntimeError(
+                            f"{arm}: server saw {sent}, engine counted {got.requests}"
+                        )
                     und = float(got.undecided)
                     over = max(got.mass[v] - want[v] for v in want)
                     short = max(want[v] - got.mass[v] for v in want)
-                    rows[arm].append({"tree": seed, "requests": sent, "undecided": und,
-                                      "err_over": float(over),
-                                      "err_short_beyond_undecided": float(short - und),
-                                      })  # fmt: skip
+                    rows[arm].append(
+                        {
+                            "tree": seed,
+                            "requests": sent,
+                            "undecided": und,
+                            "err_over": float(over),
+                            "err_short_beyond_undecided": float(short - und),
+                        }
+                    )
             finally:
                 _stop(proc)
     return {arm: _summary(rs) for arm, rs in rows.items()} | {"per_tree": rows}
@@ -168,10 +213,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-new-tokens", type=int, default=16)
     ap.add_argument("--paths", type=int, default=None, help="default: engine.exact_paths")
     ap.add_argument("--target", type=float, default=None, help="default: engine.undecided_target")
-    ap.add_argument("--explore-temperature", type=float, default=None,
-                    help="default: engine.explore_temperature")  # fmt: skip
-    ap.add_argument("--out", default=str(project_root() / "reports" / "bench" /
-                                         "openai_engine.json"))  # fmt: skip
+    ap.add_argument(
+        "--explore-temperature",
+        type=float,
+        default=None,
+        help="default: engine.explore_temperature",
+    )
+    ap.add_argument(
+        "--out", default=str(project_root() / "reports" / "bench" / "openai_engine.json")
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     eng = load_group_option("engine", "openai")
@@ -183,17 +233,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     res = run(args.trees, args.temperature, args.max_new_tokens, paths, target, explore)
     per_tree = res.pop("per_tree")
     doc = {
-        "command": shlex.join(["python", "-m", "stylisticbias_dev.bench.exact_requests",
-                               *(argv if argv is not None else sys.argv[1:])]),
+        "command": shlex.join(
+            [
+                "python",
+                "-m",
+                "stylisticbias_dev.bench.exact_requests",
+                *(argv if argv is not None else sys.argv[1:]),
+            ]
+        ),
         "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine_info(),
-        "trees": args.trees, "temperature": args.temperature,
-        "max_new_tokens": args.max_new_tokens, "exact_paths": paths, "undecided_target": target,
+        "trees": args.trees,
+        "temperature": args.temperature,
+        "max_new_tokens": args.max_new_tokens,
+        "exact_paths": paths,
+        "undecided_target": target,
         "explore_temperature": explore,
         "paper_requests_per_prompt": 3,
         "arms": res,
         "per_tree": per_tree,
-    }  # fmt: skip
+    }
     out = Path(args.out)
     full: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
     full["exact_requests"] = doc

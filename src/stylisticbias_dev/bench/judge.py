@@ -103,15 +103,21 @@ def run(
     items = [ImageItem(f"bench{i}", f"bench{i}", "", True) for i in range(n_images)]
     k = len(judge["seeds"])
 
-    exact = HFJudgeEngine(model_cfg, {**engine_cfg, "decoding": "exact"},
-                          {**judge, "scenarios": "all"}, bench)  # fmt: skip
+    exact = HFJudgeEngine(
+        model_cfg, {**engine_cfg, "decoding": "exact"}, {**judge, "scenarios": "all"}, bench
+    )
     exact.setup("cpu")
     ids = [s.id for s in bench.scenarios][:gen_scenarios]
-    gen = HFJudgeEngine(model_cfg, {**engine_cfg, "decoding": "generate"},
-                        {**judge, "scenarios": ids}, bench)  # fmt: skip
+    gen = HFJudgeEngine(
+        model_cfg, {**engine_cfg, "decoding": "generate"}, {**judge, "scenarios": ids}, bench
+    )
     gen.model, gen.processor, gen._rendered = exact.model, exact.processor, None
-    copy = HFJudgeEngine(model_cfg, {**engine_cfg, "decoding": "exact", "prefix_sharing": "copy"},
-                         {**judge, "scenarios": "all"}, bench)  # fmt: skip
+    copy = HFJudgeEngine(
+        model_cfg,
+        {**engine_cfg, "decoding": "exact", "prefix_sharing": "copy"},
+        {**judge, "scenarios": "all"},
+        bench,
+    )
     copy.model, copy.processor, copy._rendered = exact.model, exact.processor, exact._rendered
     copy_rates: list[float] = []
 

@@ -125,8 +125,15 @@ def run(
 
     images = _images(n_images + 3, size)
     items = [ImageItem(f"bench{i}", f"bench{i}", "", True) for i in range(n_images + 3)]
-    exact = _engine(model_cfg, {**engine_cfg, "decoding": "exact"},
-                    {**judge, "scenarios": "all"}, bench, model, processor, device)  # fmt: skip
+    exact = _engine(
+        model_cfg,
+        {**engine_cfg, "decoding": "exact"},
+        {**judge, "scenarios": "all"},
+        bench,
+        model,
+        processor,
+        device,
+    )
     exact.judge(items[:1], images[:1])  # warm-up
     _sync(device)
     per_image: list[float] = []
@@ -151,8 +158,15 @@ def run(
     exact_j_s = rows * k / exact_s
 
     ids = [s.id for s in bench.scenarios][:gen_scenarios]
-    gen = _engine(model_cfg, {**engine_cfg, "decoding": "generate"},
-                  {**judge, "scenarios": ids}, bench, model, processor, device)  # fmt: skip
+    gen = _engine(
+        model_cfg,
+        {**engine_cfg, "decoding": "generate"},
+        {**judge, "scenarios": ids},
+        bench,
+        model,
+        processor,
+        device,
+    )
     gen.judge(items[:1], images[:1]) if gen_images else None  # warm-up (not timed)
     _sync(device)
     t = time.perf_counter()

@@ -71,8 +71,15 @@ TARGET_RATIO = 1.3
 DEFAULT_BASELINE = "b0e6d99"
 #: residual damping of the shrunk models (8 random layers drown the planted grammar undamped)
 SHRUNK_RESIDUAL_SCALE = 1e-3
-_SHAPE_KEYS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-               "num_key_value_heads", "head_dim", "vocab_size")  # fmt: skip
+_SHAPE_KEYS = (
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+)
 _TOKENIZER_KIND = {"qwen3-vl-8b": "qwen", "llava-v1-6-mistral-7b": "mistral"}
 
 
@@ -128,9 +135,15 @@ def bare_forwards(eng: Any, img: Any, calls: Sequence[tuple[str, int, int]], syn
     from stylisticbias.judge.engines.hf.shared_prefix import SharedPrefixCache
 
     model = eng.model
-    prompts = split_prompts(model, eng.processor, img, [s.text for s in eng.specs],
-                            eng._rendered, eng.chat_template_kwargs,
-                            text_tokens=eng._text_tokens)  # fmt: skip
+    prompts = split_prompts(
+        model,
+        eng.processor,
+        img,
+        [s.text for s in eng.specs],
+        eng._rendered,
+        eng.chat_template_kwargs,
+        text_tokens=eng._text_tokens,
+    )
     dev = model.device
     inputs = {k: v.to(dev) if hasattr(v, "to") else v for k, v in prompts.prefix_inputs.items()}
     if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
@@ -204,8 +217,9 @@ def _profile_tables(eng: Any, item: Any, img: Any, device: str) -> dict[str, Any
         st.stats.items(), key=lambda kv: -kv[1][3]
     )[:25]:
         where = f"{Path(file).name}:{line}({fn})" if line else fn
-        top_py.append({"function": where, "calls": nc, "tottime_s": round(tt, 3),
-                       "cumtime_s": round(ct, 3)})  # fmt: skip
+        top_py.append(
+            {"function": where, "calls": nc, "tottime_s": round(tt, 3), "cumtime_s": round(ct, 3)}
+        )
     key = "self_cuda_time_total" if device.startswith("cuda") else "self_cpu_time_total"
     ops = sorted(tp.key_averages(), key=lambda e: -getattr(e, key))[:20]
     top_ops = [
@@ -261,16 +275,28 @@ def baseline_src(commit: str, where: Path | None) -> Path:
     root = project_root()
     dest = where or Path(tempfile.gettempdir()) / f"stylisticbias-baseline-{commit}"
     if not (dest / "src" / "stylisticbias").exists():
-        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(dest), commit],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(root), "worktree", "add", "--detach", str(dest), commit],
+            check=True,
+            capture_output=True,
+        )
     return dest / "src"
 
 
 def run_baseline(src: Path, name: str, ckpt: Path, n: int, size: int, threads: int) -> dict:
     """The previous engine's measurements (subprocess with that commit's code on ``src``)."""
     env = {**os.environ, "PYTHONPATH": str(src)}
-    cmd = [sys.executable, "-c", _BASELINE_DRIVER, str(src), name, str(ckpt), str(n),
-           str(threads), str(size)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-c",
+        _BASELINE_DRIVER,
+        str(src),
+        name,
+        str(ckpt),
+        str(n),
+        str(threads),
+        str(size),
+    ]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=src.parent)
     for line in res.stdout.splitlines():
         if line.startswith("BASELINE_JSON "):
@@ -305,15 +331,24 @@ def run_model(
     params = load_params()
     bench = benchmark_from_params(params)
     judge = dict(params["judge"])
-    judge.update({"temperature": 0.2, "max_new_tokens": 16, "orderings": bench.ordering_ids,
-                  "seeds": [1, 2, 3], "scenarios": "all"})  # fmt: skip
+    judge.update(
+        {
+            "temperature": 0.2,
+            "max_new_tokens": 16,
+            "orderings": bench.ordering_ids,
+            "seeds": [1, 2, 3],
+            "scenarios": "all",
+        }
+    )
     engine_cfg = dict(load_group_option("engine", "hf"))
     engine_cfg.pop("lightning", None)
     engine_cfg.update({"decoding": "exact", "device": device})
-    model, processor = build(name, device=device, dtype=dtype, scale=scale,
-                             residual_scale=residual_scale)  # fmt: skip
-    eng = _engine(dict(load_group_option("model", name)), engine_cfg, judge, bench, model,
-                  processor, device)  # fmt: skip
+    model, processor = build(
+        name, device=device, dtype=dtype, scale=scale, residual_scale=residual_scale
+    )
+    eng = _engine(
+        dict(load_group_option("model", name)), engine_cfg, judge, bench, model, processor, device
+    )
     eng.profile_sync = sync
     counts = suffix_token_counts(processor, eng._rendered)
     vision = _VisionClock(model, sync)
@@ -355,8 +390,15 @@ def run_model(
         syncs.append(st["host_syncs"])
         undecided.append(st["undecided_mass_mean"])
         p_new.append(df[["p_pos", "p_neg", "p_invalid", "p_undecided"]].values.tolist())
-        log.info("%s image %d: engine %.2f s, bare %.2f s, ratio %.3f, %d forward calls",
-                 name, i, s, b, s / b, st["forward_calls"])  # fmt: skip
+        log.info(
+            "%s image %d: engine %.2f s, bare %.2f s, ratio %.3f, %d forward calls",
+            name,
+            i,
+            s,
+            b,
+            s / b,
+            st["forward_calls"],
+        )
     prof = _profile_tables(eng, items[-1], images[-1], device) if profile else None
     peak_gpu = torch.cuda.max_memory_allocated() / 1e9 if device.startswith("cuda") else None
     res: dict[str, Any] = {
@@ -438,20 +480,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     argv_list = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(
-        prog="python -m stylisticbias_dev.bench.judge_overhead", description=__doc__,
+        prog="python -m stylisticbias_dev.bench.judge_overhead",
+        description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+    )
     ap.add_argument("--models", default="qwen3-vl-8b,llava-v1-6-mistral-7b")
     ap.add_argument("--images", type=int, default=2, help="timed images per model")
     ap.add_argument("--size", type=int, default=1024, help="face image size in px")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--scale", default="shrunk", choices=("shrunk", "full"),
-                    help="full: the real 8B/7B shapes (GPU; use --dtype bfloat16)")  # fmt: skip
+    ap.add_argument(
+        "--scale",
+        default="shrunk",
+        choices=("shrunk", "full"),
+        help="full: the real 8B/7B shapes (GPU; use --dtype bfloat16)",
+    )
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (CPU)")
     ap.add_argument("--residual-scale", type=float, default=SHRUNK_RESIDUAL_SCALE)
-    ap.add_argument("--baseline-commit", default=DEFAULT_BASELINE,
-                    help="previous engine to compare against ('' to skip)")  # fmt: skip
+    ap.add_argument(
+        "--baseline-commit",
+        default=DEFAULT_BASELINE,
+        help="previous engine to compare against ('' to skip)",
+    )
     ap.add_argument("--baseline-dir", default=None, help="where its git worktree goes")
     ap.add_argument("--profile", action="store_true", help="cProfile + torch.profiler tables")
     ap.add_argument("--out", default=str(project_root() / "reports/bench/judge_overhead.json"))
@@ -471,33 +521,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.baseline_commit and args.device != "cpu":
         log.warning("--baseline-commit runs on the CPU only: previous engine not measured")
     elif args.baseline_commit:
-        base = baseline_src(args.baseline_commit,
-                            Path(args.baseline_dir) if args.baseline_dir else None)  # fmt: skip
+        base = baseline_src(
+            args.baseline_commit, Path(args.baseline_dir) if args.baseline_dir else None
+        )
     out = Path(args.out)
     command = shlex.join(["python", "-m", "stylisticbias_dev.bench.judge_overhead", *argv_list])
     for name in names:
         try:
-            res = run_model(name, n_images=args.images, size=args.size, device=args.device,
-                            residual_scale=args.residual_scale, baseline=base,
-                            profile=args.profile, threads=args.threads,
-                            baseline_commit=args.baseline_commit, scale=args.scale,
-                            dtype=args.dtype)  # fmt: skip
+            res = run_model(
+                name,
+                n_images=args.images,
+                size=args.size,
+                device=args.device,
+                residual_scale=args.residual_scale,
+                baseline=base,
+                profile=args.profile,
+                threads=args.threads,
+                baseline_commit=args.baseline_commit,
+                scale=args.scale,
+                dtype=args.dtype,
+            )
         except StylisticBiasError as exc:
             log.error("error: %s", exc)
             return 2
-        res.update({
-            "command": command,
-            "machine": machine_info(),
-            "load_average_1_5_15_before": [round(x, 2) for x in load_before],
-            "load_average_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
-            "torch_threads": torch.get_num_threads(),
-            "torch": torch.__version__,
-            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        })  # fmt: skip
+        res.update(
+            {
+                "command": command,
+                "machine": machine_info(),
+                "load_average_1_5_15_before": [round(x, 2) for x in load_before],
+                "load_average_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
+                "torch_threads": torch.get_num_threads(),
+                "torch": torch.__version__,
+                "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            }
+        )
         merge_model_result(out, name, res)
-        log.info("%s: overhead ratio %.3f (target <= %.1f), %.2f s/image, %s forward calls -> %s",
-                 name, res["overhead_ratio"], TARGET_RATIO, res["seconds_per_image_median"],
-                 res["forward_calls_per_image"], out)  # fmt: skip
+        log.info(
+            "%s: overhead ratio %.3f (target <= %.1f), %.2f s/image, %s forward calls -> %s",
+            name,
+            res["overhead_ratio"],
+            TARGET_RATIO,
+            res["seconds_per_image_median"],
+            res["forward_calls_per_image"],
+            out,
+        )
     return 0
 
 

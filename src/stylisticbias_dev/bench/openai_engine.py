@@ -59,8 +59,9 @@ def _start(cmd: list[str], health: str, env: dict[str, str]) -> tuple[subprocess
     import httpx2
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     while True:
         if proc.poll() is not None:
             raise RuntimeError(f"{cmd[0]} exited with {proc.returncode}")
@@ -98,8 +99,14 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
     params = load_params()
     bench = benchmark_from_params(params)
     ids = [s.id for s in bench.scenarios][:n_scen]
-    judge = {**params["judge"], "temperature": 0.2, "max_new_tokens": 16,
-             "orderings": bench.ordering_ids, "seeds": [1, 2, 3], "scenarios": ids}  # fmt: skip
+    judge = {
+        **params["judge"],
+        "temperature": 0.2,
+        "max_new_tokens": 16,
+        "orderings": bench.ordering_ids,
+        "seeds": [1, 2, 3],
+        "scenarios": ids,
+    }
     k = 3
     ckpt = tiny.ensure_built("llava_next", project_root() / ".cache" / "tiny" / "llava-next")
     tmp = Path(tempfile.mkdtemp(prefix="bench-openai-"))
@@ -109,30 +116,65 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
         im.save(p)
         items.append(ImageItem(f"bench{i}", f"bench{i}", str(p), True))
     hf_cfg = {**load_group_option("model", "tiny-llava-next"), "hub_id": str(ckpt)}
-    hf_gen = HFJudgeEngine(hf_cfg, {"name": "hf", "decoding": "generate", "device": "cpu"},
-                           judge, bench)  # fmt: skip
+    hf_gen = HFJudgeEngine(
+        hf_cfg, {"name": "hf", "decoding": "generate", "device": "cpu"}, judge, bench
+    )
     hf_gen.setup("cpu")
-    hf_ex = HFJudgeEngine(hf_cfg, {"name": "hf", "decoding": "exact", "device": "cpu"},
-                          judge, bench)  # fmt: skip
+    hf_ex = HFJudgeEngine(
+        hf_cfg, {"name": "hf", "decoding": "exact", "device": "cpu"}, judge, bench
+    )
     hf_ex.setup("cpu")
 
-    env = {**os.environ, "PYTHONPATH": str(project_root() / "src"), "OMP_NUM_THREADS": "1",
-           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(project_root() / "src"),
+        "OMP_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+    }
     sp, lp = _port(), _port()
-    serve_cmd = [str(Path(sys.executable).with_name("transformers")), "serve", str(ckpt),
-                 "--host", "127.0.0.1", "--port", str(sp), "--device", "cpu",
-                 "--dtype", "float32", "--log-level", "warning"]  # fmt: skip
-    loop_cmd = [sys.executable, "-m", "stylisticbias_dev.openai_loopback", "--model",
-                str(ckpt), "--port", str(lp), "--served-model", "tiny-llava-next"]  # fmt: skip
+    serve_cmd = [
+        str(Path(sys.executable).with_name("transformers")),
+        "serve",
+        str(ckpt),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(sp),
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--log-level",
+        "warning",
+    ]
+    loop_cmd = [
+        sys.executable,
+        "-m",
+        "stylisticbias_dev.openai_loopback",
+        "--model",
+        str(ckpt),
+        "--port",
+        str(lp),
+        "--served-model",
+        "tiny-llava-next",
+    ]
     serve, serve_start = _start(serve_cmd, f"http://127.0.0.1:{sp}/health", env)
     loop, loop_start = _start(loop_cmd, f"http://127.0.0.1:{lp}/health", env)
     os.environ["STYLISTICBIAS_TRANSFORMERS_SERVE_URL"] = f"http://127.0.0.1:{sp}/v1"
     os.environ["STYLISTICBIAS_TRANSFORMERS_SERVE_MODEL"] = str(ckpt)
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = f"http://127.0.0.1:{lp}/v1"
     base_engine = {**load_group_option("engine", "openai"), "progress": False}
-    arms: dict[str, list[dict[str, float]]] = {a: [] for a in (
-        "hf_generate", "hf_exact", "serve_generate", "serve_generate_rerun", "loopback_exact",
-        "loopback_exact_rerun")}  # fmt: skip
+    arms: dict[str, list[dict[str, float]]] = {
+        a: []
+        for a in (
+            "hf_generate",
+            "hf_exact",
+            "serve_generate",
+            "serve_generate_rerun",
+            "loopback_exact",
+            "loopback_exact_rerun",
+        )
+    }
     max_diff_poles = max_diff_rest = 0.0
     try:
         for r in range(repeats):
@@ -148,13 +190,20 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
                 cache = tmp / f"{arm}-{r}.sqlite"
                 eng_cfg = {**base_engine, "decoding": decoding, "cache": str(cache)}
                 for name in (arm, f"{arm}_rerun"):
-                    eng = OpenAIJudgeEngine(load_group_option("model", model), eng_cfg, judge,
-                                            bench)  # fmt: skip
+                    eng = OpenAIJudgeEngine(
+                        load_group_option("model", model), eng_cfg, judge, bench
+                    )
                     got, dt, st = _timed(eng, items, [None] * len(items))
                     n = len(got) * (k if decoding == "exact" else 1)
-                    arms[name].append({"s": dt, "judgments": n, "requests": st["api_requests"],
-                                       "cached": st["api_cached"],
-                                       "retries": st["api_retries"]})  # fmt: skip
+                    arms[name].append(
+                        {
+                            "s": dt,
+                            "judgments": n,
+                            "requests": st["api_requests"],
+                            "cached": st["api_cached"],
+                            "retries": st["api_retries"],
+                        }
+                    )
                     if decoding == "exact" and name == arm:
                         a = got.sort_values(KEYS).reset_index(drop=True)
                         b = want.sort_values(KEYS).reset_index(drop=True)
@@ -170,8 +219,11 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
     def summary(rows: list[dict[str, float]]) -> dict[str, Any]:
         s = statistics.median(x["s"] for x in rows)
         rate = statistics.median(x["judgments"] / x["s"] for x in rows)
-        out = {"seconds_median": round(s, 4), "judgments_per_s": round(rate, 2),
-               "requests_sent": [int(x["requests"]) for x in rows]}  # fmt: skip
+        out = {
+            "seconds_median": round(s, 4),
+            "judgments_per_s": round(rate, 2),
+            "requests_sent": [int(x["requests"]) for x in rows],
+        }
         if any(x["requests"] for x in rows):
             out["requests_per_s"] = round(
                 statistics.median(x["requests"] / x["s"] for x in rows), 2
@@ -234,14 +286,16 @@ def run(n_images: int = 2, n_scen: int = 3, repeats: int = 3, size: int = 256) -
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     argv_list = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.openai_engine",
-                                 description=__doc__.splitlines()[0])  # fmt: skip
+    ap = argparse.ArgumentParser(
+        prog="python -m stylisticbias_dev.bench.openai_engine", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--images", type=int, default=2)
     ap.add_argument("--scenarios", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--size", type=int, default=256)
-    ap.add_argument("--out", default=str(project_root() / "reports" / "bench" /
-                                         "openai_engine.json"))  # fmt: skip
+    ap.add_argument(
+        "--out", default=str(project_root() / "reports" / "bench" / "openai_engine.json")
+    )
     args = ap.parse_args(argv_list)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     res = run(args.images, args.scenarios, args.repeats, args.size)

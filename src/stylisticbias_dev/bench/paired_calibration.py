@@ -105,8 +105,11 @@ def run(experiment: str, replicates: int, n_faces: int, population: int) -> dict
     benchmark = benchmark_from_params(params)
     s = AnalysisSettings.from_config(params.get("analysis"))
     boot = Bootstrap(s.n_resamples, s.ci, s.seed)
-    models = [m for m, c in (params.get("models") or {}).items()
-              if (c.get("engine") or {}).get("name") == "simulated"]  # fmt: skip
+    models = [
+        m
+        for m, c in (params.get("models") or {}).items()
+        if (c.get("engine") or {}).get("name") == "simulated"
+    ]
     pop_faces, pop_var = paired_dataset(benchmark, population, seed=10_000)
     cells_by_model: dict[str, list[pd.DataFrame]] = {m: [] for m in models}
     t0 = time.perf_counter()
@@ -119,8 +122,7 @@ def run(experiment: str, replicates: int, n_faces: int, population: int) -> dict
             scores = _judge(params, benchmark, c, faces, var)
             cells = pc.calibrate_scores(scores, truth, benchmark, boot)
             cells_by_model[m].append(cells.assign(replicate=r, model=m))
-            log.info("%s: replicate %d/%d (%.0fs)", m, r + 1, replicates,
-                     time.perf_counter() - t0)  # fmt: skip
+            log.info("%s: replicate %d/%d (%.0fs)", m, r + 1, replicates, time.perf_counter() - t0)
     frames = {m: pd.concat(c, ignore_index=True) for m, c in cells_by_model.items()}
     pooled = pd.concat(list(frames.values()), ignore_index=True)
     out = pc.summarise(pooled, by_replicate="replicate")
@@ -138,20 +140,32 @@ def run(experiment: str, replicates: int, n_faces: int, population: int) -> dict
     ]
     out["models"] = {m: pc.summarise(f, by_replicate="replicate") for m, f in frames.items()}
     out["settings"] = {
-        "experiment": experiment, "protocol": benchmark.name, "models": models,
-        "replicates": replicates, "faces_per_replicate": n_faces, "population_faces": population,
-        "ci": s.ci, "n_resamples": s.n_resamples, "alpha": benchmark.statistics.alpha,
+        "experiment": experiment,
+        "protocol": benchmark.name,
+        "models": models,
+        "replicates": replicates,
+        "faces_per_replicate": n_faces,
+        "population_faces": population,
+        "ci": s.ci,
+        "n_resamples": s.n_resamples,
+        "alpha": benchmark.statistics.alpha,
         "seeds": params["judge"].get("seeds"),
-        "targets": {"halo.coverage": [0.93, 0.97],
-                    "variation_shift_all_scenarios.false_positive_rate_null": "<= alpha"},
-    }  # fmt: skip
+        "targets": {
+            "halo.coverage": [0.93, 0.97],
+            "variation_shift_all_scenarios.false_positive_rate_null": "<= alpha",
+        },
+    }
     return out
 
 
 def merge_into(path: Path, protocol: str, section: dict[str, Any]) -> None:
-    """Write ``section`` as ``protocols.<protocol>`` of the bench file, keeping the rest."""
+    """Write ``section`` as ``protocols.<protocol>`` of the bench file, keeping the rest (and
+    the protocol's ``valid_inference``, written by :mod:`.paired_valid_inference`)."""
     doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    doc.setdefault("protocols", {})[protocol] = section
+    old = doc.setdefault("protocols", {}).get(protocol) or {}
+    if "valid_inference" in old:
+        section = {**section, "valid_inference": old["valid_inference"]}
+    doc["protocols"][protocol] = section
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
@@ -177,8 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     section["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
     section["seconds"] = round(time.perf_counter() - t0, 1)
     merge_into(Path(args.out), section["settings"]["protocol"], section)
-    log.info("halo coverage %.4f over %d cells; wrote %s", section["halo"]["coverage"],
-             section["halo"]["n_cells"], args.out)  # fmt: skip
+    log.info(
+        "halo coverage %.4f over %d cells; wrote %s",
+        section["halo"]["coverage"],
+        section["halo"]["n_cells"],
+        args.out,
+    )
     return 0
 
 

@@ -37,11 +37,33 @@ from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
 
-SCORE_COLS = ["face_id", "is_base", "category", "attribute", "value", "age", "gender",
-              "ethnicity", "body_type", "scenario_id", "scenario_category", "phi", "delta",
-              "simulated"]  # fmt: skip
-JUDG_COLS = ["face_id", "scenario_id", "ordering", "seed", "choice", "p_pos", "p_neg",
-             "p_invalid", "p_undecided"]  # fmt: skip
+SCORE_COLS = [
+    "face_id",
+    "is_base",
+    "category",
+    "attribute",
+    "value",
+    "age",
+    "gender",
+    "ethnicity",
+    "body_type",
+    "scenario_id",
+    "scenario_category",
+    "phi",
+    "delta",
+    "simulated",
+]
+JUDG_COLS = [
+    "face_id",
+    "scenario_id",
+    "ordering",
+    "seed",
+    "choice",
+    "p_pos",
+    "p_neg",
+    "p_invalid",
+    "p_undecided",
+]
 ENGINES = ("pyarrow", "pyarrow_dataset", "duckdb", "polars")
 TASKS = ("scores_one_model", "judgments_one_model", "all_models_query")
 #: (engine, task) pairs whose code is another pair's (judgments: one file; query: a dataset)
@@ -156,8 +178,18 @@ def main(argv: list[str] | None = None) -> int:
         for engine in ENGINES:
             if not _installed(engine) or (engine, task) in SAME_CODE:
                 continue
-            cmd = [sys.executable, "-m", "stylisticbias_dev.bench.scan_engines", "--workdir",
-                   str(root), "--repeats", str(args.repeats), "--worker", engine, task]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "stylisticbias_dev.bench.scan_engines",
+                "--workdir",
+                str(root),
+                "--repeats",
+                str(args.repeats),
+                "--worker",
+                engine,
+                task,
+            ]
             load = os.getloadavg()[0]
             res = subprocess.run(cmd, env=env, cwd=project_root(), capture_output=True, text=True)
             if res.returncode != 0:

@@ -114,11 +114,17 @@ def _complete(faces: pd.DataFrame, var: pd.DataFrame) -> tuple[pd.DataFrame, pd.
     def images(df: pd.DataFrame, folder: str) -> pd.DataFrame:
         ids = df["image_id"].astype(str)
         return df.assign(
-            generator="procedural", prompt="", seed=0,
+            generator="procedural",
+            prompt="",
+            seed=0,
             path=[f"{folder}/{i}.png" for i in ids],
             sha256=[hashlib.sha256(i.encode()).hexdigest() for i in ids],
-            width=512, height=512, status="ok", reason=None, evaluated=True,
-        )  # fmt: skip
+            width=512,
+            height=512,
+            status="ok",
+            reason=None,
+            evaluated=True,
+        )
 
     faces = images(faces, "images")
     var = images(var, "images")
@@ -148,8 +154,11 @@ def _scheduler() -> str:
     """This process's scheduling policy (its children's): ``SCHED_OTHER``, or e.g.
     ``SCHED_FIFO 10`` where the bench ran under ``chrt -f 10`` to take the cores ahead of other
     work on a loaded machine (a stand-in for an idle one)."""
-    names = {getattr(os, n): n for n in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH",
-                                          "SCHED_IDLE") if hasattr(os, n)}  # fmt: skip
+    names = {
+        getattr(os, n): n
+        for n in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH", "SCHED_IDLE")
+        if hasattr(os, n)
+    }
     try:
         policy = os.sched_getscheduler(0)
         priority = os.sched_getparam(0).sched_priority
@@ -170,9 +179,15 @@ def pandas_engine_digest(root: Path, params: dict[str, Any]) -> str:
     faces = read_table(root / "faces" / "faces.parquet", FACES)
     var = read_table(root / "variations" / "variations.parquet", VARIATIONS)
     judge = params["judge"]
-    scores = compute_scores(judgments, faces, var, benchmark, k=len(judge["seeds"]),
-                            undecided_warn=float(judge["undecided_warn"]),
-                            undecided_max=float(judge["undecided_max"]))  # fmt: skip
+    scores = compute_scores(
+        judgments,
+        faces,
+        var,
+        benchmark,
+        k=len(judge["seeds"]),
+        undecided_warn=float(judge["undecided_warn"]),
+        undecided_max=float(judge["undecided_max"]),
+    )
     return file_digest(write_model_scores(scores, root / "pandas-engine", MODEL))
 
 
@@ -217,8 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeats):
         stage.append(_run(stage_cmd, proj, env))
         base.append(_run(base_cmd, proj, env))
-        log.info("stage %.2fs (%.2fs CPU), baseline %.2fs (%.2fs CPU)", stage[-1][0],
-                 stage[-1][2], base[-1][0], base[-1][2])  # fmt: skip
+        log.info(
+            "stage %.2fs (%.2fs CPU), baseline %.2fs (%.2fs CPU)",
+            stage[-1][0],
+            stage[-1][2],
+            base[-1][0],
+            base[-1][2],
+        )
     load_end = os.getloadavg()
     s_med = statistics.median(w for w, _, _ in stage)
     b_med = statistics.median(w for w, _, _ in base)
@@ -278,9 +298,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    log.info("wrote %s: %s", out, {k: report[k] for k in ("stage_seconds_median",
-                                                           "baseline_seconds_median",
-                                                           "ratio_stage_vs_baseline")})  # fmt: skip
+    log.info(
+        "wrote %s: %s",
+        out,
+        {
+            k: report[k]
+            for k in ("stage_seconds_median", "baseline_seconds_median", "ratio_stage_vs_baseline")
+        },
+    )
     return 0
 
 

@@ -44,8 +44,12 @@ def synthetic_items(n: int, protocol: str = "stylisticbias") -> list[ImageItem]:
     vals = [v for v in bench.variations if v.evaluated and v.gender_scope == "all"]
     out = []
     for i in range(n):
-        attrs: dict[str, Any] = {"age": "elderly", "gender": "female", "ethnicity": "Asian",
-                                 "body_type": "obese"}  # fmt: skip
+        attrs: dict[str, Any] = {
+            "age": "elderly",
+            "gender": "female",
+            "ethnicity": "Asian",
+            "body_type": "obese",
+        }
         if i % 3:
             v = vals[i % len(vals)]
             attrs.update(attribute=v.attribute, value=v.value, category=v.category)

@@ -48,18 +48,30 @@ def main(argv: list[str] | None = None) -> int:
     res = null_calibration(planted, args.replicates, args.n, args.n_perm, args.alpha, args.seed)
     doc = {
         "null_calibration": asdict(res),
-        "settings": {"planted": args.planted, "seed": args.seed, "ci": 0.95,
-                     "target": "alpha within [ci_low, ci_high] (within: true)"},
+        "settings": {
+            "planted": args.planted,
+            "seed": args.seed,
+            "ci": 0.95,
+            "target": "alpha within [ci_low, ci_high] (within: true)",
+        },
         "command": "python -m stylisticbias_dev.bench.soda_null " + " ".join(argv or sys.argv[1:]),
         "machine": machine_info(),
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "seconds": round(time.perf_counter() - t0, 1),
-    }  # fmt: skip
+    }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    log.info("wrote %s: size %.4f (%d/%d), interval [%.4f, %.4f], within: %s", out, res.size,
-             res.rejections, res.replicates, res.ci_low, res.ci_high, res.within)  # fmt: skip
+    log.info(
+        "wrote %s: size %.4f (%d/%d), interval [%.4f, %.4f], within: %s",
+        out,
+        res.size,
+        res.rejections,
+        res.replicates,
+        res.ci_low,
+        res.ci_high,
+        res.within,
+    )
     return 0 if res.within else 1
 
 

@@ -109,8 +109,9 @@ class CpuHog:
 
 def slowest(output: str, n: int) -> dict[str, float]:
     """The ``n`` slowest ``phase test-id`` entries of pytest's ``--durations`` block."""
-    found = sorted(((float(s), f"{ph} {tid}") for s, ph, tid in _DURATION.findall(output)),
-                   reverse=True)  # fmt: skip
+    found = sorted(
+        ((float(s), f"{ph} {tid}") for s, ph, tid in _DURATION.findall(output)), reverse=True
+    )
     return {name: secs for secs, name in found[:n]}
 
 
@@ -122,8 +123,9 @@ def run_tier(target: str, durations: int = 15) -> dict[str, Any]:
     before = os.getloadavg()
     t0 = time.perf_counter()
     with LoadSampler() as load:
-        proc = subprocess.run(["make", target], cwd=project_root(), env=env, capture_output=True,
-                              text=True)  # fmt: skip
+        proc = subprocess.run(
+            ["make", target], cwd=project_root(), env=env, capture_output=True, text=True
+        )
     wall = time.perf_counter() - t0
     after = os.getloadavg()
     out = proc.stdout + proc.stderr
@@ -163,8 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     for target in args.tier or ["test"]:
         entry = run_tier(target, args.durations)
         tiers[target] = entry
-        log.info("make %s: %.1f s, exit %d, %s", target, entry["seconds"],
-                 entry["exit_status"], entry["pytest_summary"])  # fmt: skip
+        log.info(
+            "make %s: %.1f s, exit %d, %s",
+            target,
+            entry["seconds"],
+            entry["exit_status"],
+            entry["pytest_summary"],
+        )
     report.update(
         machine=machine_info(),
         note="wall seconds of make targets on a machine shared with other sessions: read them "
@@ -197,9 +204,16 @@ def _under_load(
                 entry = run_tier(target, durations)
                 entry["run"] = i + 1
                 runs.append(entry)
-                log.info("make %s under %d hogs, run %d/%d: %.1f s, exit %d, %s", target, hog,
-                         i + 1, repeat, entry["seconds"], entry["exit_status"],
-                         entry["pytest_summary"])  # fmt: skip
+                log.info(
+                    "make %s under %d hogs, run %d/%d: %.1f s, exit %d, %s",
+                    target,
+                    hog,
+                    i + 1,
+                    repeat,
+                    entry["seconds"],
+                    entry["exit_status"],
+                    entry["pytest_summary"],
+                )
     passed = all(r["exit_status"] == 0 for r in runs)
     report["under_load"] = {
         "command": f"python -m stylisticbias_dev.bench.tests --hog {hog} --repeat {repeat} "

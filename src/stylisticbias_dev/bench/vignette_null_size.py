@@ -65,8 +65,13 @@ def size_study(replicates: int, instances: int, invalid: float, seed: int) -> di
         p = {"stratified": [], "pooled_fisher": []}
         for i in range(IDENTITIES):
             x, n = c[:, i, :, 0], c[:, i, :, 1]
-            tabs = np.stack([np.stack([x[:, 0], n[:, 0] - x[:, 0]], -1),
-                             np.stack([x[:, 1], n[:, 1] - x[:, 1]], -1)], 1)  # fmt: skip
+            tabs = np.stack(
+                [
+                    np.stack([x[:, 0], n[:, 0] - x[:, 0]], -1),
+                    np.stack([x[:, 1], n[:, 1] - x[:, 1]], -1),
+                ],
+                1,
+            )
             p["stratified"].append(stratified_exact_p(tabs))
             p["pooled_fisher"].append(pooled_fisher_p(tabs))
         for k, v in p.items():
@@ -91,15 +96,22 @@ def main(argv: list[str] | None = None) -> int:
     load_start = [round(x, 2) for x in os.getloadavg()]
     t0 = time.perf_counter()
     res = size_study(args.replicates, args.instances, args.invalid, args.seed)
-    doc = {"tests": res, "replicates": args.replicates, "instances": args.instances,
-           "identities": IDENTITIES, "invalid_rate": args.invalid, "seed": args.seed,
-           "correction": "fdr_bh q=0.05 over the identities", "target": "<= 0.05",
-           "command": "python -m stylisticbias_dev.bench.vignette_null_size "
-                      + " ".join(argv if argv is not None else sys.argv[1:]),
-           "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-           "seconds": round(time.perf_counter() - t0, 1),
-           "load_average": {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]},
-           "machine": machine_info()}  # fmt: skip
+    doc = {
+        "tests": res,
+        "replicates": args.replicates,
+        "instances": args.instances,
+        "identities": IDENTITIES,
+        "invalid_rate": args.invalid,
+        "seed": args.seed,
+        "correction": "fdr_bh q=0.05 over the identities",
+        "target": "<= 0.05",
+        "command": "python -m stylisticbias_dev.bench.vignette_null_size "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "load_average": {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]},
+        "machine": machine_info(),
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     for k, v in res.items():

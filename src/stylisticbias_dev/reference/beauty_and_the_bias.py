@@ -195,13 +195,29 @@ def wilcoxon(tabs) -> list[dict[str, object]]:
     for line in t4[1:]:
         for axis, cell in zip(("gender", "age", "race"), line[1:], strict=True):
             stat, stars = _number(cell)
-            rows.append({"table": "Table 4", "model": _clean(line[0]), "comparison": "kind",
-                         "axis": axis, "statistic": stat, "stars": stars})  # fmt: skip
+            rows.append(
+                {
+                    "table": "Table 4",
+                    "model": _clean(line[0]),
+                    "comparison": "kind",
+                    "axis": axis,
+                    "statistic": stat,
+                    "stars": stars,
+                }
+            )
     _, t5 = tabs[5]
     for line in t5[1:]:
         stat, stars = _number(line[1])
-        rows.append({"table": "Table 5", "model": _clean(line[0]), "comparison": "subgroups",
-                     "axis": "gender", "statistic": stat, "stars": stars})  # fmt: skip
+        rows.append(
+            {
+                "table": "Table 5",
+                "model": _clean(line[0]),
+                "comparison": "subgroups",
+                "axis": "gender",
+                "statistic": stat,
+                "stars": stars,
+            }
+        )
     return rows
 
 

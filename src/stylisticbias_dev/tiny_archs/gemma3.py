@@ -24,13 +24,25 @@ def build(out: Path, seed: int = 0, *, image_size: int = 64, patch: int = 4) -> 
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor
     from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
 
-    specials = ["<start_of_image>", "<end_of_image>", "<image_soft_token>", "<start_of_turn>",
-                "<end_of_turn>"]  # fmt: skip
+    specials = [
+        "<start_of_image>",
+        "<end_of_image>",
+        "<image_soft_token>",
+        "<start_of_turn>",
+        "<end_of_turn>",
+    ]
     tok = _tokenizer(
-        specials, bos="<bos>", eos="<end_of_turn>", pad="<pad>", chat_template=_GEMMA_TEMPLATE,
-        extra={"image_token": "<image_soft_token>", "boi_token": "<start_of_image>",
-               "eoi_token": "<end_of_image>"},
-    )  # fmt: skip
+        specials,
+        bos="<bos>",
+        eos="<end_of_turn>",
+        pad="<pad>",
+        chat_template=_GEMMA_TEMPLATE,
+        extra={
+            "image_token": "<image_soft_token>",
+            "boi_token": "<start_of_image>",
+            "eoi_token": "<end_of_image>",
+        },
+    )
     n_img = 256
     improc = Gemma3ImageProcessorPil(size={"height": image_size, "width": image_size})
     processor = Gemma3Processor(

@@ -34,19 +34,31 @@ def build(
 
     from stylisticbias.judge.engines.hf.processors import TinyGemma4Processor
 
-    mm = {"image_token": "<|image|>", "boi_token": "<|image>", "eoi_token": "<image|>",
-          "audio_token": "<|audio|>", "boa_token": "<|audio>", "eoa_token": "<audio|>"}  # fmt: skip
+    mm = {
+        "image_token": "<|image|>",
+        "boi_token": "<|image>",
+        "eoi_token": "<image|>",
+        "audio_token": "<|audio|>",
+        "boa_token": "<|audio>",
+        "eoa_token": "<audio|>",
+    }
     tok = _tokenizer(
-        ["<start_of_turn>", "<end_of_turn>", *mm.values()], bos="<bos>", eos="<end_of_turn>",
-        pad="<pad>", extra=mm, chat_template=_GEMMA4_TEMPLATE,
-    )  # fmt: skip
+        ["<start_of_turn>", "<end_of_turn>", *mm.values()],
+        bos="<bos>",
+        eos="<end_of_turn>",
+        pad="<pad>",
+        extra=mm,
+        chat_template=_GEMMA4_TEMPLATE,
+    )
     improc = Gemma4ImageProcessorPil(
         patch_size=patch, pooling_kernel_size=pool, max_soft_tokens=max_soft_tokens
     )
     processor = TinyGemma4Processor(
-        image_processor=improc, tokenizer=tok, chat_template=_GEMMA4_TEMPLATE,
+        image_processor=improc,
+        tokenizer=tok,
+        chat_template=_GEMMA4_TEMPLATE,
         image_seq_length=max_soft_tokens,
-    )  # fmt: skip
+    )
     ids = tok.convert_tokens_to_ids
     text = _text_cfg(
         len(tok),
@@ -94,7 +106,10 @@ def build(
     # planted grammar.
     with torch.no_grad():
         for layer in model.model.language_model.layers:
-            for norm in ("post_attention_layernorm", "post_feedforward_layernorm",
-                         "post_per_layer_input_norm"):  # fmt: skip
+            for norm in (
+                "post_attention_layernorm",
+                "post_feedforward_layernorm",
+                "post_per_layer_input_norm",
+            ):
                 getattr(layer, norm).weight.fill_(0.03)
     return _finish(model, processor, "\n", out, seed, sharpness=3.0)

@@ -32,22 +32,34 @@ def build(
 
     from stylisticbias.judge.engines.hf.processors import TinyInternVLProcessor
 
-    img_tokens = {"start_image_token": "<img>", "end_image_token": "</img>",
-                  "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"}  # fmt: skip
+    img_tokens = {
+        "start_image_token": "<img>",
+        "end_image_token": "</img>",
+        "context_image_token": "<IMG_CONTEXT>",
+        "video_token": "<video>",
+    }
     specials = ["<|im_start|>", "<|im_end|>", *img_tokens.values()]
     tok = _tokenizer(
-        specials, bos=None, eos="<|im_end|>", pad="<|endoftext|>", extra=img_tokens,
+        specials,
+        bos=None,
+        eos="<|im_end|>",
+        pad="<|endoftext|>",
+        extra=img_tokens,
         chat_template=_INTERNVL_TEMPLATE,
-    )  # fmt: skip
+    )
     n_img = (tile // patch) ** 2 // 4
     improc = GotOcr2ImageProcessorPil(
-        size={"height": tile, "width": tile}, crop_to_patches=True, min_patches=1,
+        size={"height": tile, "width": tile},
+        crop_to_patches=True,
+        min_patches=1,
         max_patches=max_patches,
-    )  # fmt: skip
+    )
     processor = TinyInternVLProcessor(
-        image_processor=improc, tokenizer=tok, image_seq_length=n_img,
+        image_processor=improc,
+        tokenizer=tok,
+        image_seq_length=n_img,
         chat_template=_INTERNVL_TEMPLATE,
-    )  # fmt: skip
+    )
     cfg = InternVLConfig(
         text_config={"model_type": "qwen2", **_text_cfg(len(tok))},
         vision_config={

@@ -19,9 +19,12 @@ _MISTRAL_TEMPLATE = (
 def tokenizer() -> Any:
     """The word-level tokenizer with Mistral's special tokens and chat template."""
     return _tokenizer(
-        ["<image>", "[INST]", "[/INST]"], bos="<s>", eos="</s>", pad="<pad>",
+        ["<image>", "[INST]", "[/INST]"],
+        bos="<s>",
+        eos="</s>",
+        pad="<pad>",
         chat_template=_MISTRAL_TEMPLATE,
-    )  # fmt: skip
+    )
 
 
 def processor_for(tok: Any, *, image_size: int, patch: int, pinpoints: list[list[int]]) -> Any:

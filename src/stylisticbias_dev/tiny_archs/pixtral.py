@@ -24,9 +24,12 @@ def build(out: Path, seed: int = 0, *, image_size: int = 64, patch: int = 4) -> 
 
     template = _MISTRAL_TEMPLATE.replace("<image>\n", "[IMG]")
     tok = _tokenizer(
-        ["[IMG]", "[IMG_BREAK]", "[IMG_END]", "[INST]", "[/INST]"], bos="<s>", eos="</s>",
-        pad="<pad>", chat_template=template,
-    )  # fmt: skip
+        ["[IMG]", "[IMG_BREAK]", "[IMG_END]", "[INST]", "[/INST]"],
+        bos="<s>",
+        eos="</s>",
+        pad="<pad>",
+        chat_template=template,
+    )
     improc = PixtralImageProcessorPil(
         size={"longest_edge": image_size}, patch_size={"height": patch, "width": patch}
     )

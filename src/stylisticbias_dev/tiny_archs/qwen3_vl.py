@@ -18,8 +18,14 @@ _QWEN_TEMPLATE = (
 
 def tokenizer() -> Any:
     """The word-level tokenizer with Qwen's special tokens and chat template."""
-    specials = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-                "<|image_pad|>", "<|video_pad|>"]  # fmt: skip
+    specials = [
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|vision_start|>",
+        "<|vision_end|>",
+        "<|image_pad|>",
+        "<|video_pad|>",
+    ]
     return _tokenizer(
         specials, bos=None, eos="<|im_end|>", pad="<|endoftext|>", chat_template=_QWEN_TEMPLATE
     )
@@ -55,10 +61,15 @@ def build(out: Path, seed: int = 0, *, patch: int = 4, merge: int = 2) -> Path:
     tok = tokenizer()
     processor = image_processor_and(tok, patch=patch, merge=merge, min_tokens=32, max_tokens=128)
     ids = tok.convert_tokens_to_ids
-    text = _text_cfg(len(tok), rope_parameters={
-        "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3],
-        "mrope_interleaved": True,
-    })  # fmt: skip
+    text = _text_cfg(
+        len(tok),
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [2, 3, 3],
+            "mrope_interleaved": True,
+        },
+    )
     cfg = Qwen3VLConfig(
         text_config=text,
         vision_config={

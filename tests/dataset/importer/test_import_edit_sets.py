@@ -89,27 +89,41 @@ def test_edits_become_faces_with_their_source_photo(project: Path, focus: Path) 
 
 def test_pattern_instead_of_a_manifest(project: Path) -> None:
     root = project / SOURCE
-    for i, (s, stem) in enumerate([("p1", "asian_female"), ("p1", "middle eastern_male"),
-                                   ("p2", "black_female"), ("p2", "white_male")]):  # fmt: skip
+    for i, (s, stem) in enumerate(
+        [
+            ("p1", "asian_female"),
+            ("p1", "middle eastern_male"),
+            ("p2", "black_female"),
+            ("p2", "white_male"),
+        ]
+    ):
         _image(root / s / stem, i)
     path = build_faces(config_from_params(_params("generator.pattern='{ethnicity}_{gender}'")))
     faces = schemas.read_table(path, schemas.FACES)
     assert list(zip(faces["ethnicity"], faces["gender"])) == [
-        ("Asian", "female"), ("Middle Eastern", "male"), ("Black", "female"), ("White", "male")
-    ]  # fmt: skip
+        ("Asian", "female"),
+        ("Middle Eastern", "male"),
+        ("Black", "female"),
+        ("White", "male"),
+    ]
     assert list(read_sets(path.parent)["source_id"]) == ["p1", "p1", "p2", "p2"]
 
 
 CASES = {  # name -> (phrase of the one line, what it names)
-    "one_edit": ("source photo solo has one edit (x.png); a counterfactual set needs two",
-                 "edits.csv line 7 (solo/x)"),
-    "unknown_group": ("has ethnicity 'Martian', outside the demographic grid; valid: White, "
-                      "Black, Asian, Latino, Middle Eastern", "edits.csv line 3 (ceo01/bm)"),
+    "one_edit": (
+        "source photo solo has one edit (x.png); a counterfactual set needs two",
+        "edits.csv line 7 (solo/x)",
+    ),
+    "unknown_group": (
+        "has ethnicity 'Martian', outside the demographic grid; valid: White, "
+        "Black, Asian, Latino, Middle Eastern",
+        "edits.csv line 3 (ceo01/bm)",
+    ),
     "no_row": ("no edits.csv row for source_id 'ceo01', edit 'extra'", "ceo01/extra.png"),
     "no_image": ("no image ceo01/zz.* in its folder", "edits.csv line 7 (ceo01/zz)"),
     "same_cell": ("source photo ceo01 has 2 edits of White x female", "edits.csv line 2"),
     "pattern_mismatch": ("file name 'af' does not match generator.pattern", "ceo01/af.png"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -144,15 +158,21 @@ def test_missing_manifest_column_names_the_valid_ones(project: Path, focus: Path
     (focus / "edits.csv").write_text(
         _manifest([r[:3] for r in ROWS], "source_id,edit,race"), encoding="utf-8"
     )
-    with pytest.raises(StylisticBiasError, match=r"edits.csv: missing column\(s\) gender; the "
-                       r"edits manifest needs source_id, edit, gender, race"):  # fmt: skip
+    with pytest.raises(
+        StylisticBiasError,
+        match=r"edits.csv: missing column\(s\) gender; the "
+        r"edits manifest needs source_id, edit, gender, race",
+    ):
         build_faces(config_from_params(_params()))
 
 
 def test_no_manifest_and_no_pattern(project: Path, focus: Path) -> None:
     (focus / "edits.csv").unlink()
-    with pytest.raises(StylisticBiasError, match=r"needs edits.csv or edits.parquet .* or "
-                       r"generator.pattern \(e.g. \{gender\}_\{ethnicity\}\)"):  # fmt: skip
+    with pytest.raises(
+        StylisticBiasError,
+        match=r"needs edits.csv or edits.parquet .* or "
+        r"generator.pattern \(e.g. \{gender\}_\{ethnicity\}\)",
+    ):
         build_faces(config_from_params(_params()))
 
 

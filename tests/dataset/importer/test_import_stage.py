@@ -40,7 +40,11 @@ def test_release_full_grid_imports_with_paper_spellings(project: Path, bench: Be
     for f in written:  # demographics from the metadata JSON
         row = faces.set_index("face_id").loc[f.stem]
         assert (row.age, row.gender, row.ethnicity, row.body_type) == (
-            f.spec.age, f.spec.gender, f.spec.ethnicity, f.spec.body_type)  # fmt: skip
+            f.spec.age,
+            f.spec.gender,
+            f.spec.ethnicity,
+            f.spec.body_type,
+        )
     # the full grid: 48 values per male face, 51 per female face; evaluated flag from conf
     n = var.groupby("face_id").size()
     for f in written:
@@ -49,7 +53,12 @@ def test_release_full_grid_imports_with_paper_spellings(project: Path, bench: Be
     for r in var.itertuples():
         v = by_slug[r.image_id.split("-", 1)[1]]
         assert (r.attribute, r.value, r.category, r.framing, bool(r.evaluated)) == (
-            v.attribute, v.value, v.category, v.framing, v.evaluated)  # fmt: skip
+            v.attribute,
+            v.value,
+            v.category,
+            v.framing,
+            v.evaluated,
+        )
         src = written[[f.stem for f in written].index(r.face_id)].variations[v.slug]
         assert _sha(project / "data/variations" / r.path) == r.sha256 == _sha(src)
     # the paper's spellings that differ from ours arrived under our values
@@ -135,7 +144,10 @@ def test_skip_policy_lists_every_bad_row_with_its_reason(project: Path, bench: B
     # image problems of valid rows stay in the manifest as status error, with the reason
     err = var[var["status"] == "error"]
     assert set(err["reason"].str.extract(r"(missing|unreadable|corrupt) image")[0]) == {
-        "missing", "unreadable", "corrupt"}  # fmt: skip
+        "missing",
+        "unreadable",
+        "corrupt",
+    }
     assert err["path"].isna().all() and err["sha256"].isna().all()
     assert (var[var["status"] == "ok"]["sha256"].str.len() == 64).all()
     # coverage: what is missing relative to the design

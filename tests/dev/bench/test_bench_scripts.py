@@ -86,9 +86,24 @@ def test_judge_bench(tmp_path: Path) -> None:
 @pytest.mark.slow  # benchmark-like (make test-all); the profile variant below stays in make test
 def test_judge_gpu_bench_runs_at_tiny_scale_on_cpu(tmp_path: Path) -> None:
     out = tmp_path / "judge_gpu.json"
-    argv = ["--model", "qwen3-vl-8b", "--device", "cpu", "--scale", "tiny", "--dtype", "float32",
-            "--images", "1", "--generate-scenarios", "1", "--size", "256",
-            "--out", str(out)]  # fmt: skip
+    argv = [
+        "--model",
+        "qwen3-vl-8b",
+        "--device",
+        "cpu",
+        "--scale",
+        "tiny",
+        "--dtype",
+        "float32",
+        "--images",
+        "1",
+        "--generate-scenarios",
+        "1",
+        "--size",
+        "256",
+        "--out",
+        str(out),
+    ]
     assert judge_gpu.main(argv) == 0
     got = json.loads(out.read_text())["models"]["qwen3-vl-8b"]
     assert got["image_tokens_per_image"] == [64]  # 256 px / 32 px per token, squared
@@ -105,9 +120,26 @@ def test_judge_gpu_bench_runs_at_tiny_scale_on_cpu(tmp_path: Path) -> None:
 
 def test_judge_gpu_bench_profile_writes_both_tables(tmp_path: Path) -> None:
     prof = tmp_path / "profile.txt"
-    argv = ["--model", "qwen3-vl-8b", "--device", "cpu", "--scale", "tiny", "--dtype", "float32",
-            "--images", "1", "--generate-scenarios", "1", "--size", "128",
-            "--out", str(tmp_path / "j.json"), "--profile", str(prof)]  # fmt: skip
+    argv = [
+        "--model",
+        "qwen3-vl-8b",
+        "--device",
+        "cpu",
+        "--scale",
+        "tiny",
+        "--dtype",
+        "float32",
+        "--images",
+        "1",
+        "--generate-scenarios",
+        "1",
+        "--size",
+        "128",
+        "--out",
+        str(tmp_path / "j.json"),
+        "--profile",
+        str(prof),
+    ]
     assert judge_gpu.main(argv) == 0
     text = prof.read_text()
     assert "# cProfile of one image" in text and "expand_all" in text

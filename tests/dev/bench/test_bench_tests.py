@@ -44,8 +44,12 @@ def test_under_load_runs_each_target_repeatedly_and_records_every_run(
 
     def fake_run_tier(target: str, durations: int) -> dict:
         calls.append(target)
-        return {"command": f"make {target}", "exit_status": 1 if len(calls) == 3 else 0,
-                "seconds": 1.0, "pytest_summary": "1 passed"}  # fmt: skip
+        return {
+            "command": f"make {target}",
+            "exit_status": 1 if len(calls) == 3 else 0,
+            "seconds": 1.0,
+            "pytest_summary": "1 passed",
+        }
 
     monkeypatch.setattr(bench_tests, "run_tier", fake_run_tier)
     monkeypatch.setattr(bench_tests, "machine_info", lambda: {"cpu": "test"})

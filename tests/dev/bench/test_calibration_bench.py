@@ -27,9 +27,22 @@ def test_calibration_bench_writes_every_table(tmp_path: Path) -> None:
 
     out = tmp_path / "calibration.json"
     before = logging.getLogger("stylisticbias").level
-    rc = calibration.main(["--replicates", "2", "--faces", "24", "--population", "60",
-                           "--fdr-replicates", "3", "--models", "simulated-weak",
-                           "--out", str(out)])  # fmt: skip
+    rc = calibration.main(
+        [
+            "--replicates",
+            "2",
+            "--faces",
+            "24",
+            "--population",
+            "60",
+            "--fdr-replicates",
+            "3",
+            "--models",
+            "simulated-weak",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     # the study quiets per-replicate warnings only while it runs (later tests read warnings)
     assert logging.getLogger("stylisticbias").level == before
@@ -77,8 +90,17 @@ def test_null_fdr_study_counts_replicates_with_any_discovery(monkeypatch) -> Non
     def chunk(args):
         rs, _, _ = args
         disc = {1: 3, 4: 1}
-        return [{"replicate": r, "table": t, "tests": 80, "discoveries": disc.get(r, 0),
-                 "raw_below_alpha": 4} for r in rs for t in calibration.TESTED]  # fmt: skip
+        return [
+            {
+                "replicate": r,
+                "table": t,
+                "tests": 80,
+                "discoveries": disc.get(r, 0),
+                "raw_below_alpha": 4,
+            }
+            for r in rs
+            for t in calibration.TESTED
+        ]
 
     monkeypatch.setattr(calibration, "_null_chunk", chunk)
     out = calibration.null_fdr_study(5, 24, ["simulated-weak"], 0.05)

@@ -33,7 +33,9 @@ def test_paired_dataset_is_one_variation_per_face() -> None:
 @pytest.mark.slow
 def test_one_replicate_runs(tmp_path: Path) -> None:
     out = tmp_path / "c.json"
-    assert bench.main(["--replicates", "1", "--faces", "36", "--population", "200",
-                       "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        bench.main(["--replicates", "1", "--faces", "36", "--population", "200", "--out", str(out)])
+        == 0
+    )
     sec = json.loads(out.read_text())["protocols"]["beauty-and-the-bias"]
     assert sec["halo"]["n_cells"] == 2 * 33 and 0 <= sec["halo"]["coverage"] <= 1

@@ -25,9 +25,11 @@ def run() -> tuple:
     ids = sample_identities(bench, 72, seed=5, sampler="uniform")
     faces = ids[["face_id", *DEMOGRAPHIC_AXES]].assign(image_id=ids["face_id"] + "--base")
     var = faces.assign(
-        image_id=faces["face_id"] + "--b", category=v.category, attribute=v.attribute,
+        image_id=faces["face_id"] + "--b",
+        category=v.category,
+        attribute=v.attribute,
         value=v.value,
-    )  # fmt: skip
+    )
     cfg = dict(params["models"]["simulated-halo-strong"])
     img = image_attrs(faces, var)
     attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)

@@ -35,11 +35,19 @@ def _scores(bench, model: str, halo: float, seed: int) -> pd.DataFrame:
         for base in (True, False):
             for s in bench.scenarios:
                 p = 0.45 + (halo if not base and "halo" in s.tags else 0.0)
-                rows.append({"model": model, "face_id": f"f{f:02d}", "is_base": base,
-                             "attribute": None if base else "Beauty filter",
-                             "value": None if base else "Beautified", **demo,
-                             "scenario_id": s.id, "phi": rng.binomial(12, p) / 12,
-                             "simulated": True})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "face_id": f"f{f:02d}",
+                        "is_base": base,
+                        "attribute": None if base else "Beauty filter",
+                        "value": None if base else "Beautified",
+                        **demo,
+                        "scenario_id": s.id,
+                        "phi": rng.binomial(12, p) / 12,
+                        "simulated": True,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

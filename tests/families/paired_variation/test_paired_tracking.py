@@ -93,8 +93,11 @@ def test_track_hook_logs_one_run_per_model_and_a_comparison(
         dst.mkdir()
         head = client.download_artifacts(run.info.run_id, "headline.json", str(dst))
         assert json.loads(Path(head).read_text()) == got
-        table = json.loads(Path(client.download_artifacts(run.info.run_id, ALL_METRICS_TABLE,
-                                                          str(dst))).read_text())  # fmt: skip
+        table = json.loads(
+            Path(
+                client.download_artifacts(run.info.run_id, ALL_METRICS_TABLE, str(dst))
+            ).read_text()
+        )
         flat = {r[0]: r[1] for r in table["data"]}
         bias = pd.read_csv(tmp_path / "reports/tables/paired_variation_bias.csv")
         row = bias[bias["model"] == m].iloc[0]

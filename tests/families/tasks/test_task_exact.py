@@ -45,8 +45,10 @@ def test_small_strata_equal_brute_force_enumeration() -> None:
     # every table with the strata's margins, its probability the product of hypergeometrics
     def tables_of(t: list[list[int]]) -> list[tuple[int, float]]:
         n_a, n_b, m = sum(t[0]), sum(t[1]), t[0][0] + t[1][0]
-        return [(k, stats.hypergeom.pmf(k, n_a + n_b, n_a, m))
-                for k in range(max(0, m - n_b), min(n_a, m) + 1)]  # fmt: skip
+        return [
+            (k, stats.hypergeom.pmf(k, n_a + n_b, n_a, m))
+            for k in range(max(0, m - n_b), min(n_a, m) + 1)
+        ]
 
     law: dict[int, float] = {}
     for combo in itertools.product(*(tables_of(t) for t in tabs)):

@@ -110,8 +110,10 @@ def test_vignette_report_has_the_heat_map(vignette_reports: Path, tmp_path: Path
     sel = tables["vignette_selection"]
     sel = sel[sel["model"] == "simulated-strong"]
     n = sel["identity"].nunique()
-    for rank, r in (("highest", sel.loc[sel["selection_frequency"].idxmax()]),
-                    ("lowest", sel.loc[sel["selection_frequency"].idxmin()])):  # fmt: skip
+    for rank, r in (
+        ("highest", sel.loc[sel["selection_frequency"].idxmax()]),
+        ("lowest", sel.loc[sel["selection_frequency"].idxmin()]),
+    ):
         (got,) = [x for x in lines if f"{rank} selection frequency of {n} identities" in x]
         assert f", {r['identity']}: {r['selection_frequency']:.3g}% [" in got, got
         assert got.endswith("] of the pairs it was shown in (50% = no preference)"), got
@@ -121,8 +123,16 @@ def test_vignette_report_has_the_heat_map(vignette_reports: Path, tmp_path: Path
 
 def _config(db: Path, experiment: str = "reflect-demo") -> Config:
     uri = f"tracking.tracking_uri=sqlite:///{db}"
-    return config_from_params(compose([f"experiment={experiment}", "tracking=mlflow", uri,
-                                       "tracking.experiment_name=task-test"]))  # fmt: skip
+    return config_from_params(
+        compose(
+            [
+                f"experiment={experiment}",
+                "tracking=mlflow",
+                uri,
+                "tracking.experiment_name=task-test",
+            ]
+        )
+    )
 
 
 def test_track_logs_one_run_per_model_and_a_comparison(
@@ -153,8 +163,12 @@ def test_track_logs_one_run_per_model_and_a_comparison(
         assert got["win_rate.max.ci_low"] <= got["win_rate.max"] <= got["win_rate.max.ci_high"]
         art = run_artifacts(db, ids[m])
         arts.append(art)
-        every = json.loads((db.parent / next(db.parent.glob(
-            f"mlruns/*/{ids[m]}/artifacts/tables/metrics_all.json"))).read_text())  # fmt: skip
+        every = json.loads(
+            (
+                db.parent
+                / next(db.parent.glob(f"mlruns/*/{ids[m]}/artifacts/tables/metrics_all.json"))
+            ).read_text()
+        )
         logged = dict(zip(*zip(*every["data"])))
         # the JSON table keeps 10 decimals: p-values of 1e-6 differ in their 6th digit
         assert logged == pytest.approx(task_metrics(tables, m), rel=1e-6, abs=1e-10)

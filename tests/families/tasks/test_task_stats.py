@@ -52,8 +52,9 @@ def test_consolidate_and_win_rates() -> None:
 
 
 def test_position_bias_against_binomtest() -> None:
-    ans = _pair_answers([("u", "x", "y", "first", "second")] * 30
-                        + [("u", "x", "y", "first", "first")] * 10)  # fmt: skip
+    ans = _pair_answers(
+        [("u", "x", "y", "first", "second")] * 30 + [("u", "x", "y", "first", "first")] * 10
+    )
     bias, p, n = ts.position_bias(ans)
     # slot 1 chosen: 40 (order 0, "first") + 30 (order 1, "second") of 80
     assert n == 80 and bias == pytest.approx(70 / 80 - 0.5)
@@ -61,8 +62,9 @@ def test_position_bias_against_binomtest() -> None:
 
 
 def test_option_distribution_jsd_and_mean_gap() -> None:
-    df = pd.DataFrame({"race": ["W"] * 4 + ["B"] * 4,
-                       "choice": ["a", "b", "b", "c", "a", "a", "invalid", "c"]})  # fmt: skip
+    df = pd.DataFrame(
+        {"race": ["W"] * 4 + ["B"] * 4, "choice": ["a", "b", "b", "c", "a", "a", "invalid", "c"]}
+    )
     dist = ts.option_distribution(df, "race", ["a", "b", "c"])
     assert dist.loc["W"].tolist() == pytest.approx([0.25, 0.5, 0.25])
     assert dist.loc["B"].tolist() == pytest.approx([2 / 3, 0, 1 / 3])
@@ -174,8 +176,9 @@ def test_unit_bootstrap_equals_resampling_the_rows() -> None:
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"unit": np.repeat(np.arange(40), 3), "y": rng.normal(size=120)})
     per = df.groupby("unit")["y"].agg(["sum", "count"]).to_numpy()
-    got = ts.unit_bootstrap_ci(per, lambda s: s[0] / s[1], 300, 7, method="percentile",
-                               expanded=False)  # fmt: skip
+    got = ts.unit_bootstrap_ci(
+        per, lambda s: s[0] / s[1], 300, 7, method="percentile", expanded=False
+    )
     # reference: the same multinomial draws applied by repeating rows
     w = np.random.default_rng(7).multinomial(40, np.full(40, 1 / 40), size=300)
     vals = [np.repeat(df["y"].to_numpy().reshape(40, 3), wi, axis=0).mean() for wi in w]
@@ -189,8 +192,15 @@ def _scipy_unit_ci(per: np.ndarray, level: float) -> tuple[float, float]:
         s = per[idx].sum(axis=-2)
         return s[..., 0] / s[..., 1]
 
-    res = stats.bootstrap((np.arange(len(per)),), stat, n_resamples=40_000, method="BCa",
-                          confidence_level=level, vectorized=True, random_state=0)  # fmt: skip
+    res = stats.bootstrap(
+        (np.arange(len(per)),),
+        stat,
+        n_resamples=40_000,
+        method="BCa",
+        confidence_level=level,
+        vectorized=True,
+        random_state=0,
+    )
     return res.confidence_interval.low, res.confidence_interval.high
 
 

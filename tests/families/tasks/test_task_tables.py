@@ -93,8 +93,14 @@ def test_a_bad_value_fails_in_one_line(reflect) -> None:
 def test_demo_cli_writes_every_table(tmp_path) -> None:
     assert main(["--protocol", "vignette", "--out", str(tmp_path)]) == 0
     written = {p.stem for p in tmp_path.glob("*.csv")}
-    assert written == {"vignette_selection", "vignette_log_odds", "vignette_pair_comp",
-                       "vignette_polarity", "position_bias", "vignette_text_vs_image"}  # fmt: skip
+    assert written == {
+        "vignette_selection",
+        "vignette_log_odds",
+        "vignette_pair_comp",
+        "vignette_polarity",
+        "position_bias",
+        "vignette_text_vs_image",
+    }
     back = pd.read_csv(tmp_path / "position_bias.csv")
     tt.validate_task_table("position_bias", back)
 
@@ -104,8 +110,12 @@ def test_demo_cli_writes_every_table(tmp_path) -> None:
 @pytest.mark.slow
 def test_calibration_runs_every_table_and_merges_into_the_bench_file(tmp_path) -> None:
     res = calibrate_reflect(2, n_photos=24, n_boot=100, null_replicates=3)
-    assert set(res["coverage"]) == {"reflect_win_rates", "position_bias", "reflect_mcq_gaps",
-                                    "reflect_salary_gaps"}  # fmt: skip
+    assert set(res["coverage"]) == {
+        "reflect_win_rates",
+        "position_bias",
+        "reflect_mcq_gaps",
+        "reflect_salary_gaps",
+    }
     for c in res["coverage"].values():
         assert 0 <= c["coverage"] <= 1 and c["ci95"][0] <= c["coverage"] <= c["ci95"][1]
         assert c["replicates"] == 2 and abs(c["bias"]) <= c["rmse"]
@@ -113,16 +123,35 @@ def test_calibration_runs_every_table_and_merges_into_the_bench_file(tmp_path) -
     assert all(f["replicates"] == 3 for f in res["null_fdr"].values())
     res = calibrate_vignette(2, n_inst=20, n_boot=100, null_replicates=2)
     assert set(res["coverage"]) == {"vignette_selection", "vignette_log_odds", "position_bias"}
-    assert set(res["null_fdr"]) == {"vignette_log_odds", "vignette_pair_comp",
-                                    "vignette_polarity", "vignette_text_vs_image",
-                                    "position_bias"}  # fmt: skip
+    assert set(res["null_fdr"]) == {
+        "vignette_log_odds",
+        "vignette_pair_comp",
+        "vignette_polarity",
+        "vignette_text_vs_image",
+        "position_bias",
+    }
     assert set(res["power"]) == set(res["null_fdr"])
     assert all(0 <= p["row_rejection_share"] <= 1 for p in res["power"].values())
     assert calibrate_vignette(2, n_inst=20, n_boot=100, null_replicates=2, jobs=2) == res
     out = tmp_path / "calibration.json"
     out.write_text(json.dumps({"plants": {"x": 1}, "protocols": {"beauty": {"y": 2}}}))
-    assert cal_main(["--protocol", "vignette", "--replicates", "2", "--null-replicates", "2",
-                     "--bootstrap", "50", "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        cal_main(
+            [
+                "--protocol",
+                "vignette",
+                "--replicates",
+                "2",
+                "--null-replicates",
+                "2",
+                "--bootstrap",
+                "50",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     doc = json.loads(out.read_text())
     assert doc["plants"] == {"x": 1} and doc["protocols"]["beauty"] == {"y": 2}
     assert len(doc["protocols"]["vignette"]["load_average"]["start"]) == 3

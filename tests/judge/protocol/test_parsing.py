@@ -257,14 +257,20 @@ def test_corpus_is_large_and_covers_every_answer_class() -> None:
 def test_corpus_no_wrong_letter_and_recall_at_least_98_percent() -> None:
     """Never the other letter; >= 98% of the answers the paper's rule counts are counted; and
     nothing labelled invalid (refusal, hedge, both letters, neither) is read as a letter."""
-    wrong = [r["text"] for r in CORPUS if r["label"] in "ab" and parse_response(r["text"])
-             not in (None, r["label"])]  # fmt: skip
+    wrong = [
+        r["text"]
+        for r in CORPUS
+        if r["label"] in "ab" and parse_response(r["text"]) not in (None, r["label"])
+    ]
     assert not wrong
     valid = [r for r in CORPUS if r["label"] in "ab"]
     missed = [r["text"] for r in valid if parse_response(r["text"]) is None]
     assert 1 - len(missed) / len(valid) >= 0.98, missed
-    false_valid = [r["text"] for r in CORPUS if r["label"] == "invalid"
-                   and parse_response(r["text"]) is not None]  # fmt: skip
+    false_valid = [
+        r["text"]
+        for r in CORPUS
+        if r["label"] == "invalid" and parse_response(r["text"]) is not None
+    ]
     assert not false_valid
 
 

@@ -48,16 +48,39 @@ def _rows(benchmark: Benchmark) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
     """Two images of one face (base + a variation), exact rows for two scenarios."""
     demo = {a: v[0] for a, v in benchmark.demographics.items()}
     faces = pd.DataFrame([{"image_id": "f0", "face_id": "f0", **demo}])
-    var = pd.DataFrame([{"image_id": "v0", "face_id": "f0", "category": "c", "attribute": "a",
-                         "value": "x", **demo}])  # fmt: skip
+    var = pd.DataFrame(
+        [
+            {
+                "image_id": "v0",
+                "face_id": "f0",
+                "category": "c",
+                "attribute": "a",
+                "value": "x",
+                **demo,
+            }
+        ]
+    )
     rows = []
     for img, p_pos in (("f0", 0.6), ("v0", 0.8)):
         for sc in benchmark.scenarios[:2]:
             for o in benchmark.orderings:
-                rows.append({"model": "m", "image_id": img, "face_id": "f0", "scenario_id": sc.id,
-                             "ordering": o.id, "seed": 0, "choice": None, "response": None,
-                             "p_pos": p_pos, "p_neg": 1 - p_pos, "p_invalid": 0.0,
-                             "p_undecided": 0.0, "simulated": True})  # fmt: skip
+                rows.append(
+                    {
+                        "model": "m",
+                        "image_id": img,
+                        "face_id": "f0",
+                        "scenario_id": sc.id,
+                        "ordering": o.id,
+                        "seed": 0,
+                        "choice": None,
+                        "response": None,
+                        "p_pos": p_pos,
+                        "p_neg": 1 - p_pos,
+                        "p_invalid": 0.0,
+                        "p_undecided": 0.0,
+                        "simulated": True,
+                    }
+                )
     return pd.DataFrame(rows), faces, var
 
 
@@ -78,8 +101,15 @@ def test_scores_stage_dispatches_on_the_protocols_task(
         out = score_cells(judgments, bench, source="auto", k=3, reader="paper")
         return out.assign(phi=0.5, phi_low=0.5, phi_high=0.5, phi_paper=0.5, phi_exact=0.5)
 
-    other = TaskType("constant", ("x",), ("paper",), prompts.prompt_specs, parsing.parse_response,
-                     parsing.decide_prefix, constant)  # fmt: skip
+    other = TaskType(
+        "constant",
+        ("x",),
+        ("paper",),
+        prompts.prompt_specs,
+        parsing.parse_response,
+        parsing.decide_prefix,
+        constant,
+    )
     monkeypatch.setitem(registry.TASK_TYPES, "constant", other)
     j, faces, var = _rows(benchmark)
     scores = compute_scores(j, faces, var, replace(benchmark, task="constant"))

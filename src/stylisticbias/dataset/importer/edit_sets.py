@@ -64,8 +64,11 @@ def _axis_columns(columns: Sequence[str], benchmark: Benchmark, where: Path) -> 
         if name is not None:
             cols[axis] = name
     missing = [k for k in KEYS if k not in columns]
-    missing += [" or ".join(n for n in (a, display.get(a)) if n)
-                for a in _needed(benchmark) if a not in cols]  # fmt: skip
+    missing += [
+        " or ".join(n for n in (a, display.get(a)) if n)
+        for a in _needed(benchmark)
+        if a not in cols
+    ]
     if missing:
         need = [*KEYS, *(display.get(a, a) for a in _needed(benchmark))]
         raise StylisticBiasError(
@@ -127,8 +130,9 @@ def read_edit_sets(source: Path, benchmark: Benchmark, pattern: str | None) -> l
             f"{source}: not a folder; layout counterfactual reads <source>/<source_id>/<edit>.* "
             f"with {' or '.join(MANIFESTS)} (or generator.pattern)"
         )
-    folders = {p.name: p for p in sorted(source.iterdir())
-               if p.is_dir() and not p.name.startswith(".")}  # fmt: skip
+    folders = {
+        p.name: p for p in sorted(source.iterdir()) if p.is_dir() and not p.name.startswith(".")
+    }
     images = {sid: _images(f) for sid, f in folders.items()}
     manifest = manifest_of(source)
     if pattern:
@@ -147,14 +151,18 @@ def read_edit_sets(source: Path, benchmark: Benchmark, pattern: str | None) -> l
 
 
 def _demographics(values: Mapping[str, str], benchmark: Benchmark) -> dict[str, str]:
-    return {a: str(values[a]).strip() if a in values else benchmark.demographics[a][0]
-            for a in DEMOGRAPHIC_AXES}  # fmt: skip
+    return {
+        a: str(values[a]).strip() if a in values else benchmark.demographics[a][0]
+        for a in DEMOGRAPHIC_AXES
+    }
 
 
 def _from_pattern(
-    images: Mapping[str, Mapping[str, Path]], rx: re.Pattern[str], benchmark: Benchmark,
+    images: Mapping[str, Mapping[str, Path]],
+    rx: re.Pattern[str],
+    benchmark: Benchmark,
     pattern: str,
-) -> list[Entry]:  # fmt: skip
+) -> list[Entry]:
     entries = []
     for sid, by_stem in images.items():
         for stem, img in by_stem.items():
@@ -167,13 +175,18 @@ def _from_pattern(
 
 
 def _from_manifest(
-    manifest: Path, images: Mapping[str, Mapping[str, Path]], folders: Mapping[str, Path],
+    manifest: Path,
+    images: Mapping[str, Mapping[str, Path]],
+    folders: Mapping[str, Path],
     benchmark: Benchmark,
-) -> list[Entry]:  # fmt: skip
+) -> list[Entry]:
     csv = manifest.suffix == ".csv"
     try:
-        df = (pd.read_csv(manifest, dtype=str, keep_default_na=False) if csv
-              else pd.read_parquet(manifest).astype(str))  # fmt: skip
+        df = (
+            pd.read_csv(manifest, dtype=str, keep_default_na=False)
+            if csv
+            else pd.read_parquet(manifest).astype(str)
+        )
     except Exception as exc:  # pandas/pyarrow raise many types
         raise StylisticBiasError(f"{manifest}: not a readable table ({exc})") from None
     cols = _axis_columns(list(df.columns), benchmark, manifest)
@@ -197,20 +210,33 @@ def _from_manifest(
     for sid, by_stem in images.items():
         for stem, img in by_stem.items():
             if (sid, stem) not in listed:
-                entries.append(_entry(str(img), img, sid, stem, {}, Problem(
-                    "no_manifest_row", f"{img}: no {manifest.name} row for source_id {sid!r}, "
-                    f"edit {stem!r} (its demographics)")))  # fmt: skip
+                entries.append(
+                    _entry(
+                        str(img),
+                        img,
+                        sid,
+                        stem,
+                        {},
+                        Problem(
+                            "no_manifest_row",
+                            f"{img}: no {manifest.name} row for source_id {sid!r}, "
+                            f"edit {stem!r} (its demographics)",
+                        ),
+                    )
+                )
     return entries
 
 
-def _entry(where: str, image: Path, sid: str, stem: str, demo: dict[str, str],
-           problem: Problem | None) -> Entry:  # fmt: skip
+def _entry(
+    where: str, image: Path, sid: str, stem: str, demo: dict[str, str], problem: Problem | None
+) -> Entry:
     face_id = _check_id(f"{sid}-{re.sub(r'[^A-Za-z0-9._-]+', '-', stem)}", where)
     return Entry(where, image, face_id, None, None, demo, "", problem, group=sid, edit=stem)
 
 
-def set_problems(rows: Sequence[tuple[Entry, dict[str, str], bool]], axes: Sequence[str]
-                 ) -> dict[int, Problem]:  # fmt: skip
+def set_problems(
+    rows: Sequence[tuple[Entry, dict[str, str], bool]], axes: Sequence[str]
+) -> dict[int, Problem]:
     """Problems of whole sets, by row index: two problem-free edits of one cell in one source,
     and a source with one problem-free edit only. ``rows``: (entry, mapped demographics,
     problem-free)."""
@@ -232,6 +258,8 @@ def set_problems(rows: Sequence[tuple[Entry, dict[str, str], bool]], axes: Seque
         if len(idx) == 1:
             e = rows[idx[0]][0]
             out[idx[0]] = Problem(
-                "one_edit", f"{e.where}: source photo {sid} has one edit ({e.image.name}); a "
-                "counterfactual set needs two or more edits of one photo")  # fmt: skip
+                "one_edit",
+                f"{e.where}: source photo {sid} has one edit ({e.image.name}); a "
+                "counterfactual set needs two or more edits of one photo",
+            )
     return out

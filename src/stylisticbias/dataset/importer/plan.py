@@ -81,8 +81,9 @@ def plan_import(
     vocab.raise_unmapped()
     faces = _flag_duplicates(faces, lambda p: p.face_id, "duplicate face")
     if settings.layout == "counterfactual":
-        sets = set_problems([(p.entry, p.demographics, p.problem is None) for p in faces],
-                            benchmark.counterfactual)  # fmt: skip
+        sets = set_problems(
+            [(p.entry, p.demographics, p.problem is None) for p in faces], benchmark.counterfactual
+        )
         faces = [p.failed(sets[i]) if i in sets else p for i, p in enumerate(faces)]
     ok_faces = {p.face_id: p for p in faces if p.problem is None}
     all_faces = {p.face_id: p for p in faces}

@@ -333,11 +333,21 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def write_edit_sets(imported: Sequence[Planned], out: Path) -> None:
     """``counterfactuals.parquet`` of imported edits: each edit's source photo (no masks)."""
-    rows = [{"image_id": f"{p.face_id}-base", "face_id": p.face_id, "source_id": p.entry.group,
-             "edit": p.entry.edit, "mask_pixels": None, "changed_inside": None,
-             "changed_outside": None} for p in imported]  # fmt: skip
-    schemas.write_table(pd.DataFrame(rows, columns=list(COUNTERFACTUALS.columns)),
-                        out / SETS_FILE, COUNTERFACTUALS)  # fmt: skip
+    rows = [
+        {
+            "image_id": f"{p.face_id}-base",
+            "face_id": p.face_id,
+            "source_id": p.entry.group,
+            "edit": p.entry.edit,
+            "mask_pixels": None,
+            "changed_inside": None,
+            "changed_outside": None,
+        }
+        for p in imported
+    ]
+    schemas.write_table(
+        pd.DataFrame(rows, columns=list(COUNTERFACTUALS.columns)), out / SETS_FILE, COUNTERFACTUALS
+    )
 
 
 # --------------------------------------------------------------------------- faces stage

@@ -45,9 +45,17 @@ def task_scores(records: pd.DataFrame) -> pd.DataFrame:
         for o in outcomes:
             mass = sum(d.get(o, 0.0) for d in dists) if dists else float("nan")
             sel = g["outcome"] == o
-            rows.append({"task_id": int(tid), "group": str(group), "outcome": o,
-                         "count": int(sel.sum()), "mass": float(mass), "n": len(g),
-                         "mean_value": float(g.loc[sel, "value"].mean())})  # fmt: skip
+            rows.append(
+                {
+                    "task_id": int(tid),
+                    "group": str(group),
+                    "outcome": o,
+                    "count": int(sel.sum()),
+                    "mass": float(mass),
+                    "n": len(g),
+                    "mean_value": float(g.loc[sel, "value"].mean()),
+                }
+            )
     return pd.DataFrame(rows)
 
 

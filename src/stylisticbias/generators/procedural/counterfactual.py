@@ -40,9 +40,23 @@ from stylisticbias.generators.procedural.scene import LAYERS, FaceScene
 EDITABLE_AXES = ("ethnicity", "gender")
 #: geometry fields an edit takes from the target cell (everything else stays the source's)
 FACE_FIELDS = (
-    "male", "skin", "brow_rgb", "iris", "lip", "eye_dx", "eye_w", "eye_h", "brow_w",
-    "brow_thick", "brow_arch", "nose_w", "mouth_w", "lip_up", "lip_lo", "shadow",
-)  # fmt: skip
+    "male",
+    "skin",
+    "brow_rgb",
+    "iris",
+    "lip",
+    "eye_dx",
+    "eye_w",
+    "eye_h",
+    "brow_w",
+    "brow_thick",
+    "brow_arch",
+    "nose_w",
+    "mouth_w",
+    "lip_up",
+    "lip_lo",
+    "shadow",
+)
 #: the layers an edit redraws (the face; ``body`` for the skin of the neck)
 FACE_LAYERS = ("body", "head", "skin_marks", "features", "makeup", "lips", "facial_hair")
 #: the stream of the identity seed the target traits are drawn from

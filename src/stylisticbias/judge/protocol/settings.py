@@ -58,8 +58,9 @@ class JudgeSettings:
         the protocol's (``ordering_ids``, ``Benchmark.ordering_ids``; ``all`` = every one)."""
         spec = judge_spec(judge_cfg)
         orderings = select_ids("orderings", spec.orderings, ordering_ids)
-        return cls(spec.images, tuple(orderings), tuple(spec.seeds), spec.temperature,
-                   spec.max_new_tokens)  # fmt: skip
+        return cls(
+            spec.images, tuple(orderings), tuple(spec.seeds), spec.temperature, spec.max_new_tokens
+        )
 
 
 def check_scenarios(scenarios: Any, benchmark: Benchmark) -> None:

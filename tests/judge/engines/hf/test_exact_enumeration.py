@@ -80,10 +80,15 @@ def _engine(arch: str, benchmark, temperature: float = 0.2) -> HFJudgeEngine:
         eng = HFJudgeEngine(
             {"name": f"tiny-{arch}", "hub_id": str(path), "dtype": "float32"},
             {"name": "hf", "decoding": "exact", "device": "cpu", **ENGINE},
-            {"orderings": [1, 2, 3, 4], "seeds": [1, 2, 3], "scenarios": [1, 23],
-             **PRODUCTION, "temperature": temperature},
+            {
+                "orderings": [1, 2, 3, 4],
+                "seeds": [1, 2, 3],
+                "scenarios": [1, 23],
+                **PRODUCTION,
+                "temperature": temperature,
+            },
             benchmark,
-        )  # fmt: skip
+        )
         if key[1] != 0.2 and (arch, 0.2) in _ENGINES:  # share the loaded weights
             base = _ENGINES[(arch, 0.2)]
             eng.model, eng.processor, eng._rendered = base.model, base.processor, base._rendered

@@ -31,8 +31,12 @@ def test_defaults(benchmark) -> None:
     assert hf["suffix_batch_size"] == hf["branch_batch_size"] == "auto"
     assert eng._auto_sizes == {"suffix_batch_size", "branch_batch_size"}
     assert len(eng.specs) == 25 * 4
-    other = HFJudgeEngine(MODEL, {**ENGINE, "suffix_batch_size": 7, "branch_batch_size": 9},
-                          {**JUDGE, "temperature": 1.0}, benchmark)  # fmt: skip
+    other = HFJudgeEngine(
+        MODEL,
+        {**ENGINE, "suffix_batch_size": 7, "branch_batch_size": 9},
+        {**JUDGE, "temperature": 1.0},
+        benchmark,
+    )
     assert other.suffix_batch_size == 7 and other.decoding_params.branch_batch_size == 9
     assert other.decoding_params.temperature == 1.0 and not other._auto_sizes
 

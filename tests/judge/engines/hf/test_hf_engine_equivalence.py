@@ -196,12 +196,18 @@ def test_batch_composition_does_not_change_distributions(arch, benchmark) -> Non
     assert len(group) >= 2
     tok = eng.processor.tokenizer
     stats = ExpandStats()
-    batch = expand(eng.model, tok, cache, prompts.prefix_ids,
-                   [prompts.suffixes[k] for k in group], params, stats=stats)  # fmt: skip
+    batch = expand(
+        eng.model,
+        tok,
+        cache,
+        prompts.prefix_ids,
+        [prompts.suffixes[k] for k in group],
+        params,
+        stats=stats,
+    )
     assert stats.capped_mass > 0  # the cap binds in this batch
     for j, k in list(enumerate(group))[:2]:
-        alone = expand(eng.model, tok, cache, prompts.prefix_ids, [prompts.suffixes[k]],
-                       params)[0]  # fmt: skip
+        alone = expand(eng.model, tok, cache, prompts.prefix_ids, [prompts.suffixes[k]], params)[0]
         for v in ("a", "b", "invalid"):
             assert alone.mass[v] == pytest.approx(batch[j].mass[v], abs=1e-6)
         assert alone.undecided == pytest.approx(batch[j].undecided, abs=1e-6)

@@ -55,12 +55,23 @@ def _engine(arch: str, benchmark) -> HFJudgeEngine:
         path = tiny.ensure_built(arch, TINY_DIR / arch)
         eng = HFJudgeEngine(
             {"name": f"tiny-{arch}", "hub_id": str(path), "dtype": "float32"},
-            {"name": "hf", "decoding": "exact", "prune_threshold": 1e-6, "device": "cpu",
-             "suffix_batch_size": 100, "branch_batch_size": 256},
-            {"orderings": [1, 2, 3, 4], "seeds": [1], "temperature": 1.0,
-             "max_new_tokens": 16, "scenarios": [1, 5, 21, 23]},
+            {
+                "name": "hf",
+                "decoding": "exact",
+                "prune_threshold": 1e-6,
+                "device": "cpu",
+                "suffix_batch_size": 100,
+                "branch_batch_size": 256,
+            },
+            {
+                "orderings": [1, 2, 3, 4],
+                "seeds": [1],
+                "temperature": 1.0,
+                "max_new_tokens": 16,
+                "scenarios": [1, 5, 21, 23],
+            },
             benchmark,
-        )  # fmt: skip
+        )
         eng.setup("cpu")
         _ENGINES[arch] = eng
     return _ENGINES[arch]
@@ -69,8 +80,7 @@ def _engine(arch: str, benchmark) -> HFJudgeEngine:
 def _prompts(eng: HFJudgeEngine):
     rs = np.random.RandomState(1)
     img = Image.fromarray((rs.rand(56, 72, 3) * 255).astype("uint8"))
-    return split_prompts(eng.model, eng.processor, img, [s.text for s in eng.specs],
-                         eng._rendered)  # fmt: skip
+    return split_prompts(eng.model, eng.processor, img, [s.text for s in eng.specs], eng._rendered)
 
 
 def _caches(eng: HFJudgeEngine, cache, prompts):
@@ -143,12 +153,17 @@ def test_padded_batch_equals_length_groups_and_batch_composition(arch, benchmark
         assert [p for p, _r, _q in s_grp.calls].count("suffix") == n_len
         # composition: the longest suffix alone, and with the shortest ones (padded) around it
         k_long = max(range(len(prompts.suffixes)), key=lambda k: len(prompts.suffixes[k]))
-        alone = expand(eng.model, tok, c, prompts.prefix_ids, [prompts.suffixes[k_long]],
-                       params)[0]  # fmt: skip
+        alone = expand(eng.model, tok, c, prompts.prefix_ids, [prompts.suffixes[k_long]], params)[0]
         _assert_same(alone, padded[k_long])
         k_short = min(range(len(prompts.suffixes)), key=lambda k: len(prompts.suffixes[k]))
-        pair = expand(eng.model, tok, c, prompts.prefix_ids,
-                      [prompts.suffixes[k_short], prompts.suffixes[k_long]], params)  # fmt: skip
+        pair = expand(
+            eng.model,
+            tok,
+            c,
+            prompts.prefix_ids,
+            [prompts.suffixes[k_short], prompts.suffixes[k_long]],
+            params,
+        )
         _assert_same(pair[0], padded[k_short])
         _assert_same(pair[1], alone)
 
@@ -161,9 +176,12 @@ def test_engine_rows_do_not_depend_on_padding_or_batch_sizes(benchmark) -> None:
     rs = np.random.RandomState(2)
     img = Image.fromarray((rs.rand(64, 64, 3) * 255).astype("uint8"))
     ref, _ = eng.distributions(img)
-    other = HFJudgeEngine(eng.model_cfg, {**eng.engine_cfg, "suffix_padding": False,
-                                          "suffix_batch_size": 3, "branch_batch_size": 2},
-                          eng.judge_cfg, eng.benchmark)  # fmt: skip
+    other = HFJudgeEngine(
+        eng.model_cfg,
+        {**eng.engine_cfg, "suffix_padding": False, "suffix_batch_size": 3, "branch_batch_size": 2},
+        eng.judge_cfg,
+        eng.benchmark,
+    )
     other.model, other.processor, other._rendered = eng.model, eng.processor, eng._rendered
     got, _ = other.distributions(img)
     for a, b in zip(ref, got):
@@ -206,8 +224,11 @@ def test_auto_batch_sizes_read_a_heterogeneous_config_per_layer(benchmark) -> No
     assert len({lc.head_dim for lc in layers}) > 1  # the case this test is about
     elem = next(model.parameters()).element_size()
     kv = sum(2 * lc.num_key_value_heads * lc.head_dim * elem for lc in layers)
-    act = max((4 * lc.hidden_size + 3 * lc.intermediate_size
-               + 2 * lc.num_attention_heads * lc.head_dim) * elem for lc in layers)  # fmt: skip
+    act = max(
+        (4 * lc.hidden_size + 3 * lc.intermediate_size + 2 * lc.num_attention_heads * lc.head_dim)
+        * elem
+        for lc in layers
+    )
     suffix, branch = row_bytes(model, 30, 16)
     assert suffix == 30 * (act + kv) + tc.vocab_size * 4
     assert branch == 16 * tc.vocab_size + (30 + 16) * kv + act

@@ -41,8 +41,9 @@ def _split(eng: HFJudgeEngine, img):
 
 
 def _twin(eng: HFJudgeEngine, sharing: str) -> HFJudgeEngine:
-    other = HFJudgeEngine(eng.model_cfg, {**eng.engine_cfg, "prefix_sharing": sharing},
-                          eng.judge_cfg, eng.benchmark)  # fmt: skip
+    other = HFJudgeEngine(
+        eng.model_cfg, {**eng.engine_cfg, "prefix_sharing": sharing}, eng.judge_cfg, eng.benchmark
+    )
     other.model, other.processor, other._rendered = eng.model, eng.processor, eng._rendered
     return other
 

@@ -51,12 +51,22 @@ def _engine(arch: str, temperature: float = 0.2) -> HFJudgeEngine:
     path = tiny.ensure_built(arch, TINY_DIR / arch)
     eng = HFJudgeEngine(
         {"name": f"tiny-{arch}", "hub_id": str(path), "dtype": "float32"},
-        {"name": "hf", "decoding": "exact", "device": "cpu", "prune_threshold": 1e-6,
-         "max_branches_per_suffix": 64},
-        {"orderings": [1], "seeds": [1], "scenarios": [7], "temperature": temperature,
-         "max_new_tokens": 6},
+        {
+            "name": "hf",
+            "decoding": "exact",
+            "device": "cpu",
+            "prune_threshold": 1e-6,
+            "max_branches_per_suffix": 64,
+        },
+        {
+            "orderings": [1],
+            "seeds": [1],
+            "scenarios": [7],
+            "temperature": temperature,
+            "max_new_tokens": 6,
+        },
         load_benchmark(TASKS),
-    )  # fmt: skip
+    )
     eng.setup("cpu")
     return eng
 
@@ -66,10 +76,14 @@ def _processors(model, temperature: float, prompt_ids: torch.Tensor, max_new: in
     cfg, _ = model._prepare_generation_config(None, **kwargs)
     model._prepare_special_tokens(cfg, True, device=model.device, batch_size=1)
     procs = model._get_logits_processor(
-        generation_config=cfg, input_ids_seq_length=prompt_ids.shape[-1],
-        encoder_input_ids=prompt_ids, prefix_allowed_tokens_fn=None, logits_processor=None,
-        device=prompt_ids.device, model_kwargs={},
-    )  # fmt: skip
+        generation_config=cfg,
+        input_ids_seq_length=prompt_ids.shape[-1],
+        encoder_input_ids=prompt_ids,
+        prefix_allowed_tokens_fn=None,
+        logits_processor=None,
+        device=prompt_ids.device,
+        model_kwargs={},
+    )
     eos = cfg._eos_token_tensor
     return procs, set() if eos is None else {int(x) for x in eos.reshape(-1).tolist()}
 

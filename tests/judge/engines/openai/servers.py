@@ -46,26 +46,42 @@ def wait_healthy(url: str, proc: subprocess.Popen[Any], timeout: float = 240.0) 
     raise TimeoutError(f"{url} not healthy after {timeout:.0f}s")
 
 
-def start_loopback(port: int, *, faults: dict[str, Any] | None = None, log: Path | None = None,
-                   api_key_env: str | None = None, out: Path | None = None,
-                   with_model: bool = True) -> subprocess.Popen[Any]:  # fmt: skip
+def start_loopback(
+    port: int,
+    *,
+    faults: dict[str, Any] | None = None,
+    log: Path | None = None,
+    api_key_env: str | None = None,
+    out: Path | None = None,
+    with_model: bool = True,
+) -> subprocess.Popen[Any]:
     """The vLLM-shaped loopback server on ``port`` (waits until healthy).
 
     ``with_model=False``: no checkpoint is loaded; only planted answers (``faults["planted"]``)
     are given.
     """
     model = ["--model", str(tiny_llava())] if with_model else []
-    cmd = [sys.executable, "-m", "stylisticbias_dev.openai_loopback", *model,
-           "--port", str(port), "--served-model", "tiny-llava-next",
-           "--faults", json.dumps(faults or {})]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "stylisticbias_dev.openai_loopback",
+        *model,
+        "--port",
+        str(port),
+        "--served-model",
+        "tiny-llava-next",
+        "--faults",
+        json.dumps(faults or {}),
+    ]
     if log is not None:
         cmd += ["--log", str(log)]
     if api_key_env is not None:
         cmd += ["--api-key-env", api_key_env]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": "1"}
     stdout = open(out, "ab") if out else subprocess.DEVNULL  # noqa: SIM115
-    proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True
+    )
     wait_healthy(f"http://127.0.0.1:{port}/health", proc)
     return proc
 
@@ -82,11 +98,25 @@ def set_faults(url: str, faults: dict[str, Any], api_key: str | None = None) -> 
 def start_transformers_serve(port: int) -> subprocess.Popen[Any]:
     """``transformers serve`` of the tiny checkpoint on ``port`` (waits until healthy)."""
     exe = Path(sys.executable).with_name("transformers")
-    cmd = [str(exe), "serve", str(tiny_llava()), "--host", "127.0.0.1", "--port", str(port),
-           "--device", "cpu", "--dtype", "float32", "--log-level", "warning"]  # fmt: skip
+    cmd = [
+        str(exe),
+        "serve",
+        str(tiny_llava()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--log-level",
+        "warning",
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     wait_healthy(f"http://127.0.0.1:{port}/health", proc)
     return proc
 

@@ -52,8 +52,9 @@ def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     params = make_tables(tmp_path_factory.mktemp("tables"), 1, values_per_face=2)
-    params["judge"].update(scenarios=[1, 23], orderings=[1, 2, 3, 4], seeds=[1, 2, 3],
-                           temperature=0.2)  # fmt: skip
+    params["judge"].update(
+        scenarios=[1, 23], orderings=[1, 2, 3, 4], seeds=[1, 2, 3], temperature=0.2
+    )
     return params
 
 
@@ -64,18 +65,36 @@ def server() -> Any:
         yield s
 
 
-def params_for(tables: dict[str, Any], url: str, cache: Path, *, batch: Any = True,
-               prices: dict[str, Any] | None = None, **engine: Any) -> dict[str, Any]:  # fmt: skip
+def params_for(
+    tables: dict[str, Any],
+    url: str,
+    cache: Path,
+    *,
+    batch: Any = True,
+    prices: dict[str, Any] | None = None,
+    **engine: Any,
+) -> dict[str, Any]:
     p = json.loads(json.dumps(tables))
     base = load_group_option("engine", "openai")
     transport = {**base["transport"], "max_retries": 0}
-    eng = {**base, "cache": str(cache), "progress": False, "exact_paths": 0, **engine,
-           "transport": transport}  # fmt: skip
+    eng = {
+        **base,
+        "cache": str(cache),
+        "progress": False,
+        "exact_paths": 0,
+        **engine,
+        "transport": transport,
+    }
     model = load_group_option("model", MODEL)
     caps = {**model["endpoint"]["capabilities"], "batch_chat": False}
     batch_cfg = {"enabled": True, "poll_interval_s": 30.0} if batch is True else batch
-    model["endpoint"] = {**model["endpoint"], "base_url": url, "api_key_env": None,
-                         "capabilities": caps, "batch": batch_cfg}  # fmt: skip
+    model["endpoint"] = {
+        **model["endpoint"],
+        "base_url": url,
+        "api_key_env": None,
+        "capabilities": caps,
+        "batch": batch_cfg,
+    }
     if prices is not None:
         model["prices"] = prices
     if engine.get("decoding") in ("exact", "sampled"):  # a shallow tree: fewer rounds
@@ -115,9 +134,12 @@ def online_reference(tables: dict[str, Any], server: BatchLoopback, tmp_path: Pa
 
 
 def test_generate_through_batch_is_byte_identical_to_online(
-    tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path,
+    tables: dict[str, Any],
+    server: BatchLoopback,
+    online_reference: Any,
+    tmp_path: Path,
     no_sleep: list[float],
-) -> None:  # fmt: skip
+) -> None:
     want = online_reference("generate")
     p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding="generate")
     out = judge(p, tmp_path / "b")
@@ -145,9 +167,12 @@ def test_generate_through_batch_is_byte_identical_to_online(
     ["exact", pytest.param("sampled", marks=pytest.mark.slow)],  # slow: ~6 CPU-s
 )
 def test_exact_asks_one_job_per_round_and_matches_online(
-    tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path,
+    tables: dict[str, Any],
+    server: BatchLoopback,
+    online_reference: Any,
+    tmp_path: Path,
     decoding: str,
-) -> None:  # fmt: skip
+) -> None:
     want = online_reference(decoding)
     p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding=decoding)
     out = judge(p, tmp_path / "b")
@@ -163,8 +188,13 @@ def test_limits_split_a_round_into_several_jobs(
     tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path
 ) -> None:
     want = online_reference("generate")
-    p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding="generate",
-                   batch={"max_lines": 10, "poll_interval_s": 0})  # fmt: skip
+    p = params_for(
+        tables,
+        server.url,
+        tmp_path / "cache.sqlite",
+        decoding="generate",
+        batch={"max_lines": 10, "poll_interval_s": 0},
+    )
     out = judge(p, tmp_path / "b")
     assert (out / "judgments.parquet").read_bytes() == want
     jobs = ledger(out)
@@ -174,9 +204,12 @@ def test_limits_split_a_round_into_several_jobs(
 
 
 def test_killed_while_in_progress_resumes_polling_the_same_job(
-    tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path,
+    tables: dict[str, Any],
+    server: BatchLoopback,
+    online_reference: Any,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     want = online_reference("generate")
     p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding="generate")
     server.hold = True
@@ -202,9 +235,12 @@ def test_killed_while_in_progress_resumes_polling_the_same_job(
 
 @pytest.mark.slow  # two stage runs (~4 CPU-s); the ledger's resume: the in-process kill above
 def test_job_recorded_by_file_only_is_found_not_submitted_again(
-    tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path,
+    tables: dict[str, Any],
+    server: BatchLoopback,
+    online_reference: Any,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     """Killed after the provider created the job, before its id reached the ledger."""
     want = online_reference("generate")
     p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding="generate")
@@ -230,12 +266,20 @@ def test_job_recorded_by_file_only_is_found_not_submitted_again(
     ["batch", pytest.param("online", marks=pytest.mark.slow)],  # slow: ~2 CPU-s
 )
 def test_expired_job_with_half_done_asks_the_rest_once(
-    tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path,
+    tables: dict[str, Any],
+    server: BatchLoopback,
+    online_reference: Any,
+    tmp_path: Path,
     retry: str,
-) -> None:  # fmt: skip
+) -> None:
     want = online_reference("generate")
-    p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding="generate",
-                   batch={"retry": retry, "poll_interval_s": 0})  # fmt: skip
+    p = params_for(
+        tables,
+        server.url,
+        tmp_path / "cache.sqlite",
+        decoding="generate",
+        batch={"retry": retry, "poll_interval_s": 0},
+    )
     n = 48  # 2 images x 2 scenarios x 4 orderings x 3 seeds
     server.expire = {1: n // 2}
     out = judge(p, tmp_path / "b")
@@ -259,8 +303,13 @@ def test_failed_job_is_submitted_again_then_online(
     tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path
 ) -> None:
     want = online_reference("generate")
-    p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding="generate",
-                   batch={"max_resubmits": 1, "poll_interval_s": 0})  # fmt: skip
+    p = params_for(
+        tables,
+        server.url,
+        tmp_path / "cache.sqlite",
+        decoding="generate",
+        batch={"max_resubmits": 1, "poll_interval_s": 0},
+    )
     server.fail = {1, 2}
     out = judge(p, tmp_path / "b")
     assert (out / "judgments.parquet").read_bytes() == want
@@ -269,25 +318,28 @@ def test_failed_job_is_submitted_again_then_online(
 
 
 def test_dry_run_prices_online_and_batch_side_by_side(
-    tables: dict[str, Any], server: BatchLoopback, tmp_path: Path,
+    tables: dict[str, Any],
+    server: BatchLoopback,
+    tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.judge.engines.factory import make_engine
     from stylisticbias.judge.items import judge_items
 
     prices = {"input_per_million": 2.5, "output_per_million": 10.0, "batch_discount": 0.5}
-    p = params_for(tables, server.url, tmp_path / "c.sqlite", decoding="generate",
-                   prices=prices)  # fmt: skip
+    p = params_for(tables, server.url, tmp_path / "c.sqlite", decoding="generate", prices=prices)
     cfg = config_from_params(p)
-    eng = make_engine(p["models"][MODEL], {**p["judge"], "orderings": [1, 2, 3, 4]},
-                      benchmark_from_params(p))  # fmt: skip
+    eng = make_engine(
+        p["models"][MODEL], {**p["judge"], "orderings": [1, 2, 3, 4]}, benchmark_from_params(p)
+    )
     est = eng.estimate(judge_items(cfg))
     assert est.cost_usd > 0 and est.batch_cost_usd == pytest.approx(est.cost_usd / 2)
     assert est.batch and "through batch jobs" in est.summary()
     p["models"][MODEL]["prices"] = {"input_per_million": 2.5}
-    eng = make_engine(p["models"][MODEL], {**p["judge"], "orderings": [1, 2, 3, 4]},
-                      benchmark_from_params(p))  # fmt: skip
+    eng = make_engine(
+        p["models"][MODEL], {**p["judge"], "orderings": [1, 2, 3, 4]}, benchmark_from_params(p)
+    )
     est = eng.estimate(judge_items(cfg))
     assert est.batch_cost_usd is None and "batch price not set" in est.summary()
     assert not server.batches and not server.online  # nothing sent
@@ -298,12 +350,14 @@ def test_dry_run_prices_online_and_batch_side_by_side(
     ["generate", pytest.param("exact", marks=pytest.mark.slow)],  # slow: ~3 CPU-s
 )
 def test_export_run_batch_import_then_stage_sends_nothing(
-    tables: dict[str, Any], server: BatchLoopback, online_reference: Any, tmp_path: Path,
+    tables: dict[str, Any],
+    server: BatchLoopback,
+    online_reference: Any,
+    tmp_path: Path,
     decoding: str,
-) -> None:  # fmt: skip
+) -> None:
     want = online_reference(decoding)
-    p = params_for(tables, server.url, tmp_path / "cache.sqlite", batch=False,
-                   decoding=decoding)  # fmt: skip
+    p = params_for(tables, server.url, tmp_path / "cache.sqlite", batch=False, decoding=decoding)
     params_file = tmp_path / "params.json"
     params_file.write_text(json.dumps(p))
     rounds = 0
@@ -329,13 +383,14 @@ def test_export_run_batch_import_then_stage_sends_nothing(
 def test_export_splits_within_limits(
     tables: dict[str, Any], server: BatchLoopback, tmp_path: Path
 ) -> None:
-    p = params_for(tables, server.url, tmp_path / "cache.sqlite", batch=False,
-                   decoding="generate")  # fmt: skip
+    p = params_for(tables, server.url, tmp_path / "cache.sqlite", batch=False, decoding="generate")
     params_file = tmp_path / "params.json"
     params_file.write_text(json.dumps(p))
     f = tmp_path / "requests.jsonl"
-    assert batch_cli.main(["export", MODEL, str(f), "--params", str(params_file),
-                           "--max-lines", "20"]) == 0  # fmt: skip
+    assert (
+        batch_cli.main(["export", MODEL, str(f), "--params", str(params_file), "--max-lines", "20"])
+        == 0
+    )
     parts = sorted(tmp_path.glob("requests.part*.jsonl"))
     assert [len(x.read_text().splitlines()) for x in parts] == [20, 20, 8]
 
@@ -365,8 +420,11 @@ def test_batch_true_is_openai_limits_and_prices_checked() -> None:
     model["prices"] = {"input_per_million": 1.0, "batch_discount": 1.5}
     with pytest.raises(StylisticBiasError, match=r"prices.batch_discount 1.5; valid"):
         endpoint_spec(model)
-    model["prices"] = {"input_per_million": 1.0, "output_per_million": 4.0,
-                       "batch_input_per_million": 0.4}  # fmt: skip
+    model["prices"] = {
+        "input_per_million": 1.0,
+        "output_per_million": 4.0,
+        "batch_input_per_million": 0.4,
+    }
     prices = endpoint_spec(model).prices
     assert prices.batch_cost(1e6, 1e6) == pytest.approx(4.4)
 
@@ -392,15 +450,21 @@ def test_sigkill_while_in_progress_then_rerun_polls_the_same_job(
     import time
 
     want = online_reference("generate")
-    p = params_for(tables, server.url, tmp_path / "cache.sqlite", decoding="generate",
-                   batch={"poll_interval_s": 0.05})  # fmt: skip
+    p = params_for(
+        tables,
+        server.url,
+        tmp_path / "cache.sqlite",
+        decoding="generate",
+        batch={"poll_interval_s": 0.05},
+    )
     (tmp_path / "params.json").write_text(json.dumps(p))
     out = tmp_path / "b" / MODEL
     server.hold = True
     root = Path(__file__).resolve().parents[4]
     env = {**os.environ, "PYTHONPATH": str(root / "src"), "OMP_NUM_THREADS": "1"}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path / "params.json"),
-                              MODEL, str(out)], env=env)  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(tmp_path / "params.json"), MODEL, str(out)], env=env
+    )
     try:
         deadline = time.monotonic() + 300  # a safety net only: the child polls in ~10 s
         while not (server.batches and max(server.polls.values(), default=0) >= 3):

@@ -11,10 +11,13 @@ from stylisticbias.judge.engines.openai.spec import endpoint_spec
 
 MODEL = {
     "name": "m",
-    "endpoint": {"base_url": "http://h:1/v1", "served_model": "s", "backend": "vllm",
-                 "capabilities": {"logprobs": True,
-                                  "assistant_prefill": "continue_final_message"}},
-}  # fmt: skip
+    "endpoint": {
+        "base_url": "http://h:1/v1",
+        "served_model": "s",
+        "backend": "vllm",
+        "capabilities": {"logprobs": True, "assistant_prefill": "continue_final_message"},
+    },
+}
 
 
 def _builder(model: dict | None = None, temperature: float = 0.2) -> RequestBuilder:
@@ -47,10 +50,24 @@ def test_durable_across_connections_and_prunable(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     c = ResponseCache(path)
     for i in range(3):
-        c.put(f"k{i}", {"content": f"({i})"}, endpoint="http://h:1/v1", served_model="s",
-              image_sha256="x", kind="generate", prompt_tokens=10, completion_tokens=2)  # fmt: skip
-    c.put("o", {"content": "x"}, endpoint="http://h:2/v1", served_model="t",
-          image_sha256="x", kind="generate")  # fmt: skip
+        c.put(
+            f"k{i}",
+            {"content": f"({i})"},
+            endpoint="http://h:1/v1",
+            served_model="s",
+            image_sha256="x",
+            kind="generate",
+            prompt_tokens=10,
+            completion_tokens=2,
+        )
+    c.put(
+        "o",
+        {"content": "x"},
+        endpoint="http://h:2/v1",
+        served_model="t",
+        image_sha256="x",
+        kind="generate",
+    )
     c.close()  # a new process sees every row that was put
     c2 = ResponseCache(path)
     assert c2.get("k1") == {"content": "(1)"} and c2.get("nope") is None
@@ -70,8 +87,15 @@ def test_cli_stats_and_prune(tmp_path: Path, caplog) -> None:
 
     path = tmp_path / "c.sqlite"
     c = ResponseCache(path)
-    c.put("k", {"content": "(a)"}, endpoint="http://h:1/v1", served_model="s",
-          image_sha256="x", kind="generate", prompt_tokens=5)  # fmt: skip
+    c.put(
+        "k",
+        {"content": "(a)"},
+        endpoint="http://h:1/v1",
+        served_model="s",
+        image_sha256="x",
+        kind="generate",
+        prompt_tokens=5,
+    )
     c.close()
     caplog.set_level(logging.INFO)
     assert main(["cache", "stats", "--cache", str(path)]) == 0

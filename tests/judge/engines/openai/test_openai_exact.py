@@ -65,9 +65,14 @@ def run(settings: ExactSettings, k: int, n_prompts: int = 3):
 
 @pytest.mark.parametrize("t", [0.2, 0.7, 1.0, 1.5])
 def test_full_vocabulary_equals_enumeration(t: float) -> None:
-    s = ExactSettings(temperature=t, max_new_tokens=4, prune_threshold=0.0,
-                      max_branches_per_suffix=10**6, eos_tokens=(EOS,),
-                      vocab_size=len(VOCAB))  # fmt: skip
+    s = ExactSettings(
+        temperature=t,
+        max_new_tokens=4,
+        prune_threshold=0.0,
+        max_branches_per_suffix=10**6,
+        eos_tokens=(EOS,),
+        vocab_size=len(VOCAB),
+    )
     dists, calls = run(s, k=len(VOCAB))
     for prompt, d in enumerate(dists):
         want = brute_force(prompt, t, 4)
@@ -79,19 +84,32 @@ def test_full_vocabulary_equals_enumeration(t: float) -> None:
 
 def test_wrong_temperature_is_detected() -> None:
     """Negative control: the comparison above sees a 0.2 vs 0.25 temperature mix-up."""
-    s = ExactSettings(temperature=0.25, max_new_tokens=4, prune_threshold=0.0,
-                      max_branches_per_suffix=10**6, eos_tokens=(EOS,))  # fmt: skip
+    s = ExactSettings(
+        temperature=0.25,
+        max_new_tokens=4,
+        prune_threshold=0.0,
+        max_branches_per_suffix=10**6,
+        eos_tokens=(EOS,),
+    )
     dists, _ = run(s, k=len(VOCAB))
-    diffs = [abs(d.mass[v] - brute_force(p, 0.2, 4)[v])
-             for p, d in enumerate(dists) for v in ("a", "b", "invalid")]  # fmt: skip
+    diffs = [
+        abs(d.mass[v] - brute_force(p, 0.2, 4)[v])
+        for p, d in enumerate(dists)
+        for v in ("a", "b", "invalid")
+    ]
     assert max(diffs) > 0.01
 
 
 @pytest.mark.parametrize("t", [0.2, 0.7, 2.0])
 def test_top_k_never_overstates(t: float) -> None:
-    s = ExactSettings(temperature=t, max_new_tokens=4, prune_threshold=0.0,
-                      max_branches_per_suffix=10**6, eos_tokens=(EOS,),
-                      vocab_size=len(VOCAB))  # fmt: skip
+    s = ExactSettings(
+        temperature=t,
+        max_new_tokens=4,
+        prune_threshold=0.0,
+        max_branches_per_suffix=10**6,
+        eos_tokens=(EOS,),
+        vocab_size=len(VOCAB),
+    )
     dists, _ = run(s, k=3)
     for prompt, d in enumerate(dists):
         want = brute_force(prompt, t, 4)
@@ -104,8 +122,9 @@ def test_top_k_never_overstates(t: float) -> None:
 
 def test_temper_processed_mode_and_bound() -> None:
     top = [["x", math.log(0.5)], ["y", math.log(0.3)]]
-    probs, tail = temper(top, ExactSettings(temperature=0.2, max_new_tokens=4,
-                                            logprobs_mode="processed"))  # fmt: skip
+    probs, tail = temper(
+        top, ExactSettings(temperature=0.2, max_new_tokens=4, logprobs_mode="processed")
+    )
     assert probs == [("x", pytest.approx(0.5)), ("y", pytest.approx(0.3))]
     assert tail == pytest.approx(0.2)
     probs, tail = temper(top, ExactSettings(temperature=0.5, max_new_tokens=4))
@@ -115,8 +134,13 @@ def test_temper_processed_mode_and_bound() -> None:
 
 
 def test_prune_and_cap_move_mass_to_undecided() -> None:
-    s = ExactSettings(temperature=1.0, max_new_tokens=5, prune_threshold=0.05,
-                      max_branches_per_suffix=2, eos_tokens=(EOS,))  # fmt: skip
+    s = ExactSettings(
+        temperature=1.0,
+        max_new_tokens=5,
+        prune_threshold=0.05,
+        max_branches_per_suffix=2,
+        eos_tokens=(EOS,),
+    )
     dists, _ = run(s, k=len(VOCAB))
     for d in dists:
         total = sum(d.mass.values()) + d.undecided

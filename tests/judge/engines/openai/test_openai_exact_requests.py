@@ -50,13 +50,13 @@ def _sent(log: Path) -> int:
 
 
 @pytest.mark.parametrize("seed", TREES)
-def test_batched_paths_take_at_most_three_requests(planted: Any, seed: int,
-                                                   tmp_path: Path) -> None:  # fmt: skip
+def test_batched_paths_take_at_most_three_requests(planted: Any, seed: int, tmp_path: Path) -> None:
     url, log, tree = planted[seed]
     want = truth(tree, parse_response)
     before = _sent(log)
-    api = engine_for(url, tmp_path / "c.sqlite", 0.2, 16, exact_paths=16, batch_chat=True,
-                     undecided_target=1e-3)  # fmt: skip
+    api = engine_for(
+        url, tmp_path / "c.sqlite", 0.2, 16, exact_paths=16, batch_chat=True, undecided_target=1e-3
+    )
     d = judge_one(api, _image(tmp_path))
     assert _sent(log) - before == d.requests <= 3
     assert d.undecided <= 1e-3
@@ -71,8 +71,9 @@ def test_whole_tree_equals_enumeration(planted: Any, batch: bool, tmp_path: Path
     """Nothing pruned, no target: every verdict equals the planted truth to 1e-9."""
     url, _, tree = planted[0]
     want = truth(tree, parse_response)
-    api = engine_for(url, tmp_path / "c.sqlite", 0.2, 16, exact_paths=4, batch_chat=batch,
-                     undecided_target=0.0)  # fmt: skip
+    api = engine_for(
+        url, tmp_path / "c.sqlite", 0.2, 16, exact_paths=4, batch_chat=batch, undecided_target=0.0
+    )
     api.exact = type(api.exact)(**{**api.exact.__dict__, "prune_threshold": 0.0})
     d = judge_one(api, _image(tmp_path))
     assert d.undecided == pytest.approx(0.0, abs=1e-9)
@@ -84,8 +85,15 @@ def test_paths_cut_requests_against_one_token_per_request(planted: Any, tmp_path
     url, _, _ = planted[1]
     counts = {}
     for name, paths in (("node", 0), ("paths", 16)):
-        api = engine_for(url, tmp_path / f"{name}.sqlite", 0.2, 16, exact_paths=paths,
-                         batch_chat=False, undecided_target=1e-3)  # fmt: skip
+        api = engine_for(
+            url,
+            tmp_path / f"{name}.sqlite",
+            0.2,
+            16,
+            exact_paths=paths,
+            batch_chat=False,
+            undecided_target=1e-3,
+        )
         counts[name] = judge_one(api, _image(tmp_path)).requests
     assert counts["paths"] * 3 < counts["node"], counts
 
@@ -94,12 +102,20 @@ def test_normalise_reads_every_position_of_every_choice() -> None:
     def pos(tok: str) -> dict[str, Any]:
         return {"token": tok, "logprob": -0.1, "top_logprobs": [{"token": tok, "logprob": -0.1}]}
 
-    data = {"choices": [
-        {"message": {"content": "AB"}, "logprobs": {"content": [pos("A"), pos("B")]},
-         "finish_reason": "stop"},
-        {"message": {"content": None, "refusal": "no"}, "logprobs": {"content": [pos("I")]},
-         "finish_reason": "stop"},
-    ]}  # fmt: skip
+    data = {
+        "choices": [
+            {
+                "message": {"content": "AB"},
+                "logprobs": {"content": [pos("A"), pos("B")]},
+                "finish_reason": "stop",
+            },
+            {
+                "message": {"content": None, "refusal": "no"},
+                "logprobs": {"content": [pos("I")]},
+                "finish_reason": "stop",
+            },
+        ]
+    }
     res = normalise(data)
     assert [[t for t, _ in p] for p in res["paths"]] == [["A", "B"], ["I"]]
     assert res["top_logprobs"] == [["A", -0.1]]

@@ -44,12 +44,22 @@ except StylisticBiasError as exc:
     sys.exit(2)
 """
 
-COMPLETION = json.dumps({
-    "id": "x", "object": "chat.completion", "model": "m",
-    "choices": [{"index": 0, "message": {"role": "assistant", "content": "A"},
-                 "finish_reason": "stop", "logprobs": None}],
-    "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-}).encode()  # fmt: skip
+COMPLETION = json.dumps(
+    {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "A"},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+    }
+).encode()
 
 
 def _models(h: http.server.BaseHTTPRequestHandler, stop: threading.Event) -> None:
@@ -84,19 +94,36 @@ def test_exhausted_retries_on_timeouts_end_in_one_line_without_tracebacks(
         params = make_tables(tmp_path / "tables", 2, values_per_face=3)  # 8 images
         params["judge"].update(scenarios=[1, 2, 23], orderings=[1, 2, 3, 4], seeds=[1, 2])
         defaults = load_group_option("engine", "openai")
-        transport = {**defaults["transport"], "concurrency": 8, "read_timeout_s": 0.5,
-                     "connect_timeout_s": 1.0, "max_retries": 1, "backoff_base_s": 0.05,
-                     "backoff_max_s": 0.1, "rpm": None, "tpm": None}  # fmt: skip
-        engine = {**defaults, "cache": str(tmp_path / "cache.sqlite"), "progress": False,
-                  "decoding": "exact", "image_batch_size": 4, "transport": transport}  # fmt: skip
+        transport = {
+            **defaults["transport"],
+            "concurrency": 8,
+            "read_timeout_s": 0.5,
+            "connect_timeout_s": 1.0,
+            "max_retries": 1,
+            "backoff_base_s": 0.05,
+            "backoff_max_s": 0.1,
+            "rpm": None,
+            "tpm": None,
+        }
+        engine = {
+            **defaults,
+            "cache": str(tmp_path / "cache.sqlite"),
+            "progress": False,
+            "decoding": "exact",
+            "image_batch_size": 4,
+            "transport": transport,
+        }
         params["models"] = {MODEL: {**load_group_option("model", MODEL), "engine": engine}}
         assert params["models"][MODEL]["endpoint"]["base_url"] == url
         (tmp_path / "params.json").write_text(json.dumps(params))
         proc = subprocess.run(
             [sys.executable, "-c", DRIVER, str(tmp_path / "params.json"), MODEL],
-            cwd=ROOT, capture_output=True, text=True, timeout=300,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
             env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        )  # fmt: skip
+        )
     err = proc.stderr
     assert proc.returncode == 2, err
     assert "Traceback" not in err and "never retrieved" not in err and "Exception" not in err, err

@@ -48,10 +48,19 @@ def _params(tmp: Path, url: str) -> dict[str, Any]:
     os.environ.pop("STYLISTICBIAS_LOOPBACK_KEY_ENV", None)
     model = load_group_option("model", MODEL)
     model["endpoint"] = {**model["endpoint"], "image_tokens": IMAGE_TOKENS}
-    engine = {**load_group_option("engine", "openai"), "cache": str(tmp / "cache.sqlite"),
-              "progress": False, "decoding": "generate", "image_batch_size": 1,
-              "transport": {**load_group_option("engine", "openai")["transport"],
-                            "concurrency": 8, "rpm": RPM, "tpm": FIT * IMAGE_TOKENS}}  # fmt: skip
+    engine = {
+        **load_group_option("engine", "openai"),
+        "cache": str(tmp / "cache.sqlite"),
+        "progress": False,
+        "decoding": "generate",
+        "image_batch_size": 1,
+        "transport": {
+            **load_group_option("engine", "openai")["transport"],
+            "concurrency": 8,
+            "rpm": RPM,
+            "tpm": FIT * IMAGE_TOKENS,
+        },
+    }
     params["models"] = {MODEL: {**model, "engine": engine}}
     return params
 
@@ -104,8 +113,10 @@ def test_one_limiter_for_every_image_batch_of_the_run(
     plan = _record_plans(monkeypatch)
     port = free_port()
     params = _params(tmp_path, f"http://127.0.0.1:{port}/v1")
-    shas = {hashlib.sha256(Path(it.path).read_bytes()).hexdigest()
-            for it in judge_items(config_from_params(params))}  # fmt: skip
+    shas = {
+        hashlib.sha256(Path(it.path).read_bytes()).hexdigest()
+        for it in judge_items(config_from_params(params))
+    }
     planted = [{"image": sha, "contains": "", "content": "(a)"} for sha in sorted(shas)]
     log = tmp_path / "answered.jsonl"
     proc = start_loopback(port, faults={"planted": planted}, log=log, with_model=False)

@@ -66,8 +66,10 @@ VALUES = ["response", "choice", "p_pos", "p_neg", "p_invalid", "p_undecided"]
 @pytest.fixture(scope="module")
 def env() -> Any:
     """Key and URL variables the model file reads; restored afterwards."""
-    saved = {k: os.environ.get(k) for k in (KEY_ENV, "STYLISTICBIAS_LOOPBACK_KEY_ENV",
-                                            "STYLISTICBIAS_LOOPBACK_URL")}  # fmt: skip
+    saved = {
+        k: os.environ.get(k)
+        for k in (KEY_ENV, "STYLISTICBIAS_LOOPBACK_KEY_ENV", "STYLISTICBIAS_LOOPBACK_URL")
+    }
     os.environ[KEY_ENV] = CANARY
     os.environ["STYLISTICBIAS_LOOPBACK_KEY_ENV"] = KEY_ENV
     yield os.environ
@@ -92,8 +94,9 @@ def server(env: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
 def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Two images (a base face and one variation); scenarios 1 and 23, four orderings."""
     params = make_tables(tmp_path_factory.mktemp("tables"), 1, values_per_face=2)
-    params["judge"].update(scenarios=[1, 23], orderings=[1, 2, 3, 4], seeds=[1, 2, 3],
-                           temperature=0.2)  # fmt: skip
+    params["judge"].update(
+        scenarios=[1, 23], orderings=[1, 2, 3, 4], seeds=[1, 2, 3], temperature=0.2
+    )
     return params
 
 
@@ -101,11 +104,15 @@ def _params(tables: dict[str, Any], cache: Path, url: str, **engine: Any) -> dic
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = url
     p = json.loads(json.dumps(tables))
     base = load_group_option("engine", "openai")
-    transport = {**base["transport"], "concurrency": 4, "backoff_base_s": 0.05,
-                 "backoff_max_s": 0.5, "read_timeout_s": 30.0,
-                 **engine.pop("transport", {})}  # fmt: skip
-    eng = {**base, "cache": str(cache), "progress": False, **engine,
-           "transport": transport}  # fmt: skip
+    transport = {
+        **base["transport"],
+        "concurrency": 4,
+        "backoff_base_s": 0.05,
+        "backoff_max_s": 0.5,
+        "read_timeout_s": 30.0,
+        **engine.pop("transport", {}),
+    }
+    eng = {**base, "cache": str(cache), "progress": False, **engine, "transport": transport}
     p["models"] = {MODEL: {**load_group_option("model", MODEL), "engine": eng}}
     return p
 
@@ -116,8 +123,9 @@ def _records(out: Path) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def reference(server: dict[str, Any], tables: dict[str, Any],
-              tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:  # fmt: skip
+def reference(
+    server: dict[str, Any], tables: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> pd.DataFrame:
     """A fault-free ``generate`` run through the loopback server."""
     d = tmp_path_factory.mktemp("reference")
     params = _params(tables, d / "cache.sqlite", server["url"], decoding="generate")
@@ -125,14 +133,19 @@ def reference(server: dict[str, Any], tables: dict[str, Any],
     return _records(out)
 
 
-def test_exact_matches_in_process_hf(server: dict[str, Any], tables: dict[str, Any],
-                                     tmp_path: Path) -> None:  # fmt: skip
+def test_exact_matches_in_process_hf(
+    server: dict[str, Any], tables: dict[str, Any], tmp_path: Path
+) -> None:
     judge = {**tables["judge"], "scenarios": [1], "temperature": 0.7}
     bench = benchmark_from_params(tables)
     items = judge_items(config_from_params(tables))
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = server["url"]
-    eng = {**load_group_option("engine", "openai"), "decoding": "exact",
-           "cache": str(tmp_path / "c.sqlite"), "progress": False}  # fmt: skip
+    eng = {
+        **load_group_option("engine", "openai"),
+        "decoding": "exact",
+        "cache": str(tmp_path / "c.sqlite"),
+        "progress": False,
+    }
     api = OpenAIJudgeEngine(load_group_option("model", MODEL), eng, judge, bench)
     got = api.judge(items, [None] * len(items)).sort_values(KEYS).reset_index(drop=True)
     hf_cfg = {**load_group_option("model", "tiny-llava-next"), "hub_id": str(tiny_llava())}
@@ -160,9 +173,9 @@ def test_exact_matches_in_process_hf(server: dict[str, Any], tables: dict[str, A
     assert (got["engine"] == "openai").all() and (got["decoding"] == "exact").all()
 
 
-def test_judge_stage_exact_then_rerun_sends_nothing(server: dict[str, Any],
-                                                    tables: dict[str, Any],
-                                                    tmp_path: Path) -> None:  # fmt: skip
+def test_judge_stage_exact_then_rerun_sends_nothing(
+    server: dict[str, Any], tables: dict[str, Any], tmp_path: Path
+) -> None:
     params = _params(tables, tmp_path / "cache.sqlite", server["url"], decoding="exact")
     a = run_judge(MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "a" / MODEL)
     sent = len(answered(server["log"]))
@@ -181,8 +194,9 @@ def test_judge_stage_exact_then_rerun_sends_nothing(server: dict[str, Any],
     assert (total - 1).abs().max() < 1e-9
 
 
-def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, Any],
-                                      reference: pd.DataFrame, tmp_path: Path) -> None:  # fmt: skip
+def test_generate_records_and_dry_run(
+    server: dict[str, Any], tables: dict[str, Any], reference: pd.DataFrame, tmp_path: Path
+) -> None:
     df = reference
     assert len(df) == 2 * 2 * 4 * 3 and not df.duplicated(KEYS).any()
     assert (df["decoding"] == "generate").all() and df["response"].notna().all()
@@ -202,9 +216,9 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
     assert not out.exists() and len(answered(server["log"])) == n0
     from stylisticbias.judge.engines.openai.cost import estimate
 
-    bench_engine = OpenAIJudgeEngine(load_group_option("model", MODEL),
-                                     params["models"][MODEL]["engine"], params["judge"],
-                                     bench)  # fmt: skip
+    bench_engine = OpenAIJudgeEngine(
+        load_group_option("model", MODEL), params["models"][MODEL]["engine"], params["judge"], bench
+    )
     est = estimate(bench_engine, judge_items(config_from_params(params)))
     assert (est.requests_total, est.cached, est.requests_to_send) == (48, 0, 48)
     # documented as writing nothing: no cache directory, no empty SQLite file
@@ -213,8 +227,13 @@ def test_generate_records_and_dry_run(server: dict[str, Any], tables: dict[str, 
 
 
 def _fault_run(tables: dict[str, Any], url: str, cache: Path, out: Path, **transport: Any) -> Path:
-    params = _params(tables, cache, url, decoding="generate",
-                     transport={"read_timeout_s": 3.0, "max_retries": 10, **transport})  # fmt: skip
+    params = _params(
+        tables,
+        cache,
+        url,
+        decoding="generate",
+        transport={"read_timeout_s": 3.0, "max_retries": 10, **transport},
+    )
     return run_judge(MODEL, config_from_params(params), progress=False, out_dir=out / MODEL)
 
 
@@ -231,22 +250,39 @@ def test_faults_lose_nothing_double_nothing(
     import hashlib
 
     sha = hashlib.sha256(Path(refused.path).read_bytes()).hexdigest()
-    faults = {"429": 0.1, "500": 0.1, "timeout": 0.15, "malformed": 0.1, "retry_after": 0.1,
-              "timeout_delay": FAULT_DELAY_S, "refuse_images": [sha]}  # fmt: skip
+    faults = {
+        "429": 0.1,
+        "500": 0.1,
+        "timeout": 0.15,
+        "malformed": 0.1,
+        "retry_after": 0.1,
+        "timeout_delay": FAULT_DELAY_S,
+        "refuse_images": [sha],
+    }
     # the module's server (its model loaded once), under this plan for this test only: its
     # log is shared, so this test reads what was logged after the plan was set
     url, log = server["url"], server["log"]
     set_faults(url, faults, CANARY)
     start = len(events(log))
     try:
-        out = _fault_run(tables, url, tmp_path / "cache.sqlite", tmp_path / "a",
-                         read_timeout_s=FAULT_READ_TIMEOUT_S)  # fmt: skip
+        out = _fault_run(
+            tables,
+            url,
+            tmp_path / "cache.sqlite",
+            tmp_path / "a",
+            read_timeout_s=FAULT_READ_TIMEOUT_S,
+        )
         stats = json.loads(run_log_path(out).read_text())["engine_stats"][0]
         df = _records(out)
         n_events = len(events(log))
         # rerun from the same cache: not one request
-        out2 = _fault_run(tables, url, tmp_path / "cache.sqlite", tmp_path / "b",
-                          read_timeout_s=FAULT_READ_TIMEOUT_S)  # fmt: skip
+        out2 = _fault_run(
+            tables,
+            url,
+            tmp_path / "cache.sqlite",
+            tmp_path / "b",
+            read_timeout_s=FAULT_READ_TIMEOUT_S,
+        )
         new = [e for e in events(log)[n_events:] if e["event"] != "late"]
         assert new == []  # ("late": run 1's timed-out requests, answered after it gave up)
         time.sleep(max(0.0, FAULT_DELAY_S - FAULT_READ_TIMEOUT_S))  # the last "late" answers
@@ -305,9 +341,15 @@ def test_server_killed_and_restarted_mid_run(
 
     th = _watch_and(log, 10, kill_and_restart)
     try:
-        out = _fault_run(tables, f"http://127.0.0.1:{port}/v1", tmp_path / "cache.sqlite",
-                         tmp_path / "j", max_retries=200, backoff_max_s=1.0,
-                         read_timeout_s=30.0)  # fmt: skip
+        out = _fault_run(
+            tables,
+            f"http://127.0.0.1:{port}/v1",
+            tmp_path / "cache.sqlite",
+            tmp_path / "j",
+            max_retries=200,
+            backoff_max_s=1.0,
+            read_timeout_s=30.0,
+        )
         th.join(timeout=300)
     finally:
         for p in procs:
@@ -344,17 +386,21 @@ run_judge(sys.argv[2], config_from_params(params), progress=False, out_dir=sys.a
 # slow tier: SIGKILL of a judge subprocess (~7 CPU-s); SIGKILL/resume in make test:
 # tests/judge/test_resume.py, tests/test_outputs.py
 @pytest.mark.slow
-def test_killed_judge_resumes_to_identical_records(server: dict[str, Any], tables: dict[str, Any],
-                                                   reference: pd.DataFrame,
-                                                   tmp_path: Path) -> None:  # fmt: skip
+def test_killed_judge_resumes_to_identical_records(
+    server: dict[str, Any], tables: dict[str, Any], reference: pd.DataFrame, tmp_path: Path
+) -> None:
     cache = tmp_path / "cache.sqlite"
     params = _params(tables, cache, server["url"], decoding="generate")
     (tmp_path / "params.json").write_text(json.dumps(params))
     out = tmp_path / "j" / MODEL
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path / "params.json"), MODEL,
-                              str(out)], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(tmp_path / "params.json"), MODEL, str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     th = _watch_and(server["log"], 12, lambda: os.killpg(child.pid, signal.SIGKILL))
     child.wait(timeout=300)
     th.join(timeout=10)
@@ -377,17 +423,24 @@ def test_killed_judge_resumes_to_identical_records(server: dict[str, Any], table
     c.close()
 
 
-def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, Any],
-                                     tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                     capfd: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_canary_key_is_never_written(
+    server: dict[str, Any],
+    tables: dict[str, Any],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
     import logging
 
     caplog.set_level(logging.DEBUG)
     params = _params(tables, tmp_path / "cache.sqlite", server["url"], decoding="exact")
     params["judge"]["scenarios"] = [1]
-    params["tracking"] = {**params["tracking"], "enabled": True,
-                          "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
-                          "experiment_name": "canary"}  # fmt: skip
+    params["tracking"] = {
+        **params["tracking"],
+        "enabled": True,
+        "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}",
+        "experiment_name": "canary",
+    }
     out = run_judge(
         MODEL, config_from_params(params), progress=False, out_dir=tmp_path / "j" / MODEL
     )
@@ -424,13 +477,17 @@ def test_canary_key_is_never_written(server: dict[str, Any], tables: dict[str, A
 # slow tier: two judge runs against the loopback server (~9 CPU-s); fast sibling:
 # test_judge_stage_exact_then_rerun_sends_nothing
 @pytest.mark.slow
-def test_progress_bar_counts_cells_requests_and_cache_hits(server: dict[str, Any],
-                                                           tables: dict[str, Any],
-                                                           tmp_path: Path) -> None:  # fmt: skip
+def test_progress_bar_counts_cells_requests_and_cache_hits(
+    server: dict[str, Any], tables: dict[str, Any], tmp_path: Path
+) -> None:
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = server["url"]
     judge = {**tables["judge"], "scenarios": [1], "orderings": [1], "seeds": [1, 2]}
-    eng = {**load_group_option("engine", "openai"), "decoding": "generate",
-           "cache": str(tmp_path / "c.sqlite"), "progress": True}  # fmt: skip
+    eng = {
+        **load_group_option("engine", "openai"),
+        "decoding": "generate",
+        "cache": str(tmp_path / "c.sqlite"),
+        "progress": True,
+    }
     bench = benchmark_from_params(tables)
     items = judge_items(config_from_params(tables))[:1]
     for cached in (0, 2):

@@ -63,21 +63,27 @@ def params(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     p = make_tables(d, 1, values_per_face=2)
     # 2 images x 2 scenarios x 2 orderings (letter (a) the positive, then the negative pole) x 2
     # seeds: 16 requests
-    p["judge"].update(scenarios=[1, 23], orderings=[1, 3], seeds=[1, 2],
-                      temperature=0.2)  # fmt: skip
-    eng = {**load_group_option("engine", "openai"), "decoding": "generate",
-           "cache": str(d / "cache.sqlite"), "progress": False}  # fmt: skip
+    p["judge"].update(scenarios=[1, 23], orderings=[1, 3], seeds=[1, 2], temperature=0.2)
+    eng = {
+        **load_group_option("engine", "openai"),
+        "decoding": "generate",
+        "cache": str(d / "cache.sqlite"),
+        "progress": False,
+    }
     eng["transport"] = {**eng["transport"], "concurrency": 2}
     p["models"] = {MODEL: {**load_group_option("model", MODEL), "engine": eng}}
     return p
 
 
-def test_judge_stage_generate_through_transformers_serve(serve: Any, params: dict[str, Any],
-                                                         tmp_path: Path) -> None:  # fmt: skip
+def test_judge_stage_generate_through_transformers_serve(
+    serve: Any, params: dict[str, Any], tmp_path: Path
+) -> None:
     out = run_judge(MODEL, config_from_params(params), progress=False, out_dir=tmp_path / MODEL)
     df = pd.read_parquet(out / "judgments.parquet")  # written through the JUDGMENTS schema
-    assert len(df) == 2 * 2 * 2 * 2 and not df.duplicated(
-        ["image_id", "scenario_id", "ordering", "seed"]).any()  # fmt: skip
+    assert (
+        len(df) == 2 * 2 * 2 * 2
+        and not df.duplicated(["image_id", "scenario_id", "ordering", "seed"]).any()
+    )
     assert (df["engine"] == "openai").all() and (df["decoding"] == "generate").all()
     assert df["response"].notna().all()
     bench = benchmark_from_params(params)
@@ -93,8 +99,13 @@ def test_judge_stage_generate_through_transformers_serve(serve: Any, params: dic
 def _answers(params: dict[str, Any], sampling: str, cache: Path) -> list[str]:
     model = load_group_option("model", MODEL)
     model["endpoint"]["capabilities"]["sampling"] = sampling
-    judge = {**params["judge"], "scenarios": [1], "orderings": [1], "seeds": list(range(1, 5)),
-             "temperature": 4.0}  # fmt: skip
+    judge = {
+        **params["judge"],
+        "scenarios": [1],
+        "orderings": [1],
+        "seeds": list(range(1, 5)),
+        "temperature": 4.0,
+    }
     base = params["models"][MODEL]["engine"]
     eng = {**base, "cache": str(cache), "transport": {**base["transport"], "concurrency": 1}}
     engine = OpenAIJudgeEngine(model, eng, judge, benchmark_from_params(params))
@@ -102,8 +113,9 @@ def _answers(params: dict[str, Any], sampling: str, cache: Path) -> list[str]:
     return list(engine.judge(items, [None])["response"])
 
 
-def test_sampling_quirk_is_what_the_model_file_says(serve: Any, params: dict[str, Any],
-                                                    tmp_path: Path) -> None:  # fmt: skip
+def test_sampling_quirk_is_what_the_model_file_says(
+    serve: Any, params: dict[str, Any], tmp_path: Path
+) -> None:
     sampled = _answers(params, "generation_config_json", tmp_path / "a.sqlite")
     again = _answers(params, "generation_config_json", tmp_path / "b.sqlite")  # no cache
     greedy = _answers(params, "standard", tmp_path / "c.sqlite")

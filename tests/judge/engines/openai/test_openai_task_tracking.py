@@ -39,17 +39,34 @@ def project(tmp_path: Path) -> Any:
     root = tmp_path / "proj"
     root.mkdir()
     port = free_port()
-    proc = start_loopback(port, faults={"planted_logprobs": PLANTED_LOGPROBS},
-                          log=tmp_path / "server.jsonl", with_model=False)  # fmt: skip
+    proc = start_loopback(
+        port,
+        faults={"planted_logprobs": PLANTED_LOGPROBS},
+        log=tmp_path / "server.jsonl",
+        with_model=False,
+    )
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = f"http://127.0.0.1:{port}/v1"
-    params = task_project(root, "reflect-demo", MODEL, 8, [
-        "judge.scenarios=[1,11]", "judge.temperature=1.0", "analysis.bootstrap.n_resamples=200",
-        f"models.{MODEL}.engine.decoding=sampled",
-        f"models.{MODEL}.engine.cache={tmp_path / 'cache.sqlite'}",
-        f"models.{MODEL}.engine.progress=false"])  # fmt: skip
+    params = task_project(
+        root,
+        "reflect-demo",
+        MODEL,
+        8,
+        [
+            "judge.scenarios=[1,11]",
+            "judge.temperature=1.0",
+            "analysis.bootstrap.n_resamples=200",
+            f"models.{MODEL}.engine.decoding=sampled",
+            f"models.{MODEL}.engine.cache={tmp_path / 'cache.sqlite'}",
+            f"models.{MODEL}.engine.progress=false",
+        ],
+    )
     params["paths"].update(reports=str(root / "reports"), analysis_cache=str(root / "cache"))
-    params["tracking"] = {**params["tracking"], "enabled": True, "experiment_name": "tasks",
-                          "tracking_uri": f"sqlite:///{tmp_path / 'mlflow.db'}"}  # fmt: skip
+    params["tracking"] = {
+        **params["tracking"],
+        "enabled": True,
+        "experiment_name": "tasks",
+        "tracking_uri": f"sqlite:///{tmp_path / 'mlflow.db'}",
+    }
     yield root, params
     stop(proc)
     if saved is None:
@@ -90,6 +107,9 @@ def test_openai_task_runs_are_tracked(project: Any, tmp_path: Path) -> None:
     assert got["win_rate.max.ci_low"] <= got["win_rate.max"] <= got["win_rate.max.ci_high"]
     assert "mcq_gap.max_abs" in got
     files = run_artifacts(db, model_runs[0])
-    assert {"tables/reflect_win_rates.json", "tables/metrics_all.json",
-            "figures/reflect_win_matrix.png"} <= files  # fmt: skip
+    assert {
+        "tables/reflect_win_rates.json",
+        "tables/metrics_all.json",
+        "figures/reflect_win_matrix.png",
+    } <= files
     assert [t for t in runs.values() if t.get("stylisticbias.run_kind") == "comparison"]

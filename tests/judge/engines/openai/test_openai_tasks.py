@@ -54,11 +54,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _engine(tmp: Path, top_logprobs: int) -> OpenAIJudgeEngine:
-    eng = {**load_group_option("engine", "openai"), "decoding": "exact",
-           "cache": str(tmp / f"c{top_logprobs}.sqlite"), "progress": False,
-           "top_logprobs": top_logprobs}  # fmt: skip
-    judge = {"orderings": [1], "seeds": [1], "scenarios": [7], "temperature": 1.0,
-             "max_new_tokens": 4}  # fmt: skip
+    eng = {
+        **load_group_option("engine", "openai"),
+        "decoding": "exact",
+        "cache": str(tmp / f"c{top_logprobs}.sqlite"),
+        "progress": False,
+        "top_logprobs": top_logprobs,
+    }
+    judge = {
+        "orderings": [1],
+        "seeds": [1],
+        "scenarios": [7],
+        "temperature": 1.0,
+        "max_new_tokens": 4,
+    }
     return OpenAIJudgeEngine(load_group_option("model", MODEL), eng, judge, load_benchmark(TASKS))
 
 
@@ -122,6 +131,9 @@ def test_two_image_request_reaches_the_server_with_two_images(server: Path, tmp_
     req0 = api.builder.logprobs_images([encode_image(first), encode_image(second)], "q", "", 5)
     req1 = api.builder.logprobs_images([encode_image(second), encode_image(first)], "q", "", 5)
     assert req0.key != req1.key
-    urls = [p["image_url"]["url"] for p in req0.body["messages"][0]["content"]
-            if p.get("type") == "image_url"]  # fmt: skip
+    urls = [
+        p["image_url"]["url"]
+        for p in req0.body["messages"][0]["content"]
+        if p.get("type") == "image_url"
+    ]
     assert urls == [encode_image(first).data_url, encode_image(second).data_url]

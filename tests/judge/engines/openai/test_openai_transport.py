@@ -38,17 +38,30 @@ def test_backoff_grows_with_jitter_and_honours_retry_after() -> None:
 
 
 def test_normalise_refusals_and_malformed() -> None:
-    ok = {"choices": [{"message": {"content": "(a)"}, "finish_reason": "stop"}],
-          "usage": {"prompt_tokens": 7, "completion_tokens": 3}}  # fmt: skip
+    ok = {
+        "choices": [{"message": {"content": "(a)"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+    }
     n = normalise(ok)
     assert n["content"] == "(a)" and n["refusal"] is None and n["usage"]["prompt_tokens"] == 7
     cf = {"choices": [{"message": {"content": None}, "finish_reason": "content_filter"}]}
     assert normalise(cf)["refusal"] == "finish_reason=content_filter"
-    rf = {"choices": [{"message": {"content": None, "refusal": "I can't judge people."},
-                       "finish_reason": "stop"}]}  # fmt: skip
+    rf = {
+        "choices": [
+            {
+                "message": {"content": None, "refusal": "I can't judge people."},
+                "finish_reason": "stop",
+            }
+        ]
+    }
     assert normalise(rf)["refusal"] == "I can't judge people."
-    bads = [{}, {"choices": []}, {"choices": ["x"]}, {"choices": [{"message": {"content": 3}}]},
-            {"choices": [{"message": {}, "logprobs": {"content": [{"token": "a"}]}}]}]  # fmt: skip
+    bads = [
+        {},
+        {"choices": []},
+        {"choices": ["x"]},
+        {"choices": [{"message": {"content": 3}}]},
+        {"choices": [{"message": {}, "logprobs": {"content": [{"token": "a"}]}}]},
+    ]
     for bad in bads:
         with pytest.raises(MalformedResponse):
             normalise(bad)
@@ -108,14 +121,19 @@ def test_tokens_per_minute_bucket_waits() -> None:
 def test_endpoint_errors_are_one_line_and_name_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
     base = {"name": "m", "endpoint": {"base_url": "http://h/v1", "served_model": "s"}}
     with pytest.raises(StylisticBiasError, match=r"conf/model/m\.yaml.*endpoint\.headers"):
-        endpoint_spec({**base, "endpoint": {**base["endpoint"],
-                                            "headers": {"Authorization": "Bearer x"}}})  # fmt: skip
+        endpoint_spec(
+            {**base, "endpoint": {**base["endpoint"], "headers": {"Authorization": "Bearer x"}}}
+        )
     with pytest.raises(StylisticBiasError, match="backend 'nope'; valid: vllm"):
         endpoint_spec({**base, "endpoint": {**base["endpoint"], "backend": "nope"}})
     with pytest.raises(StylisticBiasError, match=r"missing endpoint\.served_model"):
         endpoint_spec({"name": "m", "endpoint": {"base_url": "http://h/v1"}})
-    spec = endpoint_spec({**base, "endpoint": {**base["endpoint"], "api_key_env": "NO_SUCH_VAR_X",
-                                               "limits": {"rpm": 30}}})  # fmt: skip
+    spec = endpoint_spec(
+        {
+            **base,
+            "endpoint": {**base["endpoint"], "api_key_env": "NO_SUCH_VAR_X", "limits": {"rpm": 30}},
+        }
+    )
     monkeypatch.delenv("NO_SUCH_VAR_X", raising=False)
     with pytest.raises(StylisticBiasError, match=r"NO_SUCH_VAR_X.*not set"):
         spec.api_key()
@@ -138,8 +156,17 @@ def test_every_openai_model_file_parses() -> None:
             spec = endpoint_spec(cfg)
             seen.add(spec.backend)
             assert "key" not in str(cfg.get("endpoint", {}).get("headers", {})).lower()
-    assert {"vllm", "sglang", "ollama", "azure", "vertex", "openai", "openrouter", "litellm",
-            "transformers-serve"} <= seen  # fmt: skip
+    assert {
+        "vllm",
+        "sglang",
+        "ollama",
+        "azure",
+        "vertex",
+        "openai",
+        "openrouter",
+        "litellm",
+        "transformers-serve",
+    } <= seen
 
 
 def test_report_names_engine_endpoint_host_and_served_model() -> None:
@@ -160,8 +187,9 @@ def test_content_filter_400_is_a_refusal_other_400s_are_not() -> None:
     from stylisticbias.judge.engines.openai.transport import _refusal_from_error
 
     azure = {"error": {"code": "content_filter", "message": "The response was filtered"}}
-    inner = {"error": {"code": "BadRequest",
-                       "innererror": {"code": "ResponsibleAIPolicyViolation"}}}  # fmt: skip
+    inner = {
+        "error": {"code": "BadRequest", "innererror": {"code": "ResponsibleAIPolicyViolation"}}
+    }
     assert _refusal_from_error(httpx2.Response(400, json=azure)) == "error=content_filter"
     assert _refusal_from_error(httpx2.Response(400, json=inner)) is not None
     assert _refusal_from_error(httpx2.Response(400, json={"error": {"code": "bad"}})) is None

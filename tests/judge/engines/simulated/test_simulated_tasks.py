@@ -60,10 +60,17 @@ def test_ordered_logit_recovers_the_planted_shift(bench) -> None:
     sc, _, out = _run(bench, 101, plant, groups)
     valid = [(g[0], a) for g, (_, a) in zip(groups, out) if a.valid]
     assert 1 - len(valid) / len(out) == pytest.approx(0.05, abs=0.012)
-    assert all(a.reason.startswith("refusal") or a.reason.startswith("hedged")
-               for _, a in out if not a.valid)  # fmt: skip
-    df = pd.DataFrame({"y": [sc.labels.index(a.choice) for _, a in valid],
-                       "g1": [float(g == "g1") for g, _ in valid]})  # fmt: skip
+    assert all(
+        a.reason.startswith("refusal") or a.reason.startswith("hedged")
+        for _, a in out
+        if not a.valid
+    )
+    df = pd.DataFrame(
+        {
+            "y": [sc.labels.index(a.choice) for _, a in valid],
+            "g1": [float(g == "g1") for g, _ in valid],
+        }
+    )
     y = pd.Series(pd.Categorical(df["y"], categories=range(6), ordered=True))
     fit = OrderedModel(y, df[["g1"]], distr="logit").fit(method="bfgs", disp=False)
     est, se = fit.params["g1"], fit.bse["g1"]
@@ -119,13 +126,17 @@ def test_draws_do_not_depend_on_batching(bench) -> None:
 def test_engine_task_answers_use_the_model_seed(bench) -> None:
     from stylisticbias.judge.engines.simulated.engine import SimulatedJudgeEngine
 
-    model = {"name": "sim", "seed": 5, "effect_scale": 1.0, "noise_sd": 0.05,
-             "invalid_rate": 0.02}  # fmt: skip
-    eng = SimulatedJudgeEngine(model, {"name": "simulated", "planted": {"position_bias": 0.0}},
-                               {"orderings": "all", "seeds": [1]}, bench)  # fmt: skip
+    model = {"name": "sim", "seed": 5, "effect_scale": 1.0, "noise_sd": 0.05, "invalid_rate": 0.02}
+    eng = SimulatedJudgeEngine(
+        model,
+        {"name": "simulated", "planted": {"position_bias": 0.0}},
+        {"orderings": "all", "seeds": [1]},
+        bench,
+    )
     plant = TaskPlant(shift={"x": 0.6}, position_bias=0.4)
     got = eng.task_answers(102, 1, plant, ["p1", "p2"], [("x", "y"), ("y", "x")])
     sc = bench.task_scenario(102)
     prompt = task_of(sc).prompts(sc, bench)[1]
-    assert got == simulate_answers(bench, sc, prompt, plant, ["p1", "p2"],
-                                   [("x", "y"), ("y", "x")], 5)  # fmt: skip
+    assert got == simulate_answers(
+        bench, sc, prompt, plant, ["p1", "p2"], [("x", "y"), ("y", "x")], 5
+    )

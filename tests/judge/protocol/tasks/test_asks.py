@@ -40,7 +40,7 @@ def _read(tid: int, reply: TaskReply, variant: int = 0, key: str = "k"):
         (104, "I cannot say.", 0, "invalid", None, ""),
         (104, "", 0, "invalid", None, ""),
     ],
-)  # fmt: skip
+)
 def test_generated_text_is_read_by_its_task(tid, text, variant, outcome, value, reason) -> None:
     got = _read(tid, TaskReply(text=text), variant)
     assert got.answer.outcome == outcome and got.dist is None and got.response == text

@@ -64,18 +64,25 @@ def test_judged_tasks_only() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["model=[tiny-llava-next]", "models.tiny-llava-next.engine.decoding=sampled",
-          "models.tiny-llava-next.max_images=1"],
-         "models.tiny-llava-next (conf/model/tiny-llava-next.yaml): task 1 (Income) of protocol "
-         "reflect: task type 'pairwise' (layout two_images) shows 2 images in one prompt; this "
-         "engine 'hf' model takes at most 1 (max_images: 1); valid: layout: composite, or "
-         "max_images: 2 or more in the model file"),
-        (["model=[tiny-llava-next-vllm]", "models.tiny-llava-next-vllm.engine.decoding=exact"],
-         "task 21 (Salary recommendation) of protocol reflect: engine 'openai' with decoding "
-         "'exact' cannot judge task type 'numeric' (a free number has no exact distribution); "
-         "valid decodings: generate, sampled"),
+        (
+            [
+                "model=[tiny-llava-next]",
+                "models.tiny-llava-next.engine.decoding=sampled",
+                "models.tiny-llava-next.max_images=1",
+            ],
+            "models.tiny-llava-next (conf/model/tiny-llava-next.yaml): task 1 (Income) of protocol "
+            "reflect: task type 'pairwise' (layout two_images) shows 2 images in one prompt; this "
+            "engine 'hf' model takes at most 1 (max_images: 1); valid: layout: composite, or "
+            "max_images: 2 or more in the model file",
+        ),
+        (
+            ["model=[tiny-llava-next-vllm]", "models.tiny-llava-next-vllm.engine.decoding=exact"],
+            "task 21 (Salary recommendation) of protocol reflect: engine 'openai' with decoding "
+            "'exact' cannot judge task type 'numeric' (a free number has no exact distribution); "
+            "valid decodings: generate, sampled",
+        ),
     ],
-)  # fmt: skip
+)
 def test_compose_fails_in_one_line(overrides: list[str], message: str) -> None:
     params = compose(["experiment=reflect-demo", *overrides])
     with pytest.raises(StylisticBiasError) as err:
@@ -87,10 +94,19 @@ def test_compose_command_exit_2(tmp_path: Path) -> None:
     """`configure compose` refuses the protocol in one error line, exit 2, params.yaml as was."""
     before = (ROOT / "params.yaml").read_bytes()
     proc = subprocess.run(
-        [sys.executable, "-m", "stylisticbias.configure", "compose", "experiment=reflect-demo",
-         "model=[tiny-llava-next]"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "stylisticbias.configure",
+            "compose",
+            "experiment=reflect-demo",
+            "model=[tiny-llava-next]",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "engine 'hf' with decoding 'exact'" in lines[0], proc.stderr
@@ -98,11 +114,19 @@ def test_compose_command_exit_2(tmp_path: Path) -> None:
 
 
 def test_compose_accepts_what_the_engine_can_do() -> None:
-    validate_params(compose(["experiment=reflect-demo", "model=[tiny-llava-next]",
-                             "models.tiny-llava-next.engine.decoding=sampled"]))  # fmt: skip
+    validate_params(
+        compose(
+            [
+                "experiment=reflect-demo",
+                "model=[tiny-llava-next]",
+                "models.tiny-llava-next.engine.decoding=sampled",
+            ]
+        )
+    )
     validate_params(compose(["experiment=vignette-demo", "model=[tiny-llava-next]"]))
     # judge.scenarios selects tasks of a task protocol (an unknown id names the valid ones)
-    validate_params(compose(["experiment=reflect-demo", "model=[tiny-llava-next]",
-                             "judge.scenarios=[11,12]"]))  # fmt: skip
+    validate_params(
+        compose(["experiment=reflect-demo", "model=[tiny-llava-next]", "judge.scenarios=[11,12]"])
+    )
     with pytest.raises(StylisticBiasError, match="unknown task id 99"):
         validate_params(compose(["experiment=reflect-demo", "judge.scenarios=[99]"]))

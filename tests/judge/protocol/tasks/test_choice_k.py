@@ -33,9 +33,16 @@ def test_prompt_is_reflect_fig9_with_the_options(salary) -> None:
 
 @pytest.mark.parametrize(
     ("text", "label", "value"),
-    [("C", "c", 50000), ("(f)", "f", 110000), ("Answer: E", "e", 90000), ("**B**", "b", 30000),
-     ("A", "a", 10000), ("D.", "d", 70000), ("My answer is F", "f", 110000)],
-)  # fmt: skip
+    [
+        ("C", "c", 50000),
+        ("(f)", "f", 110000),
+        ("Answer: E", "e", 90000),
+        ("**B**", "b", 30000),
+        ("A", "a", 10000),
+        ("D.", "d", 70000),
+        ("My answer is F", "f", 110000),
+    ],
+)
 def test_valid_answers(salary, text: str, label: str, value: float) -> None:
     bench, sc, task, prompt = salary
     a = task.parse(text, sc, prompt, bench)

@@ -84,6 +84,10 @@ def test_cache_is_content_hashed_and_never_rebuilt(tmp_path: Path, monkeypatch) 
     monkeypatch.setattr(comp, "compose", boom)
     assert composite_file((str(pa), "sha-a"), (str(pb), "sha-b"), cache) == f
     # another order, other bytes or another layout is another file
-    names = {composite_name("sha-b", "sha-a"), composite_name("sha-a", "sha-c"),
-             composite_name("sha-a", "sha-b", CompositeLayout(version=2)), f.name}  # fmt: skip
+    names = {
+        composite_name("sha-b", "sha-a"),
+        composite_name("sha-a", "sha-c"),
+        composite_name("sha-a", "sha-b", CompositeLayout(version=2)),
+        f.name,
+    }
     assert len(names) == 4

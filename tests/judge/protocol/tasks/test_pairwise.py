@@ -40,8 +40,11 @@ def test_both_orders_map_labels_to_identities(pair) -> None:
 def test_swap_consistency_and_win_rate(pair) -> None:
     bench, sc, task, (p0, p1) = pair
     texts = [("A", "B"), ("A", "A"), ("B", "A"), ("A", "neither"), ("B", "A")]
-    answers = [a for t0, t1 in texts
-               for a in (task.parse(t0, sc, p0, bench), task.parse(t1, sc, p1, bench))]  # fmt: skip
+    answers = [
+        a
+        for t0, t1 in texts
+        for a in (task.parse(t0, sc, p0, bench), task.parse(t1, sc, p1, bench))
+    ]
     checks = [swap_check(answers[i], answers[i + 1]) for i in range(0, len(answers), 2)]
     # (B, A): order 0's B and order 1's A both show "second" -> consistent
     assert checks == ["consistent", "inconsistent", "consistent", "invalid", "consistent"]

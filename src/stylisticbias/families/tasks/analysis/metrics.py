@@ -54,8 +54,12 @@ def task_metrics(tables: Mapping[str, pd.DataFrame], model: str) -> dict[str, fl
             continue
         for _, row in df[df["model"] == model].iterrows():
             k = _key(table, row, keys)
-            for suffix, c in (("", col), (".ci_low", "ci_low"), (".ci_high", "ci_high"),
-                              (".pval", "pval")):  # fmt: skip
+            for suffix, c in (
+                ("", col),
+                (".ci_low", "ci_low"),
+                (".ci_high", "ci_high"),
+                (".pval", "pval"),
+            ):
                 v = finite(row[c]) if c in row.index else None
                 if v is not None:
                     out[k + suffix] = v

@@ -95,9 +95,16 @@ BATCH = 8
 IMAGES_FILE = "_images.json"
 #: engine keys that change speed or placement, never the records
 _SPEED_KEYS = {
-    "lightning", "image_batch_size", "num_workers", "device", "suffix_batch_size",
-    "branch_batch_size", "suffix_padding", "progress", "allow_remote_licensed_images",
-}  # fmt: skip
+    "lightning",
+    "image_batch_size",
+    "num_workers",
+    "device",
+    "suffix_batch_size",
+    "branch_batch_size",
+    "suffix_padding",
+    "progress",
+    "allow_remote_licensed_images",
+}
 #: model keys that label the model or state what it can do, never change its records
 _LABEL_KEYS = {"engine", "_target_", "paper_name", "display_name", "max_images"}
 
@@ -180,8 +187,14 @@ def load_faces(config: Config, benchmark: Benchmark) -> tuple[pd.DataFrame, dict
                 "stage that made it (dvc repro faces) -- nothing judged"
             )
         attrs = {k: str(getattr(r, k)) for k in ("age", "gender", "ethnicity", "body_type")}
-        out[str(r.image_id)] = Face(str(r.face_id), str(r.image_id), face_group(
-            attrs["ethnicity"], attrs["gender"]), str(path), attrs, str(r.sha256))  # fmt: skip
+        out[str(r.image_id)] = Face(
+            str(r.face_id),
+            str(r.image_id),
+            face_group(attrs["ethnicity"], attrs["gender"]),
+            str(path),
+            attrs,
+            str(r.sha256),
+        )
     return faces, out
 
 
@@ -235,11 +248,18 @@ def make_ask(
 
 
 def _row(model: str, sc: TaskScenario, prompt: TaskPrompt, unit: Unit) -> dict[str, Any]:
-    return {"model": model, "task_id": int(sc.id), "task": sc.task, "answers": answered_as(sc),
-            "variant": int(prompt.variant), "unit": unit.unit, "image_ids": unit.image_ids,
-            "first": unit.faces[0].group if unit.faces else "",
-            "second": unit.faces[1].group if len(unit.faces) > 1 else "",
-            **positions([f.image_id for f in unit.faces], prompt)}  # fmt: skip
+    return {
+        "model": model,
+        "task_id": int(sc.id),
+        "task": sc.task,
+        "answers": answered_as(sc),
+        "variant": int(prompt.variant),
+        "unit": unit.unit,
+        "image_ids": unit.image_ids,
+        "first": unit.faces[0].group if unit.faces else "",
+        "second": unit.faces[1].group if len(unit.faces) > 1 else "",
+        **positions([f.image_id for f in unit.faces], prompt),
+    }
 
 
 Pending = list[tuple[dict[str, Any], TaskScenario, TaskPrompt, TaskAsk]]
@@ -289,17 +309,30 @@ def judge_units(
         got = read_reply(task_of(sc), sc, prompt, benchmark, ask, reply)
         ans = got.answer
         numeric = ans.valid and ans.value is not None and answered_as(sc) == "numeric"
-        rows.append({**row, "response": got.response, "outcome": ans.outcome,
-                     "value": float(ans.value) if numeric else float("nan"),  # type: ignore[arg-type]
-                     "dist": json.dumps(got.dist, sort_keys=True) if got.dist is not None else "",
-                     "reason": ans.reason or "", "undecided": float(got.undecided)})  # fmt: skip
+        rows.append(
+            {
+                **row,
+                "response": got.response,
+                "outcome": ans.outcome,
+                "value": float(ans.value) if numeric else float("nan"),  # type: ignore[arg-type]
+                "dist": json.dumps(got.dist, sort_keys=True) if got.dist is not None else "",
+                "reason": ans.reason or "",
+                "undecided": float(got.undecided),
+            }
+        )
     return records_frame(rows, model)
 
 
 def invalid_columns(reason: str) -> dict[str, Any]:
     """The answer columns of an ask that could not be asked: invalid, with ``reason``."""
-    return {"response": "", "outcome": INVALID, "value": float("nan"), "dist": "",
-            "reason": reason, "undecided": 0.0}  # fmt: skip
+    return {
+        "response": "",
+        "outcome": INVALID,
+        "value": float("nan"),
+        "dist": "",
+        "reason": reason,
+        "undecided": 0.0,
+    }
 
 
 def records_frame(rows: list[dict[str, Any]], model: str) -> pd.DataFrame:
@@ -386,9 +419,11 @@ def _finished(out: Path, fp: Mapping[str, Any]) -> _Finished | None:
 
 
 def _reuse(
-    before: _Finished | None, batch: Sequence[Unit], tasks: Sequence[TaskScenario],
+    before: _Finished | None,
+    batch: Sequence[Unit],
+    tasks: Sequence[TaskScenario],
     benchmark: Benchmark,
-) -> pd.DataFrame | None:  # fmt: skip
+) -> pd.DataFrame | None:
     """A batch's finished records from the earlier run when all of them are there, about the
     same image bytes; else None (the batch is judged)."""
     if before is None:
@@ -397,8 +432,11 @@ def _reuse(
     for u in batch:
         if any(before.shas.get(f.image_id) != f.sha256 for f in u.faces):
             return None
-        want = sum(len(task_of(sc).prompts(sc, benchmark)) for sc in tasks
-                   if (answered_as(sc) == "pairwise") == u.pair)  # fmt: skip
+        want = sum(
+            len(task_of(sc).prompts(sc, benchmark))
+            for sc in tasks
+            if (answered_as(sc) == "pairwise") == u.pair
+        )
         got = before.by_unit.get((u.unit, u.image_ids))
         got = got[got["task_id"].isin([t.id for t in tasks])] if got is not None else None
         if got is None or len(got) != want:
@@ -425,15 +463,24 @@ def run_engine_task_judge(
     if any(answered_as(t) == "pairwise" for t in tasks) and not pairs:
         raise StylisticBiasError(
             f"{benchmark.name}: pairwise tasks need two edits of different groups of one source "
-            f"photo; {len(by_image)} face(s) give none" if sets is not None else
-            f"{benchmark.name}: pairwise tasks need cross-group faces in blocks of {BLOCK}; "
+            f"photo; {len(by_image)} face(s) give none"
+            if sets is not None
+            else f"{benchmark.name}: pairwise tasks need cross-group faces in blocks of {BLOCK}; "
             f"{len(by_image)} face(s) give none (judge more faces: faces.n)"
-        )  # fmt: skip
+        )
     if config.judge.dry_run:  # count what would be asked; nothing is sent or written
-        n = sum(len(task_of(t).prompts(t, benchmark)) * len(pairs if answered_as(t) ==
-                "pairwise" else singles) for t in tasks)  # fmt: skip
-        log.info("%s: dry run: %d task prompt(s) over %d face(s) and %d pair(s); nothing asked",
-                 model_name, n, len(singles), len(pairs))  # fmt: skip
+        n = sum(
+            len(task_of(t).prompts(t, benchmark))
+            * len(pairs if answered_as(t) == "pairwise" else singles)
+            for t in tasks
+        )
+        log.info(
+            "%s: dry run: %d task prompt(s) over %d face(s) and %d pair(s); nothing asked",
+            model_name,
+            n,
+            len(singles),
+            len(pairs),
+        )
         return out / RECORDS_FILE
     # the engine's binary prompts: none (judge.scenarios selects tasks here)
     engine = make_engine(model_cfg, {**judge_cfg, "scenarios": "all"}, benchmark)
@@ -456,9 +503,12 @@ def run_engine_task_judge(
             ready.append(got if got is not None else _reuse(before, batch, tasks, benchmark))
         batch_stats: dict[str, Any] = {}
         if hasattr(engine, "prefetch_tasks"):  # openai with endpoint.batch: jobs fill its cache
-            asks = [ask for units, got in zip(batches, ready) if got is None
-                    for *_, ask in unit_asks(model_name, benchmark, tasks, units, seed,
-                                             cache)[1]]  # fmt: skip
+            asks = [
+                ask
+                for units, got in zip(batches, ready)
+                if got is None
+                for *_, ask in unit_asks(model_name, benchmark, tasks, units, seed, cache)[1]
+            ]
             batch_stats = engine.prefetch_tasks(asks, out) or {}
         for batch, got in zip(batches, ready):
             path = shard_dir / f"shard-{_shard_key(batch, tasks)}.parquet"
@@ -473,8 +523,11 @@ def run_engine_task_judge(
             parts.append(got)
         order = {t.id: i for i, t in enumerate(tasks)}
         df = pd.concat(parts, ignore_index=True)
-        df = df.sort_values(["task_id", "variant", "unit", "image_ids"], kind="stable",
-                            key=lambda c: c.map(order) if c.name == "task_id" else c)  # fmt: skip
+        df = df.sort_values(
+            ["task_id", "variant", "unit", "image_ids"],
+            kind="stable",
+            key=lambda c: c.map(order) if c.name == "task_id" else c,
+        )
         df = validate_task_records(typed(df.reset_index(drop=True)), f"{model_name} task records")
         keep = (RECORDS_FILE, FINGERPRINT_FILE, IMAGES_FILE)
         for stale in out.iterdir():  # the directory holds this run's records only
@@ -489,21 +542,42 @@ def run_engine_task_judge(
     seconds = time.perf_counter() - t0
     stats = engine.stats.as_dict() if hasattr(engine, "stats") else None
     if batch_stats:  # the lines of the batch jobs, besides the requests sent online
-        stats = {**(stats or {}), **{k: v for k, v in batch_stats.items() if k.startswith(
-            "api_batch_")}}  # fmt: skip
-    extra = {"batches": len(batches), "batches_resumed": done, "transport": stats,
-             "engine_stats": [stats or {}]}  # fmt: skip
+        stats = {
+            **(stats or {}),
+            **{k: v for k, v in batch_stats.items() if k.startswith("api_batch_")},
+        }
+    extra = {
+        "batches": len(batches),
+        "batches_resumed": done,
+        "transport": stats,
+        "engine_stats": [stats or {}],
+    }
     jobs = batch_jobs(out)
     if jobs:
         extra["batch_jobs"] = jobs
-    summary = task_summary(df, model_name, model_cfg, units_judged=judged_units,
-                           prompts_judged=judged_prompts, seconds=seconds,
-                           extra=extra)  # fmt: skip
-    params = task_run_params(model_name, model_cfg, config.judge, [t.id for t in tasks],
-                             benchmark.name) | engine.run_params()  # fmt: skip
+    summary = task_summary(
+        df,
+        model_name,
+        model_cfg,
+        units_judged=judged_units,
+        prompts_judged=judged_prompts,
+        seconds=seconds,
+        extra=extra,
+    )
+    params = (
+        task_run_params(model_name, model_cfg, config.judge, [t.id for t in tasks], benchmark.name)
+        | engine.run_params()
+    )
     finish_task_run(out, summary, config.tracking, params)
-    log.info("%s: %d task records (%d tasks, %d of %d batches resumed) -> %s", model_name,
-             len(df), df["task_id"].nunique(), done, len(batches), path)  # fmt: skip
+    log.info(
+        "%s: %d task records (%d tasks, %d of %d batches resumed) -> %s",
+        model_name,
+        len(df),
+        df["task_id"].nunique(),
+        done,
+        len(batches),
+        path,
+    )
     return path
 
 
@@ -516,8 +590,7 @@ def judge_task_protocol(
     (:func:`~stylisticbias.families.tasks.judge.run.run_task_judge`), ``hf`` and ``openai`` through
     :func:`run_engine_task_judge`."""
     engine = str((model_cfg.get("engine") or {}).get("name") or "")
-    check_engine_tasks(benchmark, engine, f"models.{model_name}", model_cfg,
-                       config.judge.scenarios)  # fmt: skip
+    check_engine_tasks(benchmark, engine, f"models.{model_name}", model_cfg, config.judge.scenarios)
     if engine == "simulated":
         faces_dir = stage_path(config.paths, "faces")
         picked = tuple(selected_tasks(benchmark, config.judge.scenarios))
@@ -527,10 +600,17 @@ def judge_task_protocol(
         path = run_task_judge(model_name, dict(model_cfg), benchmark, faces_dir, out)
         seconds = time.perf_counter() - t0
         df = pd.read_parquet(path)
-        summary = task_summary(df, model_name, model_cfg, units_judged=int(df["unit"].nunique()),
-                               prompts_judged=len(df), seconds=seconds)  # fmt: skip
-        params = task_run_params(model_name, model_cfg, config.judge,
-                                 [t.id for t in benchmark.tasks], benchmark.name)  # fmt: skip
+        summary = task_summary(
+            df,
+            model_name,
+            model_cfg,
+            units_judged=int(df["unit"].nunique()),
+            prompts_judged=len(df),
+            seconds=seconds,
+        )
+        params = task_run_params(
+            model_name, model_cfg, config.judge, [t.id for t in benchmark.tasks], benchmark.name
+        )
         finish_task_run(out, summary, config.tracking, params)
         return path
     return run_engine_task_judge(model_name, model_cfg, benchmark, config, out)

@@ -76,8 +76,12 @@ def plant_for(scenario: TaskScenario) -> TaskPlant:
     if scenario.task == "choice_k" and len(plant.base) != len(scenario.options):
         plant = TaskPlant(shift=plant.shift, invalid_rate=plant.invalid_rate)
     if dict(scenario.fields).get("valence") == "low":
-        plant = TaskPlant(shift={g: -s for g, s in plant.shift.items()}, base=plant.base,
-                          base_mean=plant.base_mean, noise_sd=plant.noise_sd,
-                          position_bias=plant.position_bias,
-                          invalid_rate=plant.invalid_rate)  # fmt: skip
+        plant = TaskPlant(
+            shift={g: -s for g, s in plant.shift.items()},
+            base=plant.base,
+            base_mean=plant.base_mean,
+            noise_sd=plant.noise_sd,
+            position_bias=plant.position_bias,
+            invalid_rate=plant.invalid_rate,
+        )
     return plant

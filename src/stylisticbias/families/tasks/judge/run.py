@@ -54,8 +54,9 @@ def _answers_type(sc: TaskScenario) -> str:
     return sc.answers if sc.task == "text_only" else sc.task
 
 
-def exact_dist(sc: TaskScenario, benchmark: Benchmark, groups: tuple[str, ...],
-               variant: int) -> str:  # fmt: skip
+def exact_dist(
+    sc: TaskScenario, benchmark: Benchmark, groups: tuple[str, ...], variant: int
+) -> str:
     """JSON of the simulated judge's exact outcome probabilities ('' for a free number)."""
     plant = plant_for(sc)
     inv = plant.invalid_rate
@@ -87,9 +88,15 @@ def task_units(
             f"faces.parquet lists {len(stray)} image(s) that counterfactuals.parquet does not "
             f"(first: {stray[0]}); the two are written together: re-run the faces stage"
         )
-    singles = [(str(r.face_id), str(r.image_id), face_group(str(r.ethnicity), str(r.gender)),
-                str(source.get(str(r.image_id), r.face_id)))
-               for r in ok.itertuples(index=False)]  # fmt: skip
+    singles = [
+        (
+            str(r.face_id),
+            str(r.image_id),
+            face_group(str(r.ethnicity), str(r.gender)),
+            str(source.get(str(r.image_id), r.face_id)),
+        )
+        for r in ok.itertuples(index=False)
+    ]
     if sets is not None:
         singles.sort(key=lambda s: (s[3], s[0]))
         blocks = [list(b) for _, b in itertools.groupby(singles, key=lambda s: s[3])]
@@ -105,8 +112,13 @@ def task_units(
     return singles, pairs
 
 
-def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str, seed: int,
-                 sets: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
+def task_records(
+    benchmark: Benchmark,
+    faces: pd.DataFrame,
+    model: str,
+    seed: int,
+    sets: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Every task prompt of ``benchmark`` answered by the simulated judge (the records);
     ``sets``: the faces' counterfactual table, if any (:func:`task_units`)."""
     singles, pairs = task_units(faces, sets)
@@ -140,18 +152,28 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str, seed: in
                 key = (tuple(g), int(prompt.variant))
                 if key not in dists:
                     dists[key] = exact_dist(sc, benchmark, *key)
-                rows.append({
-                    "model": model, "task_id": int(sc.id), "task": sc.task,
-                    "answers": _answers_type(sc), "variant": int(prompt.variant),
-                    "unit": inst, "image_ids": iid, "first": g[0],
-                    "second": g[1] if len(g) > 1 else "", "response": text,
-                    "outcome": ans.outcome,
-                    "value": float(ans.value) if ans.valid and ans.value is not None
-                    and _answers_type(sc) == "numeric" else float("nan"),
-                    "dist": dists[key],
-                    "reason": ans.reason or "", "undecided": 0.0,
-                    **positions(iid.split("|") if paired else [iid], prompt),
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "task_id": int(sc.id),
+                        "task": sc.task,
+                        "answers": _answers_type(sc),
+                        "variant": int(prompt.variant),
+                        "unit": inst,
+                        "image_ids": iid,
+                        "first": g[0],
+                        "second": g[1] if len(g) > 1 else "",
+                        "response": text,
+                        "outcome": ans.outcome,
+                        "value": float(ans.value)
+                        if ans.valid and ans.value is not None and _answers_type(sc) == "numeric"
+                        else float("nan"),
+                        "dist": dists[key],
+                        "reason": ans.reason or "",
+                        "undecided": 0.0,
+                        **positions(iid.split("|") if paired else [iid], prompt),
+                    }
+                )
     df = pd.DataFrame(rows)
     df["task_id"] = df["task_id"].astype("int64")
     df["variant"] = df["variant"].astype("int64")
@@ -159,8 +181,9 @@ def task_records(benchmark: Benchmark, faces: pd.DataFrame, model: str, seed: in
     return validate_task_records(df, f"{model} task records")
 
 
-def run_task_judge(model_name: str, model_cfg: dict[str, Any], benchmark: Benchmark,
-                   faces_dir: Path, out: Path) -> Path:  # fmt: skip
+def run_task_judge(
+    model_name: str, model_cfg: dict[str, Any], benchmark: Benchmark, faces_dir: Path, out: Path
+) -> Path:
     """Judge a task protocol with the simulated engine; writes ``out/task_records.parquet``."""
     engine = str((model_cfg.get("engine") or {}).get("name", ""))
     if engine != "simulated":
@@ -178,6 +201,7 @@ def run_task_judge(model_name: str, model_cfg: dict[str, Any], benchmark: Benchm
     path = out / RECORDS_FILE
     with atomic_path(path) as tmp:
         df.to_parquet(tmp, index=False)
-    log.info("%s: %d task records (%d tasks) -> %s", model_name, len(df),
-             df["task_id"].nunique(), path)  # fmt: skip
+    log.info(
+        "%s: %d task records (%d tasks) -> %s", model_name, len(df), df["task_id"].nunique(), path
+    )
     return path

@@ -34,15 +34,20 @@ def task_run_log(out: Path) -> Path:
     return out.parent / f"{out.name}.run.json"
 
 
-def task_run_params(model: str, model_cfg: Mapping[str, Any], judge: JudgeSpec,
-                    tasks: Sequence[int], protocol: str) -> dict[str, Any]:  # fmt: skip
+def task_run_params(
+    model: str, model_cfg: Mapping[str, Any], judge: JudgeSpec, tasks: Sequence[int], protocol: str
+) -> dict[str, Any]:
     """The judge run's params every engine shares (an engine adds its own ``run_params``)."""
     engine = dict(model_cfg.get("engine") or {})
     return {
-        "model": model, "engine": engine.get("name"), "decoding": engine.get("decoding"),
-        "protocol": protocol, "tasks": list(tasks), "seeds": list(judge.seeds),
+        "model": model,
+        "engine": engine.get("name"),
+        "decoding": engine.get("decoding"),
+        "protocol": protocol,
+        "tasks": list(tasks),
+        "seeds": list(judge.seeds),
         "temperature": judge.temperature,
-    }  # fmt: skip
+    }
 
 
 def task_summary(
@@ -106,8 +111,9 @@ def finish_task_run(
     try:
         run_id = log_judge_run(tracking, run_params, summary)
     except Exception as exc:  # tracking must never lose finished records
-        log.warning("MLflow logging failed (%s: %s); task records are written",
-                    type(exc).__name__, exc)  # fmt: skip
+        log.warning(
+            "MLflow logging failed (%s: %s); task records are written", type(exc).__name__, exc
+        )
         run_id = None
     if run_id:
         summary["mlflow_run_id"] = run_id

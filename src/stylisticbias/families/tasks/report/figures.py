@@ -41,8 +41,9 @@ def _grid(n: int, cols: int, width: float, height: float) -> tuple[Figure, np.nd
     """``n`` panels on ``cols`` columns (the unused ones hidden)."""
     cols = min(n, cols)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows + 0.7),
-                             squeeze=False, layout="constrained")  # fmt: skip
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows + 0.7), squeeze=False, layout="constrained"
+    )
     fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))  # room for the simulated note
     return fig, axes
 
@@ -55,7 +56,8 @@ def fig_win_matrix(matrix: pd.DataFrame) -> Figure:
     for ax, ((model, sid), df) in zip(axes.flat, panels):
         groups = sorted(set(df["group"]) | set(df["opponent"]))
         m = df.pivot(index="group", columns="opponent", values="win_rate").reindex(
-            index=groups, columns=groups)  # fmt: skip
+            index=groups, columns=groups
+        )
         im = ax.imshow(m.to_numpy(float), vmin=0, vmax=1, cmap="RdBu_r")
         ax.set_xticks(range(len(groups)), groups, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(groups)), groups, fontsize=7)
@@ -82,8 +84,11 @@ def fig_mcq_distributions(dist: pd.DataFrame) -> Figure:
     for ax, ((model, sid), df) in zip(axes.flat, panels):
         options = list(dict.fromkeys(df["option"]))
         groups = [g for g in dict.fromkeys(df["group"]) if g != "pooled"] + ["pooled"]
-        shares = df.pivot(index="group", columns="option", values="share").reindex(
-            index=groups, columns=options).fillna(0.0)  # fmt: skip
+        shares = (
+            df.pivot(index="group", columns="option", values="share")
+            .reindex(index=groups, columns=options)
+            .fillna(0.0)
+        )
         left = np.zeros(len(groups))
         colors = plt.get_cmap("viridis")(np.linspace(0.1, 0.9, len(options)))
         for o, c in zip(options, colors):
@@ -94,8 +99,13 @@ def fig_mcq_distributions(dist: pd.DataFrame) -> Figure:
         ax.set_xlim(0, 1)
         ax.set_xlabel("share of valid answers", fontsize=8)
         ax.set_title(f"{model}, task {sid}", fontsize=9)
-        ax.legend(ncol=len(options), fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.28),
-                  frameon=False)  # fmt: skip
+        ax.legend(
+            ncol=len(options),
+            fontsize=6,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.28),
+            frameon=False,
+        )
     fig.suptitle("REFLECT MCQ option distributions per group", fontsize=10)
     _note(fig, bool(dist["simulated"].any()))
     return fig
@@ -120,15 +130,22 @@ def fig_log_odds_heatmap(lo: pd.DataFrame, alpha: float = 0.05) -> Figure:
     cell = 0.42 if len(cols) <= 16 else 0.28
     width = max(4.0, cell * len(cols) + 2.6)
     height = max(3.0, (0.2 if transpose else 0.28) * len(rows) + 2.2)
-    fig, axes = plt.subplots(1, len(models), figsize=(width * len(models) + 1.0, height),
-                             squeeze=False, layout="constrained")  # fmt: skip
+    fig, axes = plt.subplots(
+        1,
+        len(models),
+        figsize=(width * len(models) + 1.0, height),
+        squeeze=False,
+        layout="constrained",
+    )
     fig.get_layout_engine().set(rect=(0, 0.03, 1, 0.97))
     vals = df["log_odds"].to_numpy(float)
     lim = float(np.nanmax(np.abs(vals))) if np.isfinite(vals).any() else 1.0
     im = None
     for ax, m in zip(axes.flat, models):
-        g = df[df["model"] == m].assign(identity=lambda d: d["identity"].astype(str),
-                                         activity=lambda d: d["activity"].astype(str))  # fmt: skip
+        g = df[df["model"] == m].assign(
+            identity=lambda d: d["identity"].astype(str),
+            activity=lambda d: d["activity"].astype(str),
+        )
         grid = g.pivot_table(index="identity", columns="activity", values="log_odds")
         grid = grid.reindex(index=identities, columns=terms)
         sig = g.pivot_table(index="identity", columns="activity", values="sig", aggfunc="max")

@@ -26,12 +26,16 @@ def calibration_lines(cal: dict) -> list[str]:
     models = cal.get("models") or {}
     if not models:
         return ["No simulated judge among the models: nothing to calibrate.", ""]
-    lines = ["| model | tasks tested | free-number tasks | rejected | alpha | min p |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| model | tasks tested | free-number tasks | rejected | alpha | min p |",
+        "|---|---|---|---|---|---|",
+    ]
     for m, r in models.items():
         minp = "" if r["min_pval"] is None else f"{r['min_pval']:.3g}"
-        lines.append(f"| {m} | {r['n_tasks_tested']} | {r['n_tasks_free_number']} | "
-                     f"{r['n_rejected']} | {r['alpha']} | {minp} |")  # fmt: skip
+        lines.append(
+            f"| {m} | {r['n_tasks_tested']} | {r['n_tasks_free_number']} | "
+            f"{r['n_rejected']} | {r['alpha']} | {minp} |"
+        )
     return [*lines, ""]
 
 
@@ -59,11 +63,15 @@ def build_task_report(benchmark: Benchmark, reports: Path) -> Path:
         lines += task_headline(tables, m)
     lines += ["", "## Figures", ""]
     lines += [f"![{p.stem}](figures/{p.name})" for p in figs] or ["No figure for these tables."]
-    lines += ["", "Tables: `reports/tables/*.csv` (all rows); below, the first rows of each.",
-             "",
-             "## Calibration: the simulated judges' answers against their exact distributions",
-             "", "Pearson test per task (conservative; `reports/calibration.json`).",
-             ""]  # fmt: skip
+    lines += [
+        "",
+        "Tables: `reports/tables/*.csv` (all rows); below, the first rows of each.",
+        "",
+        "## Calibration: the simulated judges' answers against their exact distributions",
+        "",
+        "Pearson test per task (conservative; `reports/calibration.json`).",
+        "",
+    ]
     lines += (
         calibration_lines(cal)
         if cal is not None

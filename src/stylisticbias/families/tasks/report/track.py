@@ -45,12 +45,26 @@ def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
     wr = rows("reflect_win_rates")
     if not wr.empty:
         top, low = wr.loc[wr["win_rate"].idxmax()], wr.loc[wr["win_rate"].idxmin()]
-        lines.append(line(f"highest 2AFC win rate, {top['group']} (task {top['scenario_id']})",
-                          top, "win_rate", note=EVEN))  # fmt: skip
-        lines.append(line(f"lowest 2AFC win rate, {low['group']} (task {low['scenario_id']})",
-                          low, "win_rate", note=EVEN))  # fmt: skip
-    for name, col, what in (("reflect_mcq_gaps", "relative_mean_gap", "MCQ relative mean gap"),
-                            ("reflect_salary_gaps", "gap_pct", "salary Gap%")):  # fmt: skip
+        lines.append(
+            line(
+                f"highest 2AFC win rate, {top['group']} (task {top['scenario_id']})",
+                top,
+                "win_rate",
+                note=EVEN,
+            )
+        )
+        lines.append(
+            line(
+                f"lowest 2AFC win rate, {low['group']} (task {low['scenario_id']})",
+                low,
+                "win_rate",
+                note=EVEN,
+            )
+        )
+    for name, col, what in (
+        ("reflect_mcq_gaps", "relative_mean_gap", "MCQ relative mean gap"),
+        ("reflect_salary_gaps", "gap_pct", "salary Gap%"),
+    ):
         df = rows(name)
         if not df.empty:
             r = df.loc[df[col].abs().idxmax()]
@@ -58,21 +72,25 @@ def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
     sel = rows("vignette_selection")
     if not sel.empty:  # S in percent of the pairs an identity was shown in: 50 = no preference
         n = sel["identity"].nunique()
-        for rank, r in (("highest", sel.loc[sel["selection_frequency"].idxmax()]),
-                        ("lowest", sel.loc[sel["selection_frequency"].idxmin()])):  # fmt: skip
+        for rank, r in (
+            ("highest", sel.loc[sel["selection_frequency"].idxmax()]),
+            ("lowest", sel.loc[sel["selection_frequency"].idxmin()]),
+        ):
             task = f" (task {r['scenario_id']})" if sel["scenario_id"].nunique() > 1 else ""
             what = f"{rank} selection frequency of {n} identities, {r['identity']}{task}:"
             lines.append(line(what, r, "selection_frequency", unit="%", note=NO_PREFERENCE))
     lo = rows("vignette_log_odds")
     if not lo.empty:
         r = lo.loc[lo["log_odds"].abs().idxmax()]
-        lines.append(line(f"strongest log-odds, {r['identity']} for {r['activity']}", r,
-                          "log_odds"))  # fmt: skip
+        lines.append(
+            line(f"strongest log-odds, {r['identity']} for {r['activity']}", r, "log_odds")
+        )
     pb = rows("position_bias")
     if not pb.empty:
         r = pb.loc[pb["position_bias"].abs().idxmax()]
-        lines.append(line(f"largest left/right position bias (task {r['scenario_id']})", r,
-                          "position_bias"))  # fmt: skip
+        lines.append(
+            line(f"largest left/right position bias (task {r['scenario_id']})", r, "position_bias")
+        )
     return lines
 
 
@@ -80,5 +98,8 @@ def read_task_tables(tables_dir: Path) -> dict[str, pd.DataFrame]:
     """The task tables the analyze stage wrote (``<table>.csv``)."""
     from stylisticbias.families.tasks.analysis.tables import TASK_REGISTRY
 
-    return {n: pd.read_csv(tables_dir / f"{n}.csv") for n in TASK_REGISTRY
-            if (tables_dir / f"{n}.csv").is_file()}  # fmt: skip
+    return {
+        n: pd.read_csv(tables_dir / f"{n}.csv")
+        for n in TASK_REGISTRY
+        if (tables_dir / f"{n}.csv").is_file()
+    }

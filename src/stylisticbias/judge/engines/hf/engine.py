@@ -305,9 +305,16 @@ class HFJudgeEngine(JudgeEngine):
         stats.add("prefill", t)
         stats.forward_calls += 1
         stats.calls.append(("prefill", 1, len(prompts.prefix_ids)))
-        run = partial(expand_all, self.model, self.processor.tokenizer, prompts=prompts,
-                      decoding=self.decoding_params, suffix_batch_size=self.suffix_batch_size,
-                      stats=stats, padding=self.suffix_padding)  # fmt: skip
+        run = partial(
+            expand_all,
+            self.model,
+            self.processor.tokenizer,
+            prompts=prompts,
+            decoding=self.decoding_params,
+            suffix_batch_size=self.suffix_batch_size,
+            stats=stats,
+            padding=self.suffix_padding,
+        )
         shared = self._shared_template(cache, prompts)
         try:
             dists = run(prefix_cache=shared if shared is not None else cache)

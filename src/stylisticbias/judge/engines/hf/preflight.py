@@ -31,18 +31,25 @@ PROBE_TIMEOUT_S = 4.0
 #: checkpoints at least this large get the CPU warning
 LARGE_PARAMS = 7.5e9
 #: weight files of a checkpoint, any one of which makes it loadable
-WEIGHT_FILES = ("model.safetensors.index.json", "model.safetensors", "pytorch_model.bin.index.json",
-                "pytorch_model.bin")  # fmt: skip
+WEIGHT_FILES = (
+    "model.safetensors.index.json",
+    "model.safetensors",
+    "pytorch_model.bin.index.json",
+    "pytorch_model.bin",
+)
 _TRUE = {"1", "true", "yes", "on"}
 
 
 def _offline() -> bool:
-    return any(os.environ.get(v, "").strip().lower() in _TRUE
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))  # fmt: skip
+    return any(
+        os.environ.get(v, "").strip().lower() in _TRUE
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
 
 
-def cached_weights(hub_id: str, revision: str | None, cache_dir: str | Path | None = None
-                   ) -> str | None:  # fmt: skip
+def cached_weights(
+    hub_id: str, revision: str | None, cache_dir: str | Path | None = None
+) -> str | None:
     """Path of the cached ``config.json`` of ``hub_id`` at ``revision`` when its weights are in
     the Hugging Face cache too, else None."""
     from huggingface_hub import try_to_load_from_cache
@@ -62,8 +69,9 @@ def probe(url: str, headers: Mapping[str, str] | None = None) -> tuple[int | Non
     import httpx2
 
     try:
-        resp = httpx2.get(url, headers=dict(headers or {}), timeout=PROBE_TIMEOUT_S,
-                          follow_redirects=True)  # fmt: skip
+        resp = httpx2.get(
+            url, headers=dict(headers or {}), timeout=PROBE_TIMEOUT_S, follow_redirects=True
+        )
     except httpx2.HTTPError as exc:
         return None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return resp.status_code, ""
@@ -82,9 +90,11 @@ def check_hf_weights(model_cfg: Mapping[str, Any], cache_dir: str | Path | None 
     if cached_weights(hub_id, revision, cache_dir):
         return
     download = f"`hf download {hub_id} --revision {revision}`"
-    todo = (f"download it with {download} on a machine with network (then copy the cache, "
-            "$HF_HOME/hub), or set hub_id to a local directory holding the checkpoint, or use a "
-            "tiny random-weight stand-in (local_build, conf/model/tiny-*.yaml)")  # fmt: skip
+    todo = (
+        f"download it with {download} on a machine with network (then copy the cache, "
+        "$HF_HOME/hub), or set hub_id to a local directory holding the checkpoint, or use a "
+        "tiny random-weight stand-in (local_build, conf/model/tiny-*.yaml)"
+    )
     if _offline():
         raise StylisticBiasError(
             f"{src}: checkpoint {hub_id!r} (revision {revision}) is not in the Hugging Face "
@@ -115,8 +125,9 @@ def check_hf_weights(model_cfg: Mapping[str, Any], cache_dir: str | Path | None 
     log.info("%s: %s is not cached; it will be downloaded from %s", name, hub_id, endpoint)
 
 
-def checkpoint_parameters(model_cfg: Mapping[str, Any], cache_dir: str | Path | None = None
-                          ) -> float | None:  # fmt: skip
+def checkpoint_parameters(
+    model_cfg: Mapping[str, Any], cache_dir: str | Path | None = None
+) -> float | None:
     """Parameter count of the checkpoint on disk (from its safetensors headers or index), or
     None when unknown (not on disk, or no safetensors)."""
     from stylisticbias.judge.engines.hf.loading import resolve_source
@@ -130,8 +141,11 @@ def checkpoint_parameters(model_cfg: Mapping[str, Any], cache_dir: str | Path | 
             return None
         folder = Path(config).parent
     index = folder / "model.safetensors.index.json"
-    files = (sorted(set(json.loads(index.read_text())["weight_map"].values()))
-             if index.exists() else ["model.safetensors"])  # fmt: skip
+    files = (
+        sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        if index.exists()
+        else ["model.safetensors"]
+    )
     total = 0
     for f in files:
         path = folder / f
@@ -206,6 +220,10 @@ def warn_cpu(
     log.warning(
         "%s: %.1fB parameters on accelerator cpu: expect ~%.0f s per image (%d prompts)%s; "
         "use a GPU (engine.lightning.accelerator=gpu) or a served endpoint (engine: openai)",
-        model_cfg.get("name"), params / 1e9, per_image, prompts, total,
-    )  # fmt: skip
+        model_cfg.get("name"),
+        params / 1e9,
+        per_image,
+        prompts,
+        total,
+    )
     return per_image

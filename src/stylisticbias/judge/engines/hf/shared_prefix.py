@@ -295,9 +295,14 @@ def _attend_lse(q: Any, k: Any, v: Any, mask: Any, scale: float, softcap: float 
 
 
 def _merge_attention(
-    query: Any, layer: SharedPrefixLayer, key: Any, value: Any, mask: Any, scale: float,
+    query: Any,
+    layer: SharedPrefixLayer,
+    key: Any,
+    value: Any,
+    mask: Any,
+    scale: float,
     softcap: float | None,
-) -> Any:  # fmt: skip
+) -> Any:
     """Exact softmax attention of ``query`` [B,Hq,q,D] over (shared prefix ++ row suffix)."""
     import torch
 

@@ -51,16 +51,24 @@ def label_distributions(
     rendered = [render(engine.processor, t, kw, images=n_images) for t in texts]
     tokens = [tokenize_text(engine.processor, r) for r in rendered]
     # one prompt alone splits before its last token (split_prompts keeps >= 1 suffix token)
-    prompts = split_prompts(engine.model, engine.processor, image, list(texts), rendered, kw,
-                            text_tokens=tokens)  # fmt: skip
+    prompts = split_prompts(
+        engine.model, engine.processor, image, list(texts), rendered, kw, text_tokens=tokens
+    )
     prompts.prefix_inputs = {
         k: v.to(engine.model.device) if hasattr(v, "to") else v
         for k, v in prompts.prefix_inputs.items()
     }
     cache = prefill(engine.model, prompts.prefix_inputs)
-    dists = expand_all(engine.model, engine.processor.tokenizer, cache, prompts, decoding,
-                       engine.suffix_batch_size, stats=stats or ExpandStats(),
-                       padding=engine.suffix_padding)  # fmt: skip
+    dists = expand_all(
+        engine.model,
+        engine.processor.tokenizer,
+        cache,
+        prompts,
+        decoding,
+        engine.suffix_batch_size,
+        stats=stats or ExpandStats(),
+        padding=engine.suffix_padding,
+    )
     return dists
 
 

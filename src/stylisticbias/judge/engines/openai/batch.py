@@ -103,9 +103,13 @@ def line_result(obj: Mapping[str, Any]) -> dict[str, Any] | None:
         inner = err.get("innererror") if isinstance(err, Mapping) else None
         inner_code = str(inner.get("code") or "").lower() if isinstance(inner, Mapping) else ""
         if code in REFUSAL_CODES or inner_code in REFUSAL_CODES:
-            return {"content": None, "finish_reason": "content_filter",
-                    "refusal": f"error={code or inner_code}", "top_logprobs": None,
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0}}  # fmt: skip
+            return {
+                "content": None,
+                "finish_reason": "content_filter",
+                "refusal": f"error={code or inner_code}",
+                "top_logprobs": None,
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+            }
     return None
 
 
@@ -168,10 +172,15 @@ def import_lines(
             continue
         usage = result["usage"]
         cache.put(
-            key, result, endpoint=endpoint.base_url, served_model=endpoint.served_model,
-            image_sha256=sha, kind=kind, prompt_tokens=usage["prompt_tokens"],
+            key,
+            result,
+            endpoint=endpoint.base_url,
+            served_model=endpoint.served_model,
+            image_sha256=sha,
+            kind=kind,
+            prompt_tokens=usage["prompt_tokens"],
             completion_tokens=usage["completion_tokens"],
-        )  # fmt: skip
+        )
         out.done += 1
         out.refusals += bool(result["refusal"])
         out.prompt_tokens += usage["prompt_tokens"]
@@ -232,8 +241,13 @@ class PartWriter:
     """JSONL parts of at most ``max_lines`` lines and ``max_bytes`` bytes each; ``on_full`` is
     called with each part as soon as it is complete (and with the last one by :meth:`close`)."""
 
-    def __init__(self, new_path: Callable[[], Path], url: str, spec: BatchSpec,
-                 on_full: Callable[[Part], None]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        new_path: Callable[[], Path],
+        url: str,
+        spec: BatchSpec,
+        on_full: Callable[[Part], None],
+    ) -> None:
         self.new_path = new_path
         self.url = url
         self.max_lines = spec.max_lines
@@ -327,10 +341,22 @@ class Ledger:
         n = 1 + max((int(j["job"]) for j in self.jobs), default=0)
         keys = f"job-{n:04d}.keys"
         write_keys(self.dir / keys, part.keys)
-        job = {"job": n, "round": round_, "lines": len(part.keys), "bytes": part.size,
-               "keys": keys, "input_file_id": None, "batch_id": None, "status": "uploading",
-               "imported": False, "done": 0, "failed": 0, "prompt_tokens": 0,
-               "completion_tokens": 0, "cost_usd": None}  # fmt: skip
+        job = {
+            "job": n,
+            "round": round_,
+            "lines": len(part.keys),
+            "bytes": part.size,
+            "keys": keys,
+            "input_file_id": None,
+            "batch_id": None,
+            "status": "uploading",
+            "imported": False,
+            "done": 0,
+            "failed": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost_usd": None,
+        }
         self.jobs.append(job)
         self.save()
         return job
@@ -428,14 +454,22 @@ class BatchClient:
     def upload(self, path: Path) -> str:
         """Upload a JSONL input file (``purpose: batch``); its file id."""
         with open(path, "rb") as fh:
-            resp = self._call("POST", "/files", data={"purpose": "batch"},
-                              files={"file": (path.name, fh, "application/jsonl")})  # fmt: skip
+            resp = self._call(
+                "POST",
+                "/files",
+                data={"purpose": "batch"},
+                files={"file": (path.name, fh, "application/jsonl")},
+            )
         return str(resp.json()["id"])
 
     def create(self, file_id: str, url: str, window: str, metadata: Mapping[str, str]) -> str:
         """Submit a job on an uploaded file; its batch id."""
-        body = {"input_file_id": file_id, "endpoint": url, "completion_window": window,
-                "metadata": dict(metadata)}  # fmt: skip
+        body = {
+            "input_file_id": file_id,
+            "endpoint": url,
+            "completion_window": window,
+            "metadata": dict(metadata),
+        }
         return str(self._call("POST", "/batches", json=body).json()["id"])
 
     def get(self, batch_id: str) -> dict[str, Any]:
@@ -574,13 +608,20 @@ class BatchRunner:
 
     def _create(self, job: dict[str, Any]) -> None:
         meta = {"stylisticbias_job": str(job["job"]), "round": str(job["round"])}
-        job["batch_id"] = self.client.create(str(job["input_file_id"]), self.url,
-                                             self.spec.completion_window, meta)  # fmt: skip
+        job["batch_id"] = self.client.create(
+            str(job["input_file_id"]), self.url, self.spec.completion_window, meta
+        )
         job["status"] = "validating"
         self.ledger.save()
         self.stats.batch_ids.append(str(job["batch_id"]))
-        log.info("%s: batch job %s submitted (round %d, %d line(s), %.1f MB)", self.label,
-                 job["batch_id"], job["round"], job["lines"], job["bytes"] / 1e6)  # fmt: skip
+        log.info(
+            "%s: batch job %s submitted (round %d, %d line(s), %.1f MB)",
+            self.label,
+            job["batch_id"],
+            job["round"],
+            job["lines"],
+            job["bytes"] / 1e6,
+        )
 
     def _recover(self) -> list[dict[str, Any]]:
         """Jobs of an earlier run: a job whose file was uploaded but whose id was not recorded
@@ -606,8 +647,12 @@ class BatchRunner:
         pending = [j for j in keep if not j.get("imported")]
         if pending:
             self.stats.resumed += len(pending)
-            log.info("%s: resuming %d batch job(s) of an earlier run: %s", self.label,
-                     len(pending), ", ".join(str(j["batch_id"]) for j in pending))  # fmt: skip
+            log.info(
+                "%s: resuming %d batch job(s) of an earlier run: %s",
+                self.label,
+                len(pending),
+                ", ".join(str(j["batch_id"]) for j in pending),
+            )
         return pending
 
     # ---- polling -----------------------------------------------------------------------------
@@ -620,11 +665,15 @@ class BatchRunner:
                 lines = self.client.lines(str(fid))
                 res.add(import_lines(lines, self.cache, self.endpoint, keys, source=src))
         unanswered = len(keys) - res.done
-        job.update(status=str(info.get("status")), imported=True, done=res.done,
-                   failed=unanswered, prompt_tokens=res.prompt_tokens,
-                   completion_tokens=res.completion_tokens,
-                   cost_usd=self.endpoint.prices.batch_cost(res.prompt_tokens,
-                                                            res.completion_tokens))  # fmt: skip
+        job.update(
+            status=str(info.get("status")),
+            imported=True,
+            done=res.done,
+            failed=unanswered,
+            prompt_tokens=res.prompt_tokens,
+            completion_tokens=res.completion_tokens,
+            cost_usd=self.endpoint.prices.batch_cost(res.prompt_tokens, res.completion_tokens),
+        )
         self.ledger.save()
         self.stats.done += res.done
         self.stats.failed += unanswered
@@ -633,8 +682,15 @@ class BatchRunner:
         if job["cost_usd"] is not None:
             self.stats.cost_usd = (self.stats.cost_usd or 0.0) + float(job["cost_usd"])
         level = logging.WARNING if unanswered else logging.INFO
-        log.log(level, "%s: batch job %s %s: %d line(s) answered, %d failed or expired",
-                self.label, job["batch_id"], job["status"], res.done, unanswered)  # fmt: skip
+        log.log(
+            level,
+            "%s: batch job %s %s: %d line(s) answered, %d failed or expired",
+            self.label,
+            job["batch_id"],
+            job["status"],
+            res.done,
+            unanswered,
+        )
 
     def wait(self, jobs: Sequence[dict[str, Any]]) -> None:
         """Poll ``jobs`` until each is finished and imported, logging progress."""
@@ -665,8 +721,10 @@ class BatchRunner:
             elapsed = self.clock() - t0
             eta = (total_lines - lines) * elapsed / lines if lines and elapsed > 0 else None
             n_jobs = len(jobs)
-            msg = (f"{self.label}: batch {n_jobs - len(pending)}/{n_jobs} job(s) done, "
-                   f"{lines:,}/{total_lines:,} lines")  # fmt: skip
+            msg = (
+                f"{self.label}: batch {n_jobs - len(pending)}/{n_jobs} job(s) done, "
+                f"{lines:,}/{total_lines:,} lines"
+            )
             if msg != last_msg:
                 log.info("%s, ETA %s", msg, _eta(eta) if pending else "0m00s")
                 last_msg = msg
@@ -700,8 +758,12 @@ class BatchRunner:
                 writer.close()
                 new_jobs = self.ledger.jobs[jobs_before:]
                 if online:
-                    log.info("%s: %d failed or expired line(s) sent online (endpoint.batch."
-                             "retry: %s)", self.label, len(online), self.spec.retry)  # fmt: skip
+                    log.info(
+                        "%s: %d failed or expired line(s) sent online (endpoint.batch.retry: %s)",
+                        self.label,
+                        len(online),
+                        self.spec.retry,
+                    )
                     self.online(list(online.values()))
                     self.stats.online += len(online)
                 if not new_jobs and not online:

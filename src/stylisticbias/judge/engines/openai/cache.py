@@ -123,9 +123,19 @@ class ResponseCache:
         now = time.time()
         self._db.execute(
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (key, endpoint, served_model, image_sha256, kind, canonical(response),
-             int(prompt_tokens), int(completion_tokens), now, now),
-        )  # fmt: skip
+            (
+                key,
+                endpoint,
+                served_model,
+                image_sha256,
+                kind,
+                canonical(response),
+                int(prompt_tokens),
+                int(completion_tokens),
+                now,
+                now,
+            ),
+        )
 
     def stats(self) -> CacheStats:
         """Row and token totals, rows per ``served_model @ endpoint``."""

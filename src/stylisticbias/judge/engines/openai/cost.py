@@ -121,8 +121,14 @@ def estimate(engine: Estimable, items: Sequence[ImageItem]) -> Estimate:
             if engine.use_exact:
                 ex = engine.exact
                 paths = ex.request_paths
-                req = b.logprobs(img, spec.text, "", ex.top_logprobs, paths=paths,
-                                 temperature=ex.explore_temperature)  # fmt: skip
+                req = b.logprobs(
+                    img,
+                    spec.text,
+                    "",
+                    ex.top_logprobs,
+                    paths=paths,
+                    temperature=ex.explore_temperature,
+                )
                 hit = cache.contains(req.key)
                 n = per_prompt
                 total_here, cached_here = n, (1 if hit else 0)

@@ -121,8 +121,10 @@ class OpenAIJudgeEngine(JudgeEngine):
         if self.endpoint.batch.enabled and self.endpoint.capabilities.batch_chat:
             # a batch line is one conversation: vLLM's several-conversation endpoint is not
             # a batch-job endpoint
-            log.info("%s: batch jobs ask one partial answer per line (capabilities.batch_chat "
-                     "unused)", self.model_name)  # fmt: skip
+            log.info(
+                "%s: batch jobs ask one partial answer per line (capabilities.batch_chat unused)",
+                self.model_name,
+            )
             caps = dataclasses.replace(self.endpoint.capabilities, batch_chat=False)
             self.endpoint = dataclasses.replace(self.endpoint, capabilities=caps)
         self.transport = transport_spec(self.engine_cfg, self.endpoint)
@@ -202,9 +204,13 @@ class OpenAIJudgeEngine(JudgeEngine):
             return
         from tqdm.auto import tqdm
 
-        self._bar = tqdm(total=len(items) * self.cells_per_image(), unit="cell",
-                         desc=f"judge {self.model_name} via {self.endpoint.host}",
-                         dynamic_ncols=True, mininterval=0.5)  # fmt: skip
+        self._bar = tqdm(
+            total=len(items) * self.cells_per_image(),
+            unit="cell",
+            desc=f"judge {self.model_name} via {self.endpoint.host}",
+            dynamic_ncols=True,
+            mininterval=0.5,
+        )
         self._t_start = time.perf_counter()
 
     def _tick_cells(self, n: int) -> None:
@@ -212,9 +218,11 @@ class OpenAIJudgeEngine(JudgeEngine):
             return
         elapsed = max(time.perf_counter() - self._t_start, 1e-9)
         self._bar.set_postfix(
-            req_s=f"{self.stats.requests / elapsed:.1f}", cached=self.stats.cached,
-            retries=self.stats.retries, refresh=False,
-        )  # fmt: skip
+            req_s=f"{self.stats.requests / elapsed:.1f}",
+            cached=self.stats.cached,
+            retries=self.stats.retries,
+            refresh=False,
+        )
         self._bar.update(n)
 
     @property
@@ -301,19 +309,34 @@ class OpenAIJudgeEngine(JudgeEngine):
             return {}
         return self._batch_jobs(lambda: self.missing_task_requests(asks), out)
 
-    def _batch_jobs(self, discover: Callable[[], Iterable[ApiRequest]],
-                    out: str | Path) -> dict[str, Any]:  # fmt: skip
+    def _batch_jobs(
+        self, discover: Callable[[], Iterable[ApiRequest]], out: str | Path
+    ) -> dict[str, Any]:
         """Run the batch jobs of ``discover``'s requests; their stats and those sent online."""
-        runner = BatchRunner(self.endpoint, self.transport, self.cache, Path(out) / "batch",
-                             online=self.fetch_online, label=self.model_name)  # fmt: skip
+        runner = BatchRunner(
+            self.endpoint,
+            self.transport,
+            self.cache,
+            Path(out) / "batch",
+            online=self.fetch_online,
+            label=self.model_name,
+        )
         before = self.stats.as_dict()
         stats = runner.run(discover)
         sent = {k: v - before.get(k, 0) for k, v in self.stats.as_dict().items()}  # online
-        log.info("%s: batch jobs %s: %d line(s) submitted, %d answered, %d failed, %d sent "
-                 "online; %d prompt + %d completion tokens%s", self.model_name,
-                 ", ".join(stats.batch_ids) or "(none new)", stats.lines, stats.done,
-                 stats.failed, stats.online, stats.prompt_tokens, stats.completion_tokens,
-                 "" if stats.cost_usd is None else f", ${stats.cost_usd:,.4f}")  # fmt: skip
+        log.info(
+            "%s: batch jobs %s: %d line(s) submitted, %d answered, %d failed, %d sent "
+            "online; %d prompt + %d completion tokens%s",
+            self.model_name,
+            ", ".join(stats.batch_ids) or "(none new)",
+            stats.lines,
+            stats.done,
+            stats.failed,
+            stats.online,
+            stats.prompt_tokens,
+            stats.completion_tokens,
+            "" if stats.cost_usd is None else f", ${stats.cost_usd:,.4f}",
+        )
         sent["api_cost_usd"] = self.endpoint.prices.cost(
             sent["api_prompt_tokens"], sent["api_completion_tokens"]
         )
@@ -409,16 +432,25 @@ class OpenAIJudgeEngine(JudgeEngine):
 
         async def fetch(k: int, prefix: str) -> dict[str, Any]:
             ex = self.exact
-            req = self.builder.logprobs(img, self.specs[k].text, prefix, ex.top_logprobs,
-                                        paths=ex.request_paths,
-                                        temperature=ex.explore_temperature)  # fmt: skip
+            req = self.builder.logprobs(
+                img,
+                self.specs[k].text,
+                prefix,
+                ex.top_logprobs,
+                paths=ex.request_paths,
+                temperature=ex.explore_temperature,
+            )
             return await tr.fetch(req)
 
         async def fetch_batch(k: int, prefixes: Sequence[str]) -> list[dict[str, Any]]:
             ex = self.exact
-            req = self.builder.logprobs_batch([img], self.specs[k].text, prefixes,
-                                              ex.top_logprobs,
-                                              temperature=ex.explore_temperature)  # fmt: skip
+            req = self.builder.logprobs_batch(
+                [img],
+                self.specs[k].text,
+                prefixes,
+                ex.top_logprobs,
+                temperature=ex.explore_temperature,
+            )
             return split_batch(await tr.fetch(req), len(prefixes))
 
         batch = fetch_batch if self.endpoint.capabilities.batch_chat else None
@@ -447,8 +479,12 @@ class OpenAIJudgeEngine(JudgeEngine):
         for spec, d in zip(self.specs, dists):
             mass, und = d.normalised()
             p = _poles(mass, spec.ordering)
-            probs = {"p_pos": p["positive"], "p_neg": p["negative"],
-                     "p_invalid": p["invalid"], "p_undecided": und}  # fmt: skip
+            probs = {
+                "p_pos": p["positive"],
+                "p_neg": p["negative"],
+                "p_invalid": p["invalid"],
+                "p_undecided": und,
+            }
             if self.decoding == "exact":
                 row = self._row(item, spec, 0)
                 row.update(probs)

@@ -267,8 +267,10 @@ async def expand_texts(
     rules = settings.parser or default_parser_rules()
     decide = settings.decide or partial(decide_prefix, rules=rules)
     labels = settings.labels or rules.letters
-    dists = [TextDistribution(mass={**{x: 0.0 for x in labels}, "invalid": 0.0})
-             for _ in range(n_prompts)]  # fmt: skip
+    dists = [
+        TextDistribution(mass={**{x: 0.0 for x in labels}, "invalid": 0.0})
+        for _ in range(n_prompts)
+    ]
     known: list[dict[str, Any]] = [{} for _ in range(n_prompts)]
     asked: list[set[str]] = [set() for _ in range(n_prompts)]
     dropped: list[set[str]] = [set() for _ in range(n_prompts)]

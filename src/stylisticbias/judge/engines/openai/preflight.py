@@ -25,8 +25,12 @@ def check_served_endpoint(model_cfg: Mapping[str, Any]) -> None:
     import httpx2
 
     try:
-        status = httpx2.get(ep.base_url.rstrip("/") + "/models", headers=headers,
-                            timeout=PROBE_TIMEOUT_S, follow_redirects=True).status_code  # fmt: skip
+        status = httpx2.get(
+            ep.base_url.rstrip("/") + "/models",
+            headers=headers,
+            timeout=PROBE_TIMEOUT_S,
+            follow_redirects=True,
+        ).status_code
     except httpx2.HTTPError as exc:
         raise StylisticBiasError(
             f"{ep.source}: endpoint {ep.base_url} does not answer ({type(exc).__name__}); start "

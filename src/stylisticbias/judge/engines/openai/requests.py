@@ -99,8 +99,12 @@ class RequestBuilder:
         if self.caps.seed:
             body["seed"] = int(seed)
         if self.caps.sampling == "generation_config_json":
-            gc = {"do_sample": True, "temperature": self.temperature,
-                  "max_new_tokens": self.max_new_tokens, **self._gen_config}  # fmt: skip
+            gc = {
+                "do_sample": True,
+                "temperature": self.temperature,
+                "max_new_tokens": self.max_new_tokens,
+                **self._gen_config,
+            }
             body["generation_config"] = json.dumps(gc, sort_keys=True)
         return self._finish(body, img, "generate", text)
 
@@ -190,8 +194,10 @@ class RequestBuilder:
         log-probabilities at every position: choice ``i`` answers ``prefixes[i]``."""
         if not prefixes or any(not p for p in prefixes):
             raise ValueError("a batch of continuations needs non-empty partial answers")
-        one = [self.logprobs_images(imgs, text, p, top_k, paths=1, temperature=temperature)
-               for p in prefixes]  # fmt: skip
+        one = [
+            self.logprobs_images(imgs, text, p, top_k, paths=1, temperature=temperature)
+            for p in prefixes
+        ]
         body = {k: v for k, v in one[0].body.items() if k != "messages"}
         body.pop("n", None)
         body["messages"] = [r.body["messages"] for r in one]

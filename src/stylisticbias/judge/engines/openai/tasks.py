@@ -36,15 +36,23 @@ async def label_distributions(
 
     async def fetch(k: int, prefix: str) -> dict[str, Any]:
         req = engine.builder.logprobs_images(
-            imgs, texts[k], prefix, settings.top_logprobs,
+            imgs,
+            texts[k],
+            prefix,
+            settings.top_logprobs,
             paths=settings.request_paths,
             temperature=settings.explore_temperature,
-        )  # fmt: skip
+        )
         return await tr.fetch(req)
 
     async def fetch_batch(k: int, prefixes: Sequence[str]) -> list[dict[str, Any]]:
-        req = engine.builder.logprobs_batch(imgs, texts[k], prefixes, settings.top_logprobs,
-                                            temperature=settings.explore_temperature)  # fmt: skip
+        req = engine.builder.logprobs_batch(
+            imgs,
+            texts[k],
+            prefixes,
+            settings.top_logprobs,
+            temperature=settings.explore_temperature,
+        )
         return split_batch(await tr.fetch(req), len(prefixes))
 
     batch = fetch_batch if engine.endpoint.capabilities.batch_chat else None
@@ -109,17 +117,20 @@ async def answer_tasks_async(
         return TaskReply(text=res.get("content") or "")
 
     async def exact(paths: tuple[str, ...], rules: ParserRules, idx: list[int]) -> list[TaskReply]:
-        dists = await label_distributions(engine, tr, images(paths), [asks[i].text for i in idx],
-                                          rules, gather)  # fmt: skip
+        dists = await label_distributions(
+            engine, tr, images(paths), [asks[i].text for i in idx], rules, gather
+        )
         out = []
         for d in dists:
             mass, und = d.normalised()
-            out.append(TaskReply(mass=mass, undecided=und,
-                                 best={k: t for k, (_, t) in d.best.items()}))  # fmt: skip
+            out.append(
+                TaskReply(mass=mass, undecided=und, best={k: t for k, (_, t) in d.best.items()})
+            )
         return out
 
-    got = await gather(*(generated(i) for i in singles),
-                       *(exact(p, r, idx) for (p, r), idx in groups.items()))  # fmt: skip
+    got = await gather(
+        *(generated(i) for i in singles), *(exact(p, r, idx) for (p, r), idx in groups.items())
+    )
     gen, ex = got[: len(singles)], got[len(singles) :]
     replies: dict[int, TaskReply] = dict(zip(singles, gen))
     for idx, got in zip(groups.values(), ex):

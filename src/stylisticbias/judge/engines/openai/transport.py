@@ -401,11 +401,15 @@ class Transport:
             result = await self._send(req)
         usage = result["usage"]
         self.cache.put(
-            req.key, result, endpoint=self.endpoint.base_url,
-            served_model=self.endpoint.served_model, image_sha256=req.image_sha256,
-            kind=req.kind, prompt_tokens=usage["prompt_tokens"],
+            req.key,
+            result,
+            endpoint=self.endpoint.base_url,
+            served_model=self.endpoint.served_model,
+            image_sha256=req.image_sha256,
+            kind=req.kind,
+            prompt_tokens=usage["prompt_tokens"],
             completion_tokens=usage["completion_tokens"],
-        )  # fmt: skip
+        )
         self.stats.requests += 1
         self.stats.prompt_tokens += usage["prompt_tokens"]
         self.stats.completion_tokens += usage["completion_tokens"]
@@ -434,9 +438,13 @@ class Transport:
             else:
                 refusal = _refusal_from_error(resp)
                 if refusal:
-                    return {"content": None, "finish_reason": "content_filter",
-                            "refusal": refusal, "top_logprobs": None,
-                            "usage": {"prompt_tokens": 0, "completion_tokens": 0}}  # fmt: skip
+                    return {
+                        "content": None,
+                        "finish_reason": "content_filter",
+                        "refusal": refusal,
+                        "top_logprobs": None,
+                        "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+                    }
                 if resp.status_code == 200:
                     try:
                         return normalise(resp.json())

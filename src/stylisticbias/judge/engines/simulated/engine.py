@@ -117,13 +117,21 @@ class SimulatedJudgeEngine(JudgeEngine):
 
     def fingerprint(self) -> dict[str, Any]:
         """What determines this engine's output beyond the configs (for resume checks)."""
-        return {"planted": self.planted.source, "knobs": self.knobs.__dict__,
-                "tables": hashlib.sha256(
-                    np.concatenate([self.planted.baseline, self.planted.sensitivity,
-                                    self.planted.variations.ravel(),
-                                    *[d.ravel() for d in self.planted.demographics.values()],
-                                    *[d.ravel() for d in self.planted.interactions.values()]]
-                                   ).tobytes()).hexdigest()}  # fmt: skip
+        return {
+            "planted": self.planted.source,
+            "knobs": self.knobs.__dict__,
+            "tables": hashlib.sha256(
+                np.concatenate(
+                    [
+                        self.planted.baseline,
+                        self.planted.sensitivity,
+                        self.planted.variations.ravel(),
+                        *[d.ravel() for d in self.planted.demographics.values()],
+                        *[d.ravel() for d in self.planted.interactions.values()],
+                    ]
+                ).tobytes()
+            ).hexdigest(),
+        }
 
     def task_answers(
         self,

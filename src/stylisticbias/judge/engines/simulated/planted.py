@@ -86,9 +86,15 @@ def load_planted(source: str | Path | Mapping[str, Any], benchmark: Benchmark) -
         cfg = load_yaml_file(path) or {}  # one line on bad bytes or bad YAML
         where = str(source)
     known = {
-        "baseline", "sensitivity", "demographics", "categories", "variations",
-        "interactions", "position_bias", "letter_bias",
-    }  # fmt: skip
+        "baseline",
+        "sensitivity",
+        "demographics",
+        "categories",
+        "variations",
+        "interactions",
+        "position_bias",
+        "letter_bias",
+    }
     extra = sorted(set(cfg) - known)
     if extra:
         raise StylisticBiasError(

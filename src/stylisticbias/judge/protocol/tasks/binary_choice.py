@@ -33,8 +33,13 @@ def _phi_drawn(rows: pd.DataFrame, g: Groups | None = None) -> pd.DataFrame:
         simulated=(rows["simulated"].to_numpy(dtype=bool), "any"),
         undecided=(rows["p_undecided"], "mean"),
     )
-    out = g.keys.assign(pos=red["pos"], n_valid=red["n_valid"], n=g.lengths.astype(np.int64),
-                        simulated=red["simulated"], undecided=red["undecided"])  # fmt: skip
+    out = g.keys.assign(
+        pos=red["pos"],
+        n_valid=red["n_valid"],
+        n=g.lengths.astype(np.int64),
+        simulated=red["simulated"],
+        undecided=red["undecided"],
+    )
     out["phi"] = np.where(
         out["n_valid"] > 0, out["pos"] / out["n_valid"].where(out["n_valid"] > 0), np.nan
     )
@@ -73,8 +78,13 @@ def _phi_exact(rows: pd.DataFrame, k: int, g: Groups | None = None) -> pd.DataFr
         simulated=(rows["simulated"].to_numpy(dtype=bool), "any"),
         und=(rows["p_undecided"], "sum"),
     )
-    out = g.keys.assign(pos=red["pos"], valid=red["valid"], m=g.lengths.astype(np.int64),
-                        simulated=red["simulated"], und=red["und"])  # fmt: skip
+    out = g.keys.assign(
+        pos=red["pos"],
+        valid=red["valid"],
+        m=g.lengths.astype(np.int64),
+        simulated=red["simulated"],
+        und=red["und"],
+    )
     out["phi"] = np.where(
         out["valid"] > 0, out["pos"] / out["valid"].where(out["valid"] > 0), np.nan
     )
@@ -101,8 +111,15 @@ def _phi_paper_from_exact(rows: pd.DataFrame, k: int, g: Groups | None = None) -
     seeds = list(range(1, k + 1))
     pos = np.zeros(len(rows))
     valid = np.zeros(len(rows))
-    cols = zip(rows["p_pos"], rows["p_neg"], rows["p_invalid"], rows["p_undecided"],
-               rows["image_id"], rows["scenario_id"], rows["ordering"])  # fmt: skip
+    cols = zip(
+        rows["p_pos"],
+        rows["p_neg"],
+        rows["p_invalid"],
+        rows["p_undecided"],
+        rows["image_id"],
+        rows["scenario_id"],
+        rows["ordering"],
+    )
     for i, (pp, pn, pi, pu, img, sid, oid) in enumerate(cols):
         p = {"positive": pp, "negative": pn, "invalid": pi, "undecided": pu}
         draws = draw_outcomes(p, seeds, str(img), int(sid), int(oid))

@@ -40,14 +40,19 @@ class Binary(ScenarioTask):
 
     def check(self, scenario: TaskScenario, benchmark: Benchmark, where: str) -> None:
         """A binary task needs its two poles."""
-        need(bool(scenario.positive and scenario.negative), where,
-             "task binary_choice needs positive: and negative:")  # fmt: skip
+        need(
+            bool(scenario.positive and scenario.negative),
+            where,
+            "task binary_choice needs positive: and negative:",
+        )
 
     def prompts(self, scenario: TaskScenario | Scenario, benchmark: Benchmark) -> list[TaskPrompt]:
         """One prompt per ordering of the protocol (Fig. 12 filled per ordering)."""
         s = as_scenario(scenario)
-        return [TaskPrompt(s.id, o.id, benchmark.forced_choice_prompt(s, o))
-                for o in benchmark.orderings]  # fmt: skip
+        return [
+            TaskPrompt(s.id, o.id, benchmark.forced_choice_prompt(s, o))
+            for o in benchmark.orderings
+        ]
 
     def outcomes(self, scenario: TaskScenario | Scenario, benchmark: Benchmark) -> tuple[str, ...]:
         """``positive``, ``negative``, ``invalid``."""
@@ -63,8 +68,9 @@ class Binary(ScenarioTask):
         """The pole ``label`` stands for under the prompt's ordering."""
         return benchmark.ordering(prompt.variant).pole_of(label)
 
-    def parse(self, text: str | None, scenario: Any, prompt: TaskPrompt,
-              benchmark: Benchmark) -> Answer:  # fmt: skip
+    def parse(
+        self, text: str | None, scenario: Any, prompt: TaskPrompt, benchmark: Benchmark
+    ) -> Answer:
         """App. C.2's reading (``parser: paper``) mapped to the pole of the ordering."""
         letter = parse_response(text, benchmark.parser)
         if letter is None:

@@ -73,8 +73,9 @@ class ChoiceK(ScenarioTask):
         """The k labels."""
         return label_rules(scenario.labels)
 
-    def parse(self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt,
-              benchmark: Benchmark) -> Answer:  # fmt: skip
+    def parse(
+        self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt, benchmark: Benchmark
+    ) -> Answer:
         """The one label mentioned (with the option's value), else invalid with the reason."""
         a = read_label(text, self.rules(scenario, benchmark))
         return Answer(a.choice, scenario.option(a.choice).value) if a.choice else a

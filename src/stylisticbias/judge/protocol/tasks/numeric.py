@@ -44,10 +44,17 @@ _CURRENCY_AFTER = (
     r"(?:usd|eur|gbp|cad|aud|chf|jpy|inr|us\s+dollars?|dollars?|euros?|pounds?|€|£|\$)"
 )
 _MAGNITUDES = {
-    "k": 1e3, "thousand": 1e3, "grand": 1e3,
-    "m": 1e6, "mn": 1e6, "mio": 1e6, "million": 1e6, "millions": 1e6,
-    "bn": 1e9, "billion": 1e9,
-}  # fmt: skip
+    "k": 1e3,
+    "thousand": 1e3,
+    "grand": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "mio": 1e6,
+    "million": 1e6,
+    "millions": 1e6,
+    "bn": 1e9,
+    "billion": 1e9,
+}
 _MAG = r"(?:thousand|grand|millions?|mio|mn|bn|billion|k|m)(?![a-z])"
 # Grouped thousands (one separator kind, groups of three) with an optional decimal part, or a
 # plain number with an optional decimal part.
@@ -224,8 +231,9 @@ class Numeric(ScenarioTask):
         """``value`` or ``invalid`` (the number itself is the answer's ``value``)."""
         return ("value", INVALID)
 
-    def parse(self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt,
-              benchmark: Benchmark) -> Answer:  # fmt: skip
+    def parse(
+        self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt, benchmark: Benchmark
+    ) -> Answer:
         """:func:`parse_number` against the scenario's range."""
         r = parse_number(text, scenario.range)
         if r.value is None:

@@ -60,8 +60,11 @@ class Pairwise(ScenarioTask):
 
     def check(self, scenario: TaskScenario, benchmark: Benchmark, where: str) -> None:
         """Exactly two labels when options are given."""
-        need(len(scenario.options) in (0, 2), where,
-             f"task pairwise takes two options (labels), got {len(scenario.options)}")  # fmt: skip
+        need(
+            len(scenario.options) in (0, 2),
+            where,
+            f"task pairwise takes two options (labels), got {len(scenario.options)}",
+        )
 
     def prompts(self, scenario: TaskScenario, benchmark: Benchmark) -> list[TaskPrompt]:
         """Both orders; a composite is one image with the identities left/right."""
@@ -78,13 +81,15 @@ class Pairwise(ScenarioTask):
         """The two labels."""
         return label_rules(labels(scenario))
 
-    def outcome_of(self, label: str, scenario: TaskScenario, prompt: TaskPrompt,
-                   benchmark: Benchmark) -> str:  # fmt: skip
+    def outcome_of(
+        self, label: str, scenario: TaskScenario, prompt: TaskPrompt, benchmark: Benchmark
+    ) -> str:
         """The identity in the slot ``label`` names under the prompt's order."""
         return SLOTS[prompt.variant][labels(scenario).index(label)]
 
-    def parse(self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt,
-              benchmark: Benchmark) -> Answer:  # fmt: skip
+    def parse(
+        self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt, benchmark: Benchmark
+    ) -> Answer:
         """The identity the one label mentioned stands for, else invalid with the reason."""
         a = read_label(text, self.rules(scenario, benchmark))
         return Answer(self.outcome_of(a.choice, scenario, prompt, benchmark)) if a.choice else a
@@ -111,8 +116,9 @@ def composite(left: Any, right: Any, layout: CompositeLayout = LAYOUT) -> Any:
     return compose(left, right, layout)
 
 
-def slot_images(prompt: TaskPrompt, first: Any, second: Any,
-                layout: CompositeLayout = LAYOUT) -> list[Any]:  # fmt: skip
+def slot_images(
+    prompt: TaskPrompt, first: Any, second: Any, layout: CompositeLayout = LAYOUT
+) -> list[Any]:
     """The images a pairwise prompt carries, in slot order: ``[slot 1, slot 2]`` for two image
     inputs, ``[composite(left, right)]`` for a composite (``prompt.slots[0]`` is the identity on
     the left: records keep it)."""

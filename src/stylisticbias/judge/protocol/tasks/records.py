@@ -35,10 +35,24 @@ from stylisticbias.judge.protocol.tasks.scenario_task import TaskPrompt
 
 #: column -> pandas dtype kind (``O`` text, ``i`` integer, ``f`` float)
 TASK_RECORDS: dict[str, str] = {
-    "model": "O", "task_id": "i", "task": "O", "answers": "O", "variant": "i", "unit": "O",
-    "image_ids": "O", "first": "O", "second": "O", "response": "O", "outcome": "O",
-    "value": "f", "dist": "O", "reason": "O", "undecided": "f", "left_id": "O", "right_id": "O",
-}  # fmt: skip
+    "model": "O",
+    "task_id": "i",
+    "task": "O",
+    "answers": "O",
+    "variant": "i",
+    "unit": "O",
+    "image_ids": "O",
+    "first": "O",
+    "second": "O",
+    "response": "O",
+    "outcome": "O",
+    "value": "f",
+    "dist": "O",
+    "reason": "O",
+    "undecided": "f",
+    "left_id": "O",
+    "right_id": "O",
+}
 
 RECORDS_FILE = "task_records.parquet"
 

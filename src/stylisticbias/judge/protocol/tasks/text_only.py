@@ -44,10 +44,16 @@ class TextOnly(ScenarioTask):
     def check(self, scenario: TaskScenario, benchmark: Benchmark, where: str) -> None:
         """``answers`` names another task (not text_only) and the prompt has
         ``{description}``; that task's own checks."""
-        need(bool(scenario.answers) and scenario.answers != self.name, where,
-             "task text_only needs answers: <the task it is answered as>")  # fmt: skip
-        need(PLACEHOLDER in scenario.prompt, where,
-             "task text_only needs {description} in its prompt")  # fmt: skip
+        need(
+            bool(scenario.answers) and scenario.answers != self.name,
+            where,
+            "task text_only needs answers: <the task it is answered as>",
+        )
+        need(
+            PLACEHOLDER in scenario.prompt,
+            where,
+            "task text_only needs {description} in its prompt",
+        )
         self.inner(scenario).check(self._as_inner(scenario), benchmark, where)
 
     def prompts(self, scenario: TaskScenario, benchmark: Benchmark) -> list[TaskPrompt]:
@@ -63,18 +69,25 @@ class TextOnly(ScenarioTask):
         """The inner task's."""
         return self.inner(scenario).rules(self._as_inner(scenario), benchmark)
 
-    def outcome_of(self, label: str, scenario: TaskScenario, prompt: TaskPrompt,
-                   benchmark: Benchmark) -> str:  # fmt: skip
+    def outcome_of(
+        self, label: str, scenario: TaskScenario, prompt: TaskPrompt, benchmark: Benchmark
+    ) -> str:
         """The inner task's."""
         return self.inner(scenario).outcome_of(label, self._as_inner(scenario), prompt, benchmark)
 
-    def distribution(self, mass: Mapping[str, float], scenario: TaskScenario, prompt: TaskPrompt,
-                     benchmark: Benchmark) -> dict[str, float]:  # fmt: skip
+    def distribution(
+        self,
+        mass: Mapping[str, float],
+        scenario: TaskScenario,
+        prompt: TaskPrompt,
+        benchmark: Benchmark,
+    ) -> dict[str, float]:
         """The inner task's."""
         return self.inner(scenario).distribution(mass, self._as_inner(scenario), prompt, benchmark)
 
-    def parse(self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt,
-              benchmark: Benchmark) -> Answer:  # fmt: skip
+    def parse(
+        self, text: str | None, scenario: TaskScenario, prompt: TaskPrompt, benchmark: Benchmark
+    ) -> Answer:
         """The inner task's."""
         return self.inner(scenario).parse(text, self._as_inner(scenario), prompt, benchmark)
 

@@ -47,36 +47,66 @@ for v in (42000, 55000, 68500, 85000, 120000, 250000):
     add(f"{v / 1000:g} thousand dollars", v, "amount")
     add(f"Recommended salary: {grouped}\nThis reflects the candidate's experience.", v, "amount")
 for text, v in [
-    ("$1.2 million", 1_200_000), ("1.5M USD", 1_500_000), ("2 million dollars", 2_000_000),
-    ("$85,500", 85_500), ("85,500.50", 85_500.5), ("1.234.567,89 EUR", 1_234_567.89),
-    ("1,234,567.89", 1_234_567.89), ("$72,345.6", 72_345.6), ("72k", 72_000),
-    ("~$80k", 80_000), ("Around $75K annually.", 75_000), ("approximately 64,000 USD", 64_000),
+    ("$1.2 million", 1_200_000),
+    ("1.5M USD", 1_500_000),
+    ("2 million dollars", 2_000_000),
+    ("$85,500", 85_500),
+    ("85,500.50", 85_500.5),
+    ("1.234.567,89 EUR", 1_234_567.89),
+    ("1,234,567.89", 1_234_567.89),
+    ("$72,345.6", 72_345.6),
+    ("72k", 72_000),
+    ("~$80k", 80_000),
+    ("Around $75K annually.", 75_000),
+    ("approximately 64,000 USD", 64_000),
     ("With 10 years of experience, $95,000 per year.", 95_000),
     ("Given 5 years in the role: 78,000", 78_000),
     ("A 3% raise on top of $70,000 would be fair: $70,000.", 70_000),
-    ("Salary: $90,000 (USD 90,000)", 90_000), ("90000 USD (ninety thousand dollars)", 90_000),
-    ("The salary should be 58000.", 58_000), ("58000$", 58_000), ("58.000€", 58_000),
-    ("Annual salary: USD 61,250", 61_250), ("61 250 $", 61_250), ("$ 61,250.00 USD", 61_250),
-    ("covid-19 experience aside, 70000", 70_000), ("For this H1B candidate: $99,000", 99_000),
-    ("Salary: 45000\n", 45_000), ("  45000  ", 45_000), ("`45000`", 45_000),
-    ("$45,000/year", 45_000), ("45,000 a year", 45_000), ("$3,500,000", 3_500_000),
-    ("€ 47.500", 47_500), ("47,5k €", 47_500), ("47.5k", 47_500),
-]:  # fmt: skip
+    ("Salary: $90,000 (USD 90,000)", 90_000),
+    ("90000 USD (ninety thousand dollars)", 90_000),
+    ("The salary should be 58000.", 58_000),
+    ("58000$", 58_000),
+    ("58.000€", 58_000),
+    ("Annual salary: USD 61,250", 61_250),
+    ("61 250 $", 61_250),
+    ("$ 61,250.00 USD", 61_250),
+    ("covid-19 experience aside, 70000", 70_000),
+    ("For this H1B candidate: $99,000", 99_000),
+    ("Salary: 45000\n", 45_000),
+    ("  45000  ", 45_000),
+    ("`45000`", 45_000),
+    ("$45,000/year", 45_000),
+    ("45,000 a year", 45_000),
+    ("$3,500,000", 3_500_000),
+    ("€ 47.500", 47_500),
+    ("47,5k €", 47_500),
+    ("47.5k", 47_500),
+]:
     add(text, v, "amount")
 
 # --- ranges: midpoint -------------------------------------------------------------------------
 for text, lo, hi in [
-    ("50,000-60,000", 50_000, 60_000), ("$50,000 - $60,000", 50_000, 60_000),
-    ("$50k–$60k", 50_000, 60_000), ("50-60k", 50_000, 60_000), ("50 to 60 thousand", 50_000, 60_000),
-    ("between $70,000 and $80,000", 70_000, 80_000), ("between 70 and 80 thousand dollars", 70_000, 80_000),
-    ("$65,000 to $75,000 per year", 65_000, 75_000), ("USD 90,000 – 110,000", 90_000, 110_000),
-    ("A range of 40.000 - 50.000 €", 40_000, 50_000), ("120k-140k", 120_000, 140_000),
-    ("$100K to $120K", 100_000, 120_000), ("Between 55000 and 65000.", 55_000, 65_000),
-    ("85,000—95,000 USD", 85_000, 95_000), ("1-1.5 million", 1_000_000, 1_500_000),
-    ("Salary: $48,000 ~ $52,000", 48_000, 52_000), ("from $30,000 to $34,000", 30_000, 34_000),
-    ("I'd suggest 70-75k.", 70_000, 75_000), ("£40,000–£44,000", 40_000, 44_000),
+    ("50,000-60,000", 50_000, 60_000),
+    ("$50,000 - $60,000", 50_000, 60_000),
+    ("$50k–$60k", 50_000, 60_000),
+    ("50-60k", 50_000, 60_000),
+    ("50 to 60 thousand", 50_000, 60_000),
+    ("between $70,000 and $80,000", 70_000, 80_000),
+    ("between 70 and 80 thousand dollars", 70_000, 80_000),
+    ("$65,000 to $75,000 per year", 65_000, 75_000),
+    ("USD 90,000 – 110,000", 90_000, 110_000),
+    ("A range of 40.000 - 50.000 €", 40_000, 50_000),
+    ("120k-140k", 120_000, 140_000),
+    ("$100K to $120K", 100_000, 120_000),
+    ("Between 55000 and 65000.", 55_000, 65_000),
+    ("85,000—95,000 USD", 85_000, 95_000),
+    ("1-1.5 million", 1_000_000, 1_500_000),
+    ("Salary: $48,000 ~ $52,000", 48_000, 52_000),
+    ("from $30,000 to $34,000", 30_000, 34_000),
+    ("I'd suggest 70-75k.", 70_000, 75_000),
+    ("£40,000–£44,000", 40_000, 44_000),
     ("60 000 - 70 000 €", 60_000, 70_000),
-]:  # fmt: skip
+]:
     add(text, (lo + hi) / 2, "range")
 
 # --- refusals: invalid whatever numbers they hold ----------------------------------------------
@@ -111,18 +141,32 @@ for text in [
     "I cannot recommend a salary based on an image. A typical range is $50,000–$70,000.",
     "As an AI language model, I can't assess compensation.",
     "I'm not able to provide a salary figure.",
-]:  # fmt: skip
+]:
     add(text, None, "refusal")
 
 # --- no single plausible number: invalid --------------------------------------------------------
 for text in [
-    "", "   ", "Salary:", "A competitive salary.", "Eighty thousand dollars.",
-    "$50,000 for a junior role, $80,000 for a senior one.", "Either 60000 or 70000.",
-    "85", "$40/hour", "12", "3.5", "0", "$0", "999,999,999,999",
-    "Market rate.", "Depends on the region.", "TBD", "Negotiable.",
+    "",
+    "   ",
+    "Salary:",
+    "A competitive salary.",
+    "Eighty thousand dollars.",
+    "$50,000 for a junior role, $80,000 for a senior one.",
+    "Either 60000 or 70000.",
+    "85",
+    "$40/hour",
+    "12",
+    "3.5",
+    "0",
+    "$0",
+    "999,999,999,999",
+    "Market rate.",
+    "Depends on the region.",
+    "TBD",
+    "Negotiable.",
     "60,000 USD or 75,000 USD depending on the shift",
     "$90,000-$80,000",
-]:  # fmt: skip
+]:
     add(text, None, "invalid")
 
 
@@ -130,9 +174,11 @@ def main() -> None:
     out = Path(__file__).with_name("numeric_answers.jsonl")
     with out.open("w", encoding="utf-8") as f:
         for text, expected, kind in ROWS:
-            f.write(json.dumps({"text": text, "expected": expected, "kind": kind},
-                               ensure_ascii=False) + "\n")  # fmt: skip
-    print(f"{len(ROWS)} answers -> {out}")  # noqa: T201 - a script's one line of output
+            f.write(
+                json.dumps({"text": text, "expected": expected, "kind": kind}, ensure_ascii=False)
+                + "\n"
+            )
+    print(f"{len(ROWS)} answers -> {out}")
 
 
 if __name__ == "__main__":
