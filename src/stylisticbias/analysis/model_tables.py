@@ -32,6 +32,7 @@ def table2_cells(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
         seed=s.seed,
         n_permutations=s.n_permutations,
         method=s.correction,
+        boundary=not s.official,
     )
 
 

@@ -28,6 +28,14 @@ scatters around 0 (either sign) when the groups do not differ. ``noise_floor`` i
 sampling error alone produces. Interval: test-inversion face bootstrap (the sampling distribution
 of ``T`` at each candidate spread, from resamples of data shifted to that spread), which covers
 at the nominal rate at a true spread of 0 and near the floor, where a pivot bootstrap does not.
+
+Boundary-aware interval (the default ``debiased_ci_low/high``; ``analysis.definitions: official``
+keeps the signed test-inversion interval above): the spread cannot be negative, so 0 is in the
+interval iff the face-label permutation test above does not reject at ``1 - ci`` (exact under
+no spread: coverage ``ci`` at a true spread of 0), and a positive spread iff the test-inversion
+bootstrap accepts it; ``[0, U]`` or ``[L, U]`` with ``L > 0``, on the VS scale (>= 0, so a
+negative estimate can lie below it). The interval then agrees with the Table 2 mark at the level
+``1 - ci``: it excludes 0 exactly when the uncorrected permutation p is below ``1 - ci``.
 """
 
 from __future__ import annotations
@@ -43,7 +51,12 @@ from stylisticbias.analysis.metrics import face_codes, group_codes
 from stylisticbias.analysis.permutations import face_permutations, permuted_group_sums
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import p_adjust
-from stylisticbias.analysis.vs_debiased import debiased_interval, null_trace, vs_debiased
+from stylisticbias.analysis.vs_debiased import (
+    boundary_interval,
+    debiased_interval,
+    null_trace,
+    vs_debiased,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +83,7 @@ def variation_strength(
     seed: int = 0,
     n_permutations: int = 2000,
     method: str = "fdr_bh",
+    boundary: bool = True,
 ) -> pd.DataFrame:
     """VS per model x dimension on base faces.
 
@@ -88,6 +102,12 @@ def variation_strength(
         Face-label permutations for the p-value (0 skips the test).
     method : str
         Correction across all model x dimension cells.
+    boundary : bool
+        ``debiased_ci_low/high`` from the boundary-aware interval
+        (:func:`~stylisticbias.analysis.vs_debiased.boundary_interval`: holds a true spread of 0
+        at the nominal rate; needs ``n_permutations``); False: the signed test-inversion
+        interval of :func:`~stylisticbias.analysis.vs_debiased.debiased_interval` (the
+        ``official`` definitions keep it, so their tables stay as they were).
 
     Returns
     -------
@@ -156,13 +176,18 @@ def variation_strength(
                 lo, hi = float(l_[0]), float(h_[0])
                 if fb[0]:
                     fell_back.append(f"{model}/{dim} (VS {obs:.4f})")
-                psi = null_trace(phi, mask, onehot, ddof)
-                db_lo, db_hi = debiased_interval(sums, (bs, bs2, bc), ddof, ci, psi)
             p = np.nan
             if n_permutations:
                 perm = draws.next()
                 null = _vs(*permuted_group_sums(labels[perm], K, phi, mask), ddof)
                 p = float((1 + np.sum(null >= obs - 1e-12)) / (1 + n_permutations))
+            if w is not None:
+                psi = null_trace(phi, mask, onehot, ddof)
+                boot = (bs, bs2, bc)
+                if boundary and np.isfinite(p):
+                    db_lo, db_hi = boundary_interval(sums, boot, ddof, ci, psi, p)
+                else:
+                    db_lo, db_hi = debiased_interval(sums, boot, ddof, ci, psi)
             rows.append((model, dim, obs, lo, hi, p, F, K, S, db, db_lo, db_hi, floor))
     if fell_back:
         log.warning(

@@ -249,6 +249,18 @@ def tib_interval(
     q0 = quant(np.array([0.0]))[:, 0]
     lo_neg, hi_neg = t - q0[1], min(t - q0[0], 0.0)  # tau < 0: T within q0 + tau
     neg = lo_neg < 0.0 and lo_neg <= hi_neg
+    pos = _tib_positive(t, quant, accepted, q0, p)
+    lo_t, hi_t = (lo_neg, hi_neg) if neg else (np.nan, np.nan)
+    if pos is not None:
+        first, last, _ = pos
+        lo_t = first * first if not neg else lo_neg
+        hi_t = last * last
+    return float(lo_t), float(hi_t)
+
+
+def _tib_positive(t, quant, accepted, q0, p):
+    """The accepted ``a = sqrt(tau / P)``-scale hull on ``tau >= 0``: ``(first, last, step)``
+    on the VS scale (``step``: the search grid's spacing), or None when no ``tau >= 0`` is."""
     top = 2.0 * max(np.sqrt(max(t, 0.0)), np.sqrt(max(q0[1], 0.0)), np.sqrt(p), 1e-12)
     for _ in range(80):  # the upper end of the search: q_lo(top) above T
         if quant(np.array([top]))[0, 0] > t:
@@ -256,14 +268,63 @@ def tib_interval(
         top *= 2.0
     grid = np.linspace(0.0, top, 257)
     acc = accepted(grid)
-    lo_t, hi_t = (lo_neg, hi_neg) if neg else (np.nan, np.nan)
-    if acc.any():
-        i, j = int(np.argmax(acc)), int(len(acc) - 1 - np.argmax(acc[::-1]))
-        first = grid[i] if i == 0 else _bisect(accepted, grid[i - 1], grid[i])
-        last = _bisect(accepted, grid[j + 1], grid[j]) if j + 1 < len(grid) else grid[j]
-        lo_t = first * first if not neg else lo_neg
-        hi_t = last * last
-    return float(lo_t), float(hi_t)
+    if not acc.any():
+        return None
+    i, j = int(np.argmax(acc)), int(len(acc) - 1 - np.argmax(acc[::-1]))
+    first = grid[i] if i == 0 else _bisect(accepted, grid[i - 1], grid[i])
+    last = _bisect(accepted, grid[j + 1], grid[j]) if j + 1 < len(grid) else grid[j]
+    return float(first), float(last), float(grid[1])
+
+
+def boundary_interval(
+    obs: tuple[np.ndarray, np.ndarray, np.ndarray],
+    boot: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ddof: int,
+    ci: float,
+    psi: tuple[float, float] | None,
+    pval: float,
+) -> tuple[float, float]:
+    """Boundary-aware interval of the spread (VS scale, ``>= 0``): a confidence set for
+    ``tau >= 0`` that holds its level at a true spread of 0 and above.
+
+    * ``tau = 0`` is in the set iff the face-label permutation test of VS (``pval``, one-sided:
+      only a large spread speaks against none) does not reject at ``1 - ci``. Under no spread the
+      face labels are exchangeable, so this holds 0 with probability ``ci`` whatever the noise
+      floor (the whole level goes to the one tail that can reject at the boundary).
+    * ``tau > 0`` is in the set iff the two-sided test-inversion bootstrap accepts it
+      (:func:`tib_interval`, ``(1 -+ ci)/2`` quantiles of ``T*(tau)``).
+
+    The interval is the hull: ``[0, U]`` when 0 is accepted (``U`` the test inversion's upper
+    end, 0 when no ``tau > 0`` is accepted: ``T`` far below the floor), else ``[L, U]`` with
+    ``L > 0`` (the test inversion's lower end; where it reaches 0 although the permutation test
+    rejects, the first positive point of its search grid). Unlike :func:`debiased_interval` it
+    need not hold the signed estimate, which can be negative. NaN when ``pval`` or the
+    replicates are not finite.
+    """
+    t = float(debiased_spread(*obs, ddof)[0])
+    a, b, c, p = tib_terms(obs, boot, ddof, psi)
+    if not (np.isfinite(t) and np.isfinite(pval) and a.size and p > 0):
+        return np.nan, np.nan
+    probs = [(1.0 - ci) / 2.0, (1.0 + ci) / 2.0]
+
+    def quant(theta: np.ndarray) -> np.ndarray:
+        sc = np.atleast_1d(theta) / np.sqrt(p)
+        dist = a[:, None] + 2.0 * sc[None, :] * b[:, None] + (sc * sc)[None, :] * c[:, None]
+        return np.quantile(dist, probs, axis=0)
+
+    def accepted(theta: np.ndarray) -> np.ndarray:
+        q = quant(theta)
+        return (q[0] <= t) & (t <= q[1])
+
+    pos = _tib_positive(t, quant, accepted, quant(np.array([0.0]))[:, 0], p)
+    zero_in = pval > 1.0 - ci
+    if zero_in:
+        return 0.0, (pos[1] if pos is not None else 0.0)
+    if pos is None:  # 0 rejected and no tau > 0 accepted (not seen): the estimate alone
+        root = float(np.sqrt(max(t, 0.0)))
+        return root, root
+    first, last, step = pos
+    return (first if first > 0 else step), last
 
 
 def _bisect(accepted, outside: float, inside: float, steps: int = 30) -> float:

@@ -19,6 +19,23 @@ on the union of the values observed in the compared conditions.
   ``p = (1 + #{BDS_null >= BDS_obs}) / (1 + n_perm)``.
 * **Mitigation**: a paired t-test (``scipy.stats.ttest_rel``) of a metric under the original
   and the mitigated prompts, paired by (object, dimension), and the mean change in percent.
+
+``soda.definitions: official`` (the released analysis scripts of ``Dasol-Choi/soda-framework``,
+``analysis/analysis_js.py`` + ``bds_score.py``, ``cds_score.py``, ``analysis_bias.py`` +
+``vac_score.py``), :data:`RELEASED_JS` and the ``*_released`` functions:
+
+* **BDS**: per attribute, each condition's distribution is counts over the condition's images
+  (an image without a label counts in the total), every entry of the union support floored at
+  ``1e-10``, renormalised, and ``scipy.spatial.distance.jensenshannon`` (natural log, the
+  *distance*); a condition with no label gives 0 (kept in the mean); the mean runs over every
+  attribute of the object.
+* **CDS** (:func:`cds_released`): the label counts of each (attribute, group) are *pooled over
+  objects*, attributes keyed by the released cleaned column name (:func:`released_attribute`),
+  only the released scripts' eight groups (:data:`RELEASED_GROUPS`), base-2 JS divergence, mean
+  over unordered group pairs; a dimension with < 2 groups gives 0.
+* **VAC** (:func:`vac_released`): per object, the mean of the concentration scores that are
+  ``>= 0.05`` among: every attribute of the base condition, and the *product* attributes (not
+  ``background_*``) of every demographic group (original prompts); 0 when none is.
 """
 
 from __future__ import annotations
@@ -85,21 +102,41 @@ def js(p: np.ndarray, q: np.ndarray, base: float = 2.0, distance: bool = False) 
 
 @dataclass(frozen=True)
 class JSSettings:
-    """How JS is taken: the log base and whether the divergence or its square root."""
+    """How JS is taken: the log base and whether the divergence or its square root.
+
+    ``floor > 0`` is the released code's arithmetic: each distribution is counts over *all* the
+    sample's images (missing labels count in the total), its zero entries raised to ``floor``,
+    then renormalised; and a sample with no label gives JS 0 (kept in a mean), not NaN.
+    """
 
     base: float = 2.0
     distance: bool = False
+    floor: float = 0.0
 
 
 #: base-2 Jensen-Shannon divergence (the default of every metric)
 DEFAULT_JS = JSSettings()
+#: the released BDS (``analysis_js.py``): natural-log JS distance, zeros floored at 1e-10
+RELEASED_JS = JSSettings(base=float(np.e), distance=True, floor=1e-10)
+
+
+def _floored(counts: np.ndarray, total: np.ndarray | float, floor: float) -> np.ndarray:
+    """``counts / total`` with every entry raised to ``floor`` (the released JS's input)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.maximum(counts / total, floor)
 
 
 def js_labels(a: Sequence[str | None], b: Sequence[str | None], s: JSSettings) -> float:
-    """JS between the label distributions of two samples (NaN when either has no label)."""
+    """JS between the label distributions of two samples (NaN when either has no label;
+    0 under the released arithmetic, ``s.floor > 0``)."""
     _, (p, q) = distributions(a, b)
     if not p.sum() or not q.sum():
-        return float("nan")
+        return 0.0 if s.floor > 0 else float("nan")
+    if s.floor > 0:
+        n_a = sum(x is not None for x in a)
+        n_b = sum(x is not None for x in b)
+        p = _floored(p * n_a, len(a), s.floor)
+        q = _floored(q * n_b, len(b), s.floor)
     return float(js(p, q, s.base, s.distance))
 
 
@@ -108,6 +145,84 @@ def bds(base: Labels, group: Labels, s: JSSettings = DEFAULT_JS) -> float:
     vals = [js_labels(base[a], group[a], s) for a in sorted(set(base) & set(group))]
     vals = [v for v in vals if not np.isnan(v)]
     return float(np.mean(vals)) if vals else float("nan")
+
+
+#: the groups the released analysis scripts tabulate (``bds_score.py``, ``cds_score.py``), in
+#: their spelling; its feature extraction files Latinx images under ``unknown``
+RELEASED_GROUPS = (
+    "young_adults", "middle_aged", "elderly", "men", "women", "white", "black", "asian",
+)  # fmt: skip
+
+
+def released_group(group: str) -> str:
+    """A protocol group in the released scripts' spelling (``middle-aged`` -> ``middle_aged``)."""
+    return group.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def released_attribute(attribute: str) -> str:
+    """The attribute name the released ``cds_score.py`` pools under.
+
+    The released feature table names a product attribute ``product_<name>`` and a background
+    one ``background_<name>`` (here: an attribute whose name starts with ``background_``);
+    ``cds_score.py`` then strips ``product_product_``, else ``product_``, else every
+    ``background_`` (``str.replace``) -- so ``product_color`` and ``background_color`` are
+    both pooled as ``color``, as in the released code.
+    """
+    background = attribute.startswith("background_")
+    col = f"background_{attribute}" if background else f"product_{attribute}"
+    if col.startswith("product_product_"):
+        return col.replace("product_product_", "")
+    if col.startswith("product_"):
+        return col.replace("product_", "")
+    return col.replace("background_", "")
+
+
+def is_product_attribute(attribute: str) -> bool:
+    """A product attribute (the released VAC's ``product_`` columns), not a background one."""
+    return not attribute.startswith("background_")
+
+
+def cds_released(
+    groups: Mapping[str, Sequence[Labels]],
+) -> dict[str, float]:
+    """The released CDS of one dimension: released attribute name -> mean pairwise JS.
+
+    ``groups``: group -> the labels of that group's images, one :data:`Labels` per object. The
+    label counts are pooled over the objects by :func:`released_attribute`; groups outside
+    :data:`RELEASED_GROUPS` are left out; JS is the base-2 divergence of the pooled counts; an
+    attribute with fewer than two groups with labels gives 0.0.
+    """
+    pooled: dict[str, dict[str, dict[str, int]]] = {}
+    for g in groups:
+        if released_group(g) not in RELEASED_GROUPS:
+            continue
+        for labels in groups[g]:
+            for a, values in labels.items():
+                counts = pooled.setdefault(released_attribute(a), {}).setdefault(g, {})
+                for v in values:
+                    if v is not None:
+                        counts[v] = counts.get(v, 0) + 1
+    out: dict[str, float] = {}
+    for attr in sorted(pooled):
+        dists = {g: c for g, c in pooled[attr].items() if sum(c.values()) > 0}
+        vals = []
+        for g, h in itertools.combinations(sorted(dists), 2):
+            support = sorted(set(dists[g]) | set(dists[h]))
+            p = np.array([dists[g].get(v, 0) for v in support], dtype=np.float64)
+            q = np.array([dists[h].get(v, 0) for v in support], dtype=np.float64)
+            vals.append(float(js(p, q, 2.0, False)))
+        out[attr] = float(np.mean(vals)) if vals else 0.0
+    return out
+
+
+def vac_released(base: Labels, groups: Sequence[Labels], threshold: float = 0.05) -> float:
+    """The released per-object VAC (``vac_score.py``): the mean of the concentration scores
+    ``>= threshold`` of every base attribute and of every group's product attributes."""
+    scores = [concentration(v) for v in base.values()]
+    for labels in groups:
+        scores += [concentration(v) for a, v in labels.items() if is_product_attribute(a)]
+    kept = [x for x in scores if not np.isnan(x) and x >= threshold]
+    return float(np.mean(kept)) if kept else 0.0
 
 
 def cds_per_attribute(
@@ -181,13 +296,21 @@ def null_bds(base: Labels, group: Labels, masks: np.ndarray, s: JSSettings) -> n
     attrs = sorted(set(base) & set(group))
     total = np.zeros(len(masks))
     used = np.zeros(len(masks))
+    n_g = masks.sum(axis=1, keepdims=True)
+    n_b = masks.shape[1] - n_g
     for a in attrs:
         x = _onehot(list(base[a]) + list(group[a]))
         valid = x.sum(axis=1)
         cg = masks @ x
         cb = x.sum(axis=0) - cg
-        d = js(cb, cg, s.base, s.distance)
-        ok = ~np.isnan(d) & ((masks @ valid) > 0) & (((1 - masks) @ valid) > 0)
+        has = ((masks @ valid) > 0) & (((1 - masks) @ valid) > 0)
+        if s.floor > 0:  # the released arithmetic: floored shares of all images; empty -> 0
+            d = js(_floored(cb, n_b, s.floor), _floored(cg, n_g, s.floor), s.base, s.distance)
+            d = np.where(has, d, 0.0)
+            ok = np.ones(len(masks), dtype=bool)
+        else:
+            d = js(cb, cg, s.base, s.distance)
+            ok = ~np.isnan(d) & has
         total += np.where(ok, d, 0.0)
         used += ok
     with np.errstate(invalid="ignore"):

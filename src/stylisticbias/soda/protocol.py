@@ -43,7 +43,9 @@ class SodaProtocol:
     base_template: str
     dimensions: Mapping[str, tuple[str, ...]]
     templates: Mapping[str, str]
-    fixed_attributes: tuple[str, ...]
+    #: attribute -> the options it is asked with (beside any values discovery names); asked
+    #: of every image whatever the discovery found (SODA's fixed attributes)
+    fixed_attributes: Mapping[str, tuple[str, ...]]
     mitigation: Mapping[str, str]
     source: str = ""
 
@@ -109,12 +111,20 @@ def load_soda(name: str = "soda") -> SodaProtocol:
             )
         dims[str(dim)] = tuple(str(g) for g in d["groups"])
         templates[str(dim)] = str(d["template"])
+    fixed = cfg["fixed_attributes"]
+    if not isinstance(fixed, dict) or any(
+        not isinstance(v, list) or len(v) < 2 for v in fixed.values()
+    ):
+        raise StylisticBiasError(
+            f"{where}: fixed_attributes must map each attribute to its options (a list of >= 2 "
+            "values), e.g. `text_presence: [no_text, logo_symbol, brand_text]`"
+        )
     return SodaProtocol(
         objects=tuple(str(o) for o in cfg["objects"]),
         base_template=str(cfg["base_template"]),
         dimensions=dims,
         templates=templates,
-        fixed_attributes=tuple(str(a) for a in cfg["fixed_attributes"]),
+        fixed_attributes={str(a): tuple(str(v) for v in vals) for a, vals in fixed.items()},
         mitigation={str(k): str(v) for k, v in cfg["mitigation"].items()},
         source=where,
     )

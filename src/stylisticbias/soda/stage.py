@@ -10,12 +10,16 @@
 2. **Attribute discovery** (SODA phase 1): the annotator is asked the free question on
    ``discovery_per_condition`` images of each condition; the attributes and values it names
    (the union of its valid answers per object) become the labelling questions.
-3. **Labelling** (phase 2): one categorical question per discovered attribute about every image,
-   through :func:`stylisticbias.annotate.run.annotate_items` (resumable, cached; invalid answers
+3. **Labelling** (phase 2): one categorical question per discovered attribute, and one per
+   fixed attribute of the protocol (``fixed_attributes``: asked of every image whatever the
+   discovery named, with the discovered values and then the protocol's options), through
+   :func:`stylisticbias.annotate.run.annotate_items` (resumable, cached; invalid answers
    are kept in ``annotations/`` and leave that image's label out).
 4. **Metrics** (:mod:`~.metrics`): BDS per (object, group) with its permutation p-value, CDS per
    (object, dimension) and attribute, VAC per (object, condition), the mitigation paired t-tests
    -- tables in ``tables/`` (:data:`~.tables.SODA_TABLES`), ``metrics.json`` and ``README.md``.
+   ``soda.definitions: official`` takes BDS with the released arithmetic and adds the released
+   CDS pooled over objects (``soda_cds_released``) and per-object VAC (``soda_vac_released``).
 """
 
 from __future__ import annotations
@@ -37,14 +41,18 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.outputs import OutputLock, atomic_write_json, atomic_write_text
 from stylisticbias.soda.demo import Planted, StandIn, load_planted
 from stylisticbias.soda.metrics import (
+    DEFAULT_JS,
+    RELEASED_JS,
     JSSettings,
     Labels,
     cds,
     cds_per_attribute,
+    cds_released,
     mitigation_test,
     permutation_seed,
     permutation_test,
     vac,
+    vac_released,
 )
 from stylisticbias.soda.protocol import BASE, Condition, SodaProtocol, load_soda
 from stylisticbias.soda.tables import SODA_TABLES, empty, write_soda_table
@@ -165,13 +173,29 @@ def _discovery(
     return found
 
 
+def questioned_attributes(
+    discovered: dict[str, list[str]], fixed: dict[str, tuple[str, ...]] | Any
+) -> dict[str, list[str]]:
+    """attribute -> options asked of an object's images: the discovered attributes with >= 2
+    values, and every fixed attribute (its discovered values first, then the protocol's)."""
+    attrs = {a: list(v) for a, v in discovered.items() if len(v) >= 2}
+    for a, options in fixed.items():
+        vals = list(discovered.get(a, []))
+        attrs[a] = vals + [v for v in options if v not in vals]
+    return attrs
+
+
 def _labels(
-    images: pd.DataFrame, discovered: dict[str, dict[str, list[str]]], annotator: Any, out: Path
+    images: pd.DataFrame,
+    discovered: dict[str, dict[str, list[str]]],
+    annotator: Any,
+    out: Path,
+    fixed: dict[str, tuple[str, ...]] | Any = (),
 ) -> pd.DataFrame:
     """images with one label column per attribute (None where the answer was invalid)."""
     items = []
     for r in images.to_dict("records"):
-        attrs = discovered.get(r["object"], {})
+        attrs = questioned_attributes(discovered.get(r["object"], {}), dict(fixed or {}))
         qs = tuple(
             Question(
                 a,
@@ -193,12 +217,12 @@ def _labels(
     return labels.reset_index()
 
 
-def _sample(labels: pd.DataFrame) -> Labels:
-    cols = [c for c in labels.columns if c.startswith("label:")]
+def _sample(labels: pd.DataFrame, cols: list[str] | None = None) -> Labels:
+    """attribute -> labels of ``labels``' images: the label columns with a label, or ``cols``."""
+    if cols is None:
+        cols = [c for c in labels.columns if c.startswith("label:") and labels[c].notna().any()]
     return {
-        c.removeprefix("label:"): [None if pd.isna(x) else str(x) for x in labels[c]]
-        for c in cols
-        if labels[c].notna().any()
+        c.removeprefix("label:"): [None if pd.isna(x) else str(x) for x in labels[c]] for c in cols
     }
 
 
@@ -208,11 +232,26 @@ def soda_metrics(
     spec: SodaSpec,
     planted: Planted | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The four SODA tables from the labelled images (see the module docstring)."""
-    s = JSSettings(float(spec.js_base), bool(spec.js_distance))
-    bds_rows, cds_rows, vac_rows = [], [], []
+    """The SODA tables from the labelled images (see the module docstring).
+
+    ``spec.definitions == "official"``: BDS (and its permutation test) with :data:`RELEASED_JS`
+    over every attribute of the object, CDS per object with the released base-2 divergence, and
+    the released tables ``soda_cds_released`` / ``soda_vac_released`` (empty otherwise).
+    """
+    official = getattr(spec, "definitions", "paper") == "official"
+    s = RELEASED_JS if official else JSSettings(float(spec.js_base), bool(spec.js_distance))
+    s_cds = DEFAULT_JS if official else s
+    bds_rows, cds_rows, vac_rows, vac_rel = [], [], [], []
+    pooled: dict[str, dict[str, dict[str, list[Labels]]]] = {}
     for obj, rows in labels.groupby("object", sort=True):
-        by_cond = {c: _sample(g) for c, g in rows.groupby("condition", sort=True)}
+        # official: every attribute of the object, in every condition (the released table's
+        # columns); paper: the attributes a condition has labels for
+        cols = (
+            [c for c in rows.columns if c.startswith("label:") and rows[c].notna().any()]
+            if official
+            else None
+        )
+        by_cond = {c: _sample(g, cols) for c, g in rows.groupby("condition", sort=True)}
         n_by = rows.groupby("condition").size().to_dict()
         base = by_cond[BASE]
         for dim, groups in proto.dimensions.items():
@@ -234,15 +273,36 @@ def soda_metrics(
                 attrs = sorted(set.intersection(*(set(v) for v in gs.values())))
                 key = {"object": obj, "dimension": dim, "variant": variant}
                 for a in attrs:
-                    cds_rows.append({**key, "attribute": a, "cds": cds_per_attribute(gs, a, s)})
-                cds_rows.append({**key, "attribute": "all", "cds": cds(gs, s)})
+                    cds_rows.append({**key, "attribute": a,
+                                     "cds": cds_per_attribute(gs, a, s_cds)})  # fmt: skip
+                cds_rows.append({**key, "attribute": "all", "cds": cds(gs, s_cds)})
+                for g in groups:
+                    pooled.setdefault(dim, {}).setdefault(variant, {}).setdefault(g, [])
+                    pooled[dim][variant][g].append(gs[g])
         for cond, lab in by_cond.items():
             vac_rows.append({"object": obj, "condition": cond, "vac": vac(lab),
                              "n": n_by[cond]})  # fmt: skip
+        if official:
+            groups_orig = [by_cond[Condition(d, g).id] for d, gs_ in proto.dimensions.items()
+                           for g in gs_]  # fmt: skip
+            vac_rel.append({"object": obj, "vac": vac_released(by_cond[BASE], groups_orig)})
+    cds_rel = []
+    if official:
+        for dim, variants in pooled.items():
+            for variant, gl in variants.items():
+                for attr, value in cds_released(gl).items():
+                    cds_rel.append({"dimension": dim, "variant": variant, "attribute": attr,
+                                    "cds": value})  # fmt: skip
+
+    def frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        return pd.DataFrame(rows, columns=list(SODA_TABLES[name][1].columns))
+
     tables = {
-        "soda_bds": pd.DataFrame(bds_rows, columns=list(SODA_TABLES["soda_bds"][1].columns)),
-        "soda_cds": pd.DataFrame(cds_rows, columns=list(SODA_TABLES["soda_cds"][1].columns)),
-        "soda_vac": pd.DataFrame(vac_rows, columns=list(SODA_TABLES["soda_vac"][1].columns)),
+        "soda_bds": frame("soda_bds", bds_rows),
+        "soda_cds": frame("soda_cds", cds_rows),
+        "soda_vac": frame("soda_vac", vac_rows),
+        "soda_cds_released": frame("soda_cds_released", cds_rel),
+        "soda_vac_released": frame("soda_vac_released", vac_rel),
     }
     tables["soda_mitigation"] = mitigation_table(tables, proto, spec)
     return tables
@@ -299,6 +359,12 @@ def summary(tables: dict[str, pd.DataFrame], spec: SodaSpec) -> dict[str, Any]:
         null_tests=len(null),
         vac_mean=float(tables["soda_vac"]["vac"].mean()),
     )
+    if getattr(spec, "definitions", "paper") == "official":
+        v = tables["soda_vac_released"]
+        out.update(
+            definitions="official",
+            vac_released_mean=float(v["vac"].mean()) if len(v) else float("nan"),
+        )
     m = tables["soda_mitigation"]
     if not m.empty:
         row = m[(m["metric"] == "cds") & (m["dimension"] == "all")]
@@ -353,6 +419,14 @@ def readme(tables: dict[str, pd.DataFrame], summ: dict[str, Any], spec: SodaSpec
         "## VAC per condition (mean over objects)\n\n"
         + _md(tables["soda_vac"].groupby("condition")["vac"].mean().reset_index()),
     ]
+    if not tables["soda_cds_released"].empty:
+        parts.append(
+            "## Released definitions (`soda.definitions: official`)\n\nBDS above: the released "
+            "natural-log JS distance. CDS pooled over objects (released `cds_score.py`):\n\n"
+            + _md(tables["soda_cds_released"])
+            + "\n\nVAC per object (released `vac_score.py`):\n\n"
+            + _md(tables["soda_vac_released"])
+        )
     if not tables["soda_mitigation"].empty:
         parts.append("## Mitigation (paired t-tests)\n\n" + _md(tables["soda_mitigation"]))
     parts.append("Every table is in `tables/` (docs/soda.md explains each column).")
@@ -396,7 +470,7 @@ def run_soda(config: Config) -> Path:
             annotator = make_annotator(configured_annotator(config, spec.annotator))
             try:
                 discovered = _discovery(spec, usable, planted, annotator, out)
-                labels = _labels(usable, discovered, annotator, out)
+                labels = _labels(usable, discovered, annotator, out, proto.fixed_attributes)
             finally:
                 annotator.close()
             images.to_csv(out / "images.csv", index=False, lineterminator="\n")

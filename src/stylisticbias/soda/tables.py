@@ -71,6 +71,31 @@ SODA_TABLES: Registry[tuple[str, pa.DataFrameSchema]] = Registry(
                 name="soda_vac",
             ),
         ),
+        "soda_cds_released": (
+            "soda.definitions=official: the released cds_score.py -- CDS per (dimension, "
+            "attribute) with the label counts pooled over objects (empty under paper)",
+            pa.DataFrameSchema(
+                {
+                    "dimension": pa.Column(str),
+                    "variant": pa.Column(str),
+                    "attribute": pa.Column(str),
+                    "cds": _f(),
+                },
+                strict=True,
+                coerce=True,
+                name="soda_cds_released",
+            ),
+        ),
+        "soda_vac_released": (
+            "soda.definitions=official: the released vac_score.py -- VAC per object, the mean "
+            "of the scores >= 0.05 (base: every attribute; groups: product ones)",
+            pa.DataFrameSchema(
+                {"object": pa.Column(str), "vac": _f(_P)},
+                strict=True,
+                coerce=True,
+                name="soda_vac_released",
+            ),
+        ),
         "soda_mitigation": (
             "CDS and VAC under the original vs the mitigated prompt: paired t-test (§5.5)",
             pa.DataFrameSchema(

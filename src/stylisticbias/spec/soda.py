@@ -10,6 +10,8 @@ from stylisticbias.spec.checks import at_least, choice, finite_in
 
 #: soda.generator: the offline stand-in, or the configured ``generator:`` (text to image)
 SODA_GENERATORS = ("standin", "configured")
+#: soda.definitions: the paper's equations (default) or the released analysis scripts' arithmetic
+SODA_DEFINITIONS = ("paper", "official")
 
 
 @dataclass(frozen=True)
@@ -19,7 +21,10 @@ class SodaSpec:
     ``objects: []`` switches the audit off (the stage writes empty tables). ``generator``:
     ``standin`` (the offline stand-in drawing ``planted``, the attribute distributions it is
     tested against) or ``configured`` (the ``generator:`` section's text-to-image model, asked
-    each SODA prompt verbatim); ``annotator`` an ``annotators.<name>``.
+    each SODA prompt verbatim); ``annotator`` an ``annotators.<name>``. ``definitions``:
+    ``paper`` (Eqs. 1-3 with ``js_base``/``js_distance``) or ``official`` (the released scripts'
+    arithmetic: natural-log JS distance with its 1e-10 floor for BDS, CDS pooled over objects,
+    the released VAC aggregate; ``js_base``/``js_distance`` are then not used; docs/soda.md).
     """
 
     protocol: str = MISSING
@@ -34,12 +39,14 @@ class SodaSpec:
     alpha: float = MISSING
     js_base: float = MISSING
     js_distance: bool = MISSING
+    definitions: str = "paper"
     seed: int = MISSING
     image_size: int = MISSING
 
     def __post_init__(self) -> None:
         if self.generator != MISSING:
             choice("soda.generator", self.generator, SODA_GENERATORS)
+        choice("soda.definitions", self.definitions, SODA_DEFINITIONS)
         for key in ("images_per_prompt", "n_perm"):
             if getattr(self, key) != MISSING:
                 at_least(f"soda.{key}", getattr(self, key), 2)

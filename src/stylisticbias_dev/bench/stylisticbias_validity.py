@@ -1,0 +1,228 @@
+"""Valid inference of the StylisticBias tests under structured planted data.
+
+Planted design (vectorised, no judge): ``--faces`` base faces per replicate in groups of
+**unequal size** (gender 60/40; ethnicity 40/25/20/15 %), each face with a **per-person random
+effect** ``u ~ N(0, 0.5^2)`` on the logit scale shared by all its scenarios, 25 scenarios with
+their own intercepts, and phi = the share of ``n_answers`` Bernoulli answers (as the judge's 12).
+Each variation image of a face adds an **image appeal** ``N(0, 0.3^2)``. Plants:
+
+* ``null``: no group effect, no variation effect;
+* ``effect``: a group effect ``delta`` on the logit (per scenario a random sign times ``delta``)
+  and a variation effect ``delta`` for every face.
+
+Measured per replicate, every test at alpha 0.05 and 0.01 with Clopper-Pearson intervals:
+
+* ``vs_permutation`` (Table 2's marks: face-label permutation test of VS), per dimension;
+* ``demographic_tests`` (Table 11: Kruskal-Wallis / Mann-Whitney per scenario, raw p);
+* ``wilcoxon_faces`` (Tables 3-6, 12: face-level signed-rank test of the variation shift);
+
+and the coverage of the 95% intervals: the boundary-aware VS interval (``vs_boundary``) and the
+previous signed test-inversion one (``vs_tib``, kept under ``analysis.definitions: official``) at
+the true spread (0 under ``null``; the population value under ``effect``, by Gauss-Hermite
+quadrature over the person effect).
+
+``python -m stylisticbias_dev.bench.stylisticbias_validity --replicates 200`` merges the result
+into ``reports/bench/calibration.json`` under ``protocols.stylisticbias.valid_inference``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import expit
+from statsmodels.stats.proportion import proportion_confint
+
+from stylisticbias.analysis.significance import demographic_tests, wilcoxon_faces
+from stylisticbias.analysis.vs import variation_strength
+from stylisticbias.outputs import atomic_write_text
+from stylisticbias_dev.bench.machine import machine_info
+
+log = logging.getLogger(__name__)
+
+DIMS = {"gender": ("gender", (0.6, 0.4)), "ethnicity": ("ethnicity", (0.4, 0.25, 0.2, 0.15))}
+S = 25
+SD_PERSON = 0.5
+SD_IMAGE = 0.3
+ALPHAS = (0.05, 0.01)
+
+
+def _groups(n: int, shares: tuple[float, ...], rng: np.random.Generator) -> np.ndarray:
+    sizes = np.floor(np.asarray(shares) * n).astype(int)
+    sizes[0] += n - sizes.sum()
+    return rng.permutation(np.repeat(np.arange(len(shares)), sizes))
+
+
+def _truth_tau(intercept: np.ndarray, eff: np.ndarray, ddof: int) -> float:
+    """Population squared spread ``mean_s sum_g (mu_gs - mubar_s)^2 / (K - ddof)``."""
+    x, w = np.polynomial.hermite_e.hermegauss(40)
+    w = w / w.sum()
+    mu = (expit(intercept[None, :, None] + eff[:, :, None] + SD_PERSON * x) * w).sum(-1)
+    k = mu.shape[0]
+    return float((((mu - mu.mean(0)) ** 2).sum(0) / (k - ddof)).mean())
+
+
+def replicate(r: int, faces: int, delta: float, n_answers: int, n_boot: int, n_perm: int):
+    """One replicate: the scores frame's tests and intervals against the truth."""
+    rng = np.random.default_rng(10_000 + r)
+    labels = {d: _groups(faces, sh, rng) for d, (_, sh) in DIMS.items()}
+    intercept = rng.normal(0.0, 0.6, S)
+    u = rng.normal(0.0, SD_PERSON, faces)
+    effs = {}
+    logit = intercept[None, :] + u[:, None]
+    for d, (_, sh) in DIMS.items():
+        e = delta * rng.choice([-1.0, 1.0], size=(len(sh), S))
+        e = e - e.mean(0) if delta else np.zeros((len(sh), S))
+        effs[d] = e
+        logit = logit + e[labels[d]]
+    base = rng.binomial(n_answers, expit(logit)) / n_answers
+    var_logit = logit + delta + rng.normal(0.0, SD_IMAGE, faces)[:, None]
+    var = rng.binomial(n_answers, expit(var_logit)) / n_answers
+    f = np.repeat(np.arange(faces), S)
+    s = np.tile(np.arange(S), faces)
+    frame = pd.DataFrame(
+        {
+            "model": "m",
+            "face_id": [f"F{i:04d}" for i in f],
+            "scenario_id": s + 1,
+            "is_base": True,
+            "phi": base.ravel(),
+            **{col: labels[d][f].astype(str) for d, (col, _) in DIMS.items()},
+        }
+    )
+    vs = variation_strength(
+        frame, {d: c for d, (c, _) in DIMS.items()}, ddof=0, n_resamples=n_boot,
+        seed=r, n_permutations=n_perm,
+    )  # fmt: skip
+    old = variation_strength(
+        frame, {d: c for d, (c, _) in DIMS.items()}, ddof=0, n_resamples=n_boot,
+        seed=r, n_permutations=n_perm, boundary=False,
+    )  # fmt: skip
+    out: dict[str, Any] = {}
+    for d in DIMS:
+        row = vs[vs["dimension"] == d].iloc[0]
+        orow = old[old["dimension"] == d].iloc[0]
+        tau = _truth_tau(intercept, effs[d], 0)
+        true_vs = float(np.sqrt(tau))
+        out[f"vs_permutation.{d}"] = float(row["pval"])
+        out[f"vs_boundary.{d}"] = bool(row["debiased_ci_low"] <= true_vs <= row["debiased_ci_high"])
+        out[f"vs_tib.{d}"] = bool(orow["debiased_ci_low"] <= true_vs <= orow["debiased_ci_high"])
+        out[f"vs_boundary_excludes_0.{d}"] = bool(row["debiased_ci_low"] > 0)
+    dt = demographic_tests(frame, {d: c for d, (c, _) in DIMS.items()}, method="none")
+    for d in DIMS:
+        out[f"demographic_tests.{d}"] = dt.loc[dt["dimension"] == d, "pval"].to_numpy()
+    shift = (var - base).mean(axis=1)
+    out["wilcoxon_faces"] = float(stats.wilcoxon(shift).pvalue)
+    out["wilcoxon_faces_project"] = float(wilcoxon_faces(shift[:, None])[0][0])
+    return out
+
+
+def _rate(k: int, n: int) -> dict[str, Any]:
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="beta")
+    return {"rate": k / n, "k": int(k), "n": int(n), "ci95": [float(lo), float(hi)]}
+
+
+def summarise(null: list[dict], eff: list[dict]) -> dict[str, Any]:
+    """Rates with Clopper-Pearson intervals: null false positives, power, coverage."""
+    tests: dict[str, Any] = {}
+    keys = [k for k in null[0] if k.startswith(("vs_permutation", "demographic_tests",
+                                                  "wilcoxon_faces"))]  # fmt: skip
+    for k in keys:
+        pn = np.concatenate([np.atleast_1d(x[k]) for x in null])
+        pe = np.concatenate([np.atleast_1d(x[k]) for x in eff])
+        pn, pe = pn[np.isfinite(pn)], pe[np.isfinite(pe)]
+        tests[k] = {
+            f"alpha_{a}": {"null_false_positive": _rate(int((pn < a).sum()), pn.size),
+                           "power": _rate(int((pe < a).sum()), pe.size)}
+            for a in ALPHAS
+        }  # fmt: skip
+    cover: dict[str, Any] = {}
+    for k in [k for k in null[0] if k.startswith(("vs_boundary.", "vs_tib."))]:
+        cover[k] = {
+            "true_spread_0": _rate(sum(x[k] for x in null), len(null)),
+            "planted_spread": _rate(sum(x[k] for x in eff), len(eff)),
+        }
+    excl = {
+        k: _rate(sum(x[k] for x in eff), len(eff))
+        for k in eff[0]
+        if k.startswith("vs_boundary_excludes_0")
+    }
+    return {"tests": tests, "coverage": cover, "vs_boundary_excludes_0_power": excl}
+
+
+def _passed(summary: dict[str, Any]) -> bool:
+    ok = True
+    for k, t in summary["tests"].items():
+        if k == "wilcoxon_faces_project":
+            continue
+        a5 = t["alpha_0.05"]["null_false_positive"]
+        a1 = t["alpha_0.01"]["null_false_positive"]
+        ok &= a5["ci95"][1] <= 0.08 and a5["rate"] <= 0.07 and a1["rate"] <= 0.02
+    for k, c in summary["coverage"].items():
+        if k.startswith("vs_boundary"):
+            for v in c.values():
+                ok &= 0.93 <= v["rate"] <= 0.97
+    return bool(ok)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the calibration and merge it into ``reports/bench/calibration.json``."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--replicates", type=int, default=200)
+    ap.add_argument("--faces", type=int, default=80)
+    ap.add_argument("--delta", type=float, default=0.25)
+    ap.add_argument("--answers", type=int, default=12)
+    ap.add_argument("--bootstrap", type=int, default=400)
+    ap.add_argument("--permutations", type=int, default=999)
+    ap.add_argument("--out", type=Path, default=Path("reports/bench/calibration.json"))
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    t0 = time.time()
+    run = (args.faces, args.answers, args.bootstrap, args.permutations)
+    null = [replicate(r, run[0], 0.0, *run[1:]) for r in range(args.replicates)]
+    eff = [replicate(r, run[0], args.delta, *run[1:]) for r in range(args.replicates)]
+    summary = summarise(null, eff)
+    result = {
+        "design": {
+            "faces": args.faces,
+            "scenarios": S,
+            "answers_per_phi": args.answers,
+            "group_shares": {d: list(sh) for d, (_, sh) in DIMS.items()},
+            "person_sd_logit": SD_PERSON,
+            "image_appeal_sd_logit": SD_IMAGE,
+            "planted_delta_logit": args.delta,
+            "bootstrap": args.bootstrap,
+            "permutations": args.permutations,
+            "replicates": args.replicates,
+        },
+        **summary,
+        "targets": {
+            "null_false_positive_0.05": "[0.03, 0.07], upper CP <= 0.08",
+            "null_false_positive_0.01": "<= 0.02",
+            "coverage": "[0.93, 0.97]",
+        },
+        "passed": _passed(summary),
+        "command": "python -m stylisticbias_dev.bench.stylisticbias_validity "
+        + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": machine_info(),
+        "date": datetime.now(UTC).date().isoformat(),
+        "seconds": round(time.time() - t0, 1),
+    }
+    data = json.loads(args.out.read_text("utf-8")) if args.out.exists() else {}
+    data.setdefault("protocols", {}).setdefault("stylisticbias", {})["valid_inference"] = result
+    atomic_write_text(args.out, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    log.warning("valid_inference: passed=%s in %.0f s", result["passed"], result["seconds"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
