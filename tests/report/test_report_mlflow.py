@@ -134,9 +134,14 @@ def test_runs_per_model_comparison_dataset_and_sweep(
     assert len(ds.dataset.digest) == 32
     arts = {a.path for a in mlflow.MlflowClient().list_artifacts(run.info.run_id, "tables")}
     assert {"tables/sbs_by_scenario.json", ALL_METRICS_TABLE} <= arts
-    # two model runs hold the same artifact paths: the compare view lines them up
+    # two model runs hold the same artifact paths: the compare view lines them up; it lists
+    # top-level files only, so the headline is there as well
     for other in models["run_id"]:
         assert _artifacts(other) == _artifacts(run.info.run_id)
+        top = {a.path for a in mlflow.MlflowClient().list_artifacts(other)}
+        assert "headline.json" in top
+        head = mlflow.artifacts.load_dict(f"runs:/{other}/headline.json")
+        assert head == client.get_run(other).data.metrics
 
     comp = children[children["tags.stylisticbias.run_kind"] == "comparison"]
     assert len(comp) == 2 and (comp["metrics.n_models"] == 2).all()

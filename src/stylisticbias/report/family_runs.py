@@ -37,6 +37,7 @@ import pandas as pd
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.mlflow_log import (
     ALL_METRICS_TABLE,
+    HEADLINE_ARTIFACT,
     MAX_RUN_METRICS,
     TAG_DIGEST,
     TAG_KEY,
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: the file of a model run's headline at the artifact root (MLflow's compare view)
-HEADLINE_ARTIFACT = "headline.json"
 PICKS = ("max", "min", "max_abs", "only")
 _BAD = re.compile(r"[^A-Za-z0-9_\-./ ]")
 

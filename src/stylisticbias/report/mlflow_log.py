@@ -8,6 +8,8 @@
   logged table ``tables/metrics_all.json`` (columns ``metric``, ``value``); its rows of every
   per-model analysis table (``mlflow.log_table``, the same artifact names in every model run, so
   the UI's compare view lines them up), per-model figures (``mlflow.log_figure``), and its
+  headline again as ``headline.json`` at the artifact root (MLflow's compare view lists only
+  top-level files, so two model runs' headlines line up there), its
   scores as a dataset input whose digest is the DVC md5 of images + scores, with the data
   versions as tags keyed by role (``data.faces``, ``data.variations``, ``data.scores``: the same
   keys in every model run).
@@ -98,6 +100,9 @@ POOLED = "All"
 MAX_RUN_METRICS = 30
 #: the logged table of every number of a run (``metric``, ``value``)
 ALL_METRICS_TABLE = "tables/metrics_all.json"
+#: a model run's headline at the artifact root: MLflow's compare view (which lists top-level
+#: files only) lines up the same file of two runs
+HEADLINE_ARTIFACT = "headline.json"
 _KEY_BAD = re.compile(r"[^0-9A-Za-z_\-. /]+")
 
 
@@ -275,7 +280,9 @@ def _log_report(
             log_params(
                 {**common, "model": m.label, "model.config": m.name, "model.hub_id": m.hub_id}
             )
-            log_metrics(headline_metrics(inputs, m.label))
+            head = headline_metrics(inputs, m.label)
+            log_metrics(head)
+            mlflow.log_dict(dict(sorted(head.items())), HEADLINE_ARTIFACT)
             _log_all(all_metrics(inputs, m.label, m.name))
             _model_dataset(inputs, m, scores_dir)
             _model_tables(inputs, m.label)
