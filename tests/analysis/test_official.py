@@ -3,9 +3,11 @@ transcription of the paper's released code's formulas (written here, independent
 
 The transcription follows ``src/evaluation/`` of ``timo-cavelius/StylisticBias``: phi = share of
 positive answers among *all* answers (unparsed ones count), VS = mean over scenarios of the sample
-SD (ddof 1) of the group means of phi, a face-level two-sided Wilcoxon that returns p = 1 below
-five faces or for all-zero shifts, and Benjamini-Hochberg over every cell with data. One model:
-the released code's unit is a model x face, ours the face (the same for one model).
+SD (ddof 1) of the group means of phi, and the significance of Tables 12 and 3 as
+``check_significance_independent.py`` makes it: a face-level two-sided Wilcoxon from three faces
+(below: no test, p = 1 in the correction), Benjamini-Hochberg over every variation x demographic
+group cell (Table 12: empty cells as p = 1) and every category x dimension cell (Table 3). The
+unit is the face (models pooled), as there.
 """
 
 from __future__ import annotations
@@ -89,12 +91,15 @@ def _off_wilcoxon_p(arr: np.ndarray) -> float:
     # Face means are rounded to 12 decimals first (ties are ties): the released code ranks the
     # float noise of its own summation order, which no other summation reproduces bit for bit.
     arr = np.round(arr[np.isfinite(arr)], 12)
-    if len(arr) < 5 or np.all(arr == 0):
+    if len(arr) < 3:  # wilcoxon_vs_zero: NaN, entered as 1 in the correction
+        return float("nan")
+    if np.all(arr == 0):  # SciPy's answer for all-zero shifts
         return 1.0
-    return float(wilcoxon(arr, alternative="two-sided").pvalue)
+    return float(wilcoxon(arr, zero_method="wilcox", alternative="two-sided").pvalue)
 
 
 def _off_bh(pvals: list[float]) -> list[float]:
+    pvals = [1.0 if np.isnan(p) else p for p in pvals]
     n = len(pvals)
     order = np.argsort(pvals)
     corrected = np.ones(n)
@@ -125,7 +130,7 @@ def run(benchmark: Benchmark):
 
 def test_settings_official_switches_the_choices() -> None:
     s = AnalysisSettings.from_config({"definitions": "official"})
-    assert s.official and s.vs_ddof == 1 and s.min_faces == 5
+    assert s.official and s.vs_ddof == 1 and s.min_faces == 3
     assert AnalysisSettings.from_config({}).vs_ddof == 0
 
 
@@ -178,40 +183,49 @@ def test_sbs_table12_and_table3_agree(run, benchmark: Benchmark) -> None:
     ov = sbs(delta, ["model"], **s.sbs_kwargs(), faces=faces)
     want = _face_means(delta, delta["model"] == MODEL).mean()
     assert abs(float(ov["effect"].iloc[0]) - want) < TOL
-    # Table 12: variation x group cells, Wilcoxon per cell, BH over every cell with data
+    # Table 12: variation x group cells, Wilcoxon per cell, BH over every variation x group cell
+    # (check_significance_independent.py's check_big_table: empty cells as p = 1)
     shift = shift_cells(delta, faces, s)
     t12 = table12(shift, benchmark, s)
     cells, vals, ps = [], [], []
     for (a, v), d in delta.groupby(["attribute", "value"], observed=True):
         for dim, col in DIMENSIONS.items():
-            for g, dg in d.groupby(col, observed=True):
+            for g in benchmark.demographics[col]:
+                dg = d[d[col] == g]
                 fm = dg.groupby("face_id")["delta"].mean().to_numpy()
                 cells.append((a, v, dim, g))
-                vals.append(fm.mean())
+                vals.append(fm.mean() if len(fm) else np.nan)
                 ps.append(_off_wilcoxon_p(fm))
     bh = _off_bh(ps)
     got = t12.set_index(["attribute", "value", "dimension", "group"])
-    assert got["delta"].notna().sum() == len(cells)
+    assert len(got) == len(cells) and got["delta"].notna().sum() == np.isfinite(vals).sum()
     for key, val, p, q in zip(cells, vals, ps, bh):
-        assert abs(got.loc[key, "delta"] - val) < TOL, key
+        if np.isfinite(val):
+            assert abs(got.loc[key, "delta"] - val) < TOL, key
         assert abs(got.loc[key, "pval_corr"] - q) < TOL, key
-        if p < 1.0:
+        if np.isfinite(p):
             assert abs(got.loc[key, "pval"] - p) < TOL, key
-    assert any(p == 1.0 for p in ps)  # the untested-as-one path is exercised
+    n_var = delta[["attribute", "value"]].drop_duplicates().shape[0]
+    assert len(cells) == n_var * 13  # every variation x every group (the 12-face export test,
+    # tests/judge/test_official_layout_released.py, has empty cells)
     # Table 3: per group the mean of face means over the category's rows, averaged over groups;
     # the test: Wilcoxon on the pooled per-face means, BH across all cells
     t3 = table3(delta, faces, shift, benchmark, s)
     got3 = t3[t3.category != "Average"].set_index(["category", "dimension"])
     keys, v3, p3 = [], [], []
-    for cat in [c for c in benchmark.categories if c in set(delta["category"])]:
+    for cat in benchmark.categories:  # check_table3: all 10 x 4 cells, empty ones as p = 1
         cd = delta[delta["category"] == cat]
         for dim, col in DIMENSIONS.items():
             sub = [cd[cd[col] == g].groupby("face_id")["delta"].mean().mean()
                    for g in benchmark.demographics[col] if (cd[col] == g).any()]  # fmt: skip
             keys.append((cat, dim))
-            v3.append(float(np.mean(sub)))
+            v3.append(float(np.mean(sub)) if sub else np.nan)
             p3.append(_off_wilcoxon_p(cd.groupby("face_id")["delta"].mean().to_numpy()))
+    assert len(keys) == 40 and len(got3) < 40  # the family is larger than the rows
     for key, val, q in zip(keys, v3, _off_bh(p3)):
+        if not np.isfinite(val):
+            assert key not in got3.index
+            continue
         assert abs(got3.loc[key, "sbs"] - val) < TOL, key
         assert abs(got3.loc[key, "pval_corr"] - q) < TOL, key
 

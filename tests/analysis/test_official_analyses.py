@@ -266,3 +266,91 @@ def test_spearman_boot_equals_scipy_per_resample_and_pair() -> None:
                     else:
                         assert got[b, a, c] == pytest.approx(want, abs=1e-12)
     assert np.isnan(got[:, 2, 0]).any()
+
+
+#: ``category_agreement.py``'s SCENARIO_CATEGORIES (label -> category), transcribed
+RELEASED_LABEL_CATEGORY = {
+    **dict.fromkeys(["Competent | Incompetent", "Likeable | Unlikeable",
+                     "Intelligent | Unintelligent", "Responsible | Irresponsible",
+                     "Open-minded | Closed-minded", "Conscientious | Careless",
+                     "Extraverted | Introverted", "Emotionally stable | Anxious",
+                     "Confident | Insecure", "Curious | Indifferent"], "Personality"),
+    **dict.fromkeys(["Loving | Cold", "Trustworthy | Untrustworthy", "Friendly | Unfriendly",
+                     "Loyal | Disloyal", "Polite | Rude", "Honest | Fraudulent"],
+                    "Interpersonal"),
+    **dict.fromkeys(["Obedient | Unruly", "Peaceful | Controversial", "Rational | Emotional",
+                     "Independent | Dependent"], "Behavioral"),
+    **dict.fromkeys(["Home owner | Renter", "Educated | Uneducated", "Attractive | Unattractive",
+                     "Stylish | Unstylish", "Wealthy | Poor"], "Socioeconomic"),
+}  # fmt: skip
+
+
+def _label(benchmark: Benchmark, sid: int) -> str:
+    sc, rel = benchmark.scenario(sid), benchmark.released
+    return f"{rel.pole(sc.positive)} | {rel.pole(sc.negative)}"
+
+
+def test_official_scenario_categories_are_the_released_ones(benchmark) -> None:
+    """mixed_effects_eta2.py's index sets are indices into its judgement_scenarios.json: read
+    through the protocol's released order they are category_agreement.py's label grouping, and
+    differ from Table 1 in two scenarios (Honest, Independent)."""
+    from stylisticbias.analysis.official_analyses.effects import scenario_categories
+
+    got = scenario_categories(benchmark, replace(S, definitions="official"))
+    assert got == {sid: RELEASED_LABEL_CATEGORY[_label(benchmark, sid)] for sid in got}
+    assert len(got) == 25
+    table1 = {sc.id: sc.category.split(" ")[0] for sc in benchmark.scenarios}
+    assert sorted(i for i in got if got[i] != table1[i]) == [16, 20]
+    assert scenario_categories(benchmark, S) == {sc.id: sc.category for sc in benchmark.scenarios}
+
+
+def _released_w(matrix: np.ndarray) -> tuple[float, float]:
+    """category_agreement.kendalls_w (raters x items), transcribed."""
+    k, n = matrix.shape
+    ranks = np.array([stats.rankdata(r) for r in matrix])
+    big_r = ranks.sum(axis=0)
+    s = float(np.sum((big_r - k * (n + 1) / 2.0) ** 2))
+    w = 12.0 * s / (k**2 * (n**3 - n))
+    return w, float(1.0 - stats.chi2.cdf(k * (n - 1) * w, df=n - 1))
+
+
+def _released_icc(data: np.ndarray) -> float:
+    """category_agreement.icc_21 (items x raters; ICC(3,1) consistency), transcribed."""
+    n, k = data.shape
+    g = data.mean()
+    ss_r = k * np.sum((data.mean(axis=1) - g) ** 2)
+    ss_c = n * np.sum((data.mean(axis=0) - g) ** 2)
+    ss_e = np.sum((data - g) ** 2) - ss_r - ss_c
+    ms_r, ms_e = ss_r / (n - 1), ss_e / ((n - 1) * (k - 1))
+    return float((ms_r - ms_e) / (ms_r + (k - 1) * ms_e))
+
+
+def test_official_agreement_is_category_agreement_on_abs_delta(benchmark) -> None:
+    from stylisticbias.analysis.official_analyses.agreement import scenario_agreement
+    from stylisticbias.analysis.official_analyses.effects import scenario_categories
+
+    rng = np.random.default_rng(11)
+    models = ["m1", "m2", "m3"]
+    base = rng.normal(0, 0.05, 25)
+    rows = [(m, sid, float(base[sid - 1] * (-1) ** i + rng.normal(0, 0.03)))
+            for i, m in enumerate(models) for sid in range(1, 26)]  # fmt: skip
+    by = pd.DataFrame(rows, columns=["model", "scenario_id", "sbs"])
+    off = replace(S, definitions="official")
+    got = scenario_agreement(by, off, scenario_categories(benchmark, off)).set_index("measure")
+    wide = by.pivot(index="scenario_id", columns="model", values="sbs")
+    absd = wide.abs().to_numpy()
+    cats = ["Personality", "Interpersonal", "Behavioral", "Socioeconomic"]
+    lab = [RELEASED_LABEL_CATEGORY[_label(benchmark, int(i))] for i in wide.index]
+    cat_matrix = np.array(
+        [[absd[[c == x for x in lab], j].mean() for c in cats] for j in range(len(models))]
+    )
+    w, p = _released_w(cat_matrix)
+    assert got.loc["kendall_w", "estimate"] == pytest.approx(w, rel=1e-12)
+    assert got.loc["kendall_w", "pval"] == pytest.approx(p, rel=1e-9)
+    assert got.loc["icc_3_1", "estimate"] == pytest.approx(_released_icc(absd), rel=1e-12)
+    sp = got.loc[["spearman"]].set_index(["model_x", "model_y"])
+    rho = stats.spearmanr(absd[:, 0], absd[:, 1])[0]
+    assert sp.loc[("m1", "m2"), "estimate"] == pytest.approx(rho, rel=1e-12)
+    # the signed shifts over 25 scenarios (the paper setting) give another W
+    paper = scenario_agreement(by, S).set_index("measure")
+    assert paper.loc["kendall_w", "estimate"] != pytest.approx(w, abs=1e-3)

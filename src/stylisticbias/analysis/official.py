@@ -5,17 +5,19 @@ Where the paper's text leaves a choice open, its released code (``timo-cavelius/
 same raw answers give that code's numbers (docs/statistics.md, "Definitions"):
 
 * phi counts unparsed answers in its denominator (``scores``, ``compute_scores(definitions=)``);
-* VS uses the sample standard deviation (``ddof`` 1) and Wilcoxon cells need five faces
-  (:meth:`~stylisticbias.analysis.settings.AnalysisSettings.resolved`);
-* Benjamini-Hochberg runs over *every* cell with data, an untested cell entering as p = 1
-  (:func:`adjust_untested_as_one`);
+* VS uses the sample standard deviation (``ddof`` 1) and Wilcoxon cells need three faces
+  (``check_significance_independent.py``, which makes the significance of Tables 12 and 3;
+  :meth:`~stylisticbias.analysis.settings.AnalysisSettings.resolved`);
+* Benjamini-Hochberg runs over *every* cell of the table -- Table 12: every variation with rows x
+  every demographic group (34 x 13 = 442), Table 3: every category x dimension (40) -- an
+  untested or empty cell entering as p = 1 (:func:`adjust_untested_as_one`);
 * Table 3 (:func:`table3_official`): per demographic group the mean over faces of each face's
   mean shift over the category's rows, averaged over the groups; its test is one Wilcoxon per
-  category and dimension on the pooled per-face means, BH across all cells.
+  category and dimension on the pooled per-face means, BH across all 40 cells.
 
-The released code's unit for Table 3 is a model x face; ours is the face (a face's rows of every
-model pooled), the same for one model. With several models the two differ; the table says so
-(``unit``).
+The unit is the face (a face's rows of every model pooled), as in
+``check_significance_independent.py``; its older ``compute_section_tables.py`` counts each
+model's copy of a face apart (the same for one model).
 """
 
 from __future__ import annotations
@@ -34,17 +36,20 @@ from stylisticbias.analysis.significance import TIE_DECIMALS, marks, p_adjust
 log = logging.getLogger(__name__)
 
 
-def adjust_untested_as_one(pval: np.ndarray, has_data: np.ndarray, method: str) -> np.ndarray:
-    """Corrected p-values with every cell that has data in the family, untested ones as p = 1.
-
-    Cells without data stay NaN (out of the family), as in the released code, whose cell list
-    holds only cells with rows.
-    """
+def adjust_untested_as_one(
+    pval: np.ndarray, in_family: np.ndarray, method: str, *, extra: int = 0
+) -> np.ndarray:
+    """Corrected p-values over the cells ``in_family``, an untested one (NaN p) entering as
+    p = 1; cells out of the family stay NaN. ``extra``: cells of the family that are not rows
+    here (the released code lists them with no data: p = 1)."""
     p = np.asarray(pval, dtype=np.float64).copy()
-    has = np.asarray(has_data, dtype=bool)
+    has = np.asarray(in_family, dtype=bool)
     p[has & ~np.isfinite(p)] = 1.0
     p[~has] = np.nan
-    out = p_adjust(p, method)
+    if extra:
+        out = p_adjust(np.concatenate([p, np.ones(extra)]), method)[: len(p)]
+    else:
+        out = p_adjust(p, method)
     return np.where(has, out, np.nan)
 
 
@@ -107,8 +112,9 @@ def table3_official(
     dimension: ``sbs`` = mean over the dimension's groups of the mean over the group's faces of
     each face's mean delta over the category's rows; ``pval`` = Wilcoxon of every face's mean
     delta over the category's rows (faces of all groups pooled;
-    :func:`official_wilcoxon_p`); ``pval_corr`` = BH over all category x dimension cells (untested
-    as p = 1). CI: face bootstrap of the same ``sbs``.
+    :func:`official_wilcoxon_p`); ``pval_corr`` = BH over every category x dimension cell of
+    ``categories`` (untested and empty ones as p = 1: 10 x 4 = 40 for the paper). CI: face
+    bootstrap of the same ``sbs``.
     """
     cats = np.array([category_of[(a, v)] for a, v in zip(frame["attribute"], frame["value"])])
     dims = frame["dimension"].to_numpy()
@@ -142,8 +148,12 @@ def table3_official(
         columns=["category", "dimension", "sbs", "ci_low", "ci_high", "pval", "n", "n_faces",
                  "n_cells"],
     )  # fmt: skip
+    n_dims = len(dict.fromkeys(dims))
     df["pval_corr"] = adjust_untested_as_one(
-        df["pval"].to_numpy(), df["n_faces"].to_numpy() > 0, s.correction
+        df["pval"].to_numpy(),
+        np.ones(len(df), dtype=bool),
+        s.correction,
+        extra=max(0, len(categories) * n_dims - len(df)),
     )
     df["significance"] = marks(df["pval_corr"].to_numpy(), s.alpha, s.strong_alpha)
     avg = df.groupby("dimension", sort=False)["sbs"].mean().reset_index()

@@ -117,9 +117,10 @@ def table12(shift: Shift, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataF
     present = shift.frame[["attribute", "value"]].drop_duplicates()
     grid = table12_grid(benchmark, evaluated_only=False).merge(present, on=["attribute", "value"])
     df = grid.merge(shift.frame, on=["attribute", "value", "dimension", "group"], how="left")
-    if s.official:  # the released code: BH over every cell with data, untested as p = 1
+    if s.official:  # check_significance_independent.py: BH over every variation x group cell,
+        # untested and empty ones (no faces of the group have the variation) as p = 1
         df["pval_corr"] = adjust_untested_as_one(
-            df["pval"].to_numpy(), df["effect"].notna().to_numpy(), s.correction
+            df["pval"].to_numpy(), np.ones(len(df), dtype=bool), s.correction
         )
     df = with_significance(df, s)
     df.loc[~df["applicable"], "significance"] = ""

@@ -13,6 +13,7 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
+from stylisticbias.benchmark.released import parse_released
 from stylisticbias.benchmark.sections import (
     check_keys,
     integer,
@@ -53,7 +54,8 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
              "parser", "orderings", "attributes", "task", "tasks", "option_case", "seeds",
-             "statistics", "licence", "counterfactual", "family", "paradigm")  # fmt: skip
+             "statistics", "licence", "counterfactual", "family", "paradigm",
+             "released")  # fmt: skip
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
 _SCENARIO_REQUIRED = ("id", "category", "positive", "negative")
 _SCENARIO_KEYS = (*_SCENARIO_REQUIRED, "subcategory", "tags", "stereotype")
@@ -348,4 +350,11 @@ def benchmark_from_config(
         statistics=statistics,
         licence=parse_licence(cfg.get("licence"), f"{where}: licence"),
         counterfactual=parse_counterfactual(cfg.get("counterfactual"), demo, where),
+        released=parse_released(
+            cfg.get("released"),
+            ids,
+            [p for s in scenarios for p in (s.positive, s.negative)],
+            [(v.key, v.value) for v in variations],
+            where,
+        ),
     )

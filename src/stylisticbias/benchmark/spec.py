@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from stylisticbias.benchmark.released import ReleasedSpec
 from stylisticbias.benchmark.sections import (
     LicenceSpec,
     StatisticsSpec,
@@ -261,6 +262,9 @@ class Benchmark:
     #: ``counterfactual.axes``: the demographic axes edited within each source photo (REFLECT:
     #: ethnicity, gender); empty: the images are independent identities
     counterfactual: tuple[str, ...] = ()
+    #: ``released:``: the paper's released code's spellings (scenario index, poles, values,
+    #: prompt, its scenario categories); None: the identity (:mod:`.released`)
+    released: ReleasedSpec | None = None
 
     # ---- lookups -------------------------------------------------------------------------
     @property

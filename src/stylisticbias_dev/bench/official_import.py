@@ -25,7 +25,7 @@ from pathlib import Path
 
 from stylisticbias.benchmark import benchmark_from_params
 from stylisticbias.config import load_params, project_root
-from stylisticbias.judge.official_layout.layout import file_name
+from stylisticbias.judge.official_layout.layout import file_name, options, prompt, released_of
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
 
@@ -62,12 +62,20 @@ def write_tree(root: Path, n_files: int) -> float:
     t0 = time.perf_counter()
     per_image = len(b.scenarios) * len(b.orderings)
     n_images = -(-n_files // per_image)
-    shown = {(sc.id, o.id): b.options_shown(sc, o) for sc in b.scenarios for o in b.orderings}
-    prompts = {k: b.forced_choice_prompt(b.scenario(k[0]), b.ordering(k[1])) for k in shown}
+    rel = released_of(b)
+    shown = {(sc.id, o.id): options(b, sc, o) for sc in b.scenarios for o in b.orderings}
+    prompts = {k: prompt(b, b.scenario(k[0]), b.ordering(k[1])) for k in shown}
+    evaluated = [v for v in b.variations if v.evaluated and v.gender_scope == "all"]
     written = 0
     for i in range(n_images):
         face = f"F{i // 20:05d}"
-        image = f"{face}-base" if i % 20 == 0 else f"{face}-v{i % 20:02d}"
+        # the released layout: the base in the folder named like the face, a variation's
+        # characteristics name it in the released spelling
+        image = face if i % 20 == 0 else f"{face}_face_{i % 20:02d}"
+        chars: dict = {"age": "elderly"}
+        if i % 20:
+            v = evaluated[(i % 20) % len(evaluated)]
+            chars = {"base": f"{face}.png", "variation": {v.key: rel.value(v.key, v.value)}}
         d = root / "bench-model" / face / image
         d.mkdir(parents=True, exist_ok=True)
         for (sid, oid), (a, bb) in shown.items():
@@ -75,7 +83,7 @@ def write_tree(root: Path, n_files: int) -> float:
                 break
             doc = {
                 "face_image_name": f"{image}.png",
-                "characteristics": {"age": "elderly"},
+                "characteristics": chars,
                 "order": oid,
                 "seed": 1,
                 "prompt": prompts[(sid, oid)],
@@ -84,7 +92,8 @@ def write_tree(root: Path, n_files: int) -> float:
                 "chosen_option": a,
                 "raw_output": ANSWERS[written % len(ANSWERS)],
             }
-            (d / file_name(image, sid, oid, 1)).write_text(json.dumps(doc, indent=2))
+            name = file_name(image, rel.index_of(sid), oid, 1)
+            (d / name).write_text(json.dumps(doc, indent=2))
             written += 1
     return time.perf_counter() - t0
 

@@ -20,7 +20,8 @@ code's analyses") documents them. Definitions follow the released code
   |Delta|s with a face-bootstrap CI.
 * :func:`scenario_agreement` -- the models' per-scenario SBS: Kendall's W, ICC(2,1) (two-way
   random, absolute agreement) and ICC(3,1) (two-way mixed, consistency; the released code calls
-  this one "ICC(2,1)"), pairwise Spearman; bootstrap CIs over scenarios.
+  this one "ICC(2,1)"), pairwise Spearman; bootstrap CIs over scenarios. Under ``official``
+  on the released inputs: |SBS| per scenario, W over the four released scenario categories.
 * :func:`base_preference` / :func:`preference_summary` -- the absolute-preference screen of the
   base faces (per model x scenario: z = |mean phi - 0.5| / (sd / sqrt(n)) >= 3.29,
   |mean phi - 0.5| >= 0.20, n >= 50) and the |Delta| >= 0.5 / >= 0.75 tail rates.
@@ -44,6 +45,7 @@ from stylisticbias.analysis.official_analyses.effects import (
     face_groups,
     mixed_effects,
     mixed_frame,
+    scenario_categories,
 )
 from stylisticbias.analysis.official_analyses.negativity import negativity_asymmetry
 from stylisticbias.analysis.official_analyses.preference import preference_summary
@@ -83,7 +85,7 @@ def official_analyses(
     t12 = {d: pooled[f"t12_{d}"] for d in dimensions}
     out["interaction_tests"] = interaction_tests(t12, benchmark, s, dimensions)
     sc = by_scenario[by_scenario["model"].astype(str) != pooled_label]
-    out["scenario_agreement"] = scenario_agreement(sc, s)
+    out["scenario_agreement"] = scenario_agreement(sc, s, scenario_categories(benchmark, s))
     out["base_preference"] = base_cells.reset_index(drop=True)
     out["preference_summary"] = preference_summary(base_cells, tails, pooled_label)
     return {k: df[spec(k).built_columns] for k, df in out.items()}

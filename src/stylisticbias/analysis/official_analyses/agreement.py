@@ -1,6 +1,11 @@
 """Agreement of the models' per-scenario SBS: Kendall's W, ICC(2,1), ICC(3,1), pairwise
 Spearman, each with a bootstrap CI over scenarios (one set of scenario resamples for all of them;
-the pairwise Spearman replicates all at once, :func:`spearman_boot`)."""
+the pairwise Spearman replicates all at once, :func:`spearman_boot`).
+
+Under ``analysis.definitions: official`` the inputs are the released ``category_agreement.py``'s:
+every statistic reads |SBS| per scenario (the mean |Delta| it plots), and Kendall's W ranks the
+four scenario categories (the mean |SBS| over each category's scenarios, the released
+categories) per model rather than the 25 scenarios, without a tie correction, as it does."""
 
 from __future__ import annotations
 
@@ -37,11 +42,42 @@ def icc(x: np.ndarray) -> tuple[float, float]:
     return float(icc2), float(icc3)
 
 
-def scenario_agreement(by_scenario: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
+def kendalls_w_released(ratings: np.ndarray) -> tuple[float, float, float]:
+    """``(W, chi2, p)`` of a (raters x items) matrix as ``category_agreement.py`` computes it:
+    average ranks per rater, W = 12 S / (k^2 (n^3 - n)) with no tie correction, chi2 = k (n-1) W
+    on n - 1 degrees of freedom."""
+    k, n = ratings.shape
+    r = stats.rankdata(ratings, axis=1)
+    dev = r.sum(axis=0) - k * (n + 1) / 2.0
+    w = 12.0 * float(dev @ dev) / (k**2 * (n**3 - n))
+    chi2 = k * (n - 1) * w
+    return w, chi2, float(stats.chi2.sf(chi2, n - 1))
+
+
+def _category_means(x: np.ndarray, cat_index: np.ndarray, n_cats: int) -> np.ndarray:
+    """(categories x raters) means of the rows of ``x`` (items x raters) per category."""
+    out = np.full((n_cats, x.shape[1]), np.nan)
+    for c in range(n_cats):
+        m = cat_index == c
+        if m.any():
+            out[c] = x[m].mean(axis=0)
+    return out
+
+
+def scenario_agreement(
+    by_scenario: pd.DataFrame,
+    s: AnalysisSettings,
+    categories: dict[int, str] | None = None,
+) -> pd.DataFrame:
     """Agreement of the models' per-scenario SBS (``model, scenario_id, sbs``; no ``All`` rows):
     Kendall's W, ICC(2,1), ICC(3,1) across all models and Spearman per pair, each with a
-    bootstrap CI over scenarios (percentile)."""
+    bootstrap CI over scenarios (percentile). Official (module docstring): |SBS|, and W over
+    the ``categories`` (scenario id -> category) means."""
     wide = by_scenario.pivot(index="scenario_id", columns="model", values="sbs").dropna()
+    official = s.official and bool(categories)
+    if official:
+        wide = wide.abs()
+        wide = wide[[i in categories for i in wide.index]]
     cols = spec("scenario_agreement").built_columns
     if wide.shape[1] < 2 or len(wide) < 3:
         log.warning("scenario agreement: fewer than two models or three scenarios")
@@ -61,8 +97,28 @@ def scenario_agreement(by_scenario: pd.DataFrame, s: AnalysisSettings) -> pd.Dat
         return float(l_[0]), float(h_[0])
 
     rows = []
-    w, chi2, p = kendalls_w(x.T)
-    rows.append(("kendall_w", "all", "all", w, *ci(lambda m: kendalls_w(m.T)[0]), chi2, p, n))
+    if official:
+        labels = [categories[i] for i in wide.index]
+        names = list(dict.fromkeys(labels))
+        ci_ = np.array([names.index(c) for c in labels])
+        cat = _category_means(x, ci_, len(names))
+        w, chi2, p = kendalls_w_released(cat.T)
+
+        def w_of(i: np.ndarray) -> float:
+            c = _category_means(x[i], ci_[i], len(names))
+            return kendalls_w_released(c.T)[0] if np.isfinite(c).all() else np.nan
+
+        lo, hi = np.nan, np.nan
+        if idx is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                boot = np.array([w_of(i) for i in idx])
+            l_, h_ = percentile_ci(boot[:, None], s.ci)
+            lo, hi = float(l_[0]), float(h_[0])
+        rows.append(("kendall_w", "all", "all", w, lo, hi, chi2, p, len(names)))
+    else:
+        w, chi2, p = kendalls_w(x.T)
+        rows.append(("kendall_w", "all", "all", w, *ci(lambda m: kendalls_w(m.T)[0]), chi2, p, n))
     i2, i3 = icc(x)
     rows.append(("icc_2_1", "all", "all", i2, *ci(lambda m: icc(m)[0]), np.nan, np.nan, n))
     rows.append(("icc_3_1", "all", "all", i3, *ci(lambda m: icc(m)[1]), np.nan, np.nan, n))

@@ -25,14 +25,6 @@ from stylisticbias.benchmark import Benchmark
 
 log = logging.getLogger(__name__)
 
-#: The released code's scenario categories (``mixed_effects_eta2.py``), used under
-#: ``analysis.definitions: official``; they differ from Table 1 (docs/statistics.md).
-OFFICIAL_SCENARIO_CATEGORIES: dict[str, tuple[int, ...]] = {
-    "Personality": (1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
-    "Interpersonal": (11, 12, 19, 20, 23, 25),
-    "Behavioral": (13, 14, 21, 22),
-    "Socioeconomic": (15, 16, 17, 18, 24),
-}
 #: Attributes the released code's mixed model keeps apart although Table 3 merges them.
 OFFICIAL_SPLIT_ATTRIBUTES = ("Hair color", "Hair length")
 
@@ -125,13 +117,11 @@ def mixed_frame(
     """Delta averaged to face x variation category x scenario category (``face_id,
     variation_category, scenario_category, delta, rows``), from the ``[attribute, scenario_id]``
     cell sums (models pooled). Categories: Table 3 / Table 1, or the released code's under
-    ``definitions: official``."""
+    ``definitions: official`` (:func:`scenario_categories`)."""
     attr_cat = {v.attribute: v.category for v in benchmark.variations}
     if s.official:
         attr_cat |= {a: a for a in OFFICIAL_SPLIT_ATTRIBUTES}
-        scen_cat = {i: c for c, ids in OFFICIAL_SCENARIO_CATEGORIES.items() for i in ids}
-    else:
-        scen_cat = {sc.id: sc.category for sc in benchmark.scenarios}
+    scen_cat = scenario_categories(benchmark, s)
     keys = attr_scen.keys
     vcat = keys["attribute"].astype(str).map(attr_cat).to_numpy()
     scat = keys["scenario_id"].astype(int).map(scen_cat).to_numpy()
@@ -155,6 +145,21 @@ def mixed_frame(
             )
         )
     return pd.concat(frames, ignore_index=True)
+
+
+def scenario_categories(benchmark: Benchmark, s: AnalysisSettings) -> dict[int, str]:
+    """Our scenario id -> its category: Table 1's, or under ``definitions: official`` the
+    released code's (``mixed_effects_eta2.py``'s index sets, read as indices into its
+    ``judgement_scenarios.json``: the protocol's ``released`` section maps them to our ids; they
+    differ from Table 1 in two scenarios). A protocol without released categories keeps its own."""
+    own = {sc.id: sc.category for sc in benchmark.scenarios}
+    if not s.official:
+        return own
+    rel = benchmark.released.category_of_id() if benchmark.released is not None else {}
+    if not rel:
+        log.warning("official scenario categories: the protocol names none; using its own")
+        return own
+    return rel
 
 
 def mixed_effects(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,30 +1,31 @@
 """Judgments in and out in the raw layout of the paper's released code.
 
-The released code's judgement pipeline (``src/judgement/judgement_pipeline.py`` of
+The released code's judgement pipeline (``judgement/judgement_pipeline.py`` of
 ``timo-cavelius/StylisticBias``) writes one JSON file per call::
 
     <root>/<model>/<face>/<image>/<image>_scenario{S}_order{O}_seed{K}.json
 
-with the fields ``face_image_name, characteristics, order, seed, prompt, timestamp, options
-{a, b}, chosen_option`` (the chosen option's text or ``unknown``) and ``raw_output``. Its four
-orders are ours (App. C.2: 1 (a)=positive first, 2 (b)=negative first, 3 (a)=negative first,
-4 (b)=positive first) when its scenario's option ``a`` is our positive pole; every imported file's
-``options`` are checked against that.
+where ``S`` is the index into its ``config/judgement_scenarios.json`` (not our Table-1 id: the
+protocol's ``released.scenario_order`` maps the two), the base image's folder is named like the
+face's, and the fields are ``face_image_name, characteristics, order, seed, prompt, timestamp,
+options {a, b}, chosen_option`` (the chosen option's text or ``unknown``) and ``raw_output``,
+in its spellings (``Emotionally stable``; ``fashion_style: Formal / Evening wear``; its quoted
+prompt). Its four orders are ours (App. C.2) when its option ``a`` is our positive pole; every
+imported file's ``options`` are checked against that.
 
 * :func:`~.export.export_judgments` writes our drawn judgments (seed >= 1) in that layout, so
-  the released evaluation scripts run on our results; it adds one field the released code
-  ignores, ``stylisticbias`` (our row), so that an export imports back without loss.
+  the released evaluation scripts read our results as their own; it adds one field the released
+  code ignores, ``stylisticbias`` (our row), so that an export imports back without loss.
 * :func:`~.importer.import_official` streams such a tree (millions of files) into our judgments
-  table: files are read in sorted directory order, a face directory at a time; rows are written
-  to Parquet parts of ``batch_files`` files; ``_progress.jsonl`` records every finished part, so
-  an interrupted import resumes after the last one; memory holds one part. A file written by the
-  released code is re-read by our parser
-  (:func:`~stylisticbias.judge.protocol.parsing.parse_response`); one written by
-  :func:`~.export.export_judgments` restores its row. A bad file (truncated JSON, a name that is
-  not the layout's, an unknown scenario or ordering, options that do not match, an image we do
-  not know) is one log line; ``on_error="stop"`` stops at the first.
+  table and maps every file back (scenario index, options, image folder -> our image id); what a
+  row cannot hold goes to ``released.parquet``, from which an export writes the same files
+  again. A file that cannot be mapped stops the import with one line naming it
+  (``on_error="skip"``: every such file is listed and the command exits 1). A file written by
+  the released code is re-read by our parser
+  (:func:`~stylisticbias.judge.protocol.parsing.parse_response`; ``choice="released"``: its
+  ``chosen_option``); one written by :func:`~.export.export_judgments` restores its row.
 
-The modules: :mod:`.layout` (file names, the row's columns), :mod:`.export`, :mod:`.importer`
-and :mod:`.cli`, the command line:
+The modules: :mod:`.layout` (file names, spellings, the row's columns), :mod:`.export`,
+:mod:`.importer` and :mod:`.cli`, the command line:
 ``python -m stylisticbias.judge.official_layout export|import --help``.
 """
