@@ -208,21 +208,6 @@ def calibrate(
     return out
 
 
-def calibrate_variation_shift(config: Config, synthetic: int | None = None) -> dict[str, Any]:
-    """The StylisticBias tables against the simulated judges' truth: on a synthetic
-    ``synthetic``-face manifest, or on the pipeline's dataset and scores."""
-    if synthetic:
-        return calibrate(config, n_faces=synthetic)
-    from stylisticbias.score_store import read_model_scores
-
-    names = [m for m in config.model_names if is_simulated(m, config)]
-    score_dir = Path(config.paths.scores)
-    sc = {m: read_model_scores(score_dir, m) for m in names}
-    res = calibrate(config, dataset=pipeline_dataset(config), scores=sc)
-    res.setdefault("settings", {})["dataset"] = "pipeline: data/faces, variations, scores"
-    return res
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: write reports/calibration.json."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias.analysis.calibration")

@@ -29,7 +29,6 @@ from stylisticbias.analysis.diagnostics import (
     bias_tables,
     response_sums,
 )
-from stylisticbias.analysis.digest_memo import DigestMemo
 from stylisticbias.analysis.estimators import estimator_comparison
 from stylisticbias.analysis.headline import METRICS_ALL, dvc_headline
 from stylisticbias.analysis.layout import metrics_json, wide_tables
@@ -54,16 +53,13 @@ from stylisticbias.analysis.per_model import (
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.streaming import (
     StreamStats,
-    analyze_streaming,
-    model_inputs,
-    settings_digest,
 )
 from stylisticbias.analysis.undecided import undecided_table
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_path, atomic_write_json, round_floats
-from stylisticbias.score_store import read_model_scores, scores_digest, scores_file
+from stylisticbias.score_store import read_model_scores, scores_file
 from stylisticbias.spec import Config
 
 log = logging.getLogger(__name__)
@@ -268,43 +264,6 @@ def run_analysis(config: Config) -> StreamStats:
         raise StylisticBiasError(f"params.yaml models: duplicate model names in {models}")
     analyze = family_of(benchmark).hook("analyze")  # its family's statistics
     return analyze(config, benchmark, s, models, t0=t0)
-
-
-def analyze_variation_shift(
-    config: Config,
-    benchmark: Benchmark,
-    s: AnalysisSettings,
-    models: Sequence[str],
-    t0: float = 0.0,
-) -> StreamStats:
-    """The StylisticBias tables, streamed one model at a time (see :func:`run_analysis`)."""
-    analysis = asdict(config.analysis)
-    score_dir = Path(config.paths.scores)
-    judg_dir = Path(config.paths.judgments)
-    reports = Path(config.paths.reports)
-    cache = Path(config.paths.analysis_cache) if config.paths.analysis_cache else None
-    memo = DigestMemo(cache)  # unchanged inputs are not re-hashed
-    digests = {}
-    for m in models:
-        jpath = judg_dir / m / "judgments.parquet"
-        spath = scores_file(score_dir, m)
-        if not spath.exists():
-            scores_digest(score_dir, m)  # the one-line error naming the missing partition
-        digests[m] = (memo.digest(spath), memo.digest(jpath) if jpath.exists() else None)
-    inputs = model_inputs(
-        models,
-        lambda m: read_scores_checked(score_dir, m),
-        lambda m: load_judgments(judg_dir / m / "judgments.parquet"),
-        lambda m: read_model_scores(score_dir, m, ["face_id"])["face_id"].unique(),
-        digests,
-    )
-    numbers = {k: v for k, v in analysis.items() if k != "workers"}
-    key = settings_digest(numbers, benchmark.digest)  # the protocol file's content
-    tables, simulated, stats = analyze_streaming(inputs, benchmark, s, cache, key, models)
-    memo.save()
-    write_tables(tables, simulated, models, benchmark, s, reports, display_names(models, config))
-    log.info("analysis of %d model(s) in %.1fs", len(models), time.perf_counter() - t0)
-    return stats
 
 
 def write_tables(

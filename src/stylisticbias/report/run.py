@@ -8,7 +8,6 @@ killed run leaves the previous report whole (never a deleted figure or a half-wr
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 from typing import Any
@@ -18,14 +17,11 @@ import pandas as pd
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import ROOT, project_root
 from stylisticbias.family import family_of
-from stylisticbias.outputs import atomic_dir, atomic_write_text
 from stylisticbias.report import figures as F
-from stylisticbias.report.findings import findings, short_findings
-from stylisticbias.report.inputs import ReportInputs, load_inputs
+from stylisticbias.report.inputs import ReportInputs
 from stylisticbias.report.leaderboard import leaderboard_models, write_leaderboard
-from stylisticbias.report.markdown import FigureRecord, build_markdown, md_escape
+from stylisticbias.report.markdown import FigureRecord
 from stylisticbias.report.offline_plots import PLOTS_DIR, TEMPLATE_NAME
-from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
 from stylisticbias.report.plots_data import (
     category_by_model,
     chosen_pair,
@@ -242,36 +238,3 @@ def build_report(config: Config, root: Path | None = None) -> None:
     family_of(benchmark).hook("report")(config, benchmark, root)  # its family's report
 
 
-def report_variation_shift(config: Config, benchmark: Benchmark, root: Path) -> None:
-    """The StylisticBias report: figures, leaderboard, ``reports/README.md``."""
-    inputs = load_inputs(config, root, benchmark)
-    share = inputs.analysis.pareto_share
-    alpha = inputs.analysis.alpha
-    scen = scenarios_frame(benchmark)
-    reports = root / str(config.paths.reports)
-    final = reports / "figures"
-    with atomic_dir(final) as fig_tmp, atomic_dir(reports / "plots") as plots_tmp:
-        drawn = render_figures(inputs, scen, fig_tmp, share, plots_tmp)
-        # the README names the figures where they will be once swapped in
-        figs = [dataclasses.replace(f, path=final / f.path.name) for f in drawn]
-        cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, share)
-        headline = root / REFERENCE_DIR / "headline_numbers.csv"
-        reference = pd.read_csv(headline) if headline.exists() else None
-        found = [
-            md_escape(f)
-            for f in findings(
-                inputs.tables,
-                scen,
-                share,
-                reference=reference,
-                large_shift=inputs.analysis.large_shift,
-                alpha=alpha,
-                ci=inputs.analysis.ci,
-            )
-        ]
-        short = short_findings(inputs.tables, scen, share, reference, alpha, inputs.analysis.ci)
-        md = build_markdown(inputs, figs, found, cmp, alpha, reports, [md_escape(f) for f in short])
-    write_report_leaderboard(inputs, reports)
-    readme = reports / "README.md"
-    atomic_write_text(readme, md)
-    log.info("wrote %s", readme)

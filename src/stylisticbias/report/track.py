@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.benchmark import load_benchmark
 from stylisticbias.config import judged_models, project_root
 from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_write_json
@@ -92,32 +92,6 @@ def track_report(config: Config, root: Path | None = None) -> Path:
     atomic_write_json(run_log_path(out), {**record, **run_log})
     atomic_write_json(out, record)
     return out
-
-
-def log_report_runs(
-    config: Config, root: Path, benchmark: Benchmark, digest: str, run_log: dict[str, Any]
-) -> None:
-    """Log the report's runs (one per model + the comparison) into ``run_log``. The store is
-    checked first, in seconds, before the report's libraries (pandas, SciPy, matplotlib) load:
-    an unreachable store is one line, soon."""
-    from stylisticbias.tracking import bounded, preflight, tracking_spec
-
-    spec = tracking_spec({"tracking": asdict(config.tracking)})
-    with bounded(spec):
-        preflight(spec)
-    from stylisticbias.report.inputs import load_inputs
-    from stylisticbias.report.mlflow_log import log_report
-    from stylisticbias.report.paper_compare import REFERENCE_DIR, compare
-    from stylisticbias.report.run import scenarios_frame
-
-    reports = root / str(config.paths.reports)
-    inputs = load_inputs(config, root, benchmark)
-    _add_interval_tables(inputs.tables, reports / "tables")
-    scen = scenarios_frame(benchmark)
-    figs = written_figures(reports / "figures")
-    cmp = compare(inputs.tables, root / REFERENCE_DIR, scen, inputs.analysis.pareto_share)
-    run_log["runs"] = log_report(config, inputs, figs, cmp, scen, root, report_digest=digest)
-    run_log["tracking_uri"] = spec.tracking_uri
 
 
 def _track_soda(

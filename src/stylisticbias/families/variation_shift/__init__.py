@@ -10,9 +10,9 @@ FAMILY = Family(
         "judge": "stylisticbias.judge.run:judge_forced_choice",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.scenario",
         "scores": "stylisticbias.scores:write_forced_choice_scores",
-        "analyze": "stylisticbias.analysis.run:analyze_variation_shift",
-        "calibrate": "stylisticbias.analysis.calibration:calibrate_variation_shift",
-        "report": "stylisticbias.report.run:report_variation_shift",
-        "track": "stylisticbias.report.track:log_report_runs",
+        "analyze": "stylisticbias.families.variation_shift.analysis.stage:analyze_shift",
+        "calibrate": "stylisticbias.families.variation_shift.analysis.stage:calibrate_shift",
+        "report": "stylisticbias.families.variation_shift.report.stage:report_shift",
+        "track": "stylisticbias.families.variation_shift.report.track:log_report_runs",
     },
 )

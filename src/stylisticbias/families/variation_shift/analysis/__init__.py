@@ -1,0 +1,1 @@
+"""The StylisticBias family's analyze and calibrate stages."""

@@ -1,0 +1,1 @@
+"""The StylisticBias family's report and track stages."""
