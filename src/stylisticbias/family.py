@@ -67,6 +67,7 @@ def check_suite(family: str, suite: str, where: str) -> None:
 #: its call. The stage modules ask :func:`family_of` once per stage and call the hook.
 HOOKS: dict[str, str] = {
     "judge": "(model_name, config, benchmark, out_dir) -> the judge stage's output folder",
+    "requests": "(config, benchmark, model_cfg) -> (engine, the API requests judging needs)",
     "scenario": "(benchmark, id) -> the judged question `judge.scenarios` names by id",
     "scores": "(model_name, config, benchmark, source, ahead) -> the scores written",
     "analyze": "(config, benchmark, settings, models) -> StreamStats",

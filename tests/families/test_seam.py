@@ -22,6 +22,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "stylisticbias"
 EXPECTED_HOOKS = {
     "variation_shift": {
         "judge": "stylisticbias.judge.run:judge_forced_choice",
+        "requests": "stylisticbias.judge.batch:forced_choice_requests",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.scenario",
         "scores": "stylisticbias.scores:write_forced_choice_scores",
         "analyze": "stylisticbias.families.variation_shift.analysis.stage:analyze_shift",
@@ -31,6 +32,7 @@ EXPECTED_HOOKS = {
     },
     "paired_variation": {
         "judge": "stylisticbias.judge.run:judge_forced_choice",
+        "requests": "stylisticbias.judge.batch:forced_choice_requests",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.scenario",
         "scores": "stylisticbias.scores:write_forced_choice_scores",
         "analyze": "stylisticbias.families.paired_variation.analysis.stage:analyze_paired",
@@ -40,6 +42,7 @@ EXPECTED_HOOKS = {
     },
     "tasks": {
         "judge": "stylisticbias.families.tasks.judge.stage:judge_tasks",
+        "requests": "stylisticbias.families.tasks.judge.judging:missing_task_requests",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.task_scenario",
         "scores": "stylisticbias.families.tasks.scores:write_task_record_scores",
         "analyze": "stylisticbias.families.tasks.analysis.stage:analyze_tasks",
@@ -80,7 +83,7 @@ def test_a_lacking_hook_says_why_once(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_a_family_must_declare_every_hook() -> None:
-    with pytest.raises(StylisticBiasError, match=r"family x: .*missing \['scenario'"):
+    with pytest.raises(StylisticBiasError, match=r"family x: .*missing \['requests', 'scenario'"):
         Family("x", {"judge": "stylisticbias.families.tasks.judge.stage:judge_tasks"})
     with pytest.raises(StylisticBiasError, match=r"declared twice \['judge'\]"):
         Family("x", dict.fromkeys(HOOKS, "stylisticbias.x:y"), {"judge": "why"})

@@ -2,7 +2,8 @@
 
 ``python -m stylisticbias.judge.batch export MODEL OUT.jsonl [HYDRA_OVERRIDE ...]``
     writes the requests judging the run's images with MODEL still needs (those not in the
-    response cache) as Batch-API JSONL lines ``{custom_id: <cache key>, method, url, body}``,
+    response cache; a task protocol's: every task prompt of its faces and pairs -- the
+    protocol family's ``requests`` hook) as Batch-API JSONL lines ``{custom_id: <cache key>, method, url, body}``,
     images inline as data URLs -- for ``vllm run-batch -i OUT.jsonl -o ANSWERS.jsonl`` or a
     provider's console. Its size is logged before it is written; ``--max-lines`` /
     ``--max-bytes`` split it into ``OUT.partNNN.jsonl`` files within a provider's limits.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -40,22 +41,39 @@ class Exported:
     files: list[Path]
 
 
+def forced_choice_requests(
+    config: Any, benchmark: Any, model_cfg: Mapping[str, Any]
+) -> tuple[Any, list[Any]]:
+    """The model's engine and the API requests judging the run's images still needs under a
+    forced-choice protocol (the ``requests`` hook of its family)."""
+    from stylisticbias.judge.engines.factory import make_engine
+    from stylisticbias.judge.items import judge_items
+    from stylisticbias.judge.protocol.settings import JudgeSettings
+
+    judge_cfg = asdict(config.judge)
+    settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
+    judge_cfg["orderings"] = list(settings.orderings)
+    engine = make_engine(model_cfg, judge_cfg, benchmark)
+    return engine, list(engine.missing_requests(judge_items(config, benchmark)))
+
+
 def export_requests(
     engine: Any,
-    items: Sequence[Any],
+    requests: Sequence[Any],
     path: str | Path,
     *,
     max_lines: int | None = None,
     max_bytes: int | None = None,
 ) -> Exported:
-    """Write the requests ``engine`` still needs for ``items`` as batch JSONL at ``path`` (or
-    ``path``'s ``.partNNN.jsonl`` files when the limits split it); the size is logged first."""
+    """Write ``requests`` (what ``engine`` still needs: the family's ``requests`` hook) as batch
+    JSONL at ``path`` (or ``path``'s ``.partNNN.jsonl`` files when the limits split it); the
+    size is logged first."""
     from stylisticbias.judge.engines.openai.batch import PartWriter, batch_line, line_url
     from stylisticbias.judge.engines.openai.spec import BatchSpec
 
     path = Path(path)
     url = line_url(engine.endpoint)
-    reqs = list(engine.missing_requests(items))
+    reqs = list(requests)
     sizes = [len(batch_line(r, url)) for r in reqs]
     total = sum(sizes)
     lines_cap = max_lines or max(1, len(reqs))
@@ -91,7 +109,7 @@ def export_requests(
     return Exported(len(reqs), total, files)
 
 
-def import_file(engine: Any, items: Sequence[Any], path: str | Path) -> Any:
+def import_file(engine: Any, requests: Sequence[Any], path: str | Path) -> Any:
     """Read a batch output file into ``engine``'s response cache; lines about requests this run
     does not need (another model's, or already cached) are skipped and counted."""
     from stylisticbias.judge.engines.openai.batch import import_lines
@@ -99,7 +117,7 @@ def import_file(engine: Any, items: Sequence[Any], path: str | Path) -> Any:
     path = Path(path)
     if not path.is_file():
         raise StylisticBiasError(f"{path}: no such batch output file")
-    known = {r.key: (r.kind, r.image_sha256) for r in engine.missing_requests(items)}
+    known = {r.key: (r.kind, r.image_sha256) for r in requests}
     with open(path, encoding="utf-8") as fh:
         res = import_lines(fh, engine.cache, engine.endpoint, known, source=str(path))
     log.info(
@@ -115,11 +133,11 @@ def import_file(engine: Any, items: Sequence[Any], path: str | Path) -> Any:
 
 
 def _engine(model: str, overrides: Sequence[str], params_file: str | None) -> tuple[Any, list]:
+    """The model's engine and the requests its protocol's judging still needs (the family's
+    ``requests`` hook: forced-choice images, or task prompts of faces and pairs)."""
     from stylisticbias.benchmark import load_benchmark
     from stylisticbias.config import compose, load_params
-    from stylisticbias.judge.engines.factory import make_engine
-    from stylisticbias.judge.items import judge_items
-    from stylisticbias.judge.protocol.settings import JudgeSettings
+    from stylisticbias.family import family_of
     from stylisticbias.judge.run import model_section
     from stylisticbias.spec.parse import config_from_params
 
@@ -134,11 +152,13 @@ def _engine(model: str, overrides: Sequence[str], params_file: str | None) -> tu
             "model file with '/engine@engine: openai'"
         )
     benchmark = load_benchmark(config.protocol)
-    judge_cfg = asdict(config.judge)
-    settings = JudgeSettings.from_config(judge_cfg, benchmark.ordering_ids)
-    judge_cfg["orderings"] = list(settings.orderings)
-    engine = make_engine(model_cfg, judge_cfg, benchmark)
-    return engine, judge_items(config, benchmark)
+    family = family_of(benchmark)
+    if "requests" in family.lacks:
+        raise StylisticBiasError(
+            f"protocol {benchmark.name!r} (family {family.name}) is not judged: "
+            f"{family.lacks['requests']}"
+        )
+    return family.hook("requests")(config, benchmark, model_cfg)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -164,13 +184,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     setup_logging()
     try:
-        engine, items = _engine(args.model, args.overrides, args.params)
+        engine, requests = _engine(args.model, args.overrides, args.params)
         if args.cmd == "export":
             export_requests(
-                engine, items, args.path, max_lines=args.max_lines, max_bytes=args.max_bytes
+                engine, requests, args.path, max_lines=args.max_lines, max_bytes=args.max_bytes
             )
         else:
-            import_file(engine, items, args.path)
+            import_file(engine, requests, args.path)
     except StylisticBiasError as exc:
         log.error("error: %s", exc)
         return 2

@@ -21,6 +21,7 @@ FAMILY = Family(
     name="_template",
     hooks={
         "judge": "stylisticbias.judge.run:judge_forced_choice",
+        "requests": "stylisticbias.judge.batch:forced_choice_requests",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.scenario",
         "scores": "stylisticbias.scores:write_forced_choice_scores",
         "analyze": "stylisticbias.families._template.stage:analyze",

@@ -13,6 +13,15 @@ FAMILY = Family(
     hooks={},
     lacks={
         stage: _NOT_JUDGED
-        for stage in ("judge", "scenario", "scores", "analyze", "calibrate", "report", "track")
+        for stage in (
+            "judge",
+            "requests",
+            "scenario",
+            "scores",
+            "analyze",
+            "calibrate",
+            "report",
+            "track",
+        )
     },
 )

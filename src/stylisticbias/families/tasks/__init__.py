@@ -10,6 +10,7 @@ FAMILY = Family(
     name="tasks",
     hooks={
         "judge": "stylisticbias.families.tasks.judge.stage:judge_tasks",
+        "requests": "stylisticbias.families.tasks.judge.judging:missing_task_requests",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.task_scenario",
         "scores": "stylisticbias.families.tasks.scores:write_task_record_scores",
         "analyze": "stylisticbias.families.tasks.analysis.stage:analyze_tasks",

@@ -8,6 +8,7 @@ FAMILY = Family(
     name="variation_shift",
     hooks={
         "judge": "stylisticbias.judge.run:judge_forced_choice",
+        "requests": "stylisticbias.judge.batch:forced_choice_requests",
         "scenario": "stylisticbias.benchmark.spec:Benchmark.scenario",
         "scores": "stylisticbias.scores:write_forced_choice_scores",
         "analyze": "stylisticbias.families.variation_shift.analysis.stage:analyze_shift",

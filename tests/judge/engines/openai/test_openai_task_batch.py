@@ -52,7 +52,7 @@ def _params(base: dict[str, Any], url: str, where: Path, batch: bool) -> dict[st
 
 @pytest.mark.parametrize(
     ("experiment", "tasks"),
-    [("reflect-demo", "[1,11,21]"), ("vignette-demo", "[101,401]")],
+    [("reflect-demo", "[1,11,21]"), ("vignette-demo", "[101,4021]")],
     ids=["reflect", "vignette"],
 )
 def test_task_protocol_through_batch_is_byte_identical_to_online(
@@ -128,3 +128,74 @@ def test_gather_all_runs_every_awaitable_and_raises_a_real_error_first() -> None
     with pytest.raises(batch_mod.Missing):
         asyncio.run(batch_mod.gather_all(fine(), missing()))
     assert asyncio.run(batch_mod.gather_all(fine(), fine())) == [1, 1]
+
+
+def test_task_protocol_export_run_batch_import_then_stage_sends_nothing(
+    tmp_path: Path, no_sleep: list[float]
+) -> None:
+    """Offline batch files for a task protocol: ``judge.batch export`` writes every task prompt
+    the stage will ask (faces and pairs, composites inline), ``vllm run-batch`` answers it,
+    ``import`` fills the cache; the stage then sends nothing and its records equal the online
+    mode's byte for byte."""
+    from stylisticbias.judge import batch as batch_cli
+    from stylisticbias_dev.openai_batch_loopback import run_batch
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    base = task_project(
+        root,
+        "reflect-demo",
+        MODEL,
+        4,
+        [
+            "judge.scenarios=[1,21]",
+            "judge.temperature=1.0",
+            f"models.{MODEL}.engine.decoding=sampled",
+            f"models.{MODEL}.engine.progress=false",
+            f"models.{MODEL}.engine.exact_paths=0",
+        ],
+    )
+    faces = pd.read_parquet(root / "faces" / "faces.parquet").sort_values("face_id")
+    planted = [
+        {"image": sha, "contains": SALARY, "content": n}
+        for sha, n in zip(faces["sha256"], NUMBERS, strict=False)
+    ]
+    cfg = {"planted": planted, "planted_logprobs": PLANTED_LOGPROBS}
+    with BatchLoopback(cfg, served="tiny-llava-next") as server:
+        online = run_judge(
+            MODEL,
+            config_from_params(_params(base, server.url, tmp_path / "online", False)),
+            progress=False,
+        )
+        want = online.read_bytes()
+        server.online.clear()
+        p = _params(base, server.url, tmp_path / "offline", False)
+        params_file = tmp_path / "params.json"
+        params_file.write_text(json.dumps(p))
+        rounds = 0
+        while True:  # exact label distributions: one export/import per round
+            rounds += 1
+            f = tmp_path / f"requests-{rounds}.jsonl"
+            assert batch_cli.main(["export", MODEL, str(f), "--params", str(params_file)]) == 0
+            if not f.exists():
+                break
+            answers = tmp_path / f"answers-{rounds}.jsonl"
+            run_batch(f, answers, server.cfg, "tiny-llava-next")
+            args = ["import", MODEL, str(answers), "--params", str(params_file)]
+            assert batch_cli.main(args) == 0
+            assert rounds < 20
+        assert rounds > 2 and sum(server.online.values()) == 0
+        out = run_judge(MODEL, config_from_params(p), progress=False)
+        assert out.read_bytes() == want
+        assert sum(server.online.values()) == 0  # every answer came from the imported files
+
+
+def test_batch_files_of_an_unjudged_protocol_are_one_line(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from stylisticbias.judge import batch as batch_cli
+
+    f = tmp_path / "x.jsonl"
+    rc = batch_cli.main(["export", MODEL, str(f), "protocol=soda"])
+    assert rc == 2 and not f.exists()
+    assert "family soda is the generator audit's protocol" in capfd.readouterr().err

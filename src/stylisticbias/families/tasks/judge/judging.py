@@ -69,7 +69,7 @@ from stylisticbias.families.tasks.judge.tracking import (
 from stylisticbias.judge.engines.factory import make_engine
 from stylisticbias.judge.items import stage_path
 from stylisticbias.judge.protocol.tasks.asks import TaskAsk, read_reply
-from stylisticbias.judge.protocol.tasks.capabilities import answered_as
+from stylisticbias.judge.protocol.tasks.capabilities import answered_as, asks_pair
 from stylisticbias.judge.protocol.tasks.composites import LAYOUT, composite_file
 from stylisticbias.judge.protocol.tasks.records import (
     RECORDS_FILE,
@@ -228,7 +228,7 @@ def make_ask(
 ) -> TaskAsk | str:
     """The ask of one task prompt about one unit, or why it cannot be asked (one line)."""
     task = task_of(sc)
-    need = 2 if answered_as(sc) == "pairwise" else 1
+    need = 2 if asks_pair(sc) else 1
     key = f"{sc.id}|{prompt.variant}|{unit.unit}|{unit.image_ids}"
     if len(unit.faces) != need:
         return (
@@ -244,7 +244,7 @@ def make_ask(
         images = (_composite_file(by[slots[0]], by[slots[1]], cache),)
     else:
         images = tuple(by[s].path for s in slots[: prompt.images])
-    return TaskAsk(key, prompt.text, images, task.rules(sc, benchmark), seed)
+    return TaskAsk(key, prompt.text, images, task.rules(sc, benchmark), seed, sc.system)
 
 
 def _row(model: str, sc: TaskScenario, prompt: TaskPrompt, unit: Unit) -> dict[str, Any]:
@@ -280,7 +280,7 @@ def unit_asks(
     pending: Pending = []
     for unit in units:
         for sc in tasks:
-            if (answered_as(sc) == "pairwise") != unit.pair:
+            if asks_pair(sc) != unit.pair:
                 continue
             for prompt in task_of(sc).prompts(sc, benchmark):
                 row = _row(model, sc, prompt, unit)
@@ -368,7 +368,8 @@ def fingerprint(
         "model": {k: v for k, v in model_cfg.items() if k not in _LABEL_KEYS},
         "engine": {k: v for k, v in engine_cfg.items() if k not in _SPEED_KEYS},
         "judge": {k: judge_cfg.get(k) for k in ("seeds", "temperature", "max_new_tokens")},
-        "tasks": [asdict(t) for t in tasks],
+        # a task without a system message hashes as before the key existed
+        "tasks": [{k: v for k, v in asdict(t).items() if k != "system" or v} for t in tasks],
         "blocks": BLOCK,
         "composite_layout": asdict(LAYOUT),
     }
@@ -435,7 +436,7 @@ def _reuse(
         want = sum(
             len(task_of(sc).prompts(sc, benchmark))
             for sc in tasks
-            if (answered_as(sc) == "pairwise") == u.pair
+            if asks_pair(sc) == u.pair
         )
         got = before.by_unit.get((u.unit, u.image_ids))
         got = got[got["task_id"].isin([t.id for t in tasks])] if got is not None else None
@@ -443,6 +444,29 @@ def _reuse(
             return None
         rows.append(got)
     return pd.concat(rows, ignore_index=True) if rows else None
+
+
+def missing_task_requests(
+    config: Config, benchmark: Benchmark, model_cfg: Mapping[str, Any]
+) -> tuple[Any, list[Any]]:
+    """The model's engine (``openai``) and the API requests judging the protocol's faces still
+    needs -- every task prompt of every single face and pair, as the judge stage asks them; the
+    family's ``requests`` hook (``python -m stylisticbias.judge.batch export|import``)."""
+    judge_cfg = asdict(config.judge)
+    # the engine's binary prompts: none (judge.scenarios selects tasks here), as the stage's
+    engine = make_engine(model_cfg, {**judge_cfg, "scenarios": "all"}, benchmark)
+    tasks = selected_tasks(benchmark, judge_cfg.get("scenarios"))
+    seed = int(next(iter(judge_cfg.get("seeds") or [1])))
+    faces, by_image = load_faces(config, benchmark)
+    singles, pairs = units_of(faces, by_image, read_sets(stage_path(config.paths, "faces")))
+    cache = stage_path(config.paths, "judgments") / ".composites"
+    name = str(model_cfg.get("name", ""))
+    asks = [
+        ask
+        for units in (singles, pairs)
+        for *_, ask in unit_asks(name, benchmark, tasks, units, seed, cache)[1]
+    ]
+    return engine, list(engine.missing_task_requests(asks))
 
 
 def run_engine_task_judge(
@@ -460,7 +484,7 @@ def run_engine_task_judge(
     faces, by_image = load_faces(config, benchmark)
     sets = read_sets(stage_path(config.paths, "faces"))
     singles, pairs = units_of(faces, by_image, sets)
-    if any(answered_as(t) == "pairwise" for t in tasks) and not pairs:
+    if any(asks_pair(t) for t in tasks) and not pairs:
         raise StylisticBiasError(
             f"{benchmark.name}: pairwise tasks need two edits of different groups of one source "
             f"photo; {len(by_image)} face(s) give none"
@@ -471,7 +495,7 @@ def run_engine_task_judge(
     if config.judge.dry_run:  # count what would be asked; nothing is sent or written
         n = sum(
             len(task_of(t).prompts(t, benchmark))
-            * len(pairs if answered_as(t) == "pairwise" else singles)
+            * len(pairs if asks_pair(t) else singles)
             for t in tasks
         )
         log.info(
