@@ -234,6 +234,11 @@ VOCABULARY: dict[str, Col] = {
     "halo": Col("bool", "the scenario is tagged statistics.halo_tag", nullable=False),
     "axis": Col("str", "demographic axis as the protocol names it (gender, age, race)"),
     "bias_test": Col("str", "which bias: variation (base vs variation) or a demographic axis"),
+    "unit": Col(
+        "str",
+        "what one observation of the test is: person (one value per person) or "
+        "image (every image as if independent, the paper's pooling)",
+    ),
     "n_base": Col("count", "base images with a valid phi", checks=_COUNT),
     "n_variation": Col("count", "variation images with a valid phi", checks=_COUNT),
     "mean_base": Col("float", "mean phi of the base images", checks=_UNIT),
@@ -721,9 +726,11 @@ _PAIRED_SCEN = ("scenario_id", "scenario_category", "subcategory", "positive", "
 PAIRED_TABLES: tuple[TableSpec, ...] = (
     _long(
         "paired_variation_bias",
-        "per scenario: Kruskal-Wallis of phi, base vs variation images (Tables 10-16)",
+        "per scenario: the variation test (signed-rank of within-person differences; paper: "
+        "Kruskal-Wallis of base vs variation images), H, shift (Tables 10-16)",
         ("model", *_PAIRED_SCEN),
-        ("halo", "n_base", "n_variation", "mean_base", "mean_base_low", "mean_base_high",
+        ("halo", "test", "unit", "n_base", "n_variation", "mean_base", "mean_base_low",
+         "mean_base_high",
          "mean_variation", "mean_variation_low", "mean_variation_high", "shift", "shift_low",
          "shift_high", "h", "pval",
          "significant_alpha", "direction"),
@@ -746,9 +753,11 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
     ),
     _long(
         "paired_group_tests",
-        "per scenario and axis: Kruskal-Wallis of phi between the axis's groups",
+        "per scenario and axis: Kruskal-Wallis between the axis's groups of person means of phi "
+        "(paper: of all images pooled)",
         ("model", "scenario_id", "axis"),
-        ("n_groups", "h", "pval", "significant_alpha", "highest_group", "lowest_group"),
+        ("test", "unit", "n_groups", "h", "pval", "significant_alpha", "highest_group",
+         "lowest_group"),
         paper_table="Tables 3, 31-33",
     ),
     _long(
@@ -759,10 +768,11 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
     ),
     _long(
         "paired_stereotype_groups",
-        "scenarios with a stereotype: Kruskal-Wallis between its two groups, and its direction",
+        "scenarios with a stereotype: Kruskal-Wallis between its two groups (person means; "
+        "paper: images pooled), and its direction",
         ("model", "scenario_id", "axis"),
-        ("group_stereotyped", "group_other", "mean_stereotyped_group", "mean_other_group", "h",
-         "pval", "significant_alpha", "stereotyped_direction"),
+        ("group_stereotyped", "group_other", "test", "unit", "mean_stereotyped_group",
+         "mean_other_group", "h", "pval", "significant_alpha", "stereotyped_direction"),
         paper_table="Tables 17-30",
     ),
     _long(

@@ -17,6 +17,7 @@ from stylisticbias.families.paired_variation.analysis.counts import (
     Bootstrap,
     kruskal_counts,
     paired_data,
+    signed_rank_counts,
 )
 from stylisticbias.families.paired_variation.analysis.groups import (
     group_gap,
@@ -100,6 +101,28 @@ def test_kruskal_counts_is_scipys_kruskal(groups: int) -> None:
     assert p2 == pytest.approx(stats.kruskal(*rep).pvalue, rel=1e-10)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_signed_rank_counts_is_scipys_wilcoxon(seed: int) -> None:
+    """Zeros dropped, mid-ranks for tied |d|, normal approximation with the tie correction:
+    ``scipy.stats.wilcoxon(method="approx")``, also for integer frequency weights."""
+    rng = np.random.default_rng(seed)
+    d = np.round((rng.integers(0, 13, 40) - rng.integers(0, 13, 40) + (seed == 2)) / 12, 9)
+    diffs = np.unique(d)
+    counts = np.array([np.sum(d == v) for v in diffs], dtype=float)
+    r_plus, p = signed_rank_counts(counts, diffs)
+    ref = stats.wilcoxon(d, method="approx")
+    assert p == pytest.approx(ref.pvalue, rel=1e-10)
+    nz = d[d != 0]
+    assert r_plus == pytest.approx(stats.rankdata(np.abs(nz))[nz > 0].sum())
+    w = rng.integers(1, 4, size=len(diffs)).astype(float)
+    _, p2 = signed_rank_counts(np.stack([counts, counts * w]), diffs)
+    assert p2[0] == pytest.approx(p)
+    assert p2[1] == pytest.approx(stats.wilcoxon(np.repeat(diffs, (counts * w).astype(int)),
+                                                 method="approx").pvalue, rel=1e-10)  # fmt: skip
+    _, p0 = signed_rank_counts(np.array([3.0]), np.array([0.0]))  # every difference zero
+    assert np.isnan(p0)
+
+
 def test_kruskal_counts_degenerate_cases() -> None:
     h, p, k = kruskal_counts(np.array([[3.0, 0.0], [4.0, 0.0]]))  # every value equal
     assert np.isnan(h) and np.isnan(p) and k == 2
@@ -111,19 +134,32 @@ def test_kruskal_counts_degenerate_cases() -> None:
     assert h3 == pytest.approx(stats.kruskal([0, 0, 0, 1], [0, 1, 1, 2, 2]).statistic)
 
 
-def test_variation_bias_is_kruskal_of_original_vs_beautified(beauty: Benchmark) -> None:
+def _differences(df: pd.DataFrame, sid: int) -> np.ndarray:
+    """One value per person: phi(beautified) - phi(original), in face order (pandas)."""
+    d = df[df["scenario_id"] == sid].pivot(index="face_id", columns="is_base", values="phi")
+    return (d[False] - d[True]).round(9).to_numpy()
+
+
+@pytest.mark.parametrize("paper", [False, True], ids=["person", "paper"])
+def test_variation_bias_is_the_tests_of_scipy(beauty: Benchmark, paper: bool) -> None:
+    """Default: Wilcoxon signed-rank of the within-person differences (SciPy, normal
+    approximation); paper: Kruskal-Wallis of the original vs the beautified images. ``h`` is
+    the paper's H under both."""
     df = _scores(beauty)
     spec = beauty.statistics
     data = paired_data(df, beauty, spec)
-    out = variation_bias(data, beauty, spec, BOOT)
+    out = variation_bias(data, beauty, spec, BOOT, paper_tests=paper)
     assert len(out) == 91
+    assert set(out["unit"]) == {"image" if paper else "person"}
     for sid in (1, 40, 47, 73, 91):
         row = out[out["scenario_id"] == sid].iloc[0]
         o, b = _phi(df, sid, is_base=True), _phi(df, sid, is_base=False)
         ref = stats.kruskal(o, b)
         assert row["h"] == pytest.approx(ref.statistic, rel=1e-10)
-        assert row["pval"] == pytest.approx(ref.pvalue, rel=1e-8)
-        assert row["significant_alpha"] == (ref.pvalue < 0.01)
+        wilcoxon = stats.wilcoxon(_differences(df, sid), method="approx")
+        p = ref.pvalue if paper else wilcoxon.pvalue
+        assert row["pval"] == pytest.approx(p, rel=1e-8)
+        assert row["significant_alpha"] == (p < 0.01)
         assert row["mean_base"] == pytest.approx(o.mean())
         assert row["mean_variation"] == pytest.approx(b.mean())
         assert row["mean_base_low"] <= row["mean_base"] <= row["mean_base_high"]
@@ -131,18 +167,22 @@ def test_variation_bias_is_kruskal_of_original_vs_beautified(beauty: Benchmark) 
         assert row["halo"] == ("halo" in beauty.scenario(sid).tags)
 
 
+@pytest.mark.parametrize("paper", [False, True], ids=["person", "paper"])
 def test_halo_rate_counts_significant_scenarios_towards_the_positive_trait(
-    beauty: Benchmark,
+    beauty: Benchmark, paper: bool
 ) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
     data = paired_data(df, beauty, spec)
-    res = halo_rate(data, beauty, spec, BOOT)
+    res = halo_rate(data, beauty, spec, BOOT, paper_tests=paper)
     halo_ids = [s.id for s in beauty.scenarios if "halo" in s.tags]
     n_halo = n_sig = 0
     for sid in halo_ids:
         o, b = _phi(df, sid, is_base=True), _phi(df, sid, is_base=False)
-        sig = stats.kruskal(o, b).pvalue < 0.01
+        if paper:
+            sig = stats.kruskal(o, b).pvalue < 0.01
+        else:
+            sig = stats.wilcoxon(_differences(df, sid), method="approx").pvalue < 0.01
         n_sig += sig
         n_halo += sig and b.mean() > o.mean()
     assert res["n_scenarios"] == 33
@@ -151,40 +191,61 @@ def test_halo_rate_counts_significant_scenarios_towards_the_positive_trait(
     assert res["halo_rate_low"] <= res["halo_rate"] <= res["halo_rate_high"]
     assert res["halo_rate"] > 0.8  # the planted halo (0.3 on phi) is found
     # without a planted halo, hardly any scenario counts
-    null = halo_rate(paired_data(_scores(beauty, halo=0.0), beauty, spec), beauty, spec, BOOT)
+    null_data = paired_data(_scores(beauty, halo=0.0), beauty, spec)
+    null = halo_rate(null_data, beauty, spec, BOOT, paper_tests=paper)
     assert null["halo_rate"] < 0.15
 
 
-def test_group_tests_and_means_are_scipys(beauty: Benchmark) -> None:
+def _person_means(df: pd.DataFrame, sid: int, **where: object) -> np.ndarray:
+    """One value per person: the mean phi of the person's two images (pandas, not counts)."""
+    m = df["scenario_id"] == sid
+    for k, v in where.items():
+        m &= df[k] == v
+    # rounded: (a + b) / 2 of two float k/12 can differ in the last bit from an equal mean
+    return df[m].groupby("face_id")["phi"].mean().round(9).to_numpy()
+
+
+@pytest.mark.parametrize("paper", [False, True], ids=["person", "paper"])
+def test_group_tests_and_means_are_scipys(beauty: Benchmark, paper: bool) -> None:
+    """Default: KW of the person means; paper: KW of every image pooled (as the paper)."""
     df = _scores(beauty)
     spec = beauty.statistics
-    tests, means = group_tests(paired_data(df, beauty, spec), beauty, spec, BOOT)
+    data = paired_data(df, beauty, spec)
+    tests, means = group_tests(data, beauty, spec, BOOT, paper_tests=paper)
+    assert set(tests["unit"]) == {"image" if paper else "person"}
+    values = _phi if paper else _person_means
     for axis, col in (("gender", "gender"), ("age", "age"), ("race", "ethnicity")):
         groups = list(beauty.demographics[col])
         for sid in (2, 50):
-            data = [_phi(df, sid, **{col: g}) for g in groups]
+            data = [values(df, sid, **{col: g}) for g in groups]
             ref = stats.kruskal(*data)
             row = tests[(tests["scenario_id"] == sid) & (tests["axis"] == axis)].iloc[0]
             assert row["h"] == pytest.approx(ref.statistic, rel=1e-10)
             assert row["pval"] == pytest.approx(ref.pvalue, rel=1e-8)
             assert row["n_groups"] == len(groups)
             m = means[(means["scenario_id"] == sid) & (means["axis"] == axis)]
-            assert m["mean"].to_numpy() == pytest.approx([d.mean() for d in data])
-            assert row["highest_group"] == groups[int(np.argmax([d.mean() for d in data]))]
+            images = [_phi(df, sid, **{col: g}) for g in groups]
+            assert m["mean"].to_numpy() == pytest.approx([d.mean() for d in images])
+            assert row["highest_group"] == groups[int(np.argmax([d.mean() for d in images]))]
 
 
-def test_stereotype_groups_compare_the_two_groups(beauty: Benchmark) -> None:
+@pytest.mark.parametrize("paper", [False, True], ids=["person", "paper"])
+def test_stereotype_groups_compare_the_two_groups(beauty: Benchmark, paper: bool) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    out = stereotype_groups(paired_data(df, beauty, spec), beauty, spec)
+    out = stereotype_groups(paired_data(df, beauty, spec), beauty, spec, paper_tests=paper)
     assert len(out) == 19 + 12
+    assert set(out["test"]) == {
+        "kruskal_wallis_pooled_images (paper)" if paper else "kruskal_wallis_person_means"
+    }
+    values = _phi if paper else _person_means
     row = out[out["scenario_id"] == 20].iloc[0]  # Construction worker (Latino) / Bus driver
     assert (row["group_stereotyped"], row["group_other"]) == ("Latino", "Black")
-    la, bl = _phi(df, 20, ethnicity="Latino"), _phi(df, 20, ethnicity="Black")
+    la, bl = values(df, 20, ethnicity="Latino"), values(df, 20, ethnicity="Black")
     assert row["h"] == pytest.approx(stats.kruskal(la, bl).statistic, rel=1e-10)
-    assert row["mean_stereotyped_group"] == pytest.approx(la.mean())
+    assert row["mean_stereotyped_group"] == pytest.approx(_phi(df, 20, ethnicity="Latino").mean())
     male = out[out["scenario_id"] == 1].iloc[0]
-    m, f = _phi(df, 1, gender="male"), _phi(df, 1, gender="female")
+    m, f = values(df, 1, gender="male"), values(df, 1, gender="female")
     assert male["pval"] == pytest.approx(stats.kruskal(m, f).pvalue, rel=1e-8)
     assert male["stereotyped_direction"] == bool(male["significant_alpha"] and m.mean() > f.mean())
 
@@ -280,11 +341,34 @@ def test_bootstrap_is_deterministic_and_face_level(beauty: Benchmark) -> None:
     assert list(itertools.islice(data.faces, 2)) == ["f000", "f001"]
 
 
-def test_shift_and_group_gap_cis_are_face_bootstraps_of_the_differences(beauty: Benchmark) -> None:
+def test_shift_and_means_cis_are_student_t_over_persons(beauty: Benchmark) -> None:
+    """Default: the shift's CI is the paired t interval of the within-person differences, a
+    group mean's the t interval of the group's person means (SciPy)."""
     df = _scores(beauty)
     spec = beauty.statistics
     data = paired_data(df, beauty, spec)
-    out = variation_bias(data, beauty, spec, BOOT)
+    row = variation_bias(data, beauty, spec, BOOT).set_index("scenario_id").loc[47]
+    d = _differences(df, 47)
+    ref = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert (row["shift_low"], row["shift_high"]) == pytest.approx((ref.low, ref.high), abs=1e-9)
+    o = _phi(df, 47, is_base=True)
+    ref = stats.ttest_1samp(o, 0.0).confidence_interval(0.95)
+    assert (row["mean_base_low"], row["mean_base_high"]) == pytest.approx((ref.low, ref.high))
+    _, means = group_tests(data, beauty, spec, BOOT)
+    g = means[(means["scenario_id"] == 50) & (means["axis"] == "race")].set_index("group")
+    pm = _person_means(df, 50, ethnicity="Black")
+    ref = stats.ttest_1samp(pm, 0.0).confidence_interval(0.95)
+    assert (g.loc["Black", "mean_low"], g.loc["Black", "mean_high"]) == pytest.approx(
+        (ref.low, ref.high), abs=1e-9
+    )
+
+
+def test_shift_and_group_gap_cis_are_face_bootstraps_of_the_differences(beauty: Benchmark) -> None:
+    """The paper's definitions keep the face-bootstrap percentile intervals."""
+    df = _scores(beauty)
+    spec = beauty.statistics
+    data = paired_data(df, beauty, spec)
+    out = variation_bias(data, beauty, spec, BOOT, paper_tests=True)
     row = out[out["scenario_id"] == 47].iloc[0]
     o, b = _phi(df, 47, is_base=True), _phi(df, 47, is_base=False)
     assert row["shift"] == pytest.approx(b.mean() - o.mean())

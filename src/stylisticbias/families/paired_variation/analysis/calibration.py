@@ -72,14 +72,15 @@ def calibrate_scores(
     effects: pd.DataFrame,
     benchmark: Benchmark,
     boot: Bootstrap,
+    paper_tests: bool = False,
 ) -> pd.DataFrame:
     """One dataset's per-scenario cells: estimate, CI, truth, covered, significant, null.
 
     ``effects`` is :func:`true_effects` of the truth: of the same images (a sample truth) or of
-    a large population (a population truth)."""
+    a large population (a population truth); ``paper_tests`` as in :func:`variation_bias`."""
     spec = benchmark.statistics
     data = paired_data(scores, benchmark, spec)
-    bias = variation_bias(data, benchmark, spec, boot)
+    bias = variation_bias(data, benchmark, spec, boot, paper_tests)
     cells = bias[["scenario_id", "halo", "shift", "shift_low", "shift_high", "significant_alpha"]]
     cells = cells.merge(effects, on="scenario_id", how="left")
     cells["covered"] = (cells["shift_low"] <= cells["shift_true"]) & (

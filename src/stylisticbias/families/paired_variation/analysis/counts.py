@@ -18,6 +18,10 @@ from stylisticbias.errors import StylisticBiasError
 
 #: Decimals phi is rounded to before its distinct values are counted (k/12 is not exact).
 PHI_DECIMALS = 9
+#: Decimals a value derived from phi (a person's mean or difference) is rounded to before its
+#: distinct values are counted: phi is already rounded, so (a + b) / 2 of two rounded k/12 can
+#: differ in the 10th decimal from the same mean of two other ones.
+DERIVED_DECIMALS = 6
 
 
 def kruskal_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -43,6 +47,70 @@ def kruskal_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
         h = np.where((k >= 2) & (tie > 0), h0 / np.where(tie > 0, tie, 1.0), np.nan)
     p = np.where(np.isnan(h), np.nan, stats.chi2.sf(np.where(np.isnan(h), 0.0, h), k - 1))
     return h, p, k
+
+
+def signed_rank_counts(counts: np.ndarray, diffs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wilcoxon signed-rank test (two-sided) from frequency tables of paired differences.
+
+    ``counts[..., k]`` is how often the difference ``diffs[k]`` occurs (one per person; counts
+    may be bootstrap frequencies). Zero differences are dropped (``zero_method="wilcox"``), tied
+    absolute differences get mid-ranks, and p is the normal approximation with the tie
+    correction and no continuity correction: ``scipy.stats.wilcoxon(d, method="approx")`` on
+    the expanded data. Returns the sum of the positive ranks ``r_plus`` and p; both are NaN
+    with no non-zero difference.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    d = np.round(np.asarray(diffs, dtype=np.float64), DERIVED_DECIMALS)
+    mags, inv = np.unique(np.abs(d), return_inverse=True)
+    onehot = (inv[:, None] == np.arange(len(mags))[None, :]) & (d != 0)[:, None]
+    t = counts @ onehot.astype(np.float64)  # (..., J) ties per |difference|
+    pos = counts @ (onehot & (d > 0)[:, None]).astype(np.float64)  # (..., J) positive ones
+    rank = np.cumsum(t, axis=-1) - t + (t + 1.0) / 2.0
+    r_plus = (pos * rank).sum(axis=-1)
+    n = t.sum(axis=-1)
+    mean = n * (n + 1.0) / 4.0
+    var = n * (n + 1.0) * (2.0 * n + 1.0) / 24.0 - (t**3 - t).sum(axis=-1) / 48.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(var > 0, (r_plus - mean) / np.sqrt(np.where(var > 0, var, 1.0)), np.nan)
+    p = np.where(np.isnan(z), np.nan, 2.0 * stats.norm.sf(np.abs(np.nan_to_num(z))))
+    return np.where(n > 0, r_plus, np.nan), np.minimum(p, 1.0)
+
+
+def value_counts(x: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Frequency tables of one value per person: ``x[f, s]`` (NaN = no value) with person
+    ``f`` in group ``group[f]`` (-1 = in none) -> ``counts[s, g, u]`` and the sorted distinct
+    ``values[u]`` (rounded to :data:`DERIVED_DECIMALS`)."""
+    x = np.round(np.asarray(x, dtype=np.float64), DERIVED_DECIMALS)
+    ok = ~np.isnan(x) & (np.asarray(group) >= 0)[:, None]
+    values, u_ix = np.unique(x[ok], return_inverse=True)
+    f_ix, s_ix = np.nonzero(ok)
+    counts = np.zeros((x.shape[1], n_groups, len(values)))
+    np.add.at(counts, (s_ix, np.asarray(group)[f_ix], u_ix), 1.0)
+    return counts, values
+
+
+def t_halfwidth(x: np.ndarray, group: np.ndarray, n_groups: int, ci: float) -> np.ndarray:
+    """Half-width of the Student-t interval of a mean of one value per person.
+
+    ``x[f, s]`` is person ``f``'s value in scenario ``s`` (NaN = none), ``group[f]`` its group
+    (-1 = in none): per scenario and group ``t_{ci, n - 1} * sd / sqrt(n)`` over the persons
+    with a value (sample SD, ddof 1), ``(S, G)``; NaN with fewer than two persons.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    out = np.full((x.shape[1], n_groups), np.nan)
+    for g in range(n_groups):
+        v = x[np.asarray(group) == g]
+        n = (~np.isnan(v)).sum(axis=0)
+        ok = n >= 2
+        if not ok.any():
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.nansum(v, axis=0) / np.where(n > 0, n, 1)
+            ss = np.nansum((v - mean) ** 2, axis=0)
+            sd = np.sqrt(ss / np.where(ok, n - 1, 1))
+            q = stats.t.ppf(0.5 + ci / 2.0, np.where(ok, n - 1, 1))
+            out[:, g] = np.where(ok, q * sd / np.sqrt(np.where(ok, n, 1)), np.nan)
+    return out
 
 
 def group_means(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -84,6 +152,36 @@ class PairedData:
         """Counts per group of a demographic column: ``([B,] S, V, G, U)``."""
         parts = [self.weighted(weights, self.labels[column] == g) for g in groups]
         return np.stack(parts, axis=-2)
+
+    def person_phi(self) -> np.ndarray:
+        """phi of every person's image of each kind: ``(F, S, 2)`` (mean over the kind's
+        images; NaN where the person has no image of that kind with a valid phi)."""
+        n = self.counts.sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tot = (self.counts * self.values).sum(axis=-1)
+            return np.where(n > 0, tot / np.where(n > 0, n, 1.0), np.nan)
+
+    def person_means(self) -> np.ndarray:
+        """One value per person and scenario: the mean phi of the person's images (both kinds
+        where both have a valid phi): ``(F, S)``, NaN where neither has one."""
+        phi = self.person_phi()
+        n = (~np.isnan(phi)).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, np.nansum(phi, axis=-1) / np.where(n > 0, n, 1), np.nan)
+
+    def person_differences(self) -> np.ndarray:
+        """One value per person and scenario: phi(variation) - phi(base), ``(F, S)``; NaN
+        where either image lacks a valid phi."""
+        phi = self.person_phi()
+        return phi[..., 1] - phi[..., 0]
+
+    def group_index(self, column: str, groups: Sequence[str]) -> np.ndarray:
+        """Per face: the index of its group in ``groups`` (-1 = in none of them)."""
+        lab = self.labels[column]
+        out = np.full(len(self.faces), -1)
+        for g, name in enumerate(groups):
+            out[lab == name] = g
+        return out
 
 
 def paired_data(scores: pd.DataFrame, benchmark: Benchmark, spec: StatisticsSpec) -> PairedData:

@@ -1,6 +1,14 @@
 """The demographic tests of a paired-variation protocol: Kruskal-Wallis between an axis's groups
 (Tables 31-33), between a scenario's stereotyped groups (Tables 17-30), the gap between two
-groups, and the share of significant scenarios per category (Tables 2, 31-33)."""
+groups, and the share of significant scenarios per category (Tables 2, 31-33).
+
+The unit of a demographic test is the **person** (default): one value per person, the mean phi
+of the person's images, so the two images of one person are not counted as two independent
+observations. ``paper_tests=True`` (``analysis.definitions: official``) runs the paper's test
+instead: Kruskal-Wallis over every image of both kinds pooled (unit ``image``), which reproduces
+the paper's numbers and rejects a true null too often when a person's two images are alike
+(``README.md`` of the family, "Tests and their calibration").
+"""
 
 from __future__ import annotations
 
@@ -17,7 +25,21 @@ from stylisticbias.families.paired_variation.analysis.counts import (
     gap_ci,
     group_means,
     kruskal_counts,
+    t_halfwidth,
+    value_counts,
 )
+
+#: The ``test`` and ``unit`` columns of the demographic tests: (test, unit) by ``paper_tests``.
+GROUP_TEST = {
+    False: ("kruskal_wallis_person_means", "person"),
+    True: ("kruskal_wallis_pooled_images (paper)", "image"),
+}
+
+
+def _person_counts(data: PairedData, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """``(S, G, U)`` frequency tables of the person means (one value per person)."""
+    counts, _ = value_counts(data.person_means(), group, n_groups)
+    return counts
 
 
 def group_gap(
@@ -32,11 +54,18 @@ def group_gap(
 
 
 def group_tests(
-    data: PairedData, benchmark: Benchmark, spec: StatisticsSpec, boot: Bootstrap
+    data: PairedData,
+    benchmark: Benchmark,
+    spec: StatisticsSpec,
+    boot: Bootstrap,
+    paper_tests: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per scenario and axis of ``spec.group_tests``: KW of phi between the axis's groups (all
-    images, both kinds), and the group means with bootstrap CIs (Tables 31-33)."""
-    w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
+    """Per scenario and axis of ``spec.group_tests``: KW between the axis's groups of the
+    person means of phi (``paper_tests``: of phi over all images, both kinds pooled), and the
+    group means of phi over the images with Student-t CIs over the group's person means
+    (``paper_tests``: face-bootstrap percentile CIs) (Tables 31-33)."""
+    w = face_weights(len(data.faces), boot.n_resamples, boot.seed) if paper_tests else None
+    test_name, unit = GROUP_TEST[paper_tests]
     tests, means = [], []
     for axis in spec.group_tests:
         col = spec.column(axis)
@@ -44,11 +73,18 @@ def group_tests(
         if not groups:
             continue
         c = data.by_group(col, groups).sum(axis=1)  # (S, G, U)
-        h, p, k = kruskal_counts(c)
+        person = None if paper_tests else data.group_index(col, groups)
+        tested = c if person is None else _person_counts(data, person, len(groups))
+        h, p, k = kruskal_counts(tested)
         m = group_means(c, data.values)  # (S, G)
-        bm = group_means(data.by_group(col, groups, w).sum(axis=2), data.values)  # (B, S, G)
-        lo, hi = percentile_ci(bm.reshape(bm.shape[0], -1), boot.ci)
-        lo, hi = lo.reshape(m.shape), hi.reshape(m.shape)
+        if paper_tests:  # face-bootstrap percentile intervals (the numbers before person units)
+            bm = group_means(data.by_group(col, groups, w).sum(axis=2), data.values)  # (B,S,G)
+            lo, hi = percentile_ci(bm.reshape(bm.shape[0], -1), boot.ci)
+            lo, hi = lo.reshape(m.shape), hi.reshape(m.shape)
+        else:  # Student-t over the person means of each group
+            hw = t_halfwidth(data.person_means(), data.group_index(col, groups), len(groups),
+                             boot.ci)  # fmt: skip
+            lo, hi = m - hw, m + hw
         n = c.sum(axis=-1)
         for s, sid in enumerate(data.scenario_ids):
             finite = ~np.isnan(m[s])
@@ -57,6 +93,8 @@ def group_tests(
                 {
                     "scenario_id": sid,
                     "axis": axis,
+                    "test": test_name,
+                    "unit": unit,
                     "n_groups": float(k[s]),
                     "h": h[s],
                     "pval": p[s],
@@ -80,26 +118,37 @@ def group_tests(
     return pd.DataFrame(tests), pd.DataFrame(means)
 
 
-def stereotype_groups(data: PairedData, benchmark: Benchmark, spec: StatisticsSpec) -> pd.DataFrame:
-    """Scenarios with a ``stereotype``: KW between its two groups (all images) and whether the
-    stereotyped group leans to the stereotyped choice (Tables 17-30)."""
+def stereotype_groups(
+    data: PairedData, benchmark: Benchmark, spec: StatisticsSpec, paper_tests: bool = False
+) -> pd.DataFrame:
+    """Scenarios with a ``stereotype``: KW between its two groups of the person means of phi
+    (``paper_tests``: of phi over all images pooled), the groups' mean phi over their images,
+    and whether the stereotyped group leans to the stereotyped choice (Tables 17-30)."""
+    test_name, unit = GROUP_TEST[paper_tests]
+    means = None if paper_tests else data.person_means()
     rows = []
     for s, sid in enumerate(data.scenario_ids):
         st = benchmark.scenario(sid).stereotype
         if st is None or st.axis not in data.labels:
             continue
+        lab = data.labels[st.axis]
         if st.negative:
             pair = [st.positive, st.negative]
             c = data.by_group(st.axis, pair)[s].sum(axis=0)  # (2, U)
+            group = data.group_index(st.axis, pair)
         else:  # one group against all others
-            lab = data.labels[st.axis]
             c = np.stack(
                 [
                     data.weighted(None, lab == st.positive)[s].sum(axis=0),
                     data.weighted(None, lab != st.positive)[s].sum(axis=0),
                 ]
             )
-        h, p, _ = kruskal_counts(c)
+            group = np.where(lab == st.positive, 0, 1)
+        if means is None:
+            h, p, _ = kruskal_counts(c)
+        else:
+            pc, _ = value_counts(means[:, [s]], group, 2)
+            h, p, _ = kruskal_counts(pc[0])
         m = group_means(c, data.values)
         sig = bool(np.nan_to_num(p, nan=1.0) < spec.alpha)
         rows.append(
@@ -108,6 +157,8 @@ def stereotype_groups(data: PairedData, benchmark: Benchmark, spec: StatisticsSp
                 "axis": st.axis,
                 "group_stereotyped": st.positive,
                 "group_other": st.negative or "others",
+                "test": test_name,
+                "unit": unit,
                 "mean_stereotyped_group": m[0],
                 "mean_other_group": m[1],
                 "h": float(h),

@@ -48,16 +48,17 @@ def model_tables(
     spec = benchmark.statistics
     boot = Bootstrap(settings.n_resamples, settings.ci, settings.seed)
     data = paired_data(scores, benchmark, spec)
-    bias = variation_bias(data, benchmark, spec, boot)
-    tests, means = group_tests(data, benchmark, spec, boot)
+    paper = settings.official  # the paper's pooled tests (analysis.definitions: official)
+    bias = variation_bias(data, benchmark, spec, boot, paper_tests=paper)
+    tests, means = group_tests(data, benchmark, spec, boot, paper_tests=paper)
     sub_h, sub_w = subgroup_variation_bias(data, benchmark, spec, settings.wilcoxon_zero_method)
     tables = {
         "paired_variation_bias": bias,
-        "paired_halo": pd.DataFrame([halo_rate(data, benchmark, spec, boot)]),
+        "paired_halo": pd.DataFrame([halo_rate(data, benchmark, spec, boot, paper_tests=paper)]),
         "paired_category_rates": category_rates(bias, tests, benchmark),
         "paired_group_tests": tests,
         "paired_group_means": means,
-        "paired_stereotype_groups": stereotype_groups(data, benchmark, spec),
+        "paired_stereotype_groups": stereotype_groups(data, benchmark, spec, paper_tests=paper),
         "paired_subgroup_h": sub_h,
         "paired_subgroup_wilcoxon": sub_w,
         "paired_group_bias_by_kind": group_bias_by_kind(

@@ -57,7 +57,8 @@ def calibrate_paired(config: Config, synthetic: int | None = None) -> dict[str, 
         planted = planted_source(cfg, cfg.get("engine"))
         truth = planted_truth(benchmark, faces, var, cfg, planted=planted, orderings=orderings)
         scores = read_model_scores(Path(config.paths.scores), m)
-        cells[m] = pc.calibrate_scores(scores, pc.true_effects(truth, benchmark), benchmark, boot)
+        effects = pc.true_effects(truth, benchmark)
+        cells[m] = pc.calibrate_scores(scores, effects, benchmark, boot, s.official)
     settings = {
         "dataset": "pipeline: data/faces, variations, scores (sample truth of these images)",
         "faces": int(faces["face_id"].nunique()),

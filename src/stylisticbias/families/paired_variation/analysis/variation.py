@@ -1,5 +1,18 @@
-"""The variation bias of each scenario (Kruskal-Wallis, base vs variation images; Tables 10-16)
-and the halo rate over the tagged scenarios, each with face-bootstrap CIs."""
+"""The variation bias of each scenario (base vs variation images; Tables 10-16) and the halo rate
+over the tagged scenarios, each with face-bootstrap CIs.
+
+The unit of the variation test is the **person** (default): a Wilcoxon signed-rank test of the
+within-person differences phi(variation) - phi(base), one per person, so a person's two images
+are compared with each other. ``paper_tests=True`` (``analysis.definitions: official``) runs the
+paper's test instead: Kruskal-Wallis of the base images against the variation images as two
+independent samples (unit ``image``), which reproduces the paper's numbers and, when a person's
+two images are alike, rejects far less often than its level (and detects less). ``h`` is the
+paper's Kruskal-Wallis H under both (the paper's statistic, shown beside the paper's H).
+
+The intervals of the means and of the shift are Student-t intervals over persons (the shift's
+from the within-person differences); ``paper_tests`` keeps the face-bootstrap percentile
+intervals of before, which cover less than their level with few people.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +24,41 @@ from stylisticbias.benchmark import Benchmark
 from stylisticbias.benchmark.sections import StatisticsSpec
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.families.paired_variation.analysis.counts import (
+    DERIVED_DECIMALS,
     Bootstrap,
     PairedData,
     gap_ci,
     group_means,
     kruskal_counts,
+    signed_rank_counts,
+    t_halfwidth,
 )
+
+#: The ``test`` and ``unit`` columns of the variation test: (test, unit) by ``paper_tests``.
+VARIATION_TEST = {
+    False: ("wilcoxon_signed_rank_person_differences", "person"),
+    True: ("kruskal_wallis_pooled_images (paper)", "image"),
+}
+
+
+def difference_counts(data: PairedData) -> tuple[np.ndarray, np.ndarray]:
+    """Per person the one-hot of its difference phi(variation) - phi(base) per scenario:
+    ``(F, S, K)`` (a zero row where either image lacks a valid phi) and the ``K`` distinct
+    differences (what :func:`~.counts.signed_rank_counts` and the face bootstrap take)."""
+    d = np.round(data.person_differences(), DERIVED_DECIMALS)
+    ok = ~np.isnan(d)
+    diffs, k_ix = np.unique(d[ok], return_inverse=True)
+    onehot = np.zeros((*d.shape, len(diffs)))
+    f_ix, s_ix = np.nonzero(ok)
+    onehot[f_ix, s_ix, k_ix] = 1.0
+    return onehot, diffs
+
+
+def _weighted(onehot: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    if weights is None:
+        return onehot.sum(axis=0)
+    flat = weights @ onehot.reshape(onehot.shape[0], -1)
+    return flat.reshape((weights.shape[0], *onehot.shape[1:]))
 
 
 def _direction(mean_base: np.ndarray, mean_var: np.ndarray, spec: StatisticsSpec) -> list[str]:
@@ -31,20 +73,38 @@ def _direction(mean_base: np.ndarray, mean_var: np.ndarray, spec: StatisticsSpec
 
 
 def variation_bias(
-    data: PairedData, benchmark: Benchmark, spec: StatisticsSpec, boot: Bootstrap
+    data: PairedData,
+    benchmark: Benchmark,
+    spec: StatisticsSpec,
+    boot: Bootstrap,
+    paper_tests: bool = False,
 ) -> pd.DataFrame:
-    """Per scenario: KW of phi(base) vs phi(variation), the two means and their difference
-    (``shift`` = variation - base) with bootstrap CIs, significance at ``spec.alpha`` and the
-    direction (Tables 10-16)."""
+    """Per scenario: the variation test (signed-rank of the within-person differences;
+    ``paper_tests``: KW of phi(base) vs phi(variation) images), the paper's KW H, the two means
+    and their difference (``shift`` = variation - base) with bootstrap CIs, significance at
+    ``spec.alpha`` and the direction (Tables 10-16)."""
     counts = data.weighted(None)  # (S, 2, U)
     h, p, _ = kruskal_counts(counts)
+    test_name, unit = VARIATION_TEST[paper_tests]
+    if not paper_tests:
+        onehot, diffs = difference_counts(data)
+        _, p = signed_rank_counts(onehot.sum(axis=0), diffs)
     means = group_means(counts, data.values)  # (S, 2)
-    w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
-    boot_counts = data.weighted(w)
-    bm = group_means(boot_counts, data.values)  # (B, S, 2)
-    lo, hi = percentile_ci(bm.reshape(bm.shape[0], -1), boot.ci)
-    lo, hi = lo.reshape(means.shape), hi.reshape(means.shape)
-    shift, shift_lo, shift_hi = gap_ci(counts, boot_counts, data.values, boot.ci)
+    if paper_tests:  # face-bootstrap percentile intervals (the numbers before person units)
+        w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
+        boot_counts = data.weighted(w)
+        bm = group_means(boot_counts, data.values)  # (B, S, 2)
+        lo, hi = percentile_ci(bm.reshape(bm.shape[0], -1), boot.ci)
+        lo, hi = lo.reshape(means.shape), hi.reshape(means.shape)
+        shift, shift_lo, shift_hi = gap_ci(counts, boot_counts, data.values, boot.ci)
+    else:  # Student-t intervals over persons (one value per person)
+        phi = data.person_phi()  # (F, S, 2)
+        one = np.zeros(len(data.faces), dtype=int)
+        hw = np.concatenate([t_halfwidth(phi[..., v], one, 1, boot.ci) for v in (0, 1)], axis=1)
+        lo, hi = means - hw, means + hw
+        shift = means[:, 1] - means[:, 0]
+        hw_shift = t_halfwidth(data.person_differences(), one, 1, boot.ci)[:, 0]
+        shift_lo, shift_hi = shift - hw_shift, shift + hw_shift
     n = counts.sum(axis=-1)
     scen = [benchmark.scenario(i) for i in data.scenario_ids]
     return pd.DataFrame(
@@ -55,6 +115,8 @@ def variation_bias(
             "positive": [s.positive for s in scen],
             "negative": [s.negative for s in scen],
             "halo": [bool(spec.halo_tag) and spec.halo_tag in s.tags for s in scen],
+            "test": test_name,
+            "unit": unit,
             "n_base": n[:, 0],
             "n_variation": n[:, 1],
             "mean_base": means[:, 0],
@@ -75,22 +137,35 @@ def variation_bias(
 
 
 def _halo_counts(
-    counts: np.ndarray, values: np.ndarray, alpha: float
+    counts: np.ndarray,
+    values: np.ndarray,
+    alpha: float,
+    diff: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Significant and significant-towards-the-variation flags from ``(..., S, 2, U)``."""
-    _, p, _ = kruskal_counts(counts)
+    """Significant and significant-towards-the-variation flags from ``(..., S, 2, U)``; with
+    ``diff`` (difference counts ``(..., S, K)`` and the differences) the significance is the
+    signed-rank test's, else the paper's pooled KW."""
+    if diff is None:
+        _, p, _ = kruskal_counts(counts)
+    else:
+        _, p = signed_rank_counts(*diff)
     m = group_means(counts, values)
     sig = np.nan_to_num(p, nan=1.0) < alpha
     return sig, sig & (m[..., 1] > m[..., 0])
 
 
 def halo_rate(
-    data: PairedData, benchmark: Benchmark, spec: StatisticsSpec, boot: Bootstrap
+    data: PairedData,
+    benchmark: Benchmark,
+    spec: StatisticsSpec,
+    boot: Bootstrap,
+    paper_tests: bool = False,
 ) -> dict[str, float]:
     """The halo rate over the ``halo_tag`` scenarios with its bootstrap CI (faces resampled).
 
-    A scenario counts when its variation bias is significant and the variation's images pick
-    the stereotyped (positive) trait more often; the rate is over all tagged scenarios.
+    A scenario counts when its variation bias is significant (the test of
+    :func:`variation_bias`, chosen by ``paper_tests``) and the variation's images pick the
+    stereotyped (positive) trait more often; the rate is over all tagged scenarios.
     """
     tagged = [
         i
@@ -102,9 +177,15 @@ def halo_rate(
             f"{benchmark.source}: no judged scenario is tagged {spec.halo_tag!r} (halo rate)"
         )
     counts = data.weighted(None)[tagged]
-    sig, halo = _halo_counts(counts, data.values, spec.alpha)
     w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
-    _, bhalo = _halo_counts(data.weighted(w)[:, tagged], data.values, spec.alpha)
+    if paper_tests:
+        diff = bdiff = None
+    else:
+        onehot, diffs = difference_counts(data)
+        onehot = onehot[:, tagged]
+        diff, bdiff = (onehot.sum(axis=0), diffs), (_weighted(onehot, w), diffs)
+    sig, halo = _halo_counts(counts, data.values, spec.alpha, diff)
+    _, bhalo = _halo_counts(data.weighted(w)[:, tagged], data.values, spec.alpha, bdiff)
     rate_boot = bhalo.mean(axis=1)
     lo, hi = percentile_ci(rate_boot[:, None], boot.ci)
     n = len(tagged)

@@ -59,9 +59,17 @@ def _decorate(fig: Figure, title: str, simulated: bool) -> None:
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
 
 
+def _chi2_of(bias: pd.DataFrame) -> np.ndarray:
+    """The variation test's p as a chi-square(1) statistic: H under the paper's Kruskal-Wallis
+    (p = chi2.sf(H, 1)), z^2 under the signed-rank test; 0 where the test has no p."""
+    p = np.clip(bias["pval"].to_numpy(dtype=float), 1e-300, 1.0)
+    return np.where(np.isnan(p), 0.0, stats.chi2.isf(np.nan_to_num(p, nan=1.0), 1))
+
+
 def fig_h_by_scenario(bias: pd.DataFrame, alpha: float, label: str, simulated: bool) -> Figure:
-    """H of the variation test per scenario and model, coloured by subcategory; the dashed line
-    is the chi-square(1) critical value at alpha (bars above it are significant)."""
+    """The variation test per scenario and model as the chi-square(1) statistic of its p (H
+    under the paper's test), coloured by subcategory; the dashed line is the chi-square(1)
+    critical value at alpha (bars above it are significant)."""
     models = list(dict.fromkeys(bias["model"]))
     fig, axes = plt.subplots(len(models), 1, figsize=(14, 3.2 * len(models)), squeeze=False)
     groups = list(dict.fromkeys(bias["scenario_category"] + " / " + bias["subcategory"]))
@@ -72,11 +80,11 @@ def fig_h_by_scenario(bias: pd.DataFrame, alpha: float, label: str, simulated: b
         d = bias[bias["model"] == m]
         g = d["scenario_category"] + " / " + d["subcategory"]
         x = np.arange(len(d))
-        ax.bar(x, d["h"].fillna(0.0), color=[colors[c] for c in g])
+        ax.bar(x, _chi2_of(d), color=[colors[c] for c in g])
         ax.axhline(crit, color="#B22222", ls="--", lw=1)
         ax.set_yscale("symlog", linthresh=10)
         ax.set_xticks(x, d["scenario_id"].astype(int), fontsize=7, rotation=90)
-        ax.set_ylabel("H (Kruskal-Wallis)")
+        ax.set_ylabel("χ²(1) of the test's p")
         ax.set_title(f"{m}: original vs {label}, per scenario (dashed: p = {alpha:g})", fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
     fig.legend(handles, list(colors), fontsize=7, ncol=4, loc="lower center",
@@ -220,11 +228,9 @@ def build_markdown(
         f"{len(benchmark.orderings)} orderings, judge seeds {list(config.judge.seeds)}; "
         f"{faces} faces, each judged as {v.base_label} and as {v.label}; models "
         + ", ".join(f"`{m}`" for m in config.model_names)
-        + f". Significance: Kruskal-Wallis p < {spec.alpha:g} per scenario (no correction across"
-        " scenarios, as the paper); W^attr: Wilcoxon signed-rank across scenarios, Bonferroni"
-        " within an axis. Intervals: face-level bootstrap "
-        f"({config.analysis.bootstrap.n_resamples} resamples, "
-        f"{100 * float(config.analysis.bootstrap.ci):g}%).",
+        + f". Significance: p < {spec.alpha:g} per scenario (no correction across scenarios, as"
+        " the paper); " + _tests_sentence(tables, config) + " W^attr: Wilcoxon signed-rank"
+        " across scenarios, Bonferroni within an axis.",
         "",
         "## Headline",
         "",
@@ -286,7 +292,8 @@ def build_markdown(
         )
         lines += [
             "**Stereotyped jobs** (the paper's Tables 17-30): the two groups a job pair is "
-            "stereotyped towards, Kruskal-Wallis over all images:",
+            "stereotyped towards, Kruskal-Wallis "
+            + ("over all images:" if set(st["unit"]) == {"image"} else "of the person means:"),
             "",
             md_table(agg.reset_index()),
             "",
@@ -356,6 +363,30 @@ def build_markdown(
     return "\n".join(lines)
 
 
+def _tests_sentence(tables: dict[str, pd.DataFrame], config: Config) -> str:
+    """Which tests and intervals the tables used (the ``test`` / ``unit`` columns)."""
+    bias = tables["paired_variation_bias"]
+    groups = tables["paired_group_tests"]
+    paper = bool(len(bias)) and set(bias["unit"]) == {"image"}
+    boot = config.analysis.bootstrap
+    if paper:
+        return (
+            "the paper's tests (`analysis.definitions: official`): Kruskal-Wallis over every "
+            "image as if independent, for the variation and between groups (unit `image`; a "
+            "person's two images are alike, so the group tests reject a true null more often "
+            "than alpha). Intervals: face-level bootstrap "
+            f"({boot.n_resamples} resamples, {100 * float(boot.ci):g}%)."
+        )
+    g = ", ".join(sorted(set(groups["test"]))) if len(groups) else "none"
+    return (
+        "one value per person (unit `person`): the variation by a Wilcoxon signed-rank test of "
+        f"the within-person differences, the groups by {g} (the paper's pooled Kruskal-Wallis: "
+        "`analysis.definitions=official`). Intervals: Student-t over persons "
+        f"({100 * float(boot.ci):g}%); the halo rate's: face-level bootstrap "
+        f"({boot.n_resamples} resamples)."
+    )
+
+
 def _plots(bias: pd.DataFrame, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.csv"):
@@ -383,7 +414,7 @@ def build_paired_report(config: Config, benchmark: Benchmark, root: Path) -> Non
         figs_dir / "paired_h_by_scenario.png",
     )
     figures.append(
-        (f"figures/{f1.name}", f"Kruskal-Wallis H of {v.base_label} vs {v.label} per scenario")
+        (f"figures/{f1.name}", f"Test of {v.base_label} vs {v.label} per scenario (χ²(1) of p)")
     )
     f2 = save(fig_means(bias, v.base_label, v.label, simulated), figs_dir / "paired_means.png")
     figures.append((f"figures/{f2.name}", f"Mean φ of {v.base_label} vs {v.label} per scenario"))

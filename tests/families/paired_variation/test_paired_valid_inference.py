@@ -1,0 +1,47 @@
+"""The default paired-variation tests hold their level where the paper's pooled tests do not.
+
+A planted null design (:mod:`stylisticbias_dev.bench.paired_valid_inference`): 60 people, no
+edit and no group effect, a strong person appeal shared by a person's two images (person SD 1.0,
+person x scenario SD 1.0, per-photo SD 0.2 on the logit scale), unequal group sizes; 15
+replicates (seeds fixed) x 91 scenarios. Pooling a person's two images as independent doubles
+the apparent sample: the paper's Kruskal-Wallis between groups rejects the true null about 7
+times as often as alpha 0.01 here, while the test on person means stays at its level. The
+paper's base-vs-variation Kruskal-Wallis goes the other way (a person's two images agree, so it
+almost never rejects), while the signed-rank test of the within-person differences holds 0.05.
+
+Power of this check (``python -m stylisticbias_dev.bench.paired_valid_inference --check-power``
+runs it over 40 other seeds of the design): the pooled group and stereotype tests are both
+caught (rate >= 3 x alpha at 0.01) in 39/40 seeds, and the default tests pass (<= 0.02) in
+40/40. On this seed: pooled 0.059 (group) and 0.049 (stereotype) at alpha 0.01, person 0.007 and
+0.009; variation test 0.060 (signed-rank) against 0.0015 (pooled) at alpha 0.05.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stylisticbias.benchmark import load_benchmark
+from stylisticbias_dev.bench.paired_valid_inference import CHECK_DESIGN, null_rates
+
+
+@pytest.fixture(scope="module")
+def rates() -> dict[str, dict[str, np.ndarray]]:
+    return null_rates(CHECK_DESIGN, load_benchmark("beauty-and-the-bias"), replicates=15)
+
+
+def test_pooled_group_tests_over_reject_and_the_person_tests_do_not(rates) -> None:
+    for table in ("paired_group_tests", "paired_stereotype_groups"):
+        person = rates[table]["person"][0.01]
+        pooled = rates[table]["paper"][0.01]
+        assert person <= 0.02, (table, person)
+        assert pooled >= 3 * 0.01, (table, pooled)
+        assert pooled >= 3 * max(person, 0.005), (table, pooled, person)
+
+
+def test_variation_test_holds_its_level_where_the_pooled_one_never_rejects(rates) -> None:
+    person = rates["paired_variation_bias"]["person"]
+    pooled = rates["paired_variation_bias"]["paper"]
+    assert 0.03 <= person[0.05] <= 0.07, person
+    assert person[0.01] <= 0.02, person
+    assert pooled[0.05] <= 0.01, pooled  # the paper's test: far below its level
