@@ -352,6 +352,8 @@ def import_official(spec: ImportSpec, benchmark: Benchmark) -> ImportStats:
         t = reader.take()
         pq.write_table(t, out / name)
         rows += t.num_rows
+        del t
+        pa.default_memory_pool().release_unused()
         with (out / "_progress.jsonl").open("a", encoding="utf-8") as fh:
             line = {"part": name, "faces": pending, "skipped": part_skipped}
             fh.write(json.dumps(line) + "\n")
@@ -411,15 +413,21 @@ def import_official(spec: ImportSpec, benchmark: Benchmark) -> ImportStats:
     return stats
 
 
+#: rows per record batch when the parts are concatenated (memory stays flat in the run's size)
+MERGE_ROWS = 10_000
+
+
 def _merge(out: Path, parts: list[str]) -> None:
     """Concatenate the parts into ``judgments.parquet`` and ``released.parquet`` (the fields
     a row cannot give back, :data:`.layout.META`), one part in memory at a time."""
     tmp, tmp_meta = out / "judgments.parquet.tmp", out / "released.parquet.tmp"
     with pq.ParquetWriter(tmp, SCHEMA) as w, pq.ParquetWriter(tmp_meta, META_SCHEMA) as wm:
         for name in parts:
-            t = pq.read_table(out / name)
-            w.write_table(t.select(list(COLUMNS)).cast(SCHEMA))
-            wm.write_table(t.select([*KEYS, *META]).cast(META_SCHEMA))
+            for batch in pq.ParquetFile(out / name).iter_batches(batch_size=MERGE_ROWS):
+                t = pa.Table.from_batches([batch])
+                w.write_table(t.select(list(COLUMNS)).cast(SCHEMA))
+                wm.write_table(t.select([*KEYS, *META]).cast(META_SCHEMA))
+            pa.default_memory_pool().release_unused()
     os.replace(tmp, out / "judgments.parquet")
     os.replace(tmp_meta, out / "released.parquet")
 
