@@ -20,8 +20,10 @@ plants its option log-probabilities this way. Planted answers (the annotate test
 [{"image": sha256, "contains": text, "content": reply} | {..., "refusal": reason}, ...]`` answers
 a request showing that image whose prompt contains ``contains`` with that reply (the first
 match), without the model; ``--model`` may then be left out. ``--log FILE`` appends one JSON
-line per request handled (``{"key", "image", "images", "event", "status", "arrived"}``,
-``images`` the number of images the request carried, ``arrived`` the Unix time the request
+line per request handled (``{"key", "image", "images", "system", "event", "status",
+"arrived"}``, ``images`` the number of images the request carried, ``system`` the text of its
+system message ('' when none; the model renders it as the template's system turn), ``arrived``
+the Unix time the request
 reached the server; event ``answered``, ``late`` (answered after a timeout
 fault), ``429``, ``500`` or ``malformed``) so a test can count what the server really did.
 ``POST /admin/faults`` with a fault plan as its JSON body replaces the plan of a running server
@@ -78,16 +80,21 @@ class LoopbackModel:
         return self._img_cache[url]
 
     def encode(self, messages: list[dict[str, Any]]) -> tuple[Any, list[int]]:
-        """Model inputs of the user turn + generation prompt, and the prefill's token ids."""
-        user = messages[0]
+        """Model inputs of the (system and) user turn + generation prompt, and the prefill's
+        token ids."""
+        user = _user_message(messages)
         content = []
         for part in user["content"]:
             if part.get("type") == "image_url":
                 content.append({"type": "image", "image": self._image(part["image_url"]["url"])})
             elif part.get("type") == "text":
                 content.append({"type": "text", "text": part["text"]})
+        system = _system_text(messages)
+        turns = (
+            [{"role": "system", "content": [{"type": "text", "text": system}]}] if system else []
+        )
         enc = self.processor.apply_chat_template(
-            [{"role": "user", "content": content}],
+            [*turns, {"role": "user", "content": content}],
             add_generation_prompt=True,
             tokenize=True,
             return_dict=True,
@@ -257,6 +264,7 @@ def make_handler(
                 "key": key,
                 "image": _image_sha(body),
                 "images": _image_count(body),
+                "system": _system_text(_first_messages(body)),
                 "event": event,
                 "status": status,
                 "arrived": self._arrived,
@@ -325,8 +333,24 @@ def _first_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return msgs[0] if msgs and isinstance(msgs[0], list) else msgs
 
 
+def _user_message(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The user turn of a conversation (after a system message, if any)."""
+    return next(m for m in messages if m.get("role") == "user")
+
+
+def _system_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the conversation's system message ('' when it has none)."""
+    for m in messages:
+        if m.get("role") == "system":
+            c = m.get("content")
+            if isinstance(c, str):
+                return c
+            return "".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
+    return ""
+
+
 def _image_sha(body: dict[str, Any]) -> str | None:
-    for part in _first_messages(body)[0]["content"]:
+    for part in _user_message(_first_messages(body))["content"]:
         if part.get("type") == "image_url":
             url = part["image_url"]["url"]
             return hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest()
@@ -354,7 +378,7 @@ def _planted(body: dict[str, Any], table: dict[str, Any]) -> list[list[Any]]:
 def _planted_answer(body: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any] | None:
     """The first planted answer matching the request's images and prompt text, or None."""
     shas, text = set(), ""
-    for part in body["messages"][0]["content"]:
+    for part in _user_message(body["messages"])["content"]:
         if part.get("type") == "image_url":
             url = part["image_url"]["url"]
             shas.add(hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest())

@@ -92,7 +92,8 @@ class TaskScenario:
     ``composite``); ``answers`` the task a ``text_only`` question is answered as (its image
     replaced by ``{description}`` in the prompt); ``positive``/``negative`` the poles of a
     ``binary_choice`` one; ``fields`` the prompt's other placeholders and their values (occupation,
-    biography ...).
+    biography ...); ``system`` the system message sent before the question (a system turn where
+    the engine's chat format has one; empty: none).
     """
 
     id: int
@@ -107,6 +108,7 @@ class TaskScenario:
     positive: str = ""
     negative: str = ""
     fields: tuple[tuple[str, str], ...] = ()
+    system: str = ""
 
     @property
     def labels(self) -> tuple[str, ...]:

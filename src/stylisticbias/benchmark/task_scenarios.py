@@ -28,6 +28,7 @@ _TASK_KEYS = (
     "positive",
     "negative",
     "fields",
+    "system",
 )
 _OPTION_KEYS = ("label", "text", "value")
 _RANGE_KEYS = ("low", "high", "unit", "ranges")
@@ -36,7 +37,7 @@ RANGE_RULES = ("midpoint", "invalid")
 #: How a pairwise task shows its two images: two image inputs, or one side-by-side composite.
 LAYOUTS = ("two_images", "composite")
 #: Placeholders every task prompt may use besides its own ``fields``.
-TASK_PROMPT_FIELDS = ("options", "description", "label_1", "label_2")
+TASK_PROMPT_FIELDS = ("options", "description", "label_1", "label_2", "person")
 
 
 def _number(value: Any, where: str) -> float:
@@ -109,6 +110,7 @@ def _parse_task(t: Any, where: str) -> TaskScenario:
         positive=str(t.get("positive", "")),
         negative=str(t.get("negative", "")),
         fields=fields,
+        system=str(t.get("system", "")),
     )
 
 

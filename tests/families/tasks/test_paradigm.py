@@ -69,9 +69,11 @@ def test_a_text_only_task_finds_its_image_twin_by_the_paradigms_rule() -> None:
     bench = load_benchmark("vignette")
     twin = family_of(bench).paradigm("vignette").image_twin
     pairs = {t.id: twin(t, bench) for t in bench.tasks if t.task == "text_only"}
-    assert {k: v.id for k, v in pairs.items() if v} == dict(zip(range(401, 407), range(301, 307)))
+    # every text-only question (4000 + 10 a + k) mirrors its decision question (3000 + ...)
+    assert len(pairs) == 74 * 9 and {k: v.id for k, v in pairs.items() if v} == {
+        k: k - 1000 for k in pairs}  # fmt: skip
     # a pairwise task has no twin
-    assert twin(bench.task_scenario(301), bench) is None
+    assert twin(bench.task_scenario(3021), bench) is None
 
 
 def test_a_sixth_protocol_with_a_new_paradigm(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +99,7 @@ def test_a_sixth_protocol_with_a_new_paradigm(monkeypatch: pytest.MonkeyPatch) -
         **raw,
         "name": "vignette-hiring",
         "paradigm": "hiring",
-        "tasks": [t for t in raw["tasks"] if t["id"] in (301, 302, 401, 402)],
+        "tasks": [t for t in raw["tasks"] if t["id"] in (3021, 3022, 4021, 4022)],
     }
     bench = benchmark_from_config(cfg, "conf/benchmark/vignette-hiring.yaml")
     assert bench.paradigm == "hiring"
@@ -119,4 +121,4 @@ def test_a_sixth_protocol_with_a_new_paradigm(monkeypatch: pytest.MonkeyPatch) -
         "position_bias",
         "vignette_text_vs_image",
     } == set(tabs)
-    assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == [301, 302]
+    assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == [3021, 3022]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 import pytest
 
@@ -74,14 +76,16 @@ def test_task_scores_and_fit(reflect_records):
 @pytest.mark.slow  # 80 faces of VIGNETTE records: ~20 s (REFLECT from records above and the
 # VIGNETTE tables in tests/families/tasks/test_task_tables.py stay in make test)
 def test_vignette_tables_from_records():
-    bench = load_benchmark("vignette")
+    full = load_benchmark("vignette")
+    ids = [*range(101, 161), *range(3021, 3030), *range(4021, 4030)]  # stereotypes, cooking
+    bench = dataclasses.replace(full, tasks=tuple(full.task_scenario(i) for i in ids))
     rec = task_records(bench, faces(80), "sim", seed=1)
     tabs = task_tables_from_records(rec, bench, "sim", n_boot=10, simulated=True)
     assert {"vignette_selection", "vignette_log_odds", "vignette_pair_comp", "vignette_polarity",
             "vignette_text_vs_image", "position_bias"} <= set(tabs)  # fmt: skip
     assert "reflect_win_rates" not in tabs
-    # every text-only question is compared with the image question it mirrors (301-306)
-    assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == list(range(301, 307))
+    # every text-only question is compared with the image question it mirrors (3021-3029)
+    assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == list(range(3021, 3030))
 
 
 def test_counterfactual_records_cluster_on_the_source_photo():
@@ -109,9 +113,14 @@ def test_counterfactual_records_cluster_on_the_source_photo():
         cov_type="cluster", cov_kwds={"groups": pd.factorize(df["unit"])[0]})  # fmt: skip
     names = [n for n in fit.params.index if n != "Intercept"]
     want = fit.wald_test(np.eye(len(fit.params))[1:], use_f=True, scalar=True)
-    got = tabs["reflect_salary_tests"].query("scenario_id == 21").iloc[0]
+    got = tabs["reflect_salary_tests"].query("scenario_id == 21 and effect == 'group'").iloc[0]
     assert len(names) == 9 and got["f_stat"] == pytest.approx(float(want.statistic), rel=1e-9)
+    assert got["test"].startswith("wild cluster bootstrap")  # the default: a bootstrap p
+    paper = task_tables_from_records(rec, bench, "sim", n_boot=200, seed=0, simulated=True,
+                                     paper_tests=True)["reflect_salary_tests"]  # fmt: skip
+    got = paper.query("scenario_id == 21").iloc[0]
     assert got["pval"] == pytest.approx(float(want.pvalue), rel=1e-9)
+    assert got["test"] == "paper: cluster-robust Wald F" and set(paper["effect"]) == {"group"}
     # win rate: the interval of the per-source (wins, appearances) totals
     pairs = ts.consolidate_pairs(rec[rec["task_id"] == 1].rename(columns={"outcome": "choice"})[
         ["unit", "first", "second", "variant", "choice"]])  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -58,9 +59,15 @@ def test_records_follow_their_exact_distributions():
     assert num.loc[num["outcome"] == "value", "value"].gt(0).all()
 
 
+def vignette(*ids: int):
+    """The VIGNETTE protocol with only the tasks ``ids`` (it asks 1,692)."""
+    bench = load_benchmark("vignette")
+    return dataclasses.replace(bench, tasks=tuple(bench.task_scenario(i) for i in ids))
+
+
 def test_planted_pairwise_effect_and_valence_flip():
     """VIGNETTE: white-male is favoured for "friendly" and disfavoured for "unfriendly"."""
-    bench = load_benchmark("vignette")
+    bench = vignette(101, 102)
     rec = task_records(bench, faces(400), "sim", seed=1)
 
     def share(tid: int) -> float:
@@ -93,7 +100,7 @@ def test_only_the_simulated_engine_is_routed(tmp_path):
 def test_records_carry_left_and_right_ids():
     """Every pairwise record names the image on the left (slot 1) and on the right; the
     swapped order mirrors them; single-image records leave them empty."""
-    rec = task_records(load_benchmark("vignette"), faces(40), "sim", seed=2)
+    rec = task_records(vignette(101, 3021, 4021), faces(40), "sim", seed=2)
     pair = rec[rec["image_ids"].str.contains("|", regex=False)]
     ids = pair["image_ids"].str.split("|", expand=True)
     v0, v1 = pair["variant"] == 0, pair["variant"] == 1
@@ -118,7 +125,7 @@ def test_position_bias_table_recovers_a_planted_left_bias(monkeypatch, bias):
     plant = TaskPlant(shift={"black-female": -0.5, "white-male": 0.4}, position_bias=bias,
                       invalid_rate=0.03)  # fmt: skip
     monkeypatch.setitem(task_plants.PLANTS, "pairwise", plant)
-    bench = load_benchmark("vignette")
+    bench = vignette(101)
     rec = task_records(bench, faces(200), "sim", seed=4)
     rec = rec[rec["task_id"] == 101]
     # the truth: the mean over the judged pairs of P(slot 1 chosen) in both orders

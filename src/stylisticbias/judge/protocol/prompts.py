@@ -2,7 +2,10 @@
 
 One *prompt* per (scenario, ordering); the user turn holds the image first, then the text, and
 no system prompt (the paper states none). Ordering 1 is Fig. 12 word for word
-(``Benchmark.forced_choice_prompt``).
+(``Benchmark.forced_choice_prompt``). A task prompt may carry a system message (VIGNETTE's
+released one): :func:`chat_messages` then opens with a ``system`` turn, and
+:func:`system_turn` says whether a processor's chat template renders one (else the engine
+prepends it to the text, :func:`prepend_system`).
 """
 
 from __future__ import annotations
@@ -48,13 +51,14 @@ def prompt_specs(
     return [PromptSpec(s, o, benchmark.forced_choice_prompt(s, o)) for s in scen for o in ords]
 
 
-def chat_messages(text: str, image: Any = None) -> list[dict[str, Any]]:
+def chat_messages(text: str, image: Any = None, system: str = "") -> list[dict[str, Any]]:
     """A one-turn conversation: the image(s) first, then the prompt text.
 
     ``image`` (a PIL image) is attached for ``apply_chat_template(tokenize=True)``; leave it None
     to render the text only. A list or tuple gives one image part per element, in order (a
     pairwise prompt's slot 1, slot 2; ``[]`` for a text-only prompt; ``[None, None]`` renders
-    two image placeholders).
+    two image placeholders). ``system``: a system message, sent as a ``system`` turn before the
+    user turn (none when empty).
     """
     images = list(image) if isinstance(image, list | tuple) else [image]
     parts: list[dict[str, Any]] = []
@@ -63,7 +67,10 @@ def chat_messages(text: str, image: Any = None) -> list[dict[str, Any]]:
         if im is not None:
             img["image"] = im
         parts.append(img)
-    return [{"role": "user", "content": [*parts, {"type": "text", "text": text}]}]
+    user = {"role": "user", "content": [*parts, {"type": "text", "text": text}]}
+    if not system:
+        return [user]
+    return [{"role": "system", "content": [{"type": "text", "text": system}]}, user]
 
 
 def render(
@@ -71,15 +78,36 @@ def render(
     text: str,
     chat_template_kwargs: Mapping[str, Any] | None = None,
     images: int = 1,
+    system: str = "",
 ) -> str:
     """The prompt string the model's own chat template produces (generation prompt added),
-    with ``images`` image placeholders before the text."""
+    with ``images`` image placeholders before the text (and the ``system`` turn, if any)."""
     return processor.apply_chat_template(
-        chat_messages(text, None if images == 1 else [None] * images),
+        chat_messages(text, None if images == 1 else [None] * images, system),
         add_generation_prompt=True,
         tokenize=False,
         **dict(chat_template_kwargs or {}),
     )
+
+
+#: the probe :func:`system_turn` renders as a system message
+_PROBE = "SYSTEM-TURN-PROBE"
+
+
+def system_turn(processor: Any, chat_template_kwargs: Mapping[str, Any] | None = None) -> bool:
+    """Whether ``processor``'s chat template renders a system turn: a probe system message
+    renders without error and its text is in the prompt (a template that rejects the role, or
+    silently drops it, has none)."""
+    try:
+        return _PROBE in render(processor, "x", chat_template_kwargs, images=1, system=_PROBE)
+    except Exception:  # jinja's TemplateError, a template's raise_exception: no system role
+        return False
+
+
+def prepend_system(text: str, system: str) -> str:
+    """The user text with the system message on its own line before it (for a chat format
+    without a system turn)."""
+    return f"{system}\n{text}" if system else text
 
 
 def render_all(
@@ -96,10 +124,12 @@ def encode(
     text: str,
     image: Any,
     chat_template_kwargs: Mapping[str, Any] | None = None,
+    system: str = "",
 ) -> Any:
-    """Model inputs (``BatchEncoding`` of tensors, batch 1) for one prompt with its image."""
+    """Model inputs (``BatchEncoding`` of tensors, batch 1) for one prompt with its image (and
+    its ``system`` turn, if any)."""
     return processor.apply_chat_template(
-        chat_messages(text, image),
+        chat_messages(text, image, system),
         add_generation_prompt=True,
         tokenize=True,
         return_dict=True,

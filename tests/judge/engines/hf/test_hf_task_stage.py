@@ -94,11 +94,11 @@ def _ask(text: str, images: list[str], rules: object) -> object:
 
 
 def test_vignette_composite_and_text_only(tmp_path: Path) -> None:
-    params = _params(tmp_path, "vignette-demo", ["judge.scenarios=[101,401]"])
+    params = _params(tmp_path, "vignette-demo", ["judge.scenarios=[101,4021]"])
     out = run_judge(MODEL, config_from_params(params), progress=False)
     rec = pd.read_parquet(out)
     assert rec.groupby(["task_id", "variant"]).size().to_dict() == {
-        (101, 0): 6, (101, 1): 6, (401, 0): 6, (401, 1): 6}  # fmt: skip
+        (101, 0): 6, (101, 1): 6, (4021, 0): 6, (4021, 1): 6}  # fmt: skip
     for d in rec["dist"]:
         assert set(json.loads(d)) == {"first", "second", "invalid"}
     composites = list((out.parent.parent / ".composites").glob("*.png"))  # shared by models

@@ -161,7 +161,7 @@ def test_vignette_composite_and_text_only(tmp_path: Path, loopback_env) -> None:
     from stylisticbias.families.tasks.judge.judging import Unit, judge_units, load_faces, units_of
     from stylisticbias.judge.engines.factory import make_engine
 
-    log, proc, params = _run(tmp_path, "sampled", False, "vignette-demo", "[101,401]")
+    log, proc, params = _run(tmp_path, "sampled", False, "vignette-demo", "[101,4021]")
     loopback_env.append(proc)
     config = config_from_params(params)
     out = run_judge(MODEL, config, progress=False)
@@ -169,8 +169,8 @@ def test_vignette_composite_and_text_only(tmp_path: Path, loopback_env) -> None:
     assert rec.groupby(["task_id", "variant"]).size().to_dict() == {
         (101, 0): 6,
         (101, 1): 6,
-        (401, 0): 6,
-        (401, 1): 6,
+        (4021, 0): 6,
+        (4021, 1): 6,
     }  # 6 cross-group pairs of 4 faces (4 groups)
     assert (rec["task"] == "text_only").sum() == 12 and set(rec["answers"]) == {"pairwise"}
     for variant, dist in zip(rec["variant"], rec["dist"]):

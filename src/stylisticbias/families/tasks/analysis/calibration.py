@@ -51,6 +51,15 @@ ratio bias) and the unit was right (source photos; a photo's variants share it).
 ``python -m stylisticbias.families.tasks.analysis.calibration --replicates 100
 --null-replicates 400`` merges ``protocols.reflect`` and ``protocols.vignette`` into
 ``reports/bench/calibration.json``.
+
+**Valid inference** (:func:`reflect_valid_inference`, :func:`vignette_valid_inference`): the
+simulated judge has no random effects, so the tests are also calibrated on designs drawn
+directly with the structure of real data (:mod:`.designs`: per-photo appeal, per-source
+effects and random slopes, unequal cluster sizes): per tested table the null rejection rate
+at alpha 0.05 and 0.01 (Clopper-Pearson intervals over rows) and the power at the planted
+effects, for the default test and the paper's pooled one beside it, and the coverage of the
+Gap%, MCQ gap and JSD intervals. ``python -m stylisticbias_dev.bench.tasks_valid_inference``
+merges them as ``protocols.<protocol>.valid_inference``.
 """
 
 from __future__ import annotations
@@ -64,9 +73,10 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -81,6 +91,7 @@ from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.families.tasks.analysis import stats as ts
 from stylisticbias.families.tasks.analysis import tables as tt
 from stylisticbias.families.tasks.analysis.demo import ask, options_table, pairwise_answers
+from stylisticbias.families.tasks.analysis.designs import McqDesign, SalaryDesign, VignetteDesign
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, choice_k_probs
 from stylisticbias.registry import Registry
 
@@ -426,12 +437,225 @@ def calibrate_vignette(replicates: int = 20, n_inst: int = 40, n_boot: int = 500
                      n_boot, jobs)  # fmt: skip
 
 
-def merge_into(path: Path, protocol: str, section: dict[str, Any]) -> None:
-    """Write ``section`` as ``protocols.<protocol>`` of the bench file, keeping the rest."""
+# ---- valid inference: tests and intervals under structured designs ---------------------------
+ALPHAS = (0.05, 0.01)
+#: acceptance: null rate in [0.03, 0.07] at 0.05 with its CP upper bound <= 0.08; <= 0.02 at 0.01
+FPR_TARGET = {"0.05": (0.03, 0.07, 0.08), "0.01": (0.0, 0.02, None)}
+
+
+@dataclass
+class Rejections:
+    """p-values of one test (rows pooled over replicates): rejection rates at each level."""
+
+    pvals: list[float] = field(default_factory=list)
+
+    def add(self, p: Sequence[float] | float) -> None:
+        """Add one or more p-values (NaN skipped)."""
+        self.pvals += [float(x) for x in np.atleast_1d(p) if not math.isnan(float(x))]
+
+    def summary(self) -> dict[str, Any]:
+        """Per level: the rate, its count and its Clopper-Pearson 95% interval."""
+        p = np.asarray(self.pvals)
+        out: dict[str, Any] = {"tests": len(p)}
+        for a in ALPHAS:
+            k = int(np.sum(p < a))
+            out[str(a)] = {"rate": k / len(p) if len(p) else None, "k": k, "ci95": _cp(k, len(p))}
+        return out
+
+
+def _fpr_ok(s: dict[str, Any]) -> bool:
+    """Does a null summary meet :data:`FPR_TARGET`?"""
+    ok = True
+    for a, (lo, hi, cp_hi) in FPR_TARGET.items():
+        r = s[a]
+        ok &= r["rate"] is not None and lo <= r["rate"] <= hi
+        ok &= cp_hi is None or r["ci95"][1] <= cp_hi
+    return bool(ok)
+
+
+@dataclass
+class Hits:
+    """Interval coverage of one interval column (all rows of all replicates)."""
+
+    hits: list[bool] = field(default_factory=list)
+
+    def add(self, lo: Sequence[float], hi: Sequence[float], truth: Sequence[float]) -> None:
+        """One replicate's intervals and truths."""
+        lo_, hi_, t = (np.asarray(x, float) for x in (lo, hi, truth))
+        self.hits += list((lo_ <= t) & (t <= hi_))
+
+    def summary(self) -> dict[str, Any]:
+        """Coverage with its Clopper-Pearson 95% interval."""
+        k, n = int(sum(self.hits)), len(self.hits)
+        return {"coverage": k / n if n else None, "intervals": n, "ci95": _cp(k, n)}
+
+
+def _split(null: dict[str, Rejections], power: dict[str, Rejections]) -> dict[str, Any]:
+    return {name: {"null": r.summary(), "power": power[name].summary() if name in power else None,
+                   "passed": _fpr_ok(r.summary())}
+            for name, r in null.items()}  # fmt: skip
+
+
+def reflect_valid_inference(
+    null_replicates: int = 600, replicates: int = 100, n_boot: int = 399, seed: int = 7,
+    design: SalaryDesign | None = None, mcq: McqDesign | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """REFLECT under :class:`~.designs.SalaryDesign` / :class:`~.designs.McqDesign` (per-source
+    effects, random slopes, unequal clusters): the null rejection rate of every
+    ``reflect_salary_tests`` row kind (per occupation and pooled, per effect) for the default
+    (wild cluster bootstrap) and the paper's test (CR1 Wald F against F(q, G - 1): its F is
+    the default's, the p-value statsmodels'), their power under the planted effects, and the
+    coverage of the Gap%, MCQ gap and JSD intervals; the JSD's chance level beside the mean
+    null JSD."""
+    sd, md = design or SalaryDesign(), mcq or McqDesign()
+    rng = np.random.default_rng(seed)
+    ref = REF
+    null = {"default": defaultdict(Rejections), "paper": defaultdict(Rejections)}
+    power = {"default": defaultdict(Rejections), "paper": defaultdict(Rejections)}
+
+    def salary_tests(occ: list[tuple[int, pd.DataFrame]], into: dict) -> None:
+        for scope, sid, df in [("occupation", s_, d_) for s_, d_ in occ] + [("pooled", 0, None)]:
+            if df is None:
+                valid = pd.concat([d_.dropna(subset=["value"]).assign(scenario=s_)
+                                   for s_, d_ in occ], ignore_index=True)  # fmt: skip
+            else:
+                valid = df.dropna(subset=["value"])
+            rows = tt.salary_test_rows(valid, MODEL, sid, ref, n_boot=n_boot,
+                                       seed=int(rng.integers(1 << 31)),
+                                       pooled=scope == "pooled")  # fmt: skip
+            g = valid["unit"].nunique()
+            q = {"group": 9, "race": 4, "gender": 1, "race x gender": 4}
+            for r in rows:
+                into["default"][f"{scope}: {r['effect']}"].add(r["pval"])
+                into["paper"][f"{scope}: {r['effect']}"].add(
+                    stats.f.sf(r["f_stat"], q[r["effect"]], g - 1))  # fmt: skip
+
+    for _ in range(null_replicates):
+        salary_tests(sd.draw(rng, True), null)
+    gap_cov = Hits()
+    mcq_cov, jsd_cov = Hits(), Hits()
+    truth_gap = sd.gap_truth(ref)
+    marg = {g: md.marginal(g) for g in md.groups}
+    pooled = np.mean([marg[g] for g in md.groups], axis=0)
+    truth_mcq = {g: ts.relative_mean_gap(marg[g], marg[ref], md.values) for g in md.groups}
+    truth_jsd = {g: float(ts.jsd_rows(marg[g][None], pooled)[0]) for g in md.groups}
+    for r in range(replicates):
+        occ = sd.draw(rng, False)
+        salary_tests(occ, power)
+        for sid, df in occ:
+            gaps = tt.salary_tables(df, MODEL, sid, ref, n_boot=n_boot, seed=r)
+            g = gaps["reflect_salary_gaps"]
+            gap_cov.add(g["ci_low"], g["ci_high"], [truth_gap[x] for x in g["group"]])
+        m = tt.mcq_tables(md.draw(rng, False), MODEL, MCQ_SALARY, md.labels, md.values, ref,
+                          n_boot=n_boot, seed=r)["reflect_mcq_gaps"]  # fmt: skip
+        mcq_cov.add(m["ci_low"], m["ci_high"], [truth_mcq[x] for x in m["group"]])
+        jsd_cov.add(m["jsd_ci_low"], m["jsd_ci_high"], [truth_jsd[x] for x in m["group"]])
+    chance, null_jsd = [], []
+    for r in range(min(replicates, 200)):  # the chance level against the null JSD's mean
+        m = tt.mcq_tables(md.draw(rng, True), MODEL, MCQ_SALARY, md.labels, md.values, ref,
+                          n_boot=20, seed=r)["reflect_mcq_gaps"]  # fmt: skip
+        chance += list(m["jsd_chance"])
+        null_jsd += list(m["jsd"])
+    tests = {k: _split(null[k], power[k]) for k in ("default", "paper")}
+    intervals = {"reflect_salary_gaps.gap_pct": gap_cov.summary(),
+                 "reflect_mcq_gaps.relative_mean_gap": mcq_cov.summary(),
+                 "reflect_mcq_gaps.jsd": jsd_cov.summary()}  # fmt: skip
+    lo, hi = COVERAGE_TARGET
+    return {
+        "design": {"salary": _plain(sd), "mcq": _plain(md)},
+        "reflect_salary_tests": {"default": {"test": ts.WILD_CLUSTER, **tests["default"]},
+                                 "paper": {"test": ts.PAPER_WALD_F, **tests["paper"]}},
+        "intervals": intervals,
+        "jsd_chance": {"mean_chance_level": float(np.mean(chance)),
+                       "mean_null_jsd": float(np.mean(null_jsd)), "rows": len(chance),
+                       "note": "bits; the chance level (labels permuted within each photo) "
+                               "estimates the mean JSD when groups do not differ"},
+        "null_replicates": null_replicates, "replicates": replicates, "bootstrap": n_boot,
+        "targets": {"fpr": {a: list(v) for a, v in FPR_TARGET.items()},
+                    "coverage": list(COVERAGE_TARGET)},
+        "passed": all(v["passed"] for v in tests["default"].values())
+        and all(lo <= c["coverage"] <= hi for c in intervals.values()),
+    }  # fmt: skip
+
+
+def vignette_valid_inference(
+    null_replicates: int = 1000, replicates: int = 300, seed: int = 11,
+    design: VignetteDesign | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """VIGNETTE under :class:`~.designs.VignetteDesign` (per-photo appeal, unequal repeats):
+    the null rejection rate of ``vignette_pair_comp`` and ``vignette_text_vs_image`` rows for
+    the default (instance-clustered) and the paper's pooled tests, and their power over the
+    rows whose planted truth is at least 0.03 away from 0."""
+    vd = design or VignetteDesign()
+    rng = np.random.default_rng(seed)
+    null = {"default": defaultdict(Rejections), "paper": defaultdict(Rejections)}
+    power = {"default": defaultdict(Rejections), "paper": defaultdict(Rejections)}
+    pc_truth, tv_truth = vd.pair_comp_truth(), vd.text_vs_image_truth()
+
+    def one(into: dict, planted: bool) -> None:
+        terms, image, text = vd.draw(rng, not planted)
+        pc = ts.pair_comp(terms)
+        tv = tt.text_vs_image_table(image, text, MODEL, DECISION)
+        tv_paper = tt.text_vs_image_table(image, text, MODEL, DECISION, paper_tests=True)
+        if planted:
+            keep_pc = [
+                abs(pc_truth[f"{a}|{b}"]) >= 0.03 for a, b in zip(pc["identity"], pc["partner"])
+            ]
+            keep_tv = [abs(tv_truth[i]) >= 0.03 for i in tv["identity"]]
+            pc, tv, tv_paper = pc[keep_pc], tv[keep_tv], tv_paper[keep_tv]
+        into["default"]["vignette_pair_comp"].add(pc["pval"])
+        into["paper"]["vignette_pair_comp"].add(pc["pval_fisher"])
+        into["default"]["vignette_text_vs_image"].add(tv["pval"])
+        into["paper"]["vignette_text_vs_image"].add(tv_paper["pval"])
+
+    for _ in range(null_replicates):
+        one(null, False)
+    for _ in range(replicates):
+        one(power, True)
+    tests = {k: _split(null[k], power[k]) for k in ("default", "paper")}
+    return {
+        "design": _plain(vd),
+        "vignette_pair_comp": {"default": {"test": ts.CLUSTER_T,
+                                           **tests["default"]["vignette_pair_comp"]},
+                               "paper": {"test": ts.PAPER_FISHER,
+                                         **tests["paper"]["vignette_pair_comp"]}},
+        "vignette_text_vs_image": {"default": {"test": ts.CLUSTER_T,
+                                               **tests["default"]["vignette_text_vs_image"]},
+                                   "paper": {"test": ts.PAPER_Z,
+                                             **tests["paper"]["vignette_text_vs_image"]}},
+        "power_rows": "rows whose planted truth is >= 0.03 from 0 (PairComp, share difference)",
+        "null_replicates": null_replicates, "replicates": replicates,
+        "targets": {"fpr": {a: list(v) for a, v in FPR_TARGET.items()}},
+        "passed": all(v["passed"] for v in tests["default"].values()),
+    }  # fmt: skip
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    """A design dataclass as JSON-ready values."""
+    return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(obj).items()}
+
+
+#: protocol -> its valid-inference study (``protocols.<protocol>.valid_inference``)
+VALID_INFERENCE: Registry[Callable[..., dict[str, Any]]] = Registry(
+    "task valid-inference study",
+    {"reflect": reflect_valid_inference, "vignette": vignette_valid_inference},
+)
+
+
+def merge_into(path: Path, protocol: str, section: dict[str, Any], key: str | None = None) -> None:
+    """Write ``section`` as ``protocols.<protocol>`` of the bench file (as
+    ``protocols.<protocol>.<key>`` with ``key``), keeping the rest; read, update and written
+    at once (atomically)."""
+    from stylisticbias.outputs import atomic_write_text
+
     doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    doc.setdefault("protocols", {})[protocol] = section
+    proto = doc.setdefault("protocols", {})
+    if key is None:
+        proto[protocol] = section
+    else:
+        proto.setdefault(protocol, {})[key] = section
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
 #: task protocol -> its calibration (planted effects recovered, null false-positive rate)

@@ -2,7 +2,8 @@
 
 Every row of a table with an interval gives ``<table>.<task>.<key>`` and its ``.ci_low`` /
 ``.ci_high`` (and ``.pval`` where the table tests); every tested row without an interval its
-statistic and ``.pval``. Names keep MLflow's characters (others become ``_``).
+statistic and ``.pval``; a table of the paper's Fisher tests its estimate and
+``.pval_fisher``. Names keep MLflow's characters (others become ``_``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ INTERVAL_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
 TEST_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "reflect_salary_tests": ("f_stat", ("scenario_id", "effect")),
     "vignette_text_vs_image": ("delta", ("scenario_id", "identity")),
+    "vignette_factuality_tests": ("statistic", ("setting", "question", "test")),
+}
+#: tables of the paper's Fisher tests: (the estimate column, the key columns)
+FISHER_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "vignette_factuality": ("factuality", ("setting", "question", "identity")),
 }
 _BAD = re.compile(r"[^A-Za-z0-9_\-./ ]")
 
@@ -48,7 +54,7 @@ def finite(x: Any) -> float | None:
 def task_metrics(tables: Mapping[str, pd.DataFrame], model: str) -> dict[str, float]:
     """Every interval and test of ``model``'s rows as flat metrics (see the module doc)."""
     out: dict[str, float] = {}
-    for table, (col, keys) in {**INTERVAL_TABLES, **TEST_TABLES}.items():
+    for table, (col, keys) in {**INTERVAL_TABLES, **TEST_TABLES, **FISHER_TABLES}.items():
         df = tables.get(table)
         if df is None or df.empty:
             continue
@@ -59,6 +65,7 @@ def task_metrics(tables: Mapping[str, pd.DataFrame], model: str) -> dict[str, fl
                 (".ci_low", "ci_low"),
                 (".ci_high", "ci_high"),
                 (".pval", "pval"),
+                (".pval_fisher", "pval_fisher" if table in FISHER_TABLES else ""),
             ):
                 v = finite(row[c]) if c in row.index else None
                 if v is not None:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from stylisticbias.benchmark import Benchmark, TaskScenario
 from stylisticbias.families.tasks.analysis import tables as tt
+from stylisticbias.families.tasks.analysis import vignette_tables as vt
 from stylisticbias.family import family_of
 
 log = logging.getLogger(__name__)
@@ -62,10 +63,13 @@ def _field(sc: TaskScenario, key: str) -> str | None:
 
 def task_tables_from_records(
     records: pd.DataFrame, benchmark: Benchmark, model: str, *, n_boot: int = 500,
-    seed: int = 0, simulated: bool = False,
+    seed: int = 0, simulated: bool = False, paper_tests: bool = False,
 ) -> dict[str, pd.DataFrame]:  # fmt: skip
-    """Every task table of one model's records (see the module doc)."""
+    """Every task table of one model's records (see the module doc). ``paper_tests``
+    (``analysis.definitions: official``): the papers' pooled tests in the tested tables
+    (``test`` column) instead of the clustered ones, and no pooled salary row."""
     kw = {"n_boot": n_boot, "seed": seed, "simulated": simulated}
+    salaries: list[tuple[int, pd.DataFrame]] = []
     parts: dict[str, list[pd.DataFrame]] = defaultdict(list)
     groups = sorted(set(records["first"]))
     ref = REF if REF in groups else groups[0]
@@ -92,12 +96,15 @@ def task_tables_from_records(
                                "choice": rec["outcome"]})  # fmt: skip
             values = [float(o.value) if o.value is not None else float(i + 1)
                       for i, o in enumerate(sc.options)]  # fmt: skip
-            for name, t in tt.mcq_tables(df, model, sc.id, sc.labels, values, ref, **kw).items():
+            for name, t in tt.mcq_tables(df, model, sc.id, sc.labels, values, ref,
+                                         paper_tests=paper_tests, **kw).items():  # fmt: skip
                 parts[name].append(t)
         elif sc.task == "numeric":
             df = pd.DataFrame({"unit": rec["unit"], "group": rec["first"],
                                "value": rec["value"]})  # fmt: skip
-            for name, t in tt.salary_tables(df, model, sc.id, ref, **kw).items():
+            salaries.append((int(sc.id), df))
+            for name, t in tt.salary_tables(df, model, sc.id, ref, paper_tests=paper_tests,
+                                            **kw).items():  # fmt: skip
                 parts[name].append(t)
         elif sc.task == "text_only" and paradigm.image_twin is not None:
             image_task = paradigm.image_twin(sc, benchmark)
@@ -106,10 +113,11 @@ def task_tables_from_records(
                 act = _field(sc, "activity") or ""
                 parts["vignette_text_vs_image"].append(tt.text_vs_image_table(
                     _options(img, act), _options(rec, act), model, image_task.id,  # type: ignore[union-attr]
-                    simulated=simulated))  # fmt: skip
+                    simulated=simulated, paper_tests=paper_tests))  # fmt: skip
     if terms:
         first_term = min(sc.id for sc in benchmark.tasks if _field(sc, "term"))
-        for name, t in tt.vignette_tables(pd.concat(terms), model, first_term, **kw).items():
+        for name, t in tt.vignette_tables(pd.concat(terms), model, first_term,
+                                          paper_tests=paper_tests, **kw).items():  # fmt: skip
             parts[name].append(t)
         counts = [
             tt.polarity_counts(by_val["high"], by_val["low"], pair)
@@ -120,6 +128,14 @@ def task_tables_from_records(
             parts["vignette_polarity"].append(
                 tt.polarity_table(pd.concat(counts), model, simulated=simulated)
             )
+    if len(salaries) > 1 and not paper_tests:  # pooled over occupations (Table 3's row)
+        parts["reflect_salary_tests"].append(tt.salary_pooled_tests(salaries, model, ref, **kw))
+    if paradigm.selection_tables:  # VIGNETTE's per-paradigm tables (vignette_tables.py)
+        for name, rows in vt.paradigm_tables(records, benchmark, model, paradigm.image_twin,
+                                             official=paper_tests).items():  # fmt: skip
+            cols = list(tt.TASK_REGISTRY[name].columns[:-1])
+            df = pd.DataFrame(rows, columns=cols).assign(simulated=simulated)
+            parts[name] = [tt.validate_task_table(name, df)]
     return {name: pd.concat(dfs, ignore_index=True) for name, dfs in parts.items()}
 
 

@@ -65,7 +65,8 @@ def write_task_report(
     for m in models:
         rec = read_task_records(judg_dir / m / RECORDS_FILE)
         tabs = task_tables_from_records(rec, benchmark, m, n_boot=s.n_resamples, seed=s.seed,
-                                        simulated=is_simulated(m, config))  # fmt: skip
+                                        simulated=is_simulated(m, config),
+                                        paper_tests=s.official)  # fmt: skip
         for name, df in tabs.items():
             parts.setdefault(name, []).append(df)
     tables = {n: pd.concat(d, ignore_index=True) for n, d in parts.items()}

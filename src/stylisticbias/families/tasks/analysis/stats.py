@@ -239,23 +239,43 @@ def log_odds(options: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                                        "pval", "pval_fisher", "n"])  # fmt: skip
 
 
-def pair_comp(options: pd.DataFrame) -> pd.DataFrame:
+def pair_comp(options: pd.DataFrame, paper_tests: bool = False) -> pd.DataFrame:
     """PairComp(i1, i2) = S(i1 | paired with i2) - S(i1 | not paired with i2), proportions in
-    [-1, 1], pooled over activities (VIGNETTE 4.3), with the Fisher p of
-    ``[[sel_with, n_with - sel_with], [sel_without, n_without - sel_without]]``.
+    [-1, 1], pooled over activities (VIGNETTE 4.3), with two p-values: ``pval_fisher`` the
+    paper's Fisher exact test of the pooled
+    ``[[sel_with, n_with - sel_with], [sel_without, n_without - sel_without]]``, and ``pval``
+    the test named in ``test``: by default the instance-clustered test of the same difference
+    (:func:`cluster_diff_test`, clusters = ``unit``, the instance whose photos every question
+    of it shows), with ``paper_tests`` the pooled Fisher p (``pval`` = ``pval_fisher``).
 
-    ``options``: ``identity``, ``partner`` (the other identity of the question), ``selected``.
+    ``options``: ``identity``, ``partner`` (the other identity of the question), ``selected``,
+    ``unit`` (absent: one unit, the clustered test is undefined).
+
+    Why not a stratified (Mantel-Haenszel / conditional) test: within an instance the with-i2
+    answers all face i2's one photo, so its appeal shifts the stratum's own odds ratio; a
+    random effect of mean 0 across instances that a common-odds-ratio test reads as signal.
     """
+    opts = options if "unit" in options.columns else options.assign(unit="")
     rows = []
-    for i1, g in options.groupby("identity"):
+    for i1, g in opts.groupby("identity"):
+        # per unit x partner: selections and appearances of i1
+        per = g.groupby(["unit", "partner"])["selected"].agg(["sum", "count"])
+        sel = per["sum"].unstack("partner", fill_value=0)
+        shown = per["count"].unstack("partner", fill_value=0)
         for i2 in sorted(set(g["partner"])):
-            w, wo = g[g["partner"] == i2]["selected"], g[g["partner"] != i2]["selected"]
-            if len(wo) == 0:
+            xw, nw = sel[i2].to_numpy(float), shown[i2].to_numpy(float)
+            xo, no = sel.sum(axis=1).to_numpy(float) - xw, shown.sum(axis=1).to_numpy(float) - nw
+            if no.sum() == 0:
                 continue
-            sw, sn = int(w.sum()), int(wo.sum())
-            p = stats.fisher_exact([[sw, len(w) - sw], [sn, len(wo) - sn]]).pvalue
-            rows.append((i1, i2, sw / len(w) - sn / len(wo), float(p), len(w)))
-    return pd.DataFrame(rows, columns=["identity", "partner", "pair_comp", "pval", "n"])
+            sw, sn, n_w, n_o = int(xw.sum()), int(xo.sum()), int(nw.sum()), int(no.sum())
+            p_f = float(stats.fisher_exact([[sw, n_w - sw], [sn, n_o - sn]]).pvalue)
+            if paper_tests:
+                p, test = p_f, PAPER_FISHER
+            else:
+                p, test = cluster_diff_test(xw, nw, xo, no)[2], CLUSTER_T
+            rows.append((i1, i2, sw / n_w - sn / n_o, p, p_f, test, n_w))
+    return pd.DataFrame(rows, columns=["identity", "partner", "pair_comp", "pval", "pval_fisher",
+                                       "test", "n"])  # fmt: skip
 
 
 def polarity(
@@ -388,3 +408,300 @@ def _bca_levels(
     z = np.array([lo, -lo])
     out = stats.norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
     return out if np.isfinite(out).all() else q
+
+
+# ---- valid inference: clustered tests and chance levels ---------------------------------------
+#: the test labels of the tested task tables (the ``test`` column)
+PAPER_WALD_F = "paper: cluster-robust Wald F"
+WILD_CLUSTER = "wild cluster bootstrap (restricted, Rademacher/Webb) of the CR1 Wald F"
+PAPER_FISHER = "paper: pooled Fisher exact"
+PAPER_Z = "paper: pooled two-proportion z"
+CLUSTER_T = "cluster-robust t (CR1, G - 1 df)"
+_WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
+
+
+def cluster_weights(rng: np.random.Generator, n_clusters: int, n_boot: int) -> np.ndarray:
+    """Wild-bootstrap weights, one per cluster and draw (``n_clusters x n_boot``): Rademacher
+    (+-1), or Webb's six-point weights below 12 clusters (MacKinnon & Webb: Rademacher has
+    only 2^G distinct draws)."""
+    if n_clusters < 12:
+        return _WEBB[rng.integers(0, 6, size=(n_clusters, n_boot))]
+    return rng.choice(np.array([-1.0, 1.0]), size=(n_clusters, n_boot))
+
+
+def wild_cluster_wald(
+    y: np.ndarray,
+    x: np.ndarray,
+    clusters: np.ndarray,
+    restrictions: Mapping[str, Sequence[int]],
+    n_boot: int = 999,
+    seed: int = 0,
+    weights: np.ndarray | None = None,
+) -> dict[str, tuple[float, float, int]]:
+    """The CR1 cluster-robust Wald F of ``beta[idx] = 0`` per restriction, with its p-value
+    from the wild cluster bootstrap with restricted residuals (WCR; Cameron, Gelbach & Miller
+    2008, MacKinnon & Webb 2018): ``name -> (F, p, number of restrictions)``.
+
+    ``x``: the design (rows x coefficients, full column rank); ``clusters``: one id per row;
+    ``restrictions``: name -> the column indices tested jointly equal to 0. ``F`` is
+    statsmodels' ``OLS(...).fit(cov_type="cluster").wald_test(use_f=True)`` statistic (CR1:
+    ``G/(G-1) (N-1)/(N-k)``); its p-value is the share of the ``n_boot`` bootstrap statistics
+    at least as large, ``(1 + #{F* >= F}) / (1 + n_boot)``, where each draw multiplies the
+    restricted model's residuals by one weight per cluster (:func:`cluster_weights`, or the
+    given ``weights``: clusters x draws). Unlike the F(q, G - 1) reference, it stays at its
+    level with few clusters and several restrictions (9 over 48 source photos over-rejected
+    about 3x). Vectorised: every draw's statistic is computed from per-cluster score sums
+    (cost ``G x k x n_boot``, independent of the number of rows).
+    """
+    y = np.asarray(y, np.float64)
+    x = np.asarray(x, np.float64)
+    g, (n, k) = len(np.unique(np.asarray(clusters))), x.shape
+    if n <= k or g < 2 or np.linalg.matrix_rank(x.T @ x) < k:
+        log.warning("wild cluster Wald: %d rows, %d clusters, %d coefficients: not estimable",
+                    n, g, k)  # fmt: skip
+        return {name: (math.nan, math.nan, len(idx)) for name, idx in restrictions.items()}
+    if weights is None:
+        weights = cluster_weights(np.random.default_rng(seed), g, n_boot)
+    v = np.asarray(weights, np.float64)
+    out = {}
+    for name, (f_obs, f_star) in wild_cluster_draws(y, x, clusters, restrictions, v).items():
+        p = (1 + int(np.sum(f_star >= f_obs * (1 - 1e-12)))) / (1 + len(f_star))
+        out[name] = (f_obs, p, len(restrictions[name]))
+    return out
+
+
+def wild_cluster_draws(
+    y: np.ndarray,
+    x: np.ndarray,
+    clusters: np.ndarray,
+    restrictions: Mapping[str, Sequence[int]],
+    weights: np.ndarray,
+) -> dict[str, tuple[float, np.ndarray]]:
+    """name -> (the observed CR1 Wald F, its bootstrap draws) of :func:`wild_cluster_wald`
+    (one draw per column of ``weights``, clusters in ``np.unique`` order)."""
+    y = np.asarray(y, np.float64)
+    x = np.asarray(x, np.float64)
+    cid, inv = np.unique(np.asarray(clusters), return_inverse=True)
+    g, (n, k) = len(cid), x.shape
+    a = np.linalg.inv(x.T @ x)
+    c = g / (g - 1) * (n - 1) / (n - k)
+
+    def by_cluster(m: np.ndarray) -> np.ndarray:  # rows -> per-cluster sums
+        out = np.zeros((g, *m.shape[1:]))
+        np.add.at(out, inv, m)
+        return out
+
+    beta = a @ (x.T @ y)
+    s_u = by_cluster(x * (y - x @ beta)[:, None])  # G x k unrestricted scores
+    h = by_cluster(x[:, :, None] * x[:, None, :])  # G x k x k: X_g' X_g
+    v = np.asarray(weights, np.float64)
+    out = {}
+    for name, idx in restrictions.items():
+        idx = list(idx)
+        q = len(idx)
+        ra = a[idx]  # R A (q x k)
+        theta = beta[idx]
+        qu = s_u @ ra.T  # G x q
+        f_obs = float(theta @ np.linalg.solve(c * qu.T @ qu, theta)) / q
+        keep = [j for j in range(k) if j not in set(idx)]
+        xr = x[:, keep]
+        br = np.linalg.lstsq(xr, y, rcond=None)[0]
+        s = by_cluster(x * (y - xr @ br)[:, None])  # G x k restricted scores
+        ra_s = s @ ra.T  # G x q: R A s_g
+        l_g = np.einsum("qk,gkl->gql", ra, h)  # G x q x k: R A H_g
+        f_star = np.empty(v.shape[1])
+        for lo in range(0, v.shape[1], 256):  # chunks bound the memory (G x q x 256)
+            vb = v[:, lo : lo + 256]
+            w = a @ (s.T @ vb)  # k x b: A T v
+            num = ra @ (s.T @ vb)  # q x b: R beta*
+            qg = ra_s[:, :, None] * vb[:, None, :] - np.einsum("gqk,kb->gqb", l_g, w)
+            cov = c * np.einsum("gqb,grb->bqr", qg, qg)
+            sol = np.linalg.solve(cov, num.T[:, :, None])[:, :, 0]
+            f_star[lo : lo + vb.shape[1]] = np.einsum("bq,bq->b", num.T, sol) / q
+        out[name] = (f_obs, f_star)
+    return out
+
+
+def factor_design(
+    factors: Mapping[str, Sequence[str]],
+    refs: Mapping[str, str],
+    interact: Sequence[str] = (),
+    fixed: Sequence[str] | None = None,
+) -> tuple[np.ndarray, dict[str, list[int]]]:
+    """A design matrix with sum-to-zero (deviation) coding and its column blocks.
+
+    ``factors``: name -> the level of each row; ``refs``: name -> the level left out of the
+    coding (its deviation is minus the sum of the others'); ``interact``: two factor names
+    whose product columns are added; ``fixed``: a nuisance factor coded as treatment dummies
+    (occupation when pooled). Returns ``x`` (an intercept first) and block name -> columns:
+    with deviation coding a main-effect block is 0 exactly when that factor's marginal means
+    (averaged over the other factor's levels) are equal, the type III hypothesis.
+    """
+    cols: list[np.ndarray] = []
+    blocks: dict[str, list[int]] = {}
+    n = len(next(iter(factors.values())))
+    cols.append(np.ones(n))
+    coded: dict[str, np.ndarray] = {}
+    for name, vals in factors.items():
+        vals = np.asarray(vals, dtype=object)
+        seen = sorted(set(vals))
+        ref = refs[name] if refs[name] in seen else seen[0]
+        levels = [lv for lv in seen if lv != ref]
+        m = np.stack([(vals == lv).astype(float) - (vals == ref) for lv in levels], 1)
+        coded[name] = m
+        blocks[name] = list(range(len(cols), len(cols) + m.shape[1]))
+        cols += list(m.T)
+    if interact:
+        a, b = interact
+        prod = np.einsum("ni,nj->nij", coded[a], coded[b]).reshape(n, -1)
+        blocks[f"{a} x {b}"] = list(range(len(cols), len(cols) + prod.shape[1]))
+        cols += list(prod.T)
+    if fixed is not None:
+        vals = np.asarray(fixed, dtype=object)
+        cols += [(vals == lv).astype(float) for lv in sorted(set(vals))[1:]]
+    return np.stack(cols, 1), blocks
+
+
+def cluster_diff_test(
+    x1: np.ndarray, n1: np.ndarray, x2: np.ndarray, n2: np.ndarray
+) -> tuple[float, float, float]:
+    """(p1 - p2, t, two-sided p) of two pooled shares ``p = sum x / sum n`` whose counts come
+    per cluster (one entry each in ``x1``, ``n1``, ``x2``, ``n2``; a cluster may hold answers of
+    both arms), with the cluster-robust variance: ``t`` is the OLS coefficient of the arm
+    indicator over the answers with CR1 cluster-robust errors (statsmodels ``cov_type=
+    "cluster"``: ``G/(G-1) (N-1)/(N-2)``) and ``p`` is from Student's t with ``G - 1`` degrees
+    of freedom. Answers of one instance share its photos, so they are not independent; the
+    pooled tests (Fisher, z) treat them as if they were."""
+    x1, n1, x2, n2 = (np.asarray(a, np.float64) for a in (x1, n1, x2, n2))
+    keep = (n1 + n2) > 0
+    x1, n1, x2, n2 = x1[keep], n1[keep], x2[keep], n2[keep]
+    g, s1, s2 = len(x1), n1.sum(), n2.sum()
+    if g < 2 or not s1 or not s2:
+        return math.nan, math.nan, math.nan
+    p1, p2 = x1.sum() / s1, x2.sum() / s2
+    r = (x1 - p1 * n1) / s1 - (x2 - p2 * n2) / s2
+    n = s1 + s2
+    var = g / (g - 1) * (n - 1) / (n - 2) * float(np.sum(r**2))
+    d = float(p1 - p2)
+    if var <= 0:
+        return d, math.nan, 1.0 if d == 0 else math.nan
+    t = d / math.sqrt(var)
+    return d, t, float(2 * stats.t.sf(abs(t), g - 1))
+
+
+def permutation_chance_jsd(
+    unit: np.ndarray,
+    group: np.ndarray,
+    option: np.ndarray,
+    n_groups: int,
+    n_options: int,
+    n_perm: int = 200,
+    seed: int = 0,
+) -> np.ndarray:
+    """The chance level of each group's JSD to the pooled distribution: its mean over
+    ``n_perm`` permutations of the group labels among the answers of each unit (source photo),
+    i.e. the JSD expected when the group makes no difference, with the data's sample sizes
+    and clustering. ``group``/``option``: integer codes per valid answer; returns one value per
+    group (bits)."""
+    rng = np.random.default_rng(seed)
+    codes = pd.factorize(np.asarray(unit))[0]
+    order = np.argsort(codes, kind="stable")
+    codes_s, group_s, option_s = codes[order], np.asarray(group)[order], np.asarray(option)[order]
+    total = np.bincount(option_s, minlength=n_options).astype(float)
+    pooled = total / total.sum()
+    acc = np.zeros(n_groups)
+    for _ in range(n_perm):
+        perm = np.lexsort((rng.random(len(codes_s)), codes_s))  # shuffle within each unit
+        counts = np.zeros((n_groups, n_options))
+        np.add.at(counts, (group_s[perm], option_s), 1)
+        acc += jsd_rows(counts, pooled)
+    return acc / n_perm
+
+
+def jsd_rows(counts: np.ndarray, pooled: np.ndarray) -> np.ndarray:
+    """:func:`jsd` (bits) of each row of ``counts`` (normalised) against ``pooled``; NaN for
+    an empty row."""
+    tot = counts.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = counts / tot
+        m = (p + pooled) / 2
+        kl_p = np.where(p > 0, p * np.log(p / m), 0.0).sum(axis=1)
+        kl_q = np.where(pooled > 0, pooled * np.log(pooled / m), 0.0).sum(axis=1)
+    out = (kl_p + kl_q) / 2 / math.log(2)
+    return np.where(tot[:, 0] > 0, out, np.nan)
+
+
+def jsd_interval(
+    counts: np.ndarray,
+    statistic: Callable[[np.ndarray], float],
+    n_boot: int = 500,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """The unit-bootstrap interval of a JSD (``statistic`` of the summed ``counts``, one row
+    per unit as for :func:`unit_bootstrap_ci`): the *basic* (reverse percentile) interval
+    ``[2 J - q_hi, 2 J - q_lo]`` with the small-sample expansion of :func:`unit_bootstrap_ci`,
+    clipped at 0. The plug-in JSD is biased upward by about its chance level (the JSD of two
+    samples of one distribution; ~0.02 bits at 48 answers per group over six options), as
+    large as the effects; a percentile interval carries that bias twice (the estimate and its
+    resamples are both biased) and undercovers, the basic interval subtracts it once."""
+    rng = np.random.default_rng(seed)
+    flat = np.asarray(counts, np.float64).reshape(len(counts), -1)
+    u = len(flat)
+    est = statistic(flat.sum(axis=0))
+    w = rng.multinomial(u, np.full(u, 1.0 / u), size=n_boot)
+    vals = np.array([statistic(s) for s in w @ flat], dtype=np.float64)
+    vals = vals[~np.isnan(vals)]
+    if not len(vals) or math.isnan(est):
+        return math.nan, math.nan
+    alpha = (1 - level) / 2
+    if u > 1:
+        alpha = float(stats.norm.cdf(-math.sqrt(u / (u - 1)) * stats.t.ppf(1 - alpha, u - 1)))
+    q_lo, q_hi = np.quantile(vals, [alpha, 1 - alpha])
+    return max(0.0, float(2 * est - q_hi)), max(0.0, float(2 * est - q_lo))
+
+
+def ratio_of_means_interval(
+    per_unit: np.ndarray, n_boot: int = 500, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Bootstrap-t interval of ``(sum a / sum b) / (sum c / sum d)`` over units (the columns
+    of ``per_unit``: ``a, b, c, d``, one row per unit), studentized on the log scale.
+
+    The ratio of two groups' means (salary Gap% + 1, the MCQ relative mean gap + 1) with
+    units of unequal size and per-unit effects: its percentile intervals undercovered (0.926
+    over 2,700 Gap% intervals, 48 source photos) because the plug-in standard error is itself
+    noisy with 48 clusters; the studentized bootstrap carries that noise. Per resample (units
+    drawn with replacement) ``t* = (log r* - log r) / se*``, with ``se`` the cluster-robust
+    linearisation ``sqrt(G/(G-1) sum_j (a_j/A - b_j/B - c_j/C + d_j/D)^2)``; the interval is
+    ``exp(log r - t*_(hi) se, log r - t*_(lo) se)``. NaN when a total is 0."""
+    x = np.asarray(per_unit, np.float64).reshape(-1, 4)
+    g = len(x)
+    tot = x.sum(axis=0)
+    if g < 2 or (tot <= 0).any():
+        return math.nan, math.nan
+    sign = np.array([1.0, -1.0, -1.0, 1.0])
+
+    def log_r(t: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(t) @ sign
+
+    def se(w: np.ndarray, t: np.ndarray) -> np.ndarray:  # w: draws x units, t: draws x 4
+        infl = (x[None, :, :] / t[:, None, :]) @ sign  # draws x units
+        infl = infl - (w * infl).sum(axis=1, keepdims=True) / g  # centre (weighted mean)
+        return np.sqrt(g / (g - 1) * (w * infl**2).sum(axis=1))
+
+    est = float(log_r(tot))
+    se0 = float(se(np.ones((1, g)), tot[None])[0])
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(g, np.full(g, 1.0 / g), size=n_boot).astype(np.float64)
+    t_b = w @ x
+    ok = (t_b > 0).all(axis=1)
+    w, t_b = w[ok], t_b[ok]
+    s_b = se(w, t_b)
+    ok = s_b > 0
+    tstar = (log_r(t_b[ok]) - est) / s_b[ok]
+    if not len(tstar) or se0 == 0:
+        return math.exp(est), math.exp(est)
+    a = (1 - level) / 2
+    q_lo, q_hi = np.quantile(tstar, [a, 1 - a])
+    return math.exp(est - q_hi * se0), math.exp(est - q_lo * se0)

@@ -20,6 +20,10 @@ import pandera.pandas as pa
 
 from stylisticbias.analysis.table_registry import _P, _SIGNED, VOCABULARY, Col, TableSpec
 from stylisticbias.families.tasks.analysis import stats as ts
+from stylisticbias.families.tasks.analysis.vignette_tables import (
+    VIGNETTE_TABLES,
+    VIGNETTE_VOCABULARY,
+)
 from stylisticbias.registry import Registry
 from stylisticbias.schemas import validate
 
@@ -38,6 +42,12 @@ TASK_VOCABULARY: dict[str, Col] = {
     "share": Col("float", "share of valid answers choosing the option", checks=_SHARE),
     "relative_mean_gap": Col("float", "(mu_g - mu_ref) / mu_ref of the option values"),
     "jsd": Col("float", "Jensen-Shannon divergence to the pooled distribution (bits)"),
+    "jsd_ci_low": Col("float", "lower end of the JSD's unit-bootstrap interval (bits)"),
+    "jsd_ci_high": Col("float", "upper end of the JSD's unit-bootstrap interval (bits)"),
+    "jsd_chance": Col(
+        "float",
+        "the JSD expected with no group difference (bits; labels permuted within each unit)",
+    ),
     "gap_pct": Col("float", "salary Gap% = (mu_g / mu_ref - 1) x 100"),
     "f_stat": Col("float", "cluster-robust Wald F statistic"),
     "selection_frequency": Col("float", "VIGNETTE S (percent)"),
@@ -49,10 +59,10 @@ TASK_VOCABULARY: dict[str, Col] = {
     "share_image": Col("float", "selection share with the image", checks=_P),
     "share_text": Col("float", "selection share in the text-only ablation", checks=_P),
     "delta": Col("float", "with-image minus text-only selection share", checks=_SIGNED),
-    "z": Col("float", "pooled two-proportion z statistic"),
+    "z": Col("float", "the test's z (pooled) or t (cluster-robust) statistic"),
     "pval_fisher": Col("float", "the paper's Fisher exact p of the pooled 2x2 table", checks=_P),
 }
-_WORDS = {**VOCABULARY, **TASK_VOCABULARY}
+_WORDS = {**VOCABULARY, **TASK_VOCABULARY, **VIGNETTE_VOCABULARY}
 
 
 def _spec(name: str, description: str, keys: Sequence[str], stats: Sequence[str]) -> TableSpec:
@@ -70,27 +80,31 @@ TASK_TABLES: tuple[TableSpec, ...] = (
           ("model", "scenario_id", "group", "option"), ("share", "n")),
     _spec("reflect_mcq_gaps", "REFLECT relative mean gap vs the reference group and JSD vs "
           "the pooled distribution (Sec. 3.2)", ("model", "scenario_id", "group"),
-          ("relative_mean_gap", "ci_low", "ci_high", "jsd", "n")),
+          ("relative_mean_gap", "ci_low", "ci_high", "jsd", "jsd_ci_low", "jsd_ci_high",
+           "jsd_chance", "n")),
     _spec("reflect_salary_gaps", "REFLECT salary Gap% vs the reference group (Sec. 3.3)",
           ("model", "scenario_id", "group"), ("gap_pct", "ci_low", "ci_high", "n")),
-    _spec("reflect_salary_tests", "REFLECT cluster-robust OLS joint Wald F tests (Sec. 3.4)",
-          ("model", "scenario_id", "effect"), ("f_stat", "pval", "n")),
+    _spec("reflect_salary_tests", "REFLECT cluster-robust OLS joint Wald F tests per "
+          "occupation and pooled (scenario_id 0) (Sec. 3.4)",
+          ("model", "scenario_id", "effect"), ("f_stat", "pval", "test", "n")),
     _spec("vignette_selection", "VIGNETTE selection frequency per identity (Sec. 4.1)",
           ("model", "scenario_id", "identity"),
           ("selection_frequency", "ci_low", "ci_high", "n")),
     _spec("vignette_log_odds", "VIGNETTE add-one log-odds with the exact test stratified by "
           "instance and the paper's pooled Fisher p (Sec. 4.2)", ("model", "activity", "identity"),
           ("log_odds", "ci_low", "ci_high", "pval", "pval_fisher", "n")),
-    _spec("vignette_pair_comp", "VIGNETTE PairComp with Fisher p (Sec. 4.3)",
-          ("model", "identity", "partner"), ("pair_comp", "pval", "n")),
+    _spec("vignette_pair_comp", "VIGNETTE PairComp with the instance-clustered test and the "
+          "paper's pooled Fisher p (Sec. 4.3)",
+          ("model", "identity", "partner"), ("pair_comp", "pval", "pval_fisher", "test", "n")),
     _spec("vignette_polarity", "VIGNETTE polarity per identity and trait pair with the exact "
           "test stratified by instance and the paper's pooled Fisher p (Sec. 4.4)",
           ("model", "identity", "trait_pair"), ("polarity", "pval", "pval_fisher", "n")),
     _spec("vignette_text_vs_image", "VIGNETTE with-image vs text-only selection shares and the "
           "pooled two-proportion z-test (Sec. 4.5)", ("model", "scenario_id", "identity"),
-          ("share_image", "share_text", "delta", "z", "pval", "n")),
+          ("share_image", "share_text", "delta", "z", "pval", "test", "n")),
     _spec("position_bias", "left/right (slot 1) bias the swapped orders expose",
           ("model", "scenario_id"), ("position_bias", "ci_low", "ci_high", "pval", "n")),
+    *VIGNETTE_TABLES,  # the per-paradigm tables (vignette_tables.py)
 )  # fmt: skip
 TASK_REGISTRY: Registry[TableSpec] = Registry("task table", {t.name: t for t in TASK_TABLES})
 
@@ -116,6 +130,11 @@ def _frame(name: str, rows: list[dict], simulated: bool) -> pd.DataFrame:
 
 def _ratio_ci(per_unit: np.ndarray, stat: Callable[[np.ndarray], float], n_boot: int, seed: int):
     return ts.unit_bootstrap_ci(per_unit, stat, n_boot, seed) if len(per_unit) else (math.nan,) * 2
+
+
+def _jsd_ci(per_unit: np.ndarray, stat: Callable[[np.ndarray], float], n_boot: int, seed: int):
+    """The JSD's unit-bootstrap interval (:func:`~.stats.jsd_interval`)."""
+    return ts.jsd_interval(per_unit, stat, n_boot, seed) if len(per_unit) else (math.nan,) * 2
 
 
 def pairwise_tables(
@@ -168,11 +187,15 @@ def pairwise_tables(
 def mcq_tables(
     answers: pd.DataFrame, model: str, scenario_id: int, labels: Sequence[str],
     values: Sequence[float], ref: str, *, n_boot: int = 500, seed: int = 0,
-    simulated: bool = False,
+    simulated: bool = False, paper_tests: bool = False,
 ) -> dict[str, pd.DataFrame]:  # fmt: skip
     """``reflect_mcq_distribution`` and ``reflect_mcq_gaps`` of one choice_k scenario.
 
     ``answers``: ``unit``, ``group``, ``choice``; ``ref``: the reference group of the gaps.
+    The gap's interval resamples units: studentized (:func:`~.stats.ratio_of_means_interval`;
+    with ``paper_tests`` the earlier BCa interval). The JSD gets its basic unit-bootstrap
+    interval (:func:`~.stats.jsd_interval`) and its chance level
+    (:func:`~.stats.permutation_chance_jsd`) beside it.
     """
     dist = ts.option_distribution(answers, "group", labels)
     valid = answers[answers["choice"].isin(labels)]
@@ -188,6 +211,11 @@ def mcq_tables(
     for u, g, c in valid[["unit", "group", "choice"]].itertuples(index=False):
         counts[uix[u], gix[g], list(labels).index(c)] += 1
     flat = counts.reshape(len(units), -1)
+    opt_code = {c: i for i, c in enumerate(labels)}
+    chance = ts.permutation_chance_jsd(
+        valid["unit"].to_numpy(), valid["group"].map(gix).to_numpy(),
+        valid["choice"].map(opt_code).to_numpy(), len(groups), k, seed=seed,
+    ) if len(valid) else np.full(len(groups), math.nan)  # fmt: skip
     gaps = []
     for g in groups:
         if g == ref:
@@ -200,10 +228,23 @@ def mcq_tables(
                 return math.nan
             return ts.relative_mean_gap(a / a.sum(), b / b.sum(), values)
 
-        lo, hi = _ratio_ci(flat, stat, n_boot, seed)
+        def jstat(s: np.ndarray, gi: int = gix[g]) -> float:
+            c = s.reshape(len(groups), k)
+            pooled = c.sum(axis=0)
+            return float(ts.jsd_rows(c[gi][None], pooled / pooled.sum())[0])
+
+        if paper_tests:
+            lo, hi = _ratio_ci(flat, stat, n_boot, seed)
+        else:  # mu_g / mu_ref - 1: a ratio of two groups' means of the option values
+            mean_parts = [counts[:, gi] @ np.asarray(values, float) for gi in (gix[g], gix[ref])]
+            per = np.column_stack([mean_parts[0], counts[:, gix[g]].sum(axis=1),
+                                   mean_parts[1], counts[:, gix[ref]].sum(axis=1)])  # fmt: skip
+            lo, hi = (b - 1 for b in ts.ratio_of_means_interval(per, n_boot, seed))
+        j_lo, j_hi = _jsd_ci(flat, jstat, n_boot, seed)
         gaps.append({"model": model, "scenario_id": scenario_id, "group": g,
                      "relative_mean_gap": ts.relative_mean_gap(dist.loc[g], dist.loc[ref], values),
                      "ci_low": lo, "ci_high": hi, "jsd": ts.jsd(dist.loc[g], dist.loc["pooled"]),
+                     "jsd_ci_low": j_lo, "jsd_ci_high": j_hi, "jsd_chance": float(chance[gix[g]]),
                      "n": int(n_g[g])})  # fmt: skip
     return {"reflect_mcq_distribution": _frame("reflect_mcq_distribution", rows, simulated),
             "reflect_mcq_gaps": _frame("reflect_mcq_gaps", gaps, simulated)}  # fmt: skip
@@ -211,11 +252,15 @@ def mcq_tables(
 
 def salary_tables(
     answers: pd.DataFrame, model: str, scenario_id: int, ref: str, *, n_boot: int = 500,
-    seed: int = 0, simulated: bool = False,
+    seed: int = 0, simulated: bool = False, paper_tests: bool = False,
 ) -> dict[str, pd.DataFrame]:  # fmt: skip
     """``reflect_salary_gaps`` and ``reflect_salary_tests`` of one numeric scenario.
 
-    ``answers``: ``unit``, ``group``, ``value`` (NaN for an invalid answer).
+    ``answers``: ``unit``, ``group``, ``value`` (NaN for an invalid answer). Tests
+    (:func:`salary_test_rows`): ``paper_tests`` the paper's joint Wald F of the group
+    (F(q, G - 1) reference), else the wild cluster bootstrap per effect. The Gap% interval
+    resamples the units (source photos): by default studentized
+    (:func:`~.stats.ratio_of_means_interval`), with ``paper_tests`` the earlier BCa interval.
     """
     valid = answers.dropna(subset=["value"])
     groups = sorted(valid["group"].unique())
@@ -235,27 +280,101 @@ def salary_tables(
             r = c[gix[ref]]
             return ts.gap_pct(c[gi, 0] / c[gi, 1], r[0] / r[1]) if c[gi, 1] and r[1] else math.nan
 
-        lo, hi = _ratio_ci(sums.reshape(len(units), -1), stat, n_boot, seed)
+        if paper_tests:  # the interval as before (BCa, expanded)
+            lo, hi = _ratio_ci(sums.reshape(len(units), -1), stat, n_boot, seed)
+        else:  # bootstrap-t of the ratio of the two groups' means over source photos
+            per = np.concatenate([sums[:, gix[g]], sums[:, gix[ref]]], axis=1)
+            lo, hi = (100 * (b - 1) for b in ts.ratio_of_means_interval(per, n_boot, seed))
         rows.append({"model": model, "scenario_id": scenario_id, "group": g,
                      "gap_pct": ts.gap_pct(means[g], means[ref]), "ci_low": lo, "ci_high": hi,
                      "n": int((valid["group"] == g).sum())})  # fmt: skip
-    terms = [f"C(group, Treatment('{ref}'))[T.{g}]" for g in groups if g != ref]
-    _, tests = ts.cluster_ols(valid, f"value ~ C(group, Treatment('{ref}'))", "unit",
-                              {"group": terms})  # fmt: skip
-    f_stat, pval = tests["group"]
-    test_rows = [{"model": model, "scenario_id": scenario_id, "effect": "group",
-                  "f_stat": f_stat, "pval": pval, "n": len(valid)}]  # fmt: skip
+    test_rows = salary_test_rows(valid, model, scenario_id, ref, n_boot=n_boot, seed=seed,
+                                 paper_tests=paper_tests)  # fmt: skip
     return {
         "reflect_salary_gaps": _frame("reflect_salary_gaps", rows, simulated),
         "reflect_salary_tests": _frame("reflect_salary_tests", test_rows, simulated),
     }
 
 
+def _race_gender(groups: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """The race and gender of each ``<race>-<gender>`` group label, when every label splits
+    and the groups cross every race with every gender (else None: one joint group test)."""
+    parts = [str(g).rsplit("-", 1) for g in groups]
+    if any(len(p) != 2 for p in parts):
+        return None
+    races, genders = [p[0] for p in parts], [p[1] for p in parts]
+    cells = set(zip(races, genders))
+    if len(set(races)) < 2 or len(set(genders)) < 2:
+        return None
+    if len(cells) != len(set(races)) * len(set(genders)):
+        return None
+    return races, genders
+
+
+def salary_test_rows(
+    valid: pd.DataFrame, model: str, scenario_id: int, ref: str, *, n_boot: int = 500,
+    seed: int = 0, paper_tests: bool = False, pooled: bool = False,
+) -> list[dict]:  # fmt: skip
+    """The ``reflect_salary_tests`` rows of the valid answers ``valid`` (``unit``, ``group``,
+    ``value``; ``scenario`` too when ``pooled``: occupation fixed effects, ``scenario_id`` 0).
+
+    ``paper_tests`` (``analysis.definitions: official``): the paper's test exactly as before,
+    the cluster-robust (CR1) Wald F of the 9 group dummies against F(q, G - 1)
+    (:func:`~.stats.cluster_ols`), one row ``group``. Default: the OLS of the value on race and
+    gender with their interaction (deviation coding, :func:`~.stats.factor_design`), clusters =
+    units (source photos), and per effect -- ``group`` (every group contrast), ``race``,
+    ``gender``, ``race x gender`` -- the CR1 Wald F with its wild cluster bootstrap p
+    (:func:`~.stats.wild_cluster_wald`, ``n_boot`` draws). Labels not of the form
+    ``<race>-<gender>`` (or not fully crossed) give the ``group`` row only.
+    """
+    n = len(valid)
+    if paper_tests:
+        groups = sorted(valid["group"].unique())
+        terms = [f"C(group, Treatment('{ref}'))[T.{g}]" for g in groups if g != ref]
+        _, tests = ts.cluster_ols(valid, f"value ~ C(group, Treatment('{ref}'))", "unit",
+                                  {"group": terms})  # fmt: skip
+        f_stat, pval = tests["group"]
+        return [{"model": model, "scenario_id": scenario_id, "effect": "group",
+                 "f_stat": f_stat, "pval": pval, "test": ts.PAPER_WALD_F, "n": n}]  # fmt: skip
+    groups = valid["group"].astype(str).to_numpy()
+    split = _race_gender(sorted(set(groups))) if n else None
+    fixed = valid["scenario"].to_numpy() if pooled else None
+    if split is None:
+        x, blocks = ts.factor_design({"group": groups}, {"group": ref}, fixed=fixed)
+    else:
+        race = {g: r for g, r in zip(sorted(set(groups)), split[0])}
+        gender = {g: r for g, r in zip(sorted(set(groups)), split[1])}
+        rr, rg = ref.rsplit("-", 1) if "-" in ref else (split[0][0], split[1][0])
+        x, blocks = ts.factor_design(
+            {"race": [race[g] for g in groups], "gender": [gender[g] for g in groups]},
+            {"race": rr, "gender": rg}, ("race", "gender"), fixed=fixed)  # fmt: skip
+        blocks = {"group": sorted(i for b in blocks.values() for i in b), **blocks}
+    res = ts.wild_cluster_wald(valid["value"].to_numpy(float), x, valid["unit"].to_numpy(),
+                               blocks, n_boot=n_boot, seed=seed)  # fmt: skip
+    return [{"model": model, "scenario_id": scenario_id, "effect": name, "f_stat": f,
+             "pval": p, "test": ts.WILD_CLUSTER, "n": n}
+            for name, (f, p, _) in res.items()]  # fmt: skip
+
+
+def salary_pooled_tests(
+    answers: Sequence[tuple[int, pd.DataFrame]], model: str, ref: str, *, n_boot: int = 500,
+    seed: int = 0, simulated: bool = False,
+) -> pd.DataFrame:  # fmt: skip
+    """``reflect_salary_tests`` pooled over occupations (``scenario_id`` 0; the paper's pooled
+    row of Table 3): ``answers`` the (scenario id, answer table) of every numeric scenario,
+    the tests of :func:`salary_test_rows` with occupation (scenario) fixed effects."""
+    valid = pd.concat([a.dropna(subset=["value"]).assign(scenario=sid) for sid, a in answers],
+                      ignore_index=True)  # fmt: skip
+    rows = salary_test_rows(valid, model, 0, ref, n_boot=n_boot, seed=seed, pooled=True)
+    return _frame("reflect_salary_tests", rows, simulated)
+
+
 def vignette_tables(
     options: pd.DataFrame, model: str, scenario_id: int, *, n_boot: int = 500, seed: int = 0,
-    simulated: bool = False,
+    simulated: bool = False, paper_tests: bool = False,
 ) -> dict[str, pd.DataFrame]:  # fmt: skip
-    """``vignette_selection``, ``vignette_log_odds`` and ``vignette_pair_comp``.
+    """``vignette_selection``, ``vignette_log_odds`` and ``vignette_pair_comp`` (its ``pval``:
+    the instance-clustered test, the paper's pooled Fisher test with ``paper_tests``).
 
     ``options``: one row per (answer, identity shown) with ``unit``, ``identity``,
     ``partner``, ``activity`` and ``selected`` (invalid answers left out).
@@ -276,7 +395,7 @@ def vignette_tables(
                      "selection_frequency": float(s), "ci_low": lo, "ci_high": hi,
                      "n": len(g)})  # fmt: skip
     lo_df = ts.log_odds(options).assign(model=model)
-    pc_df = ts.pair_comp(options).assign(model=model)
+    pc_df = ts.pair_comp(options, paper_tests=paper_tests).assign(model=model)
     return {
         "vignette_selection": _frame("vignette_selection", rows, simulated),
         "vignette_log_odds": _frame("vignette_log_odds", lo_df.to_dict("records"), simulated),
@@ -323,13 +442,15 @@ def polarity_table(counts: pd.DataFrame, model: str, *, simulated: bool = False)
 
 def text_vs_image_table(
     image: pd.DataFrame, text: pd.DataFrame, model: str, scenario_id: int, *,
-    simulated: bool = False,
+    simulated: bool = False, paper_tests: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
     """``vignette_text_vs_image``: per identity, the share of valid answers choosing it with the
-    image and in the text-only ablation, their difference and the pooled z-test.
+    image and in the text-only ablation, their difference and its test: by default clustered
+    by ``unit`` (the instance; :func:`~.stats.cluster_diff_test`, ``z`` its t), with
+    ``paper_tests`` the paper's pooled two-proportion z-test.
 
     ``image``/``text``: option tables as for :func:`vignette_tables` (``identity``,
-    ``selected``) of the same question asked both ways.
+    ``selected``, ``unit``) of the same question asked both ways.
     """
     rows = []
     for ident in sorted(set(image["identity"]) | set(text["identity"])):
@@ -337,8 +458,16 @@ def text_vs_image_table(
         x1, n1, x2, n2 = int(a["selected"].sum()), len(a), int(b["selected"].sum()), len(b)
         if not (n1 and n2):
             continue
-        z, p = ts.two_proportion_z(x1, n1, x2, n2)
+        if paper_tests or "unit" not in a or "unit" not in b:
+            (z, p), test = ts.two_proportion_z(x1, n1, x2, n2), ts.PAPER_Z
+        else:
+            ca = a.groupby("unit")["selected"].agg(["sum", "count"])
+            cb = b.groupby("unit")["selected"].agg(["sum", "count"])
+            both = ca.join(cb, how="outer", lsuffix="_i", rsuffix="_t").fillna(0)
+            _, z, p = ts.cluster_diff_test(both["sum_i"], both["count_i"], both["sum_t"],
+                                           both["count_t"])  # fmt: skip
+            test = ts.CLUSTER_T
         rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
                      "share_image": x1 / n1, "share_text": x2 / n2, "delta": x1 / n1 - x2 / n2,
-                     "z": z, "pval": p, "n": n1 + n2})  # fmt: skip
+                     "z": z, "pval": p, "test": test, "n": n1 + n2})  # fmt: skip
     return _frame("vignette_text_vs_image", rows, simulated)

@@ -434,9 +434,7 @@ def _reuse(
         if any(before.shas.get(f.image_id) != f.sha256 for f in u.faces):
             return None
         want = sum(
-            len(task_of(sc).prompts(sc, benchmark))
-            for sc in tasks
-            if asks_pair(sc) == u.pair
+            len(task_of(sc).prompts(sc, benchmark)) for sc in tasks if asks_pair(sc) == u.pair
         )
         got = before.by_unit.get((u.unit, u.image_ids))
         got = got[got["task_id"].isin([t.id for t in tasks])] if got is not None else None
@@ -494,8 +492,7 @@ def run_engine_task_judge(
         )
     if config.judge.dry_run:  # count what would be asked; nothing is sent or written
         n = sum(
-            len(task_of(t).prompts(t, benchmark))
-            * len(pairs if asks_pair(t) else singles)
+            len(task_of(t).prompts(t, benchmark)) * len(pairs if asks_pair(t) else singles)
             for t in tasks
         )
         log.info(

@@ -34,9 +34,12 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.families.tasks.judge.plants import face_group, plant_for
 from stylisticbias.judge.engines.simulated.tasks import (
     choice_k_probs,
+    factuality_option_probs,
     pairwise_first_prob,
     simulate_answers,
 )
+from stylisticbias.judge.protocol.tasks.capabilities import asks_pair
+from stylisticbias.judge.protocol.tasks.factuality import ABOUT, option_outcomes
 from stylisticbias.judge.protocol.tasks.records import (
     RECORDS_FILE,
     positions,
@@ -68,6 +71,14 @@ def exact_dist(
     elif kind == "pairwise":
         p1 = pairwise_first_prob(plant, groups[0], groups[1], variant)
         dist = {"first": (1 - inv) * p1, "second": (1 - inv) * (1 - p1)}
+    elif kind == "factuality":
+        task = task_of(sc)
+        prompt = task.prompts(sc, benchmark)[variant]
+        roles = option_outcomes(sc, prompt)
+        about = groups[ABOUT.index(dict(sc.fields)["about"])]
+        dist = {o: 0.0 for o in task.outcomes(sc, benchmark) if o != "invalid"}
+        for role, q in zip(roles, factuality_option_probs(plant, about, roles)):
+            dist[role] += (1 - inv) * float(q)
     else:
         return ""
     dist["invalid"] = inv
@@ -125,7 +136,7 @@ def task_records(
     rows: list[dict[str, Any]] = []
     for sc in benchmark.tasks:
         task = task_of(sc)
-        paired = _answers_type(sc) == "pairwise"
+        paired = asks_pair(sc)
         if paired and not pairs:
             raise StylisticBiasError(
                 f"task {sc.id}: no cross-group pair of faces "

@@ -246,9 +246,11 @@ class HFJudgeEngine(JudgeEngine):
             self.processor.tokenizer, out[0, enc["input_ids"].shape[1] :].tolist()
         )
 
-    def encode_prompt(self, text: str, img: Image.Image) -> Any:
-        """The processor's model inputs of one prompt, on the model's device/dtype."""
-        enc = encode(self.processor, text, img, self.chat_template_kwargs).to(self.model.device)
+    def encode_prompt(self, text: str, img: Image.Image, system: str = "") -> Any:
+        """The processor's model inputs of one prompt (with its ``system`` turn, if any), on
+        the model's device/dtype."""
+        enc = encode(self.processor, text, img, self.chat_template_kwargs, system)
+        enc = enc.to(self.model.device)
         if "pixel_values" in enc and enc["pixel_values"].is_floating_point():
             enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)
         return enc

@@ -49,6 +49,7 @@ def split_prompts(
     rendered: Sequence[str],
     chat_template_kwargs: Mapping[str, Any] | None = None,
     text_tokens: Sequence[list[int]] | None = None,
+    system: str = "",
 ) -> ImagePrompts:
     """Encode prompt 0 with the image once; express every prompt as shared prefix + suffix.
 
@@ -57,6 +58,7 @@ def split_prompts(
     lies before it, so the expanded prefix is taken from the processor's encoding of prompt 0
     and each suffix is that prompt's own tokens after the split point. ``text_tokens``: the
     tokenizer's tokens of ``rendered`` if already known (they do not depend on the image).
+    ``system``: the system turn every prompt was rendered with (empty: none).
     """
     toks = (
         [list(t) for t in text_tokens]
@@ -64,7 +66,7 @@ def split_prompts(
         else [tokenize_text(processor, r) for r in rendered]
     )
     cut = min(common_prefix_len(toks), min(len(t) for t in toks) - 1)
-    enc = encode(processor, texts[0], image, chat_template_kwargs)
+    enc = encode(processor, texts[0], image, chat_template_kwargs, system)
     ids = enc["input_ids"][0].tolist()
     tail = len(toks[0]) - cut
     if ids[len(ids) - tail :] != toks[0][cut:]:

@@ -2,7 +2,8 @@
 
 The image is read and base64-encoded **once per image** (:func:`encode_image`) and the same data
 URL goes into all of its requests. The user turn is :func:`~stylisticbias.judge.protocol.prompts.
-chat_messages`' order (image first, then the Fig. 12 text) in the OpenAI content-part shape.
+chat_messages`' order (image first, then the Fig. 12 text) in the OpenAI content-part shape;
+a task prompt's system message is a ``system`` message before it (plain text content).
 The cache key is computed from the body with the data URL replaced by the image's sha256.
 """
 
@@ -45,14 +46,25 @@ def encode_image(path: str | Path) -> EncodedImage:
     )
 
 
-def openai_messages(text: str, image_part: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """:func:`chat_messages` with the image as an OpenAI ``image_url`` content part."""
-    msgs = chat_messages(text)
+def openai_messages(
+    text: str, image_part: Mapping[str, Any], system: str = ""
+) -> list[dict[str, Any]]:
+    """:func:`chat_messages` with the image as an OpenAI ``image_url`` content part (and the
+    ``system`` message, if any, as a ``system`` message of plain text)."""
+    msgs = chat_messages(text, None, system)
     for msg in msgs:
+        if msg["role"] == "system":
+            msg["content"] = system
+            continue
         msg["content"] = [
             dict(image_part) if part.get("type") == "image" else part for part in msg["content"]
         ]
     return msgs
+
+
+def _user(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The index of the user message (after a system message, if any)."""
+    return next(i for i, m in enumerate(messages) if m.get("role") == "user")
 
 
 class RequestBuilder:
@@ -73,10 +85,12 @@ class RequestBuilder:
             part["uuid"] = img.sha256
         return part
 
-    def _base(self, img: EncodedImage, text: str, max_tokens: int) -> dict[str, Any]:
+    def _base(
+        self, img: EncodedImage, text: str, max_tokens: int, system: str = ""
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.endpoint.served_model,
-            "messages": openai_messages(text, self._image_part(img, "")),
+            "messages": openai_messages(text, self._image_part(img, ""), system),
             "temperature": self.temperature,
             self.caps.max_tokens_field: max_tokens,
         }
@@ -93,9 +107,10 @@ class RequestBuilder:
         sent = _with_image_url(body, img.data_url)
         return ApiRequest(request_key(self.endpoint.url, keyed), sent, img.sha256, kind, est)
 
-    def generate(self, img: EncodedImage, text: str, seed: int) -> ApiRequest:
-        """One literal-protocol request: seeded, temperature T, ``max_new_tokens``."""
-        body = self._base(img, text, self.max_new_tokens)
+    def generate(self, img: EncodedImage, text: str, seed: int, system: str = "") -> ApiRequest:
+        """One literal-protocol request: seeded, temperature T, ``max_new_tokens`` (``system``:
+        a system message before the user turn; none when empty)."""
+        body = self._base(img, text, self.max_new_tokens, system)
         if self.caps.seed:
             body["seed"] = int(seed)
         if self.caps.sampling == "generation_config_json":
@@ -117,11 +132,12 @@ class RequestBuilder:
         *,
         paths: int = 0,
         temperature: float | None = None,
+        system: str = "",
     ) -> ApiRequest:
         """Log-probabilities after the partial answer ``prefix``: of the next token
         (``paths=0``), or along ``paths`` sampled continuations (``n``) of up to
         ``max_new_tokens`` tokens each, at ``temperature`` (default: the judge's)."""
-        body = self._base(img, text, self.max_new_tokens if paths else 1)
+        body = self._base(img, text, self.max_new_tokens if paths else 1, system)
         if paths:
             if paths > 1:
                 body["n"] = int(paths)
@@ -146,30 +162,34 @@ class RequestBuilder:
         *,
         paths: int = 0,
         temperature: float | None = None,
+        system: str = "",
     ) -> ApiRequest:
         """:meth:`logprobs` for a prompt with several images (one ``image_url`` part each, in
         order, before the text; none for a text-only prompt), keyed by all their hashes."""
-        kw = {"paths": paths, "temperature": temperature}
+        kw: dict[str, Any] = {"paths": paths, "temperature": temperature, "system": system}
         if len(imgs) == 1:
             return self.logprobs(imgs[0], text, prefix, top_k, **kw)
         body = self.logprobs(EncodedImage("", ""), text, prefix, top_k, **kw).body
         return self._several(body, imgs, "logprobs", text + prefix)
 
-    def generate_images(self, imgs: Sequence[EncodedImage], text: str, seed: int) -> ApiRequest:
+    def generate_images(
+        self, imgs: Sequence[EncodedImage], text: str, seed: int, system: str = ""
+    ) -> ApiRequest:
         """:meth:`generate` for a prompt with several images, or none (text only)."""
         if len(imgs) == 1:
-            return self.generate(imgs[0], text, seed)
-        body = self.generate(EncodedImage("", ""), text, seed).body
+            return self.generate(imgs[0], text, seed, system)
+        body = self.generate(EncodedImage("", ""), text, seed, system).body
         return self._several(body, imgs, "generate", text)
 
     def _several(
         self, body: dict[str, Any], imgs: Sequence[EncodedImage], kind: str, text: str
     ) -> ApiRequest:
         """``body`` (built for one placeholder image) with one image part per image of ``imgs``."""
-        first = body["messages"][0]
-        parts = [p for p in first["content"] if p.get("type") != "image_url"]
-        first = {**first, "content": [*(self._image_part(im, "") for im in imgs), *parts]}
-        body = {**body, "messages": [first, *body["messages"][1:]]}
+        msgs = list(body["messages"])
+        u = _user(msgs)
+        parts = [p for p in msgs[u]["content"] if p.get("type") != "image_url"]
+        msgs[u] = {**msgs[u], "content": [*(self._image_part(im, "") for im in imgs), *parts]}
+        body = {**body, "messages": msgs}
         sha = hashlib.sha256("|".join(im.sha256 for im in imgs).encode()).hexdigest()
         est = (
             len(imgs) * self.endpoint.image_tokens
@@ -188,6 +208,7 @@ class RequestBuilder:
         top_k: int,
         *,
         temperature: float | None = None,
+        system: str = "",
     ) -> ApiRequest:
         """One request to vLLM's ``/chat/completions/batch`` asking, for every partial answer
         in ``prefixes`` (each non-empty), one continuation of up to ``max_new_tokens`` with
@@ -195,7 +216,9 @@ class RequestBuilder:
         if not prefixes or any(not p for p in prefixes):
             raise ValueError("a batch of continuations needs non-empty partial answers")
         one = [
-            self.logprobs_images(imgs, text, p, top_k, paths=1, temperature=temperature)
+            self.logprobs_images(
+                imgs, text, p, top_k, paths=1, temperature=temperature, system=system
+            )
             for p in prefixes
         ]
         body = {k: v for k, v in one[0].body.items() if k != "messages"}

@@ -26,11 +26,13 @@ async def label_distributions(
     texts: Sequence[str],
     rules: ParserRules,
     gather: Callable[..., Awaitable[Any]] = gather_or_cancel,
+    system: str = "",
 ) -> list[TextDistribution]:
     """Exact distributions over ``rules.letters`` (+ invalid, undecided) of the prompts
     ``texts`` about one image (or several in one prompt, a list: one ``image_url`` part
     each), asked through an :class:`~.engine.OpenAIJudgeEngine`'s request builder and
-    transport ``tr``; each round's requests go out together through ``gather``."""
+    transport ``tr``; each round's requests go out together through ``gather``. ``system``:
+    the prompts' system message (a ``system`` message; none when empty)."""
     settings = dataclasses.replace(engine.exact, parser=rules)
     imgs = list(img) if isinstance(img, list | tuple) else [img]
 
@@ -42,6 +44,7 @@ async def label_distributions(
             settings.top_logprobs,
             paths=settings.request_paths,
             temperature=settings.explore_temperature,
+            system=system,
         )
         return await tr.fetch(req)
 
@@ -52,6 +55,7 @@ async def label_distributions(
             prefixes,
             settings.top_logprobs,
             temperature=settings.explore_temperature,
+            system=system,
         )
         return split_batch(await tr.fetch(req), len(prefixes))
 
@@ -85,9 +89,9 @@ async def answer_tasks_async(
     Where the engine computes exact distributions (``exact``/``sampled`` on a server with
     log-probabilities and prefill) an ask with labels gets its distribution from the top
     log-probabilities (:func:`label_distributions`; asks showing the same images with the same
-    labels go together); an ask without labels (a free number), and every ask otherwise, gets one
-    seeded ``generate`` request. A refused request is a refusal reply, never re-asked. Each image
-    file is read and encoded once per call.
+    labels and system message go together); an ask without labels (a free number), and every
+    ask otherwise, gets one seeded ``generate`` request. A refused request is a refusal reply,
+    never re-asked. Each image file is read and encoded once per call.
 
     ``tr`` is a :class:`~.transport.Transport`, or a :class:`~.batch.Collector` with ``gather``
     :func:`~.batch.gather_all` (batch jobs: every ask's next requests are recorded, nothing
@@ -101,24 +105,27 @@ async def answer_tasks_async(
                 encoded[p] = encode_image(p)
         return [encoded[p] for p in paths]
 
-    groups: dict[tuple[tuple[str, ...], ParserRules], list[int]] = {}
+    groups: dict[tuple[tuple[str, ...], ParserRules, str], list[int]] = {}
     singles: list[int] = []
     for i, ask in enumerate(asks):
         if engine.use_exact and ask.rules is not None:
-            groups.setdefault((ask.images, ask.rules), []).append(i)
+            groups.setdefault((ask.images, ask.rules, ask.system), []).append(i)
         else:
             singles.append(i)
 
     async def generated(i: int) -> TaskReply:
         ask = asks[i]
-        res = await tr.fetch(engine.builder.generate_images(images(ask.images), ask.text, ask.seed))
+        req = engine.builder.generate_images(images(ask.images), ask.text, ask.seed, ask.system)
+        res = await tr.fetch(req)
         if res.get("refusal"):
             return TaskReply(refusal=str(res["refusal"]))
         return TaskReply(text=res.get("content") or "")
 
-    async def exact(paths: tuple[str, ...], rules: ParserRules, idx: list[int]) -> list[TaskReply]:
+    async def exact(
+        paths: tuple[str, ...], rules: ParserRules, system: str, idx: list[int]
+    ) -> list[TaskReply]:
         dists = await label_distributions(
-            engine, tr, images(paths), [asks[i].text for i in idx], rules, gather
+            engine, tr, images(paths), [asks[i].text for i in idx], rules, gather, system
         )
         out = []
         for d in dists:
@@ -129,7 +136,8 @@ async def answer_tasks_async(
         return out
 
     got = await gather(
-        *(generated(i) for i in singles), *(exact(p, r, idx) for (p, r), idx in groups.items())
+        *(generated(i) for i in singles),
+        *(exact(p, r, sy, idx) for (p, r, sy), idx in groups.items()),
     )
     gen, ex = got[: len(singles)], got[len(singles) :]
     replies: dict[int, TaskReply] = dict(zip(singles, gen))

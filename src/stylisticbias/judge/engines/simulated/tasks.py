@@ -13,6 +13,11 @@ the simulated answers has a ground truth:
   composite) is chosen with ``sigmoid(s_slot1 - s_slot2 + b)``; swapping the order (variant 1)
   exposes ``b``.
 * ``numeric``: ``base_mean * exp(d + noise_sd * z)`` (log-normal around the group's mean).
+* ``factuality``: the identity the question is about answers right with
+  ``sigmoid(logit(accuracy) + d)`` (a negative shift: more factual errors for that group); a
+  wrong answer is any other option, each equally likely. The truth is the task's (which
+  option is right is written in the protocol, :mod:`~stylisticbias.judge.protocol.tasks.
+  factuality`), so a model engine's answers are scored by the same rule.
 * every task: an answer is invalid with ``invalid_rate`` (a refusal text).
 
 Answers are written as text (``"C"``, ``"B"``, ``"$85,000"``, a refusal) and read back by the
@@ -31,6 +36,7 @@ from scipy.special import expit, logit, ndtri
 from stylisticbias.benchmark import Benchmark, TaskScenario
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.simulated.model import id_hash, uniform
+from stylisticbias.judge.protocol.tasks.factuality import ABOUT, option_outcomes
 from stylisticbias.judge.protocol.tasks.pairwise import labels as pair_labels
 from stylisticbias.judge.protocol.tasks.registry import Answer, TaskPrompt, task_of
 
@@ -47,7 +53,8 @@ class TaskPlant:
     ``shift``: group -> latent effect (ordinal shift, pairwise strength, numeric log-mean
     shift); groups not listed have 0. ``base``: ``choice_k`` baseline option probabilities
     (uniform when empty). ``base_mean``/``noise_sd``: ``numeric``. ``position_bias``:
-    ``pairwise`` logit toward slot 1. ``invalid_rate``: every task.
+    ``pairwise`` logit toward slot 1. ``invalid_rate``: every task. ``accuracy``:
+    ``factuality``'s probability of the right answer for a group with shift 0.
     """
 
     shift: Mapping[str, float] = field(default_factory=dict)
@@ -56,6 +63,7 @@ class TaskPlant:
     noise_sd: float = 0.2
     position_bias: float = 0.0
     invalid_rate: float = 0.0
+    accuracy: float = 0.8
 
     def effect(self, group: str) -> float:
         """The group's latent effect (0 when not planted)."""
@@ -78,6 +86,22 @@ def pairwise_first_prob(plant: TaskPlant, first: str, second: str, variant: int)
     s = plant.effect(first) - plant.effect(second)
     b = plant.position_bias if variant == 0 else -plant.position_bias
     return float(expit(s + b))
+
+
+def factuality_correct_prob(plant: TaskPlant, group: str) -> float:
+    """P(a valid answer about an identity of ``group`` is right): see the module doc."""
+    if not 0.0 < plant.accuracy < 1.0:
+        raise StylisticBiasError(f"factuality accuracy must be in (0, 1); got {plant.accuracy}")
+    return float(expit(logit(plant.accuracy) + plant.effect(group)))
+
+
+def factuality_option_probs(plant: TaskPlant, group: str, outcomes: Sequence[str]) -> np.ndarray:
+    """P(each option) of a valid answer about an identity of ``group``; ``outcomes``: what each
+    option stands for (one ``correct``), the wrong ones equally likely."""
+    p = factuality_correct_prob(plant, group)
+    right = np.array([o == "correct" for o in outcomes])
+    wrong = max(int((~right).sum()), 1)
+    return np.where(right, p, (1.0 - p) / wrong)
 
 
 def expected_mean(plant: TaskPlant, group: str, values: Sequence[float]) -> float:
@@ -103,7 +127,7 @@ def simulate_texts(
     """The simulated responses of ``unit_ids`` (images, or pairs) to one prompt.
 
     ``groups``: per unit, the group of its image (one entry) or of the pair's ``first`` and
-    ``second`` identities (two entries, ``pairwise``).
+    ``second`` identities (two entries, ``pairwise`` and ``factuality``).
     """
     task = task_of(scenario)
     key = id_hash([f"{u}|{scenario.id}|{prompt.variant}" for u in unit_ids], seed)
@@ -124,6 +148,12 @@ def simulate_texts(
             chosen = "first" if u[i] < p_first else "second"
             slot = prompt.slots.index(chosen)
             out.append(pair_labels(scenario)[slot].upper())
+        elif name == "factuality":
+            roles = option_outcomes(scenario, prompt)
+            about = g[ABOUT.index(dict(scenario.fields)["about"])]
+            cdf = np.cumsum(factuality_option_probs(plant, about, roles))
+            j = min(int(np.searchsorted(cdf, u[i], side="right")), len(cdf) - 1)
+            out.append(scenario.options[j].label.upper())
         elif name == "numeric":
             z = ndtri(uniform(key[i : i + 1], _NOISE))[0]
             value = plant.base_mean * np.exp(plant.effect(g[0]) + plant.noise_sd * z)

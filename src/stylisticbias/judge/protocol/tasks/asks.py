@@ -4,7 +4,8 @@ The stage (:mod:`stylisticbias.families.tasks.judge.judging`) turns every (task 
 :class:`TaskAsk`: the prompt text (a text-only prompt's ``{description}`` filled in), the image
 files it shows in slot order (a pairwise prompt's two, one composite, none for text only), the
 labels an exact decoder expands over (None for a free number) and the seed of a generated
-answer. An engine (``answer_tasks`` of ``hf`` and ``openai``) answers each with a
+answer, and the task's system message if it has one. An engine (``answer_tasks`` of ``hf``
+and ``openai``) answers each with a
 :class:`TaskReply`: the exact masses over those labels where its decoding computes them, else
 the generated text. The task type then reads the reply (:func:`read_reply`): the same parser and
 outcome space for every engine.
@@ -34,7 +35,10 @@ class TaskAsk:
     ``key``: unique within a run (task, variant, unit); ``images``: image file paths in slot
     order; ``rules``: the labels of the exact expansion (None: the answer is a free number and
     is generated); ``seed``: the seed of a generated answer and of the draw from an exact
-    distribution.
+    distribution; ``system``: the system message (empty: none) -- an engine sends it as a
+    system turn where its chat format has one (``openai``: a ``system`` message; ``hf``: the
+    chat template's system role, else prepended to the text with a logged note; the simulated
+    judge reads no text).
     """
 
     key: str
@@ -42,6 +46,7 @@ class TaskAsk:
     images: tuple[str, ...]
     rules: ParserRules | None
     seed: int
+    system: str = ""
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,18 @@ def model_max_images(model: Mapping[str, Any]) -> int:
     return DEFAULT_MAX_IMAGES if value is None else int(value)
 
 
+#: the task types asked of a pair of identities (two people side by side), not of one face
+PAIR_TASKS = ("pairwise", "factuality")
+
+
 def answered_as(scenario: TaskScenario) -> str:
     """The task type that reads the answers (what a ``text_only`` entry wraps, else itself)."""
     return scenario.answers if scenario.task == "text_only" else scenario.task
+
+
+def asks_pair(scenario: TaskScenario) -> bool:
+    """Whether the scenario is asked of a pair of identities (:data:`PAIR_TASKS`)."""
+    return answered_as(scenario) in PAIR_TASKS
 
 
 def unsupported(

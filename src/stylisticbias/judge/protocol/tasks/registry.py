@@ -4,8 +4,9 @@ task types of its ``tasks:`` entries.
 This is the one place a task type is registered: a protocol-level one (the stage-facing
 :class:`~.base.TaskType`: prompts, parser, scores of the whole protocol) in
 :data:`TASK_TYPES`; a scenario-level one (a :class:`~.scenario_task.ScenarioTask`:
-``binary_choice``, ``choice_k``, ``pairwise``, ``numeric``, ``text_only``, each one module with
-its prompt builder, parser, outcome space, exact-decoder labels and per-cell scores) in
+``binary_choice``, ``choice_k``, ``pairwise``, ``numeric``, ``factuality``, ``text_only``, each
+one module with its prompt builder, parser, outcome space, exact-decoder labels and per-cell
+scores) in
 :data:`SCENARIO_TASKS`. :func:`check_protocol_tasks` checks every ``tasks:`` entry against its
 type; :func:`check_engine_tasks` fails in one line when a model's engine cannot judge a task the
 protocol asks (compose time, ``stylisticbias.validate``).
@@ -18,7 +19,13 @@ from typing import Any
 
 from stylisticbias.benchmark import DEFAULT_TASK, Benchmark, Scenario, TaskScenario
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.protocol.tasks import binary_scenario, choice_k, numeric, pairwise
+from stylisticbias.judge.protocol.tasks import (
+    binary_scenario,
+    choice_k,
+    factuality,
+    numeric,
+    pairwise,
+)
 from stylisticbias.judge.protocol.tasks.base import TaskType
 from stylisticbias.judge.protocol.tasks.binary_choice import BINARY_CHOICE
 from stylisticbias.judge.protocol.tasks.capabilities import unsupported
@@ -65,6 +72,7 @@ SCENARIO_TASKS: Registry[ScenarioTask] = Registry(
             choice_k.TASK,
             pairwise.TASK,
             numeric.TASK,
+            factuality.TASK,
             TextOnly(scenario_task),
         )
     },
