@@ -92,6 +92,7 @@ from stylisticbias.families.tasks.analysis import stats as ts
 from stylisticbias.families.tasks.analysis import tables as tt
 from stylisticbias.families.tasks.analysis.demo import ask, options_table, pairwise_answers
 from stylisticbias.families.tasks.analysis.designs import McqDesign, SalaryDesign, VignetteDesign
+from stylisticbias.families.tasks.judge.plants import load_plants
 from stylisticbias.judge.engines.simulated.tasks import TaskPlant, choice_k_probs
 from stylisticbias.registry import Registry
 
@@ -224,24 +225,12 @@ def _for(rows: pd.DataFrame, key: str, truth: dict[str, float]) -> list[float]:
 
 
 # ---- REFLECT ----------------------------------------------------------------------------------
-REFLECT_EPS = 0.03
 
 
 def reflect_plants(null: bool) -> dict[str, TaskPlant]:
-    """The planted effects of a REFLECT replicate (all zero under the global null)."""
-
-    def s(d: dict[str, float]) -> dict[str, float]:
-        return {} if null else d
-
-    return {
-        "pairwise": TaskPlant(shift=s({"black-female": -0.5, "black-male": -0.3,
-                                       "white-male": 0.4}),
-                              position_bias=0.0 if null else 0.3, invalid_rate=REFLECT_EPS),
-        "choice_k": TaskPlant(shift=s({"black-male": -0.6, "white-male": 0.3}),
-                              base=(0.1, 0.2, 0.3, 0.2, 0.1, 0.1), invalid_rate=REFLECT_EPS),
-        "numeric": TaskPlant(shift=s({"black-female": -0.08, "white-male": 0.05}),
-                             base_mean=70_000, noise_sd=0.15, invalid_rate=REFLECT_EPS),
-    }  # fmt: skip
+    """The planted effects of a REFLECT replicate (``conf/planted/tasks.yaml``, section
+    ``reflect``; every shift and position bias 0 under the global null)."""
+    return load_plants("reflect", null=null)
 
 
 def reflect_replicate(bench: Benchmark, rep: int, n_photos: int, n_boot: int,
@@ -282,7 +271,7 @@ def reflect_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
     }
     sal = p["numeric"]
     return {
-        "reflect_win_rates": win_rate_truth(p["pairwise"], GROUPS, REFLECT_EPS),
+        "reflect_win_rates": win_rate_truth(p["pairwise"], GROUPS, p["pairwise"].invalid_rate),
         "position_bias": {"_": position_bias_truth(p["pairwise"], GROUPS)},
         "reflect_mcq_gaps": mcq_gaps,
         "reflect_salary_gaps": {g: (math.exp(sal.effect(g) - sal.effect(REF)) - 1) * 100
@@ -299,19 +288,12 @@ REFLECT_TESTS = ("reflect_salary_tests", "position_bias")
 
 
 # ---- VIGNETTE ---------------------------------------------------------------------------------
-VIGNETTE_EPS = 0.02
 
 
 def vignette_plants(null: bool) -> dict[str, TaskPlant]:
-    """The planted effects of a VIGNETTE replicate (all zero under the global null)."""
-    b = 0.0 if null else 0.25
-    return {
-        "high": TaskPlant(shift={} if null else {"doctor": 0.6, "athlete": -0.3},
-                          position_bias=b, invalid_rate=VIGNETTE_EPS),
-        "low": TaskPlant(shift={} if null else {"doctor": -0.4, "athlete": 0.3},
-                         position_bias=b, invalid_rate=VIGNETTE_EPS),
-        "text": TaskPlant(position_bias=b, invalid_rate=VIGNETTE_EPS),
-    }  # fmt: skip
+    """The planted effects of a VIGNETTE replicate (``conf/planted/tasks.yaml``, section
+    ``vignette``; every shift and position bias 0 under the global null)."""
+    return load_plants("vignette", null=null)
 
 
 def vignette_replicate(bench: Benchmark, rep: int, n_inst: int, n_boot: int,
