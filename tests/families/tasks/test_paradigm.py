@@ -33,9 +33,10 @@ def test_the_tasks_family_declares_its_paradigms_once() -> None:
     family = FAMILIES.lookup("tasks")
     assert tuple(family.paradigms) == ("reflect", "vignette")
     reflect, vignette = (family.paradigm(n) for n in family.paradigms)
-    assert reflect.pairwise_tables == ("reflect_win_rates", "reflect_win_matrix", "position_bias")
+    want = ("reflect_win_rates", "reflect_win_matrix", "task_position_bias")
+    assert reflect.pairwise_tables == want
     assert not reflect.selection_tables and reflect.image_twin is None
-    assert vignette.pairwise_tables == ("position_bias",)
+    assert vignette.pairwise_tables == ("task_position_bias",)
     assert vignette.selection_tables and vignette.image_twin is not None
 
 
@@ -89,7 +90,7 @@ def test_a_sixth_protocol_with_a_new_paradigm(monkeypatch: pytest.MonkeyPatch) -
 
     hiring = Paradigm(
         name="hiring",
-        pairwise_tables=("reflect_win_rates", "reflect_win_matrix", "position_bias"),
+        pairwise_tables=("reflect_win_rates", "reflect_win_matrix", "task_position_bias"),
         image_twin=image_twin,
     )
     family = FAMILIES.lookup("tasks")
@@ -118,7 +119,7 @@ def test_a_sixth_protocol_with_a_new_paradigm(monkeypatch: pytest.MonkeyPatch) -
     assert {
         "reflect_win_rates",
         "reflect_win_matrix",
-        "position_bias",
+        "task_position_bias",
         "vignette_text_vs_image",
     } == set(tabs)
     assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == [3021, 3022]

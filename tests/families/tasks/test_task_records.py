@@ -36,12 +36,12 @@ def reflect_records() -> pd.DataFrame:
 def test_reflect_tables_from_records(reflect_records):
     bench = load_benchmark("reflect")
     tabs = task_tables_from_records(reflect_records, bench, "sim", n_boot=20, simulated=True)
-    assert set(tabs) == {"reflect_win_rates", "reflect_win_matrix", "position_bias",
+    assert set(tabs) == {"reflect_win_rates", "reflect_win_matrix", "task_position_bias",
                          "reflect_mcq_distribution",
                          "reflect_mcq_gaps", "reflect_salary_gaps",
                          "reflect_salary_tests"}  # fmt: skip
     # one position-bias row per pairwise task; the planted bias toward slot 1 shows
-    pb = tabs["position_bias"]
+    pb = tabs["task_position_bias"]
     assert sorted(pb["scenario_id"]) == [1, 2, 3]
     assert (pb["position_bias"] > 0).all()
     # planted: white-male wins more often than black-female
@@ -82,7 +82,7 @@ def test_vignette_tables_from_records():
     rec = task_records(bench, faces(80), "sim", seed=1)
     tabs = task_tables_from_records(rec, bench, "sim", n_boot=10, simulated=True)
     assert {"vignette_selection", "vignette_log_odds", "vignette_pair_comp", "vignette_polarity",
-            "vignette_text_vs_image", "position_bias"} <= set(tabs)  # fmt: skip
+            "vignette_text_vs_image", "task_position_bias"} <= set(tabs)  # fmt: skip
     assert "reflect_win_rates" not in tabs
     # every text-only question is compared with the image question it mirrors (3021-3029)
     assert sorted(tabs["vignette_text_vs_image"]["scenario_id"].unique()) == list(range(3021, 3030))

@@ -82,7 +82,7 @@ def test_task_metrics_carry_every_interval(reflect_reports: Path) -> None:
     for g in wr["group"]:
         k = f"reflect_win_rates.1.{g}"
         assert m[f"{k}.ci_low"] <= m[k] <= m[f"{k}.ci_high"]
-    assert "reflect_salary_tests.21.group.pval" in m and "position_bias.1.pval" in m
+    assert "reflect_salary_tests.21.group.pval" in m and "task_position_bias.1.pval" in m
     assert task_metrics(tables, "nobody") == {}
 
 

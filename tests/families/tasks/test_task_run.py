@@ -132,10 +132,10 @@ def test_position_bias_table_recovers_a_planted_left_bias(monkeypatch, bias):
     _, pairs = task_units(faces(200))
     truth = np.mean([(expit(d + bias) + 1 - expit(d - bias)) / 2 for _, _, (a, b) in pairs
                      for d in [plant.effect(a) - plant.effect(b)]]) - 0.5  # fmt: skip
-    pb = task_tables_from_records(rec, bench, "sim", n_boot=200)["position_bias"].iloc[0]
+    pb = task_tables_from_records(rec, bench, "sim", n_boot=200)["task_position_bias"].iloc[0]
     assert pb["ci_low"] <= truth <= pb["ci_high"]
     assert (pb["pval"] < 0.01) == (bias != 0)
     # the recorded positions, not the variant: scrambling left_id breaks the estimate
     flipped = rec.assign(left_id=rec["right_id"])
-    pf = task_tables_from_records(flipped, bench, "sim", n_boot=20)["position_bias"].iloc[0]
+    pf = task_tables_from_records(flipped, bench, "sim", n_boot=20)["task_position_bias"].iloc[0]
     assert pf["position_bias"] == pytest.approx(-pb["position_bias"])

@@ -39,7 +39,7 @@ def test_reflect_demo_tables_show_the_planted_effects(reflect) -> None:
     assert set(reflect) == {
         "reflect_win_rates",
         "reflect_win_matrix",
-        "position_bias",
+        "task_position_bias",
         "reflect_mcq_distribution",
         "reflect_mcq_gaps",
         "reflect_salary_gaps",
@@ -55,7 +55,7 @@ def test_reflect_demo_tables_show_the_planted_effects(reflect) -> None:
     assert m[("white-male", "black-female")] > 0.5
     wr = reflect["reflect_win_rates"].set_index("group")["win_rate"]
     assert wr["white-male"] > wr["white-female"] > wr["black-female"]  # planted strengths
-    pb = reflect["position_bias"].iloc[0]
+    pb = reflect["task_position_bias"].iloc[0]
     assert pb["position_bias"] > 0 and pb["ci_low"] > 0  # planted +0.3 toward slot 1
     dist = reflect["reflect_mcq_distribution"]
     pooled = dist[dist["group"] == "pooled"]
@@ -98,11 +98,11 @@ def test_demo_cli_writes_every_table(tmp_path) -> None:
         "vignette_log_odds",
         "vignette_pair_comp",
         "vignette_polarity",
-        "position_bias",
+        "task_position_bias",
         "vignette_text_vs_image",
     }
-    back = pd.read_csv(tmp_path / "position_bias.csv")
-    tt.validate_task_table("position_bias", back)
+    back = pd.read_csv(tmp_path / "task_position_bias.csv")
+    tt.validate_task_table("task_position_bias", back)
 
 
 # slow tier: calibration replicates of every table (~5 CPU-s); fast sibling:
@@ -112,23 +112,23 @@ def test_calibration_runs_every_table_and_merges_into_the_bench_file(tmp_path) -
     res = calibrate_reflect(2, n_photos=24, n_boot=100, null_replicates=3)
     assert set(res["coverage"]) == {
         "reflect_win_rates",
-        "position_bias",
+        "task_position_bias",
         "reflect_mcq_gaps",
         "reflect_salary_gaps",
     }
     for c in res["coverage"].values():
         assert 0 <= c["coverage"] <= 1 and c["ci95"][0] <= c["coverage"] <= c["ci95"][1]
         assert c["replicates"] == 2 and abs(c["bias"]) <= c["rmse"]
-    assert set(res["null_fdr"]) == {"reflect_salary_tests", "position_bias"}
+    assert set(res["null_fdr"]) == {"reflect_salary_tests", "task_position_bias"}
     assert all(f["replicates"] == 3 for f in res["null_fdr"].values())
     res = calibrate_vignette(2, n_inst=20, n_boot=100, null_replicates=2)
-    assert set(res["coverage"]) == {"vignette_selection", "vignette_log_odds", "position_bias"}
+    assert set(res["coverage"]) == {"vignette_selection", "vignette_log_odds", "task_position_bias"}
     assert set(res["null_fdr"]) == {
         "vignette_log_odds",
         "vignette_pair_comp",
         "vignette_polarity",
         "vignette_text_vs_image",
-        "position_bias",
+        "task_position_bias",
     }
     assert set(res["power"]) == set(res["null_fdr"])
     assert all(0 <= p["row_rejection_share"] <= 1 for p in res["power"].values())

@@ -6,5 +6,5 @@ from stylisticbias.families.tasks.paradigm import Paradigm
 
 PARADIGM = Paradigm(
     name="reflect",
-    pairwise_tables=("reflect_win_rates", "reflect_win_matrix", "position_bias"),
+    pairwise_tables=("reflect_win_rates", "reflect_win_matrix", "task_position_bias"),
 )

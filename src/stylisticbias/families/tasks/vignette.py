@@ -33,7 +33,7 @@ def image_twin(task: TaskScenario, benchmark: Benchmark) -> TaskScenario | None:
 
 PARADIGM = Paradigm(
     name="vignette",
-    pairwise_tables=("position_bias",),
+    pairwise_tables=("task_position_bias",),
     selection_tables=True,
     image_twin=image_twin,
 )

@@ -15,16 +15,16 @@ replicate is 1 when anything is rejected, so the FDR is the share of replicates 
 rejection (with its Clopper-Pearson interval).
 
 * REFLECT (48 source photos x 4 race-gender variants): ``reflect_win_rates`` (every cross-group
-  pair of a photo, both orders, inconsistent pairs dropped), ``position_bias``,
+  pair of a photo, both orders, inconsistent pairs dropped), ``task_position_bias``,
   ``reflect_mcq_gaps`` (ordinal shift), ``reflect_salary_gaps`` (log-normal means); null:
-  ``reflect_salary_tests`` (cluster-robust OLS Wald F) and ``position_bias`` (binomial);
+  ``reflect_salary_tests`` (cluster-robust OLS Wald F) and ``task_position_bias`` (binomial);
 * VIGNETTE (40 composite instances of every pair of four identities, both orders; the
   "friendly"/"unfriendly" terms, a decision question with the image and text-only):
   ``vignette_selection``, ``vignette_log_odds`` (Woolf interval of the add-one log-odds ratio;
-  truth: the log odds ratio of the expected selection shares), ``position_bias``; null:
+  truth: the log odds ratio of the expected selection shares), ``task_position_bias``; null:
   ``vignette_log_odds`` and ``vignette_polarity`` (the exact test stratified by instance,
   :mod:`.exact`), ``vignette_pair_comp`` (Fisher exact), ``vignette_text_vs_image``
-  (two-proportion z) and ``position_bias``. Every tested table also reports its ``power``
+  (two-proportion z) and ``task_position_bias``. Every tested table also reports its ``power``
   under the planted design (the share of its rows rejected after BH per replicate).
 
 The pooled Fisher test of the log-odds and polarity tables read a null FDR of 0.0525 over 400
@@ -272,7 +272,7 @@ def reflect_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
     sal = p["numeric"]
     return {
         "reflect_win_rates": win_rate_truth(p["pairwise"], GROUPS, p["pairwise"].invalid_rate),
-        "position_bias": {"_": position_bias_truth(p["pairwise"], GROUPS)},
+        "task_position_bias": {"_": position_bias_truth(p["pairwise"], GROUPS)},
         "reflect_mcq_gaps": mcq_gaps,
         "reflect_salary_gaps": {g: (math.exp(sal.effect(g) - sal.effect(REF)) - 1) * 100
                                 for g in GROUPS},
@@ -281,10 +281,10 @@ def reflect_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
 
 #: table -> (estimate column, key column) of the REFLECT intervals
 REFLECT_INTERVALS = {"reflect_win_rates": ("win_rate", "group"),
-                     "position_bias": ("position_bias", None),
+                     "task_position_bias": ("position_bias", None),
                      "reflect_mcq_gaps": ("relative_mean_gap", "group"),
                      "reflect_salary_gaps": ("gap_pct", "group")}  # fmt: skip
-REFLECT_TESTS = ("reflect_salary_tests", "position_bias")
+REFLECT_TESTS = ("reflect_salary_tests", "task_position_bias")
 
 
 # ---- VIGNETTE ---------------------------------------------------------------------------------
@@ -310,7 +310,8 @@ def vignette_replicate(bench: Benchmark, rep: int, n_inst: int, n_boot: int,
     out["vignette_polarity"] = tt.polarity_table(
         tt.polarity_counts(oh, ol, "p1"), MODEL, simulated=True
     )
-    out["position_bias"] = tt.pairwise_tables(high, MODEL, FRIENDLY, **kw)["position_bias"]
+    pairwise = tt.pairwise_tables(high, MODEL, FRIENDLY, **kw)
+    out["task_position_bias"] = pairwise["task_position_bias"]
     with_img = pairwise_answers(bench, DECISION, plants["high"], inst, IDENTITIES, seed + 2)
     text = pairwise_answers(bench, DECISION_TEXT, plants["text"], inst, IDENTITIES, seed + 3)
     out["vignette_text_vs_image"] = tt.text_vs_image_table(
@@ -333,14 +334,14 @@ def vignette_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
         lor[f"{i}|friendly"], lor[f"{i}|unfriendly"] = d, -d
     return {"vignette_selection": selection_truth([p["high"], p["low"]], IDENTITIES),
             "vignette_log_odds": lor,
-            "position_bias": {"_": position_bias_truth(p["high"], IDENTITIES)}}  # fmt: skip
+            "task_position_bias": {"_": position_bias_truth(p["high"], IDENTITIES)}}  # fmt: skip
 
 
 VIGNETTE_INTERVALS = {"vignette_selection": ("selection_frequency", "identity"),
                       "vignette_log_odds": ("log_odds", "identity+activity"),
-                      "position_bias": ("position_bias", None)}  # fmt: skip
+                      "task_position_bias": ("position_bias", None)}  # fmt: skip
 VIGNETTE_TESTS = ("vignette_log_odds", "vignette_pair_comp", "vignette_polarity",
-                  "vignette_text_vs_image", "position_bias")  # fmt: skip
+                  "vignette_text_vs_image", "task_position_bias")  # fmt: skip
 
 
 # ---- the study ----------------------------------------------------------------------------------

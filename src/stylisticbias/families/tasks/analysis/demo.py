@@ -108,7 +108,7 @@ def vignette_demo(model: str = "simulated", n_inst: int = 40, seed: int = 1,
     out = tt.vignette_tables(pd.concat([oh, ol]), model, 101, **kw)
     counts_df = tt.polarity_counts(oh, ol, "p1")
     out["vignette_polarity"] = tt.polarity_table(counts_df, model, simulated=True)
-    out["position_bias"] = tt.pairwise_tables(high, model, 101, **kw)["position_bias"]
+    out["task_position_bias"] = tt.pairwise_tables(high, model, 101, **kw)["task_position_bias"]
     # the first cooking decision question with the image (planted preference) and without it
     # (text-only ablation, no preference planted)
     with_img = pairwise_answers(bench, 3021, VIGNETTE_PLANT["high"], inst, IDENTITIES, seed + 2)

@@ -20,7 +20,7 @@ INTERVAL_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "reflect_win_rates": ("win_rate", ("scenario_id", "group")),
     "reflect_mcq_gaps": ("relative_mean_gap", ("scenario_id", "group")),
     "reflect_salary_gaps": ("gap_pct", ("scenario_id", "group")),
-    "position_bias": ("position_bias", ("scenario_id",)),
+    "task_position_bias": ("position_bias", ("scenario_id",)),
     "vignette_selection": ("selection_frequency", ("scenario_id", "identity")),
     "vignette_log_odds": ("log_odds", ("activity", "identity")),
 }

@@ -3,7 +3,7 @@ records (:mod:`~stylisticbias.judge.protocol.tasks.records`). Which tables a pro
 make is its paradigm's (``paradigm:``; :mod:`stylisticbias.families.tasks.paradigm`):
 
 * every pairwise task: the paradigm's pairwise tables (REFLECT: ``reflect_win_rates``,
-  ``reflect_win_matrix`` and ``position_bias``; VIGNETTE: position bias only);
+  ``reflect_win_matrix`` and ``task_position_bias``; VIGNETTE: position bias only);
 * every ``choice_k`` task: ``reflect_mcq_distribution`` and ``reflect_mcq_gaps`` (option values
   from the protocol, 1..k where it gives none); every ``numeric`` task: ``reflect_salary_gaps``
   and ``reflect_salary_tests``; the reference group is :data:`REF` when judged, else the first;

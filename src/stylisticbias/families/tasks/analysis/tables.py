@@ -102,7 +102,7 @@ TASK_TABLES: tuple[TableSpec, ...] = (
     _spec("vignette_text_vs_image", "VIGNETTE with-image vs text-only selection shares and the "
           "pooled two-proportion z-test (Sec. 4.5)", ("model", "scenario_id", "identity"),
           ("share_image", "share_text", "delta", "z", "pval", "test", "n")),
-    _spec("position_bias", "left/right (slot 1) bias the swapped orders expose",
+    _spec("task_position_bias", "left/right (slot 1) bias the swapped orders expose",
           ("model", "scenario_id"), ("position_bias", "ci_low", "ci_high", "pval", "n")),
     *VIGNETTE_TABLES,  # the per-paradigm tables (vignette_tables.py)
 )  # fmt: skip
@@ -141,7 +141,7 @@ def pairwise_tables(
     answers: pd.DataFrame, model: str, scenario_id: int, *, n_boot: int = 500, seed: int = 0,
     simulated: bool = False,
 ) -> dict[str, pd.DataFrame]:  # fmt: skip
-    """``reflect_win_rates``, ``reflect_win_matrix`` and ``position_bias`` of one pairwise
+    """``reflect_win_rates``, ``reflect_win_matrix`` and ``task_position_bias`` of one pairwise
     scenario.
 
     ``answers``: ``unit``, ``first``, ``second`` (groups), ``variant``, ``choice``.
@@ -181,7 +181,7 @@ def pairwise_tables(
                           "win_rate": float(matrix.loc[g, o]), "n": int(both.sum())})  # fmt: skip
     return {"reflect_win_rates": _frame("reflect_win_rates", rows, simulated),
             "reflect_win_matrix": _frame("reflect_win_matrix", cells, simulated),
-            "position_bias": _frame("position_bias", pb, simulated)}  # fmt: skip
+            "task_position_bias": _frame("task_position_bias", pb, simulated)}  # fmt: skip
 
 
 def mcq_tables(

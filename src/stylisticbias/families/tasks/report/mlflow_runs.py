@@ -57,7 +57,7 @@ HEADLINE: tuple[tuple[str, str, str, str, bool], ...] = (
     ("mcq_jsd.max", "reflect_mcq_gaps", "jsd", "max", False),
     ("salary_gap_pct.max_abs", "reflect_salary_gaps", "gap_pct", "max_abs", True),
     ("salary_test_pval.min", "reflect_salary_tests", "pval", "min", False),
-    ("position_bias.max_abs", "position_bias", "position_bias", "max_abs", True),
+    ("position_bias.max_abs", "task_position_bias", "position_bias", "max_abs", True),
     ("selection_frequency.max", "vignette_selection", "selection_frequency", "max", True),
     ("selection_frequency.min", "vignette_selection", "selection_frequency", "min", True),
     ("log_odds.max_abs", "vignette_log_odds", "log_odds", "max_abs", True),

@@ -85,7 +85,7 @@ def task_headline(tables: Mapping[str, pd.DataFrame], model: str) -> list[str]:
         lines.append(
             line(f"strongest log-odds, {r['identity']} for {r['activity']}", r, "log_odds")
         )
-    pb = rows("position_bias")
+    pb = rows("task_position_bias")
     if not pb.empty:
         r = pb.loc[pb["position_bias"].abs().idxmax()]
         lines.append(
