@@ -52,9 +52,15 @@ def _dataset(benchmark: Benchmark, n_faces: int = 28, seed: int = 7):
                 continue
             img = f"{fid}--{v.slug}"
             variations.append(
-                {"image_id": img, "face_id": fid, "category": v.category,
-                 "attribute": v.attribute, "value": v.value, **demo}
-            )  # fmt: skip
+                {
+                    "image_id": img,
+                    "face_id": fid,
+                    "category": v.category,
+                    "attribute": v.attribute,
+                    "value": v.value,
+                    **demo,
+                }
+            )
             images.append((img, 0.15 * (i % 3 - 1)))
         lean = 0.1 * benchmark.demographics["age"].index(demo["age"])
         for img, eff in images:
@@ -216,8 +222,11 @@ def test_sbs_table12_and_table3_agree(run, benchmark: Benchmark) -> None:
     for cat in benchmark.categories:  # check_table3: all 10 x 4 cells, empty ones as p = 1
         cd = delta[delta["category"] == cat]
         for dim, col in DIMENSIONS.items():
-            sub = [cd[cd[col] == g].groupby("face_id")["delta"].mean().mean()
-                   for g in benchmark.demographics[col] if (cd[col] == g).any()]  # fmt: skip
+            sub = [
+                cd[cd[col] == g].groupby("face_id")["delta"].mean().mean()
+                for g in benchmark.demographics[col]
+                if (cd[col] == g).any()
+            ]
             keys.append((cat, dim))
             v3.append(float(np.mean(sub)) if sub else np.nan)
             p3.append(_off_wilcoxon_p(cd.groupby("face_id")["delta"].mean().to_numpy()))

@@ -41,23 +41,44 @@ from stylisticbias.scores import compute_scores
 TOL = 1e-12
 MODEL = "qwen3"
 SCENARIOS = (1, 8, 13, 16, 17, 20, 25)  # Stable and five whose released index differs
-PICKS = {("facial_hair_male", "Full beard"), ("makeup_female", "Heavy"),
-         ("fashion_style", "Formal / Evening wear"), ("hair_color", "Blonde"),
-         ("tattoos", "Facial tattoo"), ("eyewear", "Sunglasses")}  # fmt: skip
+PICKS = {
+    ("facial_hair_male", "Full beard"),
+    ("makeup_female", "Heavy"),
+    ("fashion_style", "Formal / Evening wear"),
+    ("hair_color", "Blonde"),
+    ("tattoos", "Facial tattoo"),
+    ("eyewear", "Sunglasses"),
+}
 
 # --- the released code, transcribed --------------------------------------------------------
 #: config/judgement_scenarios.json
 RELEASED_SCENARIOS = [
-    ("Competent", "Incompetent"), ("Likeable", "Unlikeable"), ("Intelligent", "Unintelligent"),
-    ("Responsible", "Irresponsible"), ("Open-minded", "Closed-minded"),
-    ("Conscientious", "Careless"), ("Extraverted", "Introverted"),
-    ("Emotionally stable", "Anxious"), ("Confident", "Insecure"), ("Curious", "Indifferent"),
-    ("Loving", "Cold"), ("Trustworthy", "Untrustworthy"), ("Obedient", "Unruly"),
-    ("Peaceful", "Controversial"), ("Home owner", "Renter"), ("Educated", "Uneducated"),
-    ("Attractive", "Unattractive"), ("Stylish", "Unstylish"), ("Friendly", "Unfriendly"),
-    ("Loyal", "Disloyal"), ("Rational", "Emotional"), ("Independent", "Dependent"),
-    ("Polite", "Rude"), ("Wealthy", "Poor"), ("Honest", "Fraudulent"),
-]  # fmt: skip
+    ("Competent", "Incompetent"),
+    ("Likeable", "Unlikeable"),
+    ("Intelligent", "Unintelligent"),
+    ("Responsible", "Irresponsible"),
+    ("Open-minded", "Closed-minded"),
+    ("Conscientious", "Careless"),
+    ("Extraverted", "Introverted"),
+    ("Emotionally stable", "Anxious"),
+    ("Confident", "Insecure"),
+    ("Curious", "Indifferent"),
+    ("Loving", "Cold"),
+    ("Trustworthy", "Untrustworthy"),
+    ("Obedient", "Unruly"),
+    ("Peaceful", "Controversial"),
+    ("Home owner", "Renter"),
+    ("Educated", "Uneducated"),
+    ("Attractive", "Unattractive"),
+    ("Stylish", "Unstylish"),
+    ("Friendly", "Unfriendly"),
+    ("Loyal", "Disloyal"),
+    ("Rational", "Emotional"),
+    ("Independent", "Dependent"),
+    ("Polite", "Rude"),
+    ("Wealthy", "Poor"),
+    ("Honest", "Fraudulent"),
+]
 #: config/variation_features_whitelist.json
 WHITELIST = {
     "skin_irregularities": ["Freckles", "Acne", "Moles"],
@@ -71,11 +92,19 @@ WHITELIST = {
     "piercings": ["Single nose", "Multiple"],
     "tattoos": ["Facial tattoo"],
     "accessories": ["Cap", "Beanie"],
-    "fashion_style": ["Professional / Business formal", "Formal / Evening wear", "Casual",
-                      "Smart casual", "Sporty / Athletic wear", "Streetwear",
-                      "Functional / outdoor wear", "Daring / Provocative", "Vintage / Retro",
-                      "Worn / Distressed clothing"],
-}  # fmt: skip
+    "fashion_style": [
+        "Professional / Business formal",
+        "Formal / Evening wear",
+        "Casual",
+        "Smart casual",
+        "Sporty / Athletic wear",
+        "Streetwear",
+        "Functional / outdoor wear",
+        "Daring / Provocative",
+        "Vintage / Retro",
+        "Worn / Distressed clothing",
+    ],
+}
 WL = {k.lower(): {v.lower() for v in vs} for k, vs in WHITELIST.items()}
 DEMO_DIMS = {
     "Age": ("age", ["young adult", "middle-aged adult", "elderly"]),
@@ -117,8 +146,12 @@ def released_evaluate(model_dir: Path) -> tuple[list[dict], list[dict]]:
         subs = sorted(p for p in face.iterdir() if p.is_dir())
         base = next((p for p in subs if p.name == face.name), subs[0])
         ch = json.loads(sorted(base.glob("*.json"))[0].read_text("utf-8"))["characteristics"]
-        demo = {"age": ch["age"], "gender": ch["gender"], "ethnicity": ch["ethnicity"],
-                "body_index": ch.get("body_index", ch.get("body_type"))}  # fmt: skip
+        demo = {
+            "age": ch["age"],
+            "gender": ch["gender"],
+            "ethnicity": ch["ethnicity"],
+            "body_index": ch.get("body_index", ch.get("body_type")),
+        }
         grouped: dict = defaultdict(lambda: {"counts": Counter(), "n": 0, "options": set()})
         names = {}
         for vf in subs:
@@ -131,8 +164,9 @@ def released_evaluate(model_dir: Path) -> tuple[list[dict], list[dict]]:
             )
             for f in sorted(vf.glob("*.json")):
                 data = json.loads(f.read_text("utf-8"))
-                if vf.name != face.name and _skip(data.get("characteristics") or {},
-                                                  _norm(demo["gender"])):  # fmt: skip
+                if vf.name != face.name and _skip(
+                    data.get("characteristics") or {}, _norm(demo["gender"])
+                ):
                     continue
                 scenario = int(re.search(r"scenario(\d+)", f.name).group(1))
                 opts = [str(data["options"]["a"]).strip(), str(data["options"]["b"]).strip()]
@@ -153,15 +187,22 @@ def released_evaluate(model_dir: Path) -> tuple[list[dict], list[dict]]:
             b = d.get(face.name)
             if b is None:
                 continue
-            bases.append({"face_folder": face.name, "scenario": scenario, "p_option_a": b,
-                          **demo})  # fmt: skip
+            bases.append({"face_folder": face.name, "scenario": scenario, "p_option_a": b, **demo})
             for vname, p in sorted(d.items()):
                 if vname == face.name or p is None:
                     continue
-                pairs.append({"face_folder": face.name, "variation_folder": vname,
-                              "variation_name": names[vname], "scenario": scenario,
-                              "base_score": b, "variation_score": p, "delta": p - b,
-                              **demo})  # fmt: skip
+                pairs.append(
+                    {
+                        "face_folder": face.name,
+                        "variation_folder": vname,
+                        "variation_name": names[vname],
+                        "scenario": scenario,
+                        "base_score": b,
+                        "variation_score": p,
+                        "delta": p - b,
+                        **demo,
+                    }
+                )
     return pairs, bases
 
 
@@ -183,8 +224,9 @@ def _wilcoxon(vals: list[float]) -> float:
     if len(vals) < 3:
         return float("nan")
     try:
-        return float(scipy_stats.wilcoxon(vals, zero_method="wilcox",
-                                          alternative="two-sided").pvalue)  # fmt: skip
+        return float(
+            scipy_stats.wilcoxon(vals, zero_method="wilcox", alternative="two-sided").pvalue
+        )
     except Exception:
         return float("nan")
 
@@ -207,17 +249,24 @@ def released_big_table(rows: list[dict]) -> dict[tuple, tuple[float, float, floa
                 cells.append((var, dim, v, _faces(rows, lambda n, x=var: n == x, col, v)))
     raw = [_wilcoxon(c[3]) for c in cells]
     adj = _bh([1.0 if math.isnan(p) else p for p in raw])
-    return {c[:3]: (float(np.mean(c[3])) if c[3] else math.nan, p, q)
-            for c, p, q in zip(cells, raw, adj)}  # fmt: skip
+    return {
+        c[:3]: (float(np.mean(c[3])) if c[3] else math.nan, p, q)
+        for c, p, q in zip(cells, raw, adj)
+    }
 
 
 TABLE3_CATEGORIES = {
-    "Fashion": ("fashion_style",), "Facial hair": ("facial_hair_male",),
-    "Eyewear": ("eyewear",), "Makeup & lips": ("makeup_female", "lip_makeup_female"),
-    "Tattoos": ("tattoos",), "Hair style": ("hair_style",),
-    "Skin irreg.": ("skin_irregularities",), "Hair len./color": ("hair_length", "hair_color"),
-    "Accessories": ("accessories",), "Piercings": ("piercings",),
-}  # fmt: skip
+    "Fashion": ("fashion_style",),
+    "Facial hair": ("facial_hair_male",),
+    "Eyewear": ("eyewear",),
+    "Makeup & lips": ("makeup_female", "lip_makeup_female"),
+    "Tattoos": ("tattoos",),
+    "Hair style": ("hair_style",),
+    "Skin irreg.": ("skin_irregularities",),
+    "Hair len./color": ("hair_length", "hair_color"),
+    "Accessories": ("accessories",),
+    "Piercings": ("piercings",),
+}
 
 
 def released_table3(rows: list[dict]) -> dict[tuple, tuple[float, float]]:
@@ -269,8 +318,16 @@ def _run(benchmark: Benchmark, n_faces: int = 12, seed: int = 3):
         for i, v in enumerate(picks):
             if v.applies_to(demo["gender"]):
                 img = f"{fid}-{v.slug}"
-                variations.append({"image_id": img, "face_id": fid, "category": v.category,
-                                   "attribute": v.attribute, "value": v.value, **demo})  # fmt: skip
+                variations.append(
+                    {
+                        "image_id": img,
+                        "face_id": fid,
+                        "category": v.category,
+                        "attribute": v.attribute,
+                        "value": v.value,
+                        **demo,
+                    }
+                )
                 images.append((img, 0.2 * (i % 3 - 1)))
         for img, eff in images:
             for sc in SCENARIOS:
@@ -280,11 +337,25 @@ def _run(benchmark: Benchmark, n_faces: int = 12, seed: int = 3):
                         u = rng.random()
                         cut = 0.06 + 0.94 * p_pos
                         choice = "invalid" if u < 0.06 else "positive" if u < cut else "negative"
-                        rows.append((img, fid, MODEL, "simulated", "simulated", sc, o, k,
-                                     {"positive": "(a)", "negative": "(b)"}.get(choice, "?"),
-                                     choice, float(choice == "positive"),
-                                     float(choice == "negative"), float(choice == "invalid"),
-                                     0.0, True))  # fmt: skip
+                        rows.append(
+                            (
+                                img,
+                                fid,
+                                MODEL,
+                                "simulated",
+                                "simulated",
+                                sc,
+                                o,
+                                k,
+                                {"positive": "(a)", "negative": "(b)"}.get(choice, "?"),
+                                choice,
+                                float(choice == "positive"),
+                                float(choice == "negative"),
+                                float(choice == "invalid"),
+                                0.0,
+                                True,
+                            )
+                        )
     j = pd.DataFrame(rows, columns=list(COLUMNS))
     return pd.DataFrame(faces), pd.DataFrame(variations), j
 
@@ -298,8 +369,9 @@ def test_released_scripts_on_our_export_give_our_official_tables(tmp_path, bench
     assert n == len(j)
     pairs, bases = released_evaluate(tmp_path / "judgements" / MODEL)
 
-    s = replace(AnalysisSettings(definitions="official").resolved(), n_resamples=5,
-                n_permutations=20)  # fmt: skip
+    s = replace(
+        AnalysisSettings(definitions="official").resolved(), n_resamples=5, n_permutations=20
+    )
     scores = compute_scores(j, faces, variations, benchmark, definitions="official")
     rel = benchmark.released
     sid_of = {rel.index_of(sc): sc for sc in SCENARIOS}

@@ -32,8 +32,16 @@ from stylisticbias.soda.protocol import BASE, Condition, load_soda
 from stylisticbias.soda.stage import run_soda, soda_metrics
 from stylisticbias.spec.parse import config_from_params
 
-RELEASED_GROUPS = ["young_adults", "middle_aged", "elderly", "men", "women", "white", "black",
-                   "asian"]  # fmt: skip
+RELEASED_GROUPS = [
+    "young_adults",
+    "middle_aged",
+    "elderly",
+    "men",
+    "women",
+    "white",
+    "black",
+    "asian",
+]
 
 
 # --- the released arithmetic, re-implemented -------------------------------------------------
@@ -179,8 +187,13 @@ def demo_labels(seed: int = 0, missing: float = 0.05) -> pd.DataFrame:
         for cond in proto.conditions("anti_stereotype"):
             for i in range(20):
                 truth = stand.draw(obj, cond, i)
-                row = {"object": obj, "condition": cond.id, "dimension": cond.dimension,
-                       "group": cond.group, "variant": cond.variant}  # fmt: skip
+                row = {
+                    "object": obj,
+                    "condition": cond.id,
+                    "dimension": cond.dimension,
+                    "group": cond.group,
+                    "variant": cond.variant,
+                }
                 for a, v in truth.items():
                     row[f"label:{a}"] = None if rng.random() < missing else v
                 row["label:background_text_presence"] = "no_text"
@@ -210,8 +223,11 @@ def test_official_bds_equals_the_released_scripts(demo) -> None:
         checked += 1
     assert checked == 8 * 9
     # the paper setting with js_base=e, js_distance=true misses the released floor (> 1e-10)
-    paper = soda_metrics(demo[0], load_soda(), dataclasses.replace(_spec("paper"),
-                         js_base=float(np.e), js_distance=True))["soda_bds"]  # fmt: skip
+    paper = soda_metrics(
+        demo[0],
+        load_soda(),
+        dataclasses.replace(_spec("paper"), js_base=float(np.e), js_distance=True),
+    )["soda_bds"]
     gap = np.abs(paper["bds"].to_numpy() - b["bds"].to_numpy())
     assert 0 < gap.max() < 1e-6
 
@@ -235,8 +251,11 @@ def test_official_vac_keeps_released_scores(demo) -> None:
     for r in v.itertuples():
         assert r.vac == pytest.approx(ref["vac"][r.object], abs=1e-9, rel=0), r.object
     # the per-condition VAC of the paper setting is a different aggregate
-    assert not np.isclose(tables["soda_vac"].groupby("object")["vac"].mean().to_numpy(),
-                          v["vac"].to_numpy(), atol=1e-3).all()  # fmt: skip
+    assert not np.isclose(
+        tables["soda_vac"].groupby("object")["vac"].mean().to_numpy(),
+        v["vac"].to_numpy(),
+        atol=1e-3,
+    ).all()
 
 
 def test_paper_definitions_unchanged_and_released_tables_empty(demo) -> None:
@@ -248,8 +267,11 @@ def test_paper_definitions_unchanged_and_released_tables_empty(demo) -> None:
     def sample(rows: pd.DataFrame, col: str) -> list[str | None]:
         return [None if pd.isna(x) else str(x) for x in rows[col]]
 
-    base = {c.removeprefix("label:"): sample(one[one["condition"] == BASE], c)
-            for c in one.columns if c.startswith("label:")}  # fmt: skip
+    base = {
+        c.removeprefix("label:"): sample(one[one["condition"] == BASE], c)
+        for c in one.columns
+        if c.startswith("label:")
+    }
     grp = one[one["condition"] == Condition("gender", "women").id]
     women = {a: sample(grp, f"label:{a}") for a in base}
     row = paper["soda_bds"].query("object == 'car' and group == 'women'").iloc[0]
@@ -315,8 +337,12 @@ def test_fixed_attributes_are_asked_of_every_image(
     out = run_soda(params)
     images = pd.read_csv(out / "images.csv")
     fixed = set(load_soda().fixed_attributes)
-    assert fixed == {"product_color", "text_presence", "background_color",
-                     "background_text_presence"}  # fmt: skip
+    assert fixed == {
+        "product_color",
+        "text_presence",
+        "background_color",
+        "background_text_presence",
+    }
     asked = made[0].asked
     assert set(asked) == set(images["image_id"])
     for image_id in images["image_id"]:

@@ -145,9 +145,18 @@ def table3_official(
             rows.append((cat, str(dim), value, lo, hi, p, int(den[:, m].sum()), n_f, int(m.sum())))
     df = pd.DataFrame(
         rows,
-        columns=["category", "dimension", "sbs", "ci_low", "ci_high", "pval", "n", "n_faces",
-                 "n_cells"],
-    )  # fmt: skip
+        columns=[
+            "category",
+            "dimension",
+            "sbs",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "n",
+            "n_faces",
+            "n_cells",
+        ],
+    )
     n_dims = len(dict.fromkeys(dims))
     df["pval_corr"] = adjust_untested_as_one(
         df["pval"].to_numpy(),

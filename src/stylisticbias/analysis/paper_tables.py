@@ -200,9 +200,18 @@ def table3(
             rows.append((cat, dim, eff, lo, hi, p, n, nf, int(m.sum())))
     df = pd.DataFrame(
         rows,
-        columns=["category", "dimension", "sbs", "ci_low", "ci_high", "pval", "n", "n_faces",
-                 "n_cells"],
-    )  # fmt: skip
+        columns=[
+            "category",
+            "dimension",
+            "sbs",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "n",
+            "n_faces",
+            "n_cells",
+        ],
+    )
     untested = df["pval"].isna() & df["sbs"].notna()
     if untested.any():
         log.warning(

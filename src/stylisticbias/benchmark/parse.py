@@ -49,21 +49,52 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
     "base_face": ("age", "gender", "ethnicity", "body_type"),
     "feature_variation": ("gender", "feature_key", "feature_value"),
     "fashion_variation": ("gender", "fashion_style"),
-    "forced_choice": ("letter_1", "option_1", "letter_2", "option_2", "letters", "answer_1",
-                      "answer_2"),
-}  # fmt: skip
-_TOP_KEYS = ("name", "demographics", "observed_marginals", "scenarios", "prompts", "letters",
-             "parser", "orderings", "attributes", "task", "tasks", "option_case", "seeds",
-             "statistics", "licence", "counterfactual", "family", "paradigm",
-             "released")  # fmt: skip
+    "forced_choice": (
+        "letter_1",
+        "option_1",
+        "letter_2",
+        "option_2",
+        "letters",
+        "answer_1",
+        "answer_2",
+    ),
+}
+_TOP_KEYS = (
+    "name",
+    "demographics",
+    "observed_marginals",
+    "scenarios",
+    "prompts",
+    "letters",
+    "parser",
+    "orderings",
+    "attributes",
+    "task",
+    "tasks",
+    "option_case",
+    "seeds",
+    "statistics",
+    "licence",
+    "counterfactual",
+    "family",
+    "paradigm",
+    "released",
+)
 _TOP_REQUIRED = ("demographics", "scenarios", "prompts", "letters", "orderings", "attributes")
 _SCENARIO_REQUIRED = ("id", "category", "positive", "negative")
 _SCENARIO_KEYS = (*_SCENARIO_REQUIRED, "subcategory", "tags", "stereotype")
 _ORDERING_REQUIRED = ("id", "slots")
 _ORDERING_KEYS = (*_ORDERING_REQUIRED, "answer")
 _PARSER_KEYS = ("word_letters",)
-_ATTRIBUTE_KEYS = ("name", "table12_category", "key", "category", "gender_scope", "framing",
-                   "values")  # fmt: skip
+_ATTRIBUTE_KEYS = (
+    "name",
+    "table12_category",
+    "key",
+    "category",
+    "gender_scope",
+    "framing",
+    "values",
+)
 _ATTRIBUTE_REQUIRED = ("name", "key", "category", "values")
 _VALUE_KEYS = ("value", "prompt", "label", "evaluated", "exclude_gender")
 _FRAMINGS = ("face", "full_body")
@@ -214,8 +245,11 @@ def _inferred_family(cfg: Mapping[str, Any], where: str) -> str:
         family = "paired_variation" if suite == "paired_variation" else "variation_shift"
     log.warning(
         "%s: no `family:`; inferred %s (add `family: %s`; valid: %s)",
-        where, family, family, ", ".join(FAMILY_NAMES),
-    )  # fmt: skip
+        where,
+        family,
+        family,
+        ", ".join(FAMILY_NAMES),
+    )
     return family
 
 

@@ -150,8 +150,15 @@ def bds(base: Labels, group: Labels, s: JSSettings = DEFAULT_JS) -> float:
 #: the groups the released analysis scripts tabulate (``bds_score.py``, ``cds_score.py``), in
 #: their spelling; its feature extraction files Latinx images under ``unknown``
 RELEASED_GROUPS = (
-    "young_adults", "middle_aged", "elderly", "men", "women", "white", "black", "asian",
-)  # fmt: skip
+    "young_adults",
+    "middle_aged",
+    "elderly",
+    "men",
+    "women",
+    "white",
+    "black",
+    "asian",
+)
 
 
 def released_group(group: str) -> str:

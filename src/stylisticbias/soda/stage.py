@@ -78,10 +78,19 @@ def _images(spec: SodaSpec, proto: SodaProtocol, stand: StandIn, out: Path) -> p
                 path = out / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 stand.render(truth).save(path, format="PNG", optimize=False)
-                rows.append({"image_id": f"{slug(obj)}-{slug(cond.id)}-{i:03d}", "object": obj,
-                             "condition": cond.id, "dimension": cond.dimension,
-                             "group": cond.group, "variant": cond.variant,
-                             "prompt": proto.prompt(obj, cond), "path": rel, **truth})  # fmt: skip
+                rows.append(
+                    {
+                        "image_id": f"{slug(obj)}-{slug(cond.id)}-{i:03d}",
+                        "object": obj,
+                        "condition": cond.id,
+                        "dimension": cond.dimension,
+                        "group": cond.group,
+                        "variant": cond.variant,
+                        "prompt": proto.prompt(obj, cond),
+                        "path": rel,
+                        **truth,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -132,11 +141,21 @@ def _generated_images(
             path = out / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             res.image.save(path, **dict(getattr(generator, "save_kwargs", {}) or {}))
-        rows.append({"image_id": req.face_id, "object": obj, "condition": cond.id,
-                     "dimension": cond.dimension, "group": cond.group, "variant": cond.variant,
-                     "prompt": req.prompt, "seed": req.seed, "status": res.status,
-                     "reason": res.reason,
-                     "path": rel if res.status == "ok" else None})  # fmt: skip
+        rows.append(
+            {
+                "image_id": req.face_id,
+                "object": obj,
+                "condition": cond.id,
+                "dimension": cond.dimension,
+                "group": cond.group,
+                "variant": cond.variant,
+                "prompt": req.prompt,
+                "seed": req.seed,
+                "status": res.status,
+                "reason": res.reason,
+                "path": rel if res.status == "ok" else None,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -209,8 +228,9 @@ def _labels(
         truth = {a: r[a] for a in attrs if a in r}
         items.append(AnnotationItem(r["image_id"], str(out / r["path"]), qs, truth=truth))
     table = annotate_items(annotator, items, out / "annotations" / "labels", 256)
-    labels = images.set_index("image_id")[["object", "condition", "dimension", "group",
-                                           "variant"]].copy()  # fmt: skip
+    labels = images.set_index("image_id")[
+        ["object", "condition", "dimension", "group", "variant"]
+    ].copy()
     for q, rows in table.groupby("question_id"):
         ans = rows.set_index("image_id")["answer"]
         labels[f"label:{q}"] = ans.map(lambda a: json.loads(a) if isinstance(a, str) else None)
@@ -258,41 +278,51 @@ def soda_metrics(
             for group in groups:
                 cid = Condition(dim, group).id
                 obs, p = permutation_test(
-                    base, by_cond[cid], int(spec.n_perm),
-                    permutation_seed(int(spec.seed), str(obj), cid), s,
-                )  # fmt: skip
-                bds_rows.append({
-                    "object": obj, "dimension": dim, "group": group, "bds": obs, "pval": p,
-                    "significant": bool(p < float(spec.alpha)), "n_base": n_by[BASE],
-                    "n_group": n_by[cid],
-                    "planted_shift": bool(planted.is_shifted(group)) if planted else False,
-                })  # fmt: skip
+                    base,
+                    by_cond[cid],
+                    int(spec.n_perm),
+                    permutation_seed(int(spec.seed), str(obj), cid),
+                    s,
+                )
+                bds_rows.append(
+                    {
+                        "object": obj,
+                        "dimension": dim,
+                        "group": group,
+                        "bds": obs,
+                        "pval": p,
+                        "significant": bool(p < float(spec.alpha)),
+                        "n_base": n_by[BASE],
+                        "n_group": n_by[cid],
+                        "planted_shift": bool(planted.is_shifted(group)) if planted else False,
+                    }
+                )
             variants = ["original"] + ([spec.mitigation] if spec.mitigation else [])
             for variant in variants:
                 gs = {g: by_cond[Condition(dim, g, variant).id] for g in groups}
                 attrs = sorted(set.intersection(*(set(v) for v in gs.values())))
                 key = {"object": obj, "dimension": dim, "variant": variant}
                 for a in attrs:
-                    cds_rows.append({**key, "attribute": a,
-                                     "cds": cds_per_attribute(gs, a, s_cds)})  # fmt: skip
+                    cds_rows.append({**key, "attribute": a, "cds": cds_per_attribute(gs, a, s_cds)})
                 cds_rows.append({**key, "attribute": "all", "cds": cds(gs, s_cds)})
                 for g in groups:
                     pooled.setdefault(dim, {}).setdefault(variant, {}).setdefault(g, [])
                     pooled[dim][variant][g].append(gs[g])
         for cond, lab in by_cond.items():
-            vac_rows.append({"object": obj, "condition": cond, "vac": vac(lab),
-                             "n": n_by[cond]})  # fmt: skip
+            vac_rows.append({"object": obj, "condition": cond, "vac": vac(lab), "n": n_by[cond]})
         if official:
-            groups_orig = [by_cond[Condition(d, g).id] for d, gs_ in proto.dimensions.items()
-                           for g in gs_]  # fmt: skip
+            groups_orig = [
+                by_cond[Condition(d, g).id] for d, gs_ in proto.dimensions.items() for g in gs_
+            ]
             vac_rel.append({"object": obj, "vac": vac_released(by_cond[BASE], groups_orig)})
     cds_rel = []
     if official:
         for dim, variants in pooled.items():
             for variant, gl in variants.items():
                 for attr, value in cds_released(gl).items():
-                    cds_rel.append({"dimension": dim, "variant": variant, "attribute": attr,
-                                    "cds": value})  # fmt: skip
+                    cds_rel.append(
+                        {"dimension": dim, "variant": variant, "attribute": attr, "cds": value}
+                    )
 
     def frame(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
         return pd.DataFrame(rows, columns=list(SODA_TABLES[name][1].columns))
@@ -323,8 +353,9 @@ def mitigation_table(
         sub = sub.dropna()
         if len(sub) >= 2:
             res = mitigation_test(sub["original"].to_numpy(), sub[spec.mitigation].to_numpy())
-            rows.append({"metric": "cds", "dimension": dim, "variant": spec.mitigation,
-                         **_res(res)})  # fmt: skip
+            rows.append(
+                {"metric": "cds", "dimension": dim, "variant": spec.mitigation, **_res(res)}
+            )
     v = tables["soda_vac"].copy()
     v = v[v["condition"] != BASE]
     v["variant"] = np.where(v["condition"].str.contains(r"\+"), spec.mitigation, "original")
@@ -332,14 +363,19 @@ def mitigation_table(
     wide = v.pivot_table(index=["object", "cid"], columns="variant", values="vac").dropna()
     if len(wide) >= 2:
         res = mitigation_test(wide["original"].to_numpy(), wide[spec.mitigation].to_numpy())
-        rows.append({"metric": "vac", "dimension": "all", "variant": spec.mitigation,
-                     **_res(res)})  # fmt: skip
+        rows.append({"metric": "vac", "dimension": "all", "variant": spec.mitigation, **_res(res)})
     return pd.DataFrame(rows, columns=list(SODA_TABLES["soda_mitigation"][1].columns))
 
 
 def _res(res: Any) -> dict[str, Any]:
-    return {"n": res.n, "mean_original": res.mean_original, "mean_mitigated": res.mean_mitigated,
-            "change_pct": res.change_pct, "t": res.t, "pval": res.pval}  # fmt: skip
+    return {
+        "n": res.n,
+        "mean_original": res.mean_original,
+        "mean_mitigated": res.mean_mitigated,
+        "change_pct": res.change_pct,
+        "t": res.t,
+        "pval": res.pval,
+    }
 
 
 def summary(tables: dict[str, pd.DataFrame], spec: SodaSpec) -> dict[str, Any]:
@@ -389,10 +425,16 @@ def readme(tables: dict[str, pd.DataFrame], summ: dict[str, Any], spec: SodaSpec
     if not summ.get("enabled"):
         return f"{head}\n\nOff (`soda.objects: []`); `experiment=soda-demo` runs it.\n"
     b = tables["soda_bds"]
-    by_group = b.groupby(["dimension", "group"], sort=False).agg(
-        bds=("bds", "mean"), significant=("significant", "sum"), objects=("object", "count"),
-        planted_shift=("planted_shift", "first"),
-    ).reset_index()  # fmt: skip
+    by_group = (
+        b.groupby(["dimension", "group"], sort=False)
+        .agg(
+            bds=("bds", "mean"),
+            significant=("significant", "sum"),
+            objects=("object", "count"),
+            planted_shift=("planted_shift", "first"),
+        )
+        .reset_index()
+    )
     banner = (
         "> **SIMULATED.** Images come from the offline stand-in with planted attribute "
         "distributions (`soda.planted`), labelled by the annotator "
@@ -459,8 +501,11 @@ def run_soda(config: Config) -> Path:
                     generator.close()
                 failed = int((images["status"] != "ok").sum())
                 if failed:
-                    log.warning("soda: %d image(s) not generated (kept in images.csv with the "
-                                "reason; left out of the labelling)", failed)  # fmt: skip
+                    log.warning(
+                        "soda: %d image(s) not generated (kept in images.csv with the "
+                        "reason; left out of the labelling)",
+                        failed,
+                    )
                 usable = images[images["status"] == "ok"].reset_index(drop=True)
                 truth = None
             else:

@@ -100,13 +100,22 @@ def replicate(r: int, faces: int, delta: float, n_answers: int, n_boot: int, n_p
         }
     )
     vs = variation_strength(
-        frame, {d: c for d, (c, _) in DIMS.items()}, ddof=0, n_resamples=n_boot,
-        seed=r, n_permutations=n_perm,
-    )  # fmt: skip
+        frame,
+        {d: c for d, (c, _) in DIMS.items()},
+        ddof=0,
+        n_resamples=n_boot,
+        seed=r,
+        n_permutations=n_perm,
+    )
     old = variation_strength(
-        frame, {d: c for d, (c, _) in DIMS.items()}, ddof=0, n_resamples=n_boot,
-        seed=r, n_permutations=n_perm, boundary=False,
-    )  # fmt: skip
+        frame,
+        {d: c for d, (c, _) in DIMS.items()},
+        ddof=0,
+        n_resamples=n_boot,
+        seed=r,
+        n_permutations=n_perm,
+        boundary=False,
+    )
     out: dict[str, Any] = {}
     for d in DIMS:
         row = vs[vs["dimension"] == d].iloc[0]
@@ -134,17 +143,22 @@ def _rate(k: int, n: int) -> dict[str, Any]:
 def summarise(null: list[dict], eff: list[dict]) -> dict[str, Any]:
     """Rates with Clopper-Pearson intervals: null false positives, power, coverage."""
     tests: dict[str, Any] = {}
-    keys = [k for k in null[0] if k.startswith(("vs_permutation", "demographic_tests",
-                                                  "wilcoxon_faces"))]  # fmt: skip
+    keys = [
+        k
+        for k in null[0]
+        if k.startswith(("vs_permutation", "demographic_tests", "wilcoxon_faces"))
+    ]
     for k in keys:
         pn = np.concatenate([np.atleast_1d(x[k]) for x in null])
         pe = np.concatenate([np.atleast_1d(x[k]) for x in eff])
         pn, pe = pn[np.isfinite(pn)], pe[np.isfinite(pe)]
         tests[k] = {
-            f"alpha_{a}": {"null_false_positive": _rate(int((pn < a).sum()), pn.size),
-                           "power": _rate(int((pe < a).sum()), pe.size)}
+            f"alpha_{a}": {
+                "null_false_positive": _rate(int((pn < a).sum()), pn.size),
+                "power": _rate(int((pe < a).sum()), pe.size),
+            }
             for a in ALPHAS
-        }  # fmt: skip
+        }
     cover: dict[str, Any] = {}
     for k in [k for k in null[0] if k.startswith(("vs_boundary.", "vs_tib."))]:
         cover[k] = {

@@ -46,19 +46,27 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m stylisticbias_dev.bench.tasks_valid_inference " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    counts = {"reflect": (args.reflect_null, args.reflect_planted),
-              "vignette": (args.vignette_null, args.vignette_planted)}  # fmt: skip
+    counts = {
+        "reflect": (args.reflect_null, args.reflect_planted),
+        "vignette": (args.vignette_null, args.vignette_planted),
+    }
     names = VALID_INFERENCE.names if args.protocol == "both" else (args.protocol,)
     for name in names:
         t0 = time.perf_counter()
         load_start = [round(x, 2) for x in os.getloadavg()]
         null, planted = counts[name]
         section = VALID_INFERENCE.lookup(name, "--protocol")(null, planted)
-        section |= {"command": command, "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-                    "seconds": round(time.perf_counter() - t0, 1), "machine": machine_info(),
-                    "load_average": {"start": load_start,
-                                     "end": [round(x, 2) for x in os.getloadavg()],
-                                     "note": "1/5/15-minute load; 2 cores shared"}}  # fmt: skip
+        section |= {
+            "command": command,
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "machine": machine_info(),
+            "load_average": {
+                "start": load_start,
+                "end": [round(x, 2) for x in os.getloadavg()],
+                "note": "1/5/15-minute load; 2 cores shared",
+            },
+        }
         merge_into(Path(args.out), name, section, key=KEY)
         log.info("%s valid inference passed: %s; wrote %s", name, section["passed"], args.out)
     return 0

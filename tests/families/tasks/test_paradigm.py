@@ -72,7 +72,8 @@ def test_a_text_only_task_finds_its_image_twin_by_the_paradigms_rule() -> None:
     pairs = {t.id: twin(t, bench) for t in bench.tasks if t.task == "text_only"}
     # every text-only question (4000 + 10 a + k) mirrors its decision question (3000 + ...)
     assert len(pairs) == 74 * 9 and {k: v.id for k, v in pairs.items() if v} == {
-        k: k - 1000 for k in pairs}  # fmt: skip
+        k: k - 1000 for k in pairs
+    }
     # a pairwise task has no twin
     assert twin(bench.task_scenario(3021), bench) is None
 

@@ -70,8 +70,9 @@ def test_deviation_coding_tests_marginal_means() -> None:
     race = np.repeat(["a", "b"], 2)
     gender = np.tile(["f", "m"], 2)
     y = np.array([0.0, 1.0, 1.0, 0.0])  # interaction only: marginal gender means equal
-    x, blocks = ts.factor_design({"race": race, "gender": gender}, {"race": "a", "gender": "f"},
-                                 ("race", "gender"))  # fmt: skip
+    x, blocks = ts.factor_design(
+        {"race": race, "gender": gender}, {"race": "a", "gender": "f"}, ("race", "gender")
+    )
     beta = np.linalg.solve(x, y)
     assert beta[blocks["gender"]] == pytest.approx([0.0]) and beta[blocks["race"]] == pytest.approx(
         [0.0]
@@ -93,8 +94,9 @@ def test_cluster_diff_test_is_statsmodels_cluster_robust_ols() -> None:
     y = np.concatenate([y1, y2])
     cl = np.concatenate([np.repeat(np.arange(g), n1), np.repeat(np.arange(g), n2)])
     arm = np.concatenate([np.ones(n1.sum()), np.zeros(n2.sum())])
-    fit = sm.OLS(y, sm.add_constant(arm)).fit(cov_type="cluster", cov_kwds={"groups": cl},
-                                              use_t=True)  # fmt: skip
+    fit = sm.OLS(y, sm.add_constant(arm)).fit(
+        cov_type="cluster", cov_kwds={"groups": cl}, use_t=True
+    )
     assert d_ == pytest.approx(fit.params[1]) and t == pytest.approx(fit.tvalues[1])
     assert pval == pytest.approx(2 * stats.t.sf(abs(fit.tvalues[1]), g - 1))
 
@@ -138,8 +140,7 @@ def test_jsd_chance_level_is_the_mean_of_within_unit_permutations() -> None:
         g = group.copy()
         for idx in members:
             g[idx] = rng.permutation(group[idx])
-        acc += [ts.jsd(np.bincount(option[g == i], minlength=4) + 1e-300, pooled)
-                for i in range(3)]  # fmt: skip
+        acc += [ts.jsd(np.bincount(option[g == i], minlength=4) + 1e-300, pooled) for i in range(3)]
     np.testing.assert_allclose(got, acc / 1000, rtol=0.06)
 
 
@@ -179,8 +180,9 @@ def _old_salary(answers: pd.DataFrame, ref: str, n_boot: int, seed: int):
 
         cis[g] = ts.unit_bootstrap_ci(sums.reshape(len(units), -1), stat, n_boot, seed)
     terms = [f"C(group, Treatment('{ref}'))[T.{g}]" for g in groups if g != ref]
-    _, tests = ts.cluster_ols(valid, f"value ~ C(group, Treatment('{ref}'))", "unit",
-                              {"group": terms})  # fmt: skip
+    _, tests = ts.cluster_ols(
+        valid, f"value ~ C(group, Treatment('{ref}'))", "unit", {"group": terms}
+    )
     return cis, tests["group"]
 
 
@@ -198,14 +200,16 @@ def test_paper_definitions_reproduce_the_earlier_tables_exactly() -> None:
     terms, image, text = d.VignetteDesign(instances=12).draw(rng, False)
     pc = tt.vignette_tables(terms, "m", 1, n_boot=50, paper_tests=True)["vignette_pair_comp"]
     old = _old_pair_comp(terms)
-    pd.testing.assert_frame_equal(pc[["identity", "partner", "pair_comp", "pval", "n"]], old,
-                                  check_exact=True)  # fmt: skip
+    pd.testing.assert_frame_equal(
+        pc[["identity", "partner", "pair_comp", "pval", "n"]], old, check_exact=True
+    )
     assert (pc["pval_fisher"] == pc["pval"]).all() and (pc["test"] == ts.PAPER_FISHER).all()
     tv = tt.text_vs_image_table(image, text, "m", 1, paper_tests=True).set_index("identity")
     for i, r in tv.iterrows():
         a, b = image[image["identity"] == i], text[text["identity"] == i]
-        z, p = ts.two_proportion_z(int(a["selected"].sum()), len(a), int(b["selected"].sum()),
-                                   len(b))  # fmt: skip
+        z, p = ts.two_proportion_z(
+            int(a["selected"].sum()), len(a), int(b["selected"].sum()), len(b)
+        )
         assert (r["z"], r["pval"], r["test"]) == (z, p, ts.PAPER_Z)
 
 
@@ -233,14 +237,18 @@ def test_a_pooled_salary_test_over_rejects_where_the_default_holds() -> None:
     that pooled (or used the F reference) fails here. Power of the default on the same design
     with the planted effects (race -0.04/+0.03, gender +0.04, interaction -0.05): 0.3 at 0.05
     (and 1.0 for the F reference, which rejects everything)."""
-    design = d.SalaryDesign(photos=12, occupations=(100_000,), slope_sd=0.15, noise_sd=0.05,
-                            answers=(2, 2), invalid=0.0)  # fmt: skip
+    design = d.SalaryDesign(
+        photos=12, occupations=(100_000,), slope_sd=0.15, noise_sd=0.05, answers=(2, 2), invalid=0.0
+    )
     rng = np.random.default_rng(0)
     p_default, p_paper = [], []
     for r in range(120):
         ((_, df),) = design.draw(rng, True)
-        (row,) = [x for x in tt.salary_test_rows(df, "m", 1, REF, n_boot=199, seed=r)
-                  if x["effect"] == "group"]  # fmt: skip
+        (row,) = [
+            x
+            for x in tt.salary_test_rows(df, "m", 1, REF, n_boot=199, seed=r)
+            if x["effect"] == "group"
+        ]
         p_default.append(row["pval"])
         p_paper.append(stats.f.sf(row["f_stat"], 9, 11))  # the paper's (statsmodels') p
     fpr_default, fpr_paper = np.mean(np.array(p_default) < 0.05), np.mean(np.array(p_paper) < 0.05)
@@ -272,11 +280,15 @@ def test_valid_inference_study_reports_every_test_and_interval(tmp_path) -> None
     paper's test beside it; merged under ``valid_inference`` without touching other keys."""
     from stylisticbias.families.tasks.analysis import calibration as tc
 
-    ref = tc.reflect_valid_inference(2, 1, n_boot=49, design=d.SalaryDesign(photos=12),
-                                     mcq=d.McqDesign(photos=12))  # fmt: skip
+    ref = tc.reflect_valid_inference(
+        2, 1, n_boot=49, design=d.SalaryDesign(photos=12), mcq=d.McqDesign(photos=12)
+    )
     tests = ref["reflect_salary_tests"]
-    kinds = {f"{s}: {e}" for s in ("occupation", "pooled")
-             for e in ("group", "race", "gender", "race x gender")}  # fmt: skip
+    kinds = {
+        f"{s}: {e}"
+        for s in ("occupation", "pooled")
+        for e in ("group", "race", "gender", "race x gender")
+    }
     assert kinds <= set(tests["default"]) and kinds <= set(tests["paper"])
     assert tests["default"]["pooled: race"]["null"]["tests"] == 2
     assert set(ref["intervals"]) == {

@@ -58,15 +58,21 @@ def test_two_image_ask_carries_both_files_in_slot_order() -> None:
     assert why == "task 1 (pairwise) prompt 0 needs 2 image(s) (one per identity), got 1"
     # a numeric task asks for a free number: no labels to expand
     num = bench.task_scenario(21)
-    ask = make_ask(num, task_of(num).prompts(num, bench)[0], Unit("f0", unit.faces[:1]), bench,
-                   3, Path("/x"))  # fmt: skip
+    ask = make_ask(
+        num, task_of(num).prompts(num, bench)[0], Unit("f0", unit.faces[:1]), bench, 3, Path("/x")
+    )
     assert ask.rules is None and ask.seed == 3  # type: ignore[union-attr]
 
 
 def test_stage_start_refuses_what_the_engine_cannot_do(tmp_path: Path) -> None:
     """params.yaml edited by hand (not composed): the stage refuses before touching output."""
-    params = task_project(tmp_path, "reflect-demo", "tiny-llava-next", 4,
-                          ["models.tiny-llava-next.engine.decoding=sampled"])  # fmt: skip
+    params = task_project(
+        tmp_path,
+        "reflect-demo",
+        "tiny-llava-next",
+        4,
+        ["models.tiny-llava-next.engine.decoding=sampled"],
+    )
     params["models"]["tiny-llava-next"]["max_images"] = 1
     with pytest.raises(StylisticBiasError) as err:
         run_judge("tiny-llava-next", config_from_params(params), progress=False)
@@ -83,15 +89,21 @@ def test_simulated_route_records_reasons_and_selects_tasks(tmp_path: Path) -> No
     assert set(rec["task_id"]) == {t.id for t in load_benchmark("reflect").tasks}
     assert ((rec["outcome"] == "invalid") == (rec["reason"] != "")).all()
     assert (rec["undecided"] == 0).all()
-    params = task_project(tmp_path / "b", "reflect-demo", "simulated-strong", 8,
-                          ["judge.scenarios=[11,21]"])  # fmt: skip
+    params = task_project(
+        tmp_path / "b", "reflect-demo", "simulated-strong", 8, ["judge.scenarios=[11,21]"]
+    )
     out = run_judge("simulated-strong", config_from_params(params), progress=False)
     assert set(pd.read_parquet(out)["task_id"]) == {11, 21}
 
 
 def test_dry_run_asks_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    params = task_project(tmp_path, "reflect-demo", "tiny-llava-next-vllm", 4,
-                          ["judge.dry_run=true", "judge.scenarios=[1,11]"])  # fmt: skip
+    params = task_project(
+        tmp_path,
+        "reflect-demo",
+        "tiny-llava-next-vllm",
+        4,
+        ["judge.dry_run=true", "judge.scenarios=[1,11]"],
+    )
     with caplog.at_level("INFO"):
         run_judge("tiny-llava-next-vllm", config_from_params(params), progress=False)
     assert "dry run: 16 task prompt(s) over 4 face(s) and 6 pair(s)" in caplog.text
@@ -103,8 +115,14 @@ def test_counterfactual_sets_pair_edits_of_one_source(
 ) -> None:
     """Two source photos of four edits each: pairs never cross sources, and the source photo
     is the unit of every ask (single edits included)."""
-    params = task_project(tmp_path, "reflect-demo", "tiny-llava-next-vllm", 8,
-                          ["judge.dry_run=true", "judge.scenarios=[1,11]"], sources=2)  # fmt: skip
+    params = task_project(
+        tmp_path,
+        "reflect-demo",
+        "tiny-llava-next-vllm",
+        8,
+        ["judge.dry_run=true", "judge.scenarios=[1,11]"],
+        sources=2,
+    )
     with caplog.at_level("INFO"):
         run_judge("tiny-llava-next-vllm", config_from_params(params), progress=False)
     # 2 sources x 6 cross-group pairs x 2 orders + 8 edits x 1 MCQ prompt

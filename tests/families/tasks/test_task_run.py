@@ -19,13 +19,15 @@ from stylisticbias.judge.protocol.tasks.records import validate_task_records
 def faces(n: int) -> pd.DataFrame:
     """``n`` faces cycling over REFLECT's ten race x gender groups."""
     eth = ["White", "Black", "Asian", "Latino", "Middle Eastern"]
-    return pd.DataFrame({
-        "face_id": [f"F{i:04d}" for i in range(n)],
-        "image_id": [f"F{i:04d}-base" for i in range(n)],
-        "ethnicity": [eth[i % 5] for i in range(n)],
-        "gender": ["female" if (i // 5) % 2 == 0 else "male" for i in range(n)],
-        "status": ["ok"] * n,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "face_id": [f"F{i:04d}" for i in range(n)],
+            "image_id": [f"F{i:04d}-base" for i in range(n)],
+            "ethnicity": [eth[i % 5] for i in range(n)],
+            "gender": ["female" if (i // 5) % 2 == 0 else "male" for i in range(n)],
+            "status": ["ok"] * n,
+        }
+    )
 
 
 def test_protocol_kinds():
@@ -93,8 +95,9 @@ def test_schema_rejects_bad_distribution():
 
 def test_only_the_simulated_engine_is_routed(tmp_path):
     with pytest.raises(StylisticBiasError, match="engines that can: simulated"):
-        run_task_judge("m", {"engine": {"name": "hf"}}, load_benchmark("reflect"), tmp_path,
-                       tmp_path / "out")  # fmt: skip
+        run_task_judge(
+            "m", {"engine": {"name": "hf"}}, load_benchmark("reflect"), tmp_path, tmp_path / "out"
+        )
 
 
 def test_records_carry_left_and_right_ids():
@@ -122,16 +125,25 @@ def test_position_bias_table_recovers_a_planted_left_bias(monkeypatch, bias):
     from stylisticbias.families.tasks.judge import plants as task_plants
     from stylisticbias.judge.engines.simulated.tasks import TaskPlant
 
-    plant = TaskPlant(shift={"black-female": -0.5, "white-male": 0.4}, position_bias=bias,
-                      invalid_rate=0.03)  # fmt: skip
+    plant = TaskPlant(
+        shift={"black-female": -0.5, "white-male": 0.4}, position_bias=bias, invalid_rate=0.03
+    )
     monkeypatch.setitem(task_plants.PLANTS, "pairwise", plant)
     bench = vignette(101)
     rec = task_records(bench, faces(200), "sim", seed=4)
     rec = rec[rec["task_id"] == 101]
     # the truth: the mean over the judged pairs of P(slot 1 chosen) in both orders
     _, pairs = task_units(faces(200))
-    truth = np.mean([(expit(d + bias) + 1 - expit(d - bias)) / 2 for _, _, (a, b) in pairs
-                     for d in [plant.effect(a) - plant.effect(b)]]) - 0.5  # fmt: skip
+    truth = (
+        np.mean(
+            [
+                (expit(d + bias) + 1 - expit(d - bias)) / 2
+                for _, _, (a, b) in pairs
+                for d in [plant.effect(a) - plant.effect(b)]
+            ]
+        )
+        - 0.5
+    )
     pb = task_tables_from_records(rec, bench, "sim", n_boot=200)["task_position_bias"].iloc[0]
     assert pb["ci_low"] <= truth <= pb["ci_high"]
     assert (pb["pval"] < 0.01) == (bias != 0)

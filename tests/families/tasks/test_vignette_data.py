@@ -44,8 +44,10 @@ def test_activities_and_roles() -> None:
     assert {a.name for a in acts} - {r.activity for r in roles} == {"smoking a cigar"}
     cook = next(r for r in roles if r.activity == "cooking")
     assert cook.role == "cook" and cook.time == "Necessary Time"
-    assert cook.questions["agency"] == "Who should I depend on to take charge during a busy " \
-                                       "dinner rush?"  # fmt: skip
+    assert (
+        cook.questions["agency"] == "Who should I depend on to take charge during a busy "
+        "dinner rush?"
+    )
     assert cook.questions["ability_irr2"] == "Who should I hire as a {role}?"
 
 
@@ -68,8 +70,12 @@ def test_factuality_options_are_the_released_distractors() -> None:
     acts = vd.load_activities(RELEASED)
     cook, prog = acts[1], acts[12]
     # the first three of the list that are neither image's activity, compared as released
-    assert vd.factuality_options(cook, prog, acts) == ["cooking", "Grocery shopping", "Cooking",
-                                                        "Sleeping"]  # fmt: skip
+    assert vd.factuality_options(cook, prog, acts) == [
+        "cooking",
+        "Grocery shopping",
+        "Cooking",
+        "Sleeping",
+    ]
 
 
 def test_protocol_file_is_built_from_the_data_files() -> None:

@@ -27,8 +27,12 @@ from stylisticbias.families.tasks.judge.run import task_records
 from stylisticbias.judge.protocol.tasks.registry import task_of, task_prompts
 
 #: factuality of cooking, programming, babysitting (the demo's subsample)
-IDS = [b + 10 * a + k for a in (2, 13, 19) for b, ks in ((5000, 2), (6000, 4))
-       for k in range(1, ks + 1)]  # fmt: skip
+IDS = [
+    b + 10 * a + k
+    for a in (2, 13, 19)
+    for b, ks in ((5000, 2), (6000, 4))
+    for k in range(1, ks + 1)
+]
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +44,15 @@ def bench():
 @pytest.fixture(scope="module")
 def records(bench) -> pd.DataFrame:
     eth, n = ["Asian", "Black", "White"], 48
-    faces = pd.DataFrame({
-        "face_id": [f"F{i:04d}" for i in range(n)], "image_id": [f"F{i:04d}-b" for i in range(n)],
-        "ethnicity": [eth[i % 3] for i in range(n)],
-        "gender": ["female" if (i // 3) % 2 == 0 else "male" for i in range(n)],
-        "status": ["ok"] * n,
-    })  # fmt: skip
+    faces = pd.DataFrame(
+        {
+            "face_id": [f"F{i:04d}" for i in range(n)],
+            "image_id": [f"F{i:04d}-b" for i in range(n)],
+            "ethnicity": [eth[i % 3] for i in range(n)],
+            "gender": ["female" if (i // 3) % 2 == 0 else "male" for i in range(n)],
+            "status": ["ok"] * n,
+        }
+    )
     return task_records(bench, faces, "simulated-strong", seed=4)
 
 
@@ -67,7 +74,8 @@ def test_outcome_is_what_the_option_means_in_either_order() -> None:
     assert task_of(what).parse(right_letter, what, q0, b).outcome == "correct"
     # the released distractors: the first three of activities.json, compared case-sensitively
     assert sorted(o.text for o in what.options) == sorted(
-        ["cooking", "Grocery shopping", "Cooking", "Sleeping"])  # fmt: skip
+        ["cooking", "Grocery shopping", "Cooking", "Sleeping"]
+    )
     assert (
         task_of(what)
         .parse(next(o.label for o in what.options if o.text == "Cooking"), what, q0, b)
@@ -97,8 +105,14 @@ def released_csv(records: pd.DataFrame, bench) -> pd.DataFrame:
         if f["question"] != "what":
             continue
         text = sc.option(r.response.strip().lower()).text
-        rows.append({"setting": f["setting"], "descriptor": getattr(r, f["about"]),
-                     "activity": f["activity"], "response": text})  # fmt: skip
+        rows.append(
+            {
+                "setting": f["setting"],
+                "descriptor": getattr(r, f["about"]),
+                "activity": f["activity"],
+                "response": text,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -109,7 +123,8 @@ def test_factuality_table_equals_the_released_scoring(records: pd.DataFrame, ben
     csv = released_csv(records, bench)
     for setting in ("identity_contrast", "identity_activity_contrast"):
         data = csv[csv["setting"] == setting].assign(
-            is_correct=lambda d: d["activity"] == d["response"])  # fmt: skip
+            is_correct=lambda d: d["activity"] == d["response"]
+        )
         counts = data.groupby("descriptor")["is_correct"].agg(["sum", "count"])
         got = fact[(fact["setting"] == setting) & (fact["question"] == "what")]
         got = got.set_index("identity")
@@ -120,10 +135,10 @@ def test_factuality_table_equals_the_released_scoring(records: pd.DataFrame, ben
             x2, n2 = counts["sum"].sum() - x1, counts["count"].sum() - n1
             p = fisher_exact(np.array([[x1, n1 - x1], [x2, n2 - x2]]))[1]
             assert got.loc[d, "pval_fisher"] == pytest.approx(p, rel=1e-9)
-        h, p = kruskal(*[data[data["descriptor"] == d]["is_correct"].astype(int)
-                         for d in counts.index])  # fmt: skip
-        row = tests[(tests["setting"] == setting) & (tests["question"] == "what")
-                    ].set_index("test")  # fmt: skip
+        h, p = kruskal(
+            *[data[data["descriptor"] == d]["is_correct"].astype(int) for d in counts.index]
+        )
+        row = tests[(tests["setting"] == setting) & (tests["question"] == "what")].set_index("test")
         assert row.loc["released_kruskal_wallis", "statistic"] == pytest.approx(h, rel=1e-9)
         assert row.loc["released_kruskal_wallis", "pval"] == pytest.approx(p, rel=1e-9)
         table = np.array([[x, n - x] for x, n in zip(counts["sum"], counts["count"])])

@@ -22,8 +22,15 @@ from stylisticbias.families.tasks.judge.run import task_records
 from stylisticbias.families.tasks.vignette import image_twin
 
 #: cooking, programming, babysitting: perception 4 + decision 9 each, and the text-only twins
-IDS = [*range(101, 105), *(b + 10 * a + k for b, ks in ((2000, 4), (3000, 9), (4000, 9))
-                           for a in (2, 13, 19) for k in range(1, ks + 1))]  # fmt: skip
+IDS = [
+    *range(101, 105),
+    *(
+        b + 10 * a + k
+        for b, ks in ((2000, 4), (3000, 9), (4000, 9))
+        for a in (2, 13, 19)
+        for k in range(1, ks + 1)
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -31,17 +38,21 @@ def records() -> pd.DataFrame:
     bench = load_benchmark("vignette")
     sub = dataclasses.replace(bench, tasks=tuple(bench.task_scenario(i) for i in IDS))
     eth, n = ["Asian", "Black", "White"], 24
-    faces = pd.DataFrame({
-        "face_id": [f"F{i:04d}" for i in range(n)], "image_id": [f"F{i:04d}-b" for i in range(n)],
-        "ethnicity": [eth[i % 3] for i in range(n)],
-        "gender": ["female" if (i // 3) % 2 == 0 else "male" for i in range(n)],
-        "status": ["ok"] * n,
-    })  # fmt: skip
+    faces = pd.DataFrame(
+        {
+            "face_id": [f"F{i:04d}" for i in range(n)],
+            "image_id": [f"F{i:04d}-b" for i in range(n)],
+            "ethnicity": [eth[i % 3] for i in range(n)],
+            "gender": ["female" if (i // 3) % 2 == 0 else "male" for i in range(n)],
+            "status": ["ok"] * n,
+        }
+    )
     return task_records(sub, faces, "simulated-strong", seed=4)
 
 
-def released_csv(records: pd.DataFrame, paradigm: str, dimension: str | None = None
-                 ) -> pd.DataFrame:  # fmt: skip
+def released_csv(
+    records: pd.DataFrame, paradigm: str, dimension: str | None = None
+) -> pd.DataFrame:
     """The records of one paradigm as the released scripts' response CSV: one row per valid
     answer, the chosen descriptor in ``response`` (their output is constrained to the two)."""
     bench = load_benchmark("vignette")
@@ -52,9 +63,15 @@ def released_csv(records: pd.DataFrame, paradigm: str, dimension: str | None = N
             continue
         if dimension is not None and f["dimension"] != dimension:
             continue
-        rows.append({"descriptor 1": r.first, "descriptor 2": r.second, "activity": f["activity"],
-                     "question_id": f["key"] if "key" in f else f["dimension"],
-                     "response": r.first if r.outcome == "first" else r.second})  # fmt: skip
+        rows.append(
+            {
+                "descriptor 1": r.first,
+                "descriptor 2": r.second,
+                "activity": f["activity"],
+                "question_id": f["key"] if "key" in f else f["dimension"],
+                "response": r.first if r.outcome == "first" else r.second,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -77,9 +94,16 @@ def released_descriptor_table(df: pd.DataFrame) -> pd.DataFrame:
 def released_log_odds(df: pd.DataFrame, smoothing: int = 1) -> pd.DataFrame:
     """assumptions.py: calculate_log_odds and its Fisher p per (activity, response)."""
     rc = df.groupby(["activity", "response"]).size().reset_index(name="response_count")
-    oc = (df.melt(id_vars=["activity", "response"], value_vars=["descriptor 1", "descriptor 2"],
-                  value_name="option").groupby(["activity", "option"]).size()
-          .reset_index(name="option_count"))  # fmt: skip
+    oc = (
+        df.melt(
+            id_vars=["activity", "response"],
+            value_vars=["descriptor 1", "descriptor 2"],
+            value_name="option",
+        )
+        .groupby(["activity", "option"])
+        .size()
+        .reset_index(name="option_count")
+    )
     m = rc.merge(oc, left_on=["activity", "response"], right_on=["activity", "option"])
     m = m.rename(columns={"response_count": "r", "option_count": "o"})
     tr = rc.groupby("response")["response_count"].sum().rename("total_r")
@@ -89,20 +113,26 @@ def released_log_odds(df: pd.DataFrame, smoothing: int = 1) -> pd.DataFrame:
     odds_a = (m["r"] + smoothing) / ((m["o"] - m["r"]).clip(lower=0) + smoothing)
     odds_n = (m["r_neg"] + smoothing) / ((m["o_neg"] - m["r_neg"]).clip(lower=0) + smoothing)
     m["log_odds"] = np.log(odds_a / odds_n)
-    m["p"] = [fisher_exact(np.array([[a, b - a], [c, d - c]]))[1]
-              for a, b, c, d in m[["r", "o", "r_neg", "o_neg"]].to_numpy()]  # fmt: skip
+    m["p"] = [
+        fisher_exact(np.array([[a, b - a], [c, d - c]]))[1]
+        for a, b, c, d in m[["r", "o", "r_neg", "o_neg"]].to_numpy()
+    ]
     return m.set_index(["activity", "response"])[["log_odds", "p"]]
 
 
 def test_decision_selection_equals_the_released_table(records: pd.DataFrame) -> None:
-    ours = pd.DataFrame(vt.paradigm_tables(records, load_benchmark("vignette"), "m", image_twin)
-                        ["vignette_decision_selection"])  # fmt: skip
+    ours = pd.DataFrame(
+        vt.paradigm_tables(records, load_benchmark("vignette"), "m", image_twin)[
+            "vignette_decision_selection"
+        ]
+    )
     for dim in (None, "ability", "control"):
         want = released_descriptor_table(released_csv(records, "decision", dim))
         got = ours[ours["dimension"] == (dim or "all")].set_index("identity")
         assert sorted(got.index) == sorted(want.index)
-        np.testing.assert_allclose(got["selection_frequency"], want.loc[got.index, "pct"],
-                                   rtol=0, atol=1e-9)  # fmt: skip
+        np.testing.assert_allclose(
+            got["selection_frequency"], want.loc[got.index, "pct"], rtol=0, atol=1e-9
+        )
         np.testing.assert_allclose(got["pval_fisher"], want.loc[got.index, "p"], rtol=1e-9)
     # the planted decision effect reaches the table: black-female chosen least, significantly
     allq = ours[ours["dimension"] == "all"].set_index("identity")
@@ -111,8 +141,11 @@ def test_decision_selection_equals_the_released_table(records: pd.DataFrame) -> 
 
 
 def test_activity_log_odds_equal_the_released_script(records: pd.DataFrame) -> None:
-    ours = pd.DataFrame(vt.paradigm_tables(records, load_benchmark("vignette"), "m", image_twin)
-                        ["vignette_activity_log_odds"])  # fmt: skip
+    ours = pd.DataFrame(
+        vt.paradigm_tables(records, load_benchmark("vignette"), "m", image_twin)[
+            "vignette_activity_log_odds"
+        ]
+    )
     for paradigm, dim in (("perception", "struggle"), ("decision", "ability")):
         want = released_log_odds(released_csv(records, paradigm, dim))
         got = ours[(ours["paradigm"] == paradigm) & (ours["dimension"] == dim)]
@@ -127,8 +160,9 @@ def test_text_vs_image_official_denominator(records: pd.DataFrame) -> None:
     """official: textcompare.py's question-row shares (of all answers) and its z-test."""
     bench = load_benchmark("vignette")
     paper = task_tables_from_records(records, bench, "m", n_boot=20)
-    off = pd.DataFrame(vt.paradigm_tables(records, bench, "m", image_twin, official=True)
-                       ["vignette_text_vs_image"])  # fmt: skip
+    off = pd.DataFrame(
+        vt.paradigm_tables(records, bench, "m", image_twin, official=True)["vignette_text_vs_image"]
+    )
     tt.validate_task_table("vignette_text_vs_image", off.assign(simulated=True))
     valid = records[records["outcome"] != "invalid"]
     for img_id, txt_id in ((3021, 4021), (3135, 4135)):
@@ -156,8 +190,9 @@ def test_text_vs_image_official_denominator(records: pd.DataFrame) -> None:
 
 def test_polarity_taxonomy_pools_the_terms_of_a_dimension(records: pd.DataFrame) -> None:
     bench = load_benchmark("vignette")
-    ours = pd.DataFrame(vt.paradigm_tables(records, bench, "m", image_twin)
-                        ["vignette_polarity_taxonomy"]).set_index("identity")  # fmt: skip
+    ours = pd.DataFrame(
+        vt.paradigm_tables(records, bench, "m", image_twin)["vignette_polarity_taxonomy"]
+    ).set_index("identity")
     valid = records[(records["outcome"] != "invalid") & records["task_id"].between(101, 104)]
     high = valid[valid["task_id"].isin([101, 103])]  # friendly, likable (Sociability, high)
     low = valid[valid["task_id"].isin([102, 104])]
@@ -182,4 +217,9 @@ def test_paradigm_tables_reach_the_report(records: pd.DataFrame) -> None:
     ):
         tt.validate_task_table(name, tabs[name])
     assert set(tabs["vignette_perception_selection"]["dimension"]) == {
-        "all", "struggle", "capability", "enjoyment", "dislike"}  # fmt: skip
+        "all",
+        "struggle",
+        "capability",
+        "enjoyment",
+        "dislike",
+    }

@@ -131,8 +131,9 @@ def scenario_agreement(
         ia, ib = (np.array(v) for v in zip(*pair_list, strict=True))
         los, his = percentile_ci(boot_rho[:, ia, ib], s.ci)
     rhos, prs = spearman_pairs(x, pair_list)
-    for (a, b), lo, hi, rho, pr in zip(pair_list, los.tolist(), his.tolist(), rhos, prs,
-                                       strict=True):  # fmt: skip
+    for (a, b), lo, hi, rho, pr in zip(
+        pair_list, los.tolist(), his.tolist(), rhos, prs, strict=True
+    ):
         pairs.append(
             (
                 "spearman",

@@ -237,8 +237,23 @@ class _Reader:
             else:
                 choice = self.choice(text, oid) if text is not None else "invalid"
             p = _ONE_HOT[choice]
-            vals = [image_id, face, model, ENGINE, "generate", sid, oid, seed, text, choice,
-                    p[0], p[1], p[2], 0.0, False]  # fmt: skip
+            vals = [
+                image_id,
+                face,
+                model,
+                ENGINE,
+                "generate",
+                sid,
+                oid,
+                seed,
+                text,
+                choice,
+                p[0],
+                p[1],
+                p[2],
+                0.0,
+                False,
+            ]
         chars = doc.get("characteristics")
         meta = [
             face,

@@ -37,8 +37,17 @@ COLUMNS: dict[str, pa.DataType] = {
 }
 SCHEMA = pa.schema(list(COLUMNS.items()))
 #: the fields the released code's ``write_result`` writes, in its order
-RELEASED_FIELDS = ("face_image_name", "characteristics", "order", "seed", "prompt", "timestamp",
-                   "options", "chosen_option", "raw_output")  # fmt: skip
+RELEASED_FIELDS = (
+    "face_image_name",
+    "characteristics",
+    "order",
+    "seed",
+    "prompt",
+    "timestamp",
+    "options",
+    "chosen_option",
+    "raw_output",
+)
 #: a row's key in the judgments table
 KEYS = ("model", "image_id", "scenario_id", "ordering", "seed")
 #: what an import keeps of each file that its row cannot give back (``released.parquet``): the

@@ -28,17 +28,28 @@ MODEL = "tiny-llava-next"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(tiny.missing_requirement("llava_next") is not None,
-                       reason="llava_next processor requirement missing"),
-]  # fmt: skip
+    pytest.mark.skipif(
+        tiny.missing_requirement("llava_next") is not None,
+        reason="llava_next processor requirement missing",
+    ),
+]
 
 
 def _params(root: Path, experiment: str, overrides: list[str]) -> dict:
     path = tiny.ensure_built("llava_next", ROOT / "tests" / ".tiny_models" / "llava_next")
-    return task_project(root, experiment, MODEL, 4, [
-        f"models.{MODEL}.hub_id={path}", f"models.{MODEL}.engine.device=cpu",
-        f"models.{MODEL}.engine.prune_threshold=1e-6", "judge.max_new_tokens=6",
-        *overrides])  # fmt: skip
+    return task_project(
+        root,
+        experiment,
+        MODEL,
+        4,
+        [
+            f"models.{MODEL}.hub_id={path}",
+            f"models.{MODEL}.engine.device=cpu",
+            f"models.{MODEL}.engine.prune_threshold=1e-6",
+            "judge.max_new_tokens=6",
+            *overrides,
+        ],
+    )
 
 
 def test_reflect_through_the_judge_stage(tmp_path: Path) -> None:
@@ -46,8 +57,11 @@ def test_reflect_through_the_judge_stage(tmp_path: Path) -> None:
     from stylisticbias.judge.protocol.tasks.pairwise import SLOTS
     from stylisticbias.judge.protocol.tasks.registry import task_of
 
-    params = _params(tmp_path, "reflect-demo", [
-        "judge.scenarios=[1,11,21]", f"models.{MODEL}.engine.decoding=sampled"])  # fmt: skip
+    params = _params(
+        tmp_path,
+        "reflect-demo",
+        ["judge.scenarios=[1,11,21]", f"models.{MODEL}.engine.decoding=sampled"],
+    )
     out = run_judge(MODEL, config_from_params(params), progress=False)
     rec = pd.read_parquet(out)
     assert rec.groupby("task_id").size().to_dict() == {1: 12, 11: 4, 21: 4}
@@ -98,7 +112,11 @@ def test_vignette_composite_and_text_only(tmp_path: Path) -> None:
     out = run_judge(MODEL, config_from_params(params), progress=False)
     rec = pd.read_parquet(out)
     assert rec.groupby(["task_id", "variant"]).size().to_dict() == {
-        (101, 0): 6, (101, 1): 6, (4021, 0): 6, (4021, 1): 6}  # fmt: skip
+        (101, 0): 6,
+        (101, 1): 6,
+        (4021, 0): 6,
+        (4021, 1): 6,
+    }
     for d in rec["dist"]:
         assert set(json.loads(d)) == {"first", "second", "invalid"}
     composites = list((out.parent.parent / ".composites").glob("*.png"))  # shared by models

@@ -65,8 +65,10 @@ def test_rendered_prompt_holds_the_system_turn(
     (prompt,) = task_of(sc).prompts(sc, bench)
     rules = task_of(sc).rules(sc, bench)
     img = _image(tmp_path)
-    asks = [TaskAsk("a", prompt.text, (img,), rules, 1, SYSTEM),
-            TaskAsk("b", prompt.text, (img,), rules, 1, "")]  # fmt: skip
+    asks = [
+        TaskAsk("a", prompt.text, (img,), rules, 1, SYSTEM),
+        TaskAsk("b", prompt.text, (img,), rules, 1, ""),
+    ]
     replies = engine.answer_tasks(asks)
     assert all(r.mass is not None and sum(r.mass.values()) > 0.99 for r in replies)
     with_sys = [r for r in seen if SYSTEM in r]
@@ -82,8 +84,10 @@ def test_rendered_prompt_holds_the_system_turn(
         tokenize=False,
     )
     # the generated route encodes the system turn too (a longer input than without)
-    encs = {s: engine.encode_prompt(prompt.text, [Image.open(img).convert("RGB")], s)
-            for s in (SYSTEM, "")}  # fmt: skip
+    encs = {
+        s: engine.encode_prompt(prompt.text, [Image.open(img).convert("RGB")], s)
+        for s in (SYSTEM, "")
+    }
     assert encs[SYSTEM]["input_ids"].shape[1] > encs[""]["input_ids"].shape[1]
 
 

@@ -44,8 +44,13 @@ def _params(base: dict[str, Any], url: str, where: Path, batch: bool) -> dict[st
     model = p["models"][MODEL]
     caps = {**model["endpoint"]["capabilities"], "batch_chat": False}
     batch_cfg = {"enabled": batch, "poll_interval_s": 30.0}
-    model["endpoint"] = {**model["endpoint"], "base_url": url, "api_key_env": None,
-                         "capabilities": caps, "batch": batch_cfg}  # fmt: skip
+    model["endpoint"] = {
+        **model["endpoint"],
+        "base_url": url,
+        "api_key_env": None,
+        "capabilities": caps,
+        "batch": batch_cfg,
+    }
     model["engine"] = {**model["engine"], "cache": str(where / "cache.sqlite")}
     return p
 
@@ -60,17 +65,30 @@ def test_task_protocol_through_batch_is_byte_identical_to_online(
 ) -> None:
     root = tmp_path / "proj"
     root.mkdir()
-    base = task_project(root, experiment, MODEL, 4, [
-        f"judge.scenarios={tasks}", "judge.temperature=1.0",
-        f"models.{MODEL}.engine.decoding=sampled", f"models.{MODEL}.engine.progress=false",
-        f"models.{MODEL}.engine.exact_paths=0"])  # fmt: skip
+    base = task_project(
+        root,
+        experiment,
+        MODEL,
+        4,
+        [
+            f"judge.scenarios={tasks}",
+            "judge.temperature=1.0",
+            f"models.{MODEL}.engine.decoding=sampled",
+            f"models.{MODEL}.engine.progress=false",
+            f"models.{MODEL}.engine.exact_paths=0",
+        ],
+    )
     faces = pd.read_parquet(root / "faces" / "faces.parquet").sort_values("face_id")
-    planted = [{"image": sha, "contains": SALARY, "content": n}
-               for sha, n in zip(faces["sha256"], NUMBERS)]  # fmt: skip
+    planted = [
+        {"image": sha, "contains": SALARY, "content": n} for sha, n in zip(faces["sha256"], NUMBERS)
+    ]
     cfg = {"planted": planted, "planted_logprobs": PLANTED_LOGPROBS}
     with BatchLoopback(cfg, served="tiny-llava-next") as server:
-        online = run_judge(MODEL, config_from_params(_params(base, server.url,
-                           tmp_path / "online", False)), progress=False)  # fmt: skip
+        online = run_judge(
+            MODEL,
+            config_from_params(_params(base, server.url, tmp_path / "online", False)),
+            progress=False,
+        )
         assert sum(server.online.values()) > 0 and not server.batches
         want = online.read_bytes()
         server.online.clear()

@@ -54,13 +54,16 @@ def _planted(shas: list[str], generate: bool) -> list[dict[str, Any]]:
     if generate:
         out += [{"image": s, "contains": MCQ, "content": x} for s, x in zip(shas, LETTERS)]
         out += [{"image": s, "contains": "Which version", "content": "A"} for s in shas]
-    return out  # fmt: skip
+    return out
 
 
 def _run(
-    tmp: Path, decoding: str, generate: bool, experiment: str = "reflect-demo",
+    tmp: Path,
+    decoding: str,
+    generate: bool,
+    experiment: str = "reflect-demo",
     tasks: str = "[1,11,21]",
-) -> tuple[Path, Any, dict[str, Any]]:  # fmt: skip
+) -> tuple[Path, Any, dict[str, Any]]:
     """The server (planted answers keyed by the faces' sha256) and the project's params."""
     root = tmp / "proj"
     root.mkdir()
@@ -70,11 +73,19 @@ def _run(
     faults = {"planted": _planted(_shas(root), generate), "planted_logprobs": PLANTED_LOGPROBS}
     proc = start_loopback(port, faults=faults, log=log, with_model=False)
     os.environ["STYLISTICBIAS_LOOPBACK_URL"] = f"http://127.0.0.1:{port}/v1"
-    params = task_project(root, experiment, MODEL, 4, [
-        f"judge.scenarios={tasks}", "judge.temperature=1.0",
-        f"models.{MODEL}.engine.decoding={decoding}",
-        f"models.{MODEL}.engine.cache={tmp / 'cache.sqlite'}",
-        f"models.{MODEL}.engine.progress=false"])  # fmt: skip
+    params = task_project(
+        root,
+        experiment,
+        MODEL,
+        4,
+        [
+            f"judge.scenarios={tasks}",
+            "judge.temperature=1.0",
+            f"models.{MODEL}.engine.decoding={decoding}",
+            f"models.{MODEL}.engine.cache={tmp / 'cache.sqlite'}",
+            f"models.{MODEL}.engine.progress=false",
+        ],
+    )
     return log, proc, params
 
 
@@ -188,8 +199,14 @@ def test_vignette_composite_and_text_only(tmp_path: Path, loopback_env) -> None:
     vb = load_benchmark("vignette")
     engine0 = make_engine(params["models"][MODEL], {**params["judge"], "scenarios": "all"}, vb)
     faces0, by_image0 = load_faces(config, vb)
-    judge_units(engine0, vb, [vb.task_scenario(101)], units_of(faces0, by_image0)[1], 1,
-                out.parent.parent / ".composites")  # fmt: skip
+    judge_units(
+        engine0,
+        vb,
+        [vb.task_scenario(101)],
+        units_of(faces0, by_image0)[1],
+        1,
+        out.parent.parent / ".composites",
+    )
     assert {p: p.stat().st_mtime_ns for p in composites} == stamps
     # bad input: a pair unit with one image -> invalid with its reason, no request
     bench = load_benchmark("vignette")

@@ -56,8 +56,13 @@ def _engine(tmp: Path, decoding: str) -> OpenAIJudgeEngine:
         "progress": False,
         "top_logprobs": 20,
     }
-    judge = {"orderings": [1], "seeds": [1], "scenarios": [7], "temperature": 1.0,
-             "max_new_tokens": 4}  # fmt: skip
+    judge = {
+        "orderings": [1],
+        "seeds": [1],
+        "scenarios": [7],
+        "temperature": 1.0,
+        "max_new_tokens": 4,
+    }
     return OpenAIJudgeEngine(load_group_option("model", MODEL), eng, judge, load_benchmark(TASKS))
 
 
@@ -91,8 +96,10 @@ def test_the_server_receives_the_system_turn(server: Path, tmp_path: Path) -> No
     (prompt,) = task_of(sc).prompts(sc, bench)
     img = str(_image(tmp_path))
     rules = task_of(sc).rules(sc, bench)
-    asks = [TaskAsk(f"k{i}", prompt.text, (img,), rules, 1, system)
-            for i, system in enumerate((SYSTEM, ""))]  # fmt: skip
+    asks = [
+        TaskAsk(f"k{i}", prompt.text, (img,), rules, 1, system)
+        for i, system in enumerate((SYSTEM, ""))
+    ]
     seen = len(events(server / "log.jsonl"))
     replies = api.answer_tasks(asks)
     got = events(server / "log.jsonl")[seen:]

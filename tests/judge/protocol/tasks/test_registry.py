@@ -29,7 +29,13 @@ ANSWERS = ROOT / "tests" / "judge" / "data" / "answer_corpus.jsonl"
 
 def test_registry_holds_every_task_type() -> None:
     assert list(SCENARIO_TASKS) == [
-        "binary_choice", "choice_k", "pairwise", "numeric", "factuality", "text_only"]  # fmt: skip
+        "binary_choice",
+        "choice_k",
+        "pairwise",
+        "numeric",
+        "factuality",
+        "text_only",
+    ]
     for name, t in SCENARIO_TASKS.items():
         assert t.name == name
 

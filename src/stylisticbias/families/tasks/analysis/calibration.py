@@ -140,10 +140,15 @@ class Coverage:
         per = np.array([np.mean(r) for r in self.hits])
         half = stats.t.ppf(0.975, len(per) - 1) * per.std(ddof=1) / math.sqrt(len(per))
         err = np.asarray(self.errors)
-        return {"coverage": k / n, "intervals": n, "replicates": len(self.hits),
-                "ci95": _cp(k, n),
-                "ci95_by_replicate": [float(per.mean() - half), float(per.mean() + half)],
-                "bias": float(err.mean()), "rmse": float(np.sqrt((err**2).mean()))}  # fmt: skip
+        return {
+            "coverage": k / n,
+            "intervals": n,
+            "replicates": len(self.hits),
+            "ci95": _cp(k, n),
+            "ci95_by_replicate": [float(per.mean() - half), float(per.mean() + half)],
+            "bias": float(err.mean()),
+            "rmse": float(np.sqrt((err**2).mean())),
+        }
 
 
 @dataclass
@@ -168,15 +173,24 @@ class NullFdr:
         the table) per replicate -- the power over its rows, every planted row non-null --
         and the share of replicates with a rejection."""
         k, n = int(sum(self.rejected)), len(self.rejected)
-        return {"row_rejection_share": float(np.nanmean(self.shares)) if n else None,
-                "any_rejection": k / n if n else None, "replicates": n,
-                "tests_per_replicate": self.tests, "correction": "fdr_bh q=0.05"}  # fmt: skip
+        return {
+            "row_rejection_share": float(np.nanmean(self.shares)) if n else None,
+            "any_rejection": k / n if n else None,
+            "replicates": n,
+            "tests_per_replicate": self.tests,
+            "correction": "fdr_bh q=0.05",
+        }
 
     def summary(self) -> dict[str, Any]:
         """The FDR (share of null replicates with a discovery) and its interval."""
         k, n = int(sum(self.rejected)), len(self.rejected)
-        return {"fdr": k / n, "replicates": n, "ci95": _cp(k, n),
-                "tests_per_replicate": self.tests, "correction": "fdr_bh q=0.05"}  # fmt: skip
+        return {
+            "fdr": k / n,
+            "replicates": n,
+            "ci95": _cp(k, n),
+            "tests_per_replicate": self.tests,
+            "correction": "fdr_bh q=0.05",
+        }
 
 
 # ---- truths -----------------------------------------------------------------------------------
@@ -203,8 +217,11 @@ def win_rate_truth(plant: TaskPlant, members: Sequence[str], eps: float) -> dict
 
 def position_bias_truth(plant: TaskPlant, members: Sequence[str]) -> float:
     """The expected share of valid answers choosing slot 1, minus 1/2 (both orders)."""
-    shares = [(p0 + 1 - p1) / 2 for a, b in itertools.combinations(members, 2)
-              for p0, p1 in [_pair_probs(plant, a, b)]]  # fmt: skip
+    shares = [
+        (p0 + 1 - p1) / 2
+        for a, b in itertools.combinations(members, 2)
+        for p0, p1 in [_pair_probs(plant, a, b)]
+    ]
     return float(np.mean(shares)) - 0.5
 
 
@@ -212,8 +229,9 @@ def selection_truth(plants: Sequence[TaskPlant], members: Sequence[str]) -> dict
     """S(i): the mean over the terms (activities) of 100 x P(i chosen | shown)."""
     out = {}
     for i in members:
-        per_term = [np.mean([50 * sum(_pair_probs(p, i, o)) for o in members if o != i])
-                    for p in plants]  # fmt: skip
+        per_term = [
+            np.mean([50 * sum(_pair_probs(p, i, o)) for o in members if o != i]) for p in plants
+        ]
         out[i] = float(np.mean(per_term))
     return out
 
@@ -233,8 +251,9 @@ def reflect_plants(null: bool) -> dict[str, TaskPlant]:
     return load_plants("reflect", null=null)
 
 
-def reflect_replicate(bench: Benchmark, rep: int, n_photos: int, n_boot: int,
-                      null: bool) -> dict[str, pd.DataFrame]:  # fmt: skip
+def reflect_replicate(
+    bench: Benchmark, rep: int, n_photos: int, n_boot: int, null: bool
+) -> dict[str, pd.DataFrame]:
     """The REFLECT tables of one replicate (fresh photos and judge seed)."""
     seed = 1000 + rep + (10_000 if null else 0)
     plants = reflect_plants(null)
@@ -247,13 +266,19 @@ def reflect_replicate(bench: Benchmark, rep: int, n_photos: int, n_boot: int,
     unit_col = [u.split("|")[0] for u in units]
     sc = bench.task_scenario(MCQ_SALARY)
     mcq = ask(bench, MCQ_SALARY, plants["choice_k"], units, groups, seed)
-    df = pd.DataFrame({"unit": unit_col, "group": [g[0] for g in groups],
-                       "choice": [a.outcome for a in mcq]})  # fmt: skip
+    df = pd.DataFrame(
+        {"unit": unit_col, "group": [g[0] for g in groups], "choice": [a.outcome for a in mcq]}
+    )
     values = [float(o.value) for o in sc.options]  # type: ignore[arg-type]
     out |= tt.mcq_tables(df, MODEL, MCQ_SALARY, sc.labels, values, REF, **kw)
     sal = ask(bench, SALARY_DOCTOR, plants["numeric"], units, groups, seed)
-    df = pd.DataFrame({"unit": unit_col, "group": [g[0] for g in groups],
-                       "value": [a.value if a.valid else math.nan for a in sal]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "unit": unit_col,
+            "group": [g[0] for g in groups],
+            "value": [a.value if a.valid else math.nan for a in sal],
+        }
+    )
     out |= tt.salary_tables(df, MODEL, SALARY_DOCTOR, REF, **kw)
     return out
 
@@ -274,16 +299,19 @@ def reflect_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
         "reflect_win_rates": win_rate_truth(p["pairwise"], GROUPS, p["pairwise"].invalid_rate),
         "task_position_bias": {"_": position_bias_truth(p["pairwise"], GROUPS)},
         "reflect_mcq_gaps": mcq_gaps,
-        "reflect_salary_gaps": {g: (math.exp(sal.effect(g) - sal.effect(REF)) - 1) * 100
-                                for g in GROUPS},
-    }  # fmt: skip
+        "reflect_salary_gaps": {
+            g: (math.exp(sal.effect(g) - sal.effect(REF)) - 1) * 100 for g in GROUPS
+        },
+    }
 
 
 #: table -> (estimate column, key column) of the REFLECT intervals
-REFLECT_INTERVALS = {"reflect_win_rates": ("win_rate", "group"),
-                     "task_position_bias": ("position_bias", None),
-                     "reflect_mcq_gaps": ("relative_mean_gap", "group"),
-                     "reflect_salary_gaps": ("gap_pct", "group")}  # fmt: skip
+REFLECT_INTERVALS = {
+    "reflect_win_rates": ("win_rate", "group"),
+    "task_position_bias": ("position_bias", None),
+    "reflect_mcq_gaps": ("relative_mean_gap", "group"),
+    "reflect_salary_gaps": ("gap_pct", "group"),
+}
 REFLECT_TESTS = ("reflect_salary_tests", "task_position_bias")
 
 
@@ -296,8 +324,9 @@ def vignette_plants(null: bool) -> dict[str, TaskPlant]:
     return load_plants("vignette", null=null)
 
 
-def vignette_replicate(bench: Benchmark, rep: int, n_inst: int, n_boot: int,
-                       null: bool) -> dict[str, pd.DataFrame]:  # fmt: skip
+def vignette_replicate(
+    bench: Benchmark, rep: int, n_inst: int, n_boot: int, null: bool
+) -> dict[str, pd.DataFrame]:
     """The VIGNETTE tables of one replicate (fresh instances and judge seeds)."""
     seed = 5000 + 4 * rep + (100_000 if null else 0)
     plants = vignette_plants(null)
@@ -332,16 +361,25 @@ def vignette_truth(bench: Benchmark) -> dict[str, dict[str, float]]:
     for i in IDENTITIES:  # friendly vs the rest (unfriendly), and the reverse
         d = float(logit(high[i] / 100) - logit(low[i] / 100))
         lor[f"{i}|friendly"], lor[f"{i}|unfriendly"] = d, -d
-    return {"vignette_selection": selection_truth([p["high"], p["low"]], IDENTITIES),
-            "vignette_log_odds": lor,
-            "task_position_bias": {"_": position_bias_truth(p["high"], IDENTITIES)}}  # fmt: skip
+    return {
+        "vignette_selection": selection_truth([p["high"], p["low"]], IDENTITIES),
+        "vignette_log_odds": lor,
+        "task_position_bias": {"_": position_bias_truth(p["high"], IDENTITIES)},
+    }
 
 
-VIGNETTE_INTERVALS = {"vignette_selection": ("selection_frequency", "identity"),
-                      "vignette_log_odds": ("log_odds", "identity+activity"),
-                      "task_position_bias": ("position_bias", None)}  # fmt: skip
-VIGNETTE_TESTS = ("vignette_log_odds", "vignette_pair_comp", "vignette_polarity",
-                  "vignette_text_vs_image", "task_position_bias")  # fmt: skip
+VIGNETTE_INTERVALS = {
+    "vignette_selection": ("selection_frequency", "identity"),
+    "vignette_log_odds": ("log_odds", "identity+activity"),
+    "task_position_bias": ("position_bias", None),
+}
+VIGNETTE_TESTS = (
+    "vignette_log_odds",
+    "vignette_pair_comp",
+    "vignette_polarity",
+    "vignette_text_vs_image",
+    "task_position_bias",
+)
 
 
 # ---- the study ----------------------------------------------------------------------------------
@@ -349,10 +387,17 @@ Replicate = Callable[[Benchmark, int, int, int, bool], dict[str, pd.DataFrame]]
 
 
 def calibrate(
-    protocol: str, replicate: Replicate, truth: dict[str, dict[str, float]],
-    intervals: dict[str, tuple[str, str | None]], tests: Sequence[str], replicates: int,
-    null_replicates: int, units: int, n_boot: int, jobs: int = 1,
-) -> dict[str, Any]:  # fmt: skip
+    protocol: str,
+    replicate: Replicate,
+    truth: dict[str, dict[str, float]],
+    intervals: dict[str, tuple[str, str | None]],
+    tests: Sequence[str],
+    replicates: int,
+    null_replicates: int,
+    units: int,
+    n_boot: int,
+    jobs: int = 1,
+) -> dict[str, Any]:
     """Coverage of ``intervals`` over ``replicates`` and the null FDR of ``tests``; ``jobs``
     worker processes build the replicates (each replicate is seeded by its index, so the result
     does not depend on ``jobs``)."""
@@ -378,11 +423,18 @@ def calibrate(
     passed = all(lo <= c["coverage"] <= hi for c in cov_s.values()) and all(
         f["fdr"] <= FDR_TARGET for f in fdr_s.values()
     )
-    return {"coverage": cov_s, "null_fdr": fdr_s, "power": power_s, "replicates": replicates,
-            "null_replicates": null_replicates, "units": units, "bootstrap": n_boot,
-            "interval": "BCa, expanded for the number of units (task_stats.unit_bootstrap_ci)",
-            "targets": {"coverage": list(COVERAGE_TARGET), "null_fdr": f"<= {FDR_TARGET}"},
-            "passed": passed}  # fmt: skip
+    return {
+        "coverage": cov_s,
+        "null_fdr": fdr_s,
+        "power": power_s,
+        "replicates": replicates,
+        "null_replicates": null_replicates,
+        "units": units,
+        "bootstrap": n_boot,
+        "interval": "BCa, expanded for the number of units (task_stats.unit_bootstrap_ci)",
+        "targets": {"coverage": list(COVERAGE_TARGET), "null_fdr": f"<= {FDR_TARGET}"},
+        "passed": passed,
+    }
 
 
 def _one(args: tuple[Replicate, str, int, int, int, bool]) -> dict[str, pd.DataFrame]:
@@ -390,8 +442,9 @@ def _one(args: tuple[Replicate, str, int, int, int, bool]) -> dict[str, pd.DataF
     return replicate(load_benchmark(protocol), r, units, n_boot, null)
 
 
-def _replicates(replicate: Replicate, protocol: str, units: int, n_boot: int, null: bool,
-                count: int, jobs: int) -> list[dict[str, pd.DataFrame]]:  # fmt: skip
+def _replicates(
+    replicate: Replicate, protocol: str, units: int, n_boot: int, null: bool, count: int, jobs: int
+) -> list[dict[str, pd.DataFrame]]:
     """Replicates ``0 .. count - 1`` in index order, over ``jobs`` processes when > 1."""
     args = [(replicate, protocol, r, units, n_boot, null) for r in range(count)]
     if jobs <= 1:
@@ -400,24 +453,48 @@ def _replicates(replicate: Replicate, protocol: str, units: int, n_boot: int, nu
         return list(pool.map(_one, args, chunksize=4))
 
 
-def calibrate_reflect(replicates: int = 20, n_photos: int = 48, n_boot: int = 500,
-                      null_replicates: int | None = None,
-                      jobs: int = 1) -> dict[str, Any]:  # fmt: skip
+def calibrate_reflect(
+    replicates: int = 20,
+    n_photos: int = 48,
+    n_boot: int = 500,
+    null_replicates: int | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
     """REFLECT: coverage of every interval table, null FDR of every tested table."""
-    return calibrate("reflect", reflect_replicate, reflect_truth(load_benchmark("reflect")),
-                     REFLECT_INTERVALS, REFLECT_TESTS, replicates,
-                     replicates if null_replicates is None else null_replicates, n_photos,
-                     n_boot, jobs)  # fmt: skip
+    return calibrate(
+        "reflect",
+        reflect_replicate,
+        reflect_truth(load_benchmark("reflect")),
+        REFLECT_INTERVALS,
+        REFLECT_TESTS,
+        replicates,
+        replicates if null_replicates is None else null_replicates,
+        n_photos,
+        n_boot,
+        jobs,
+    )
 
 
-def calibrate_vignette(replicates: int = 20, n_inst: int = 40, n_boot: int = 500,
-                       null_replicates: int | None = None,
-                       jobs: int = 1) -> dict[str, Any]:  # fmt: skip
+def calibrate_vignette(
+    replicates: int = 20,
+    n_inst: int = 40,
+    n_boot: int = 500,
+    null_replicates: int | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
     """VIGNETTE: coverage of every interval table, null FDR of every tested table."""
-    return calibrate("vignette", vignette_replicate, vignette_truth(load_benchmark("vignette")),
-                     VIGNETTE_INTERVALS, VIGNETTE_TESTS, replicates,
-                     replicates if null_replicates is None else null_replicates, n_inst,
-                     n_boot, jobs)  # fmt: skip
+    return calibrate(
+        "vignette",
+        vignette_replicate,
+        vignette_truth(load_benchmark("vignette")),
+        VIGNETTE_INTERVALS,
+        VIGNETTE_TESTS,
+        replicates,
+        replicates if null_replicates is None else null_replicates,
+        n_inst,
+        n_boot,
+        jobs,
+    )
 
 
 # ---- valid inference: tests and intervals under structured designs ---------------------------
@@ -474,15 +551,24 @@ class Hits:
 
 
 def _split(null: dict[str, Rejections], power: dict[str, Rejections]) -> dict[str, Any]:
-    return {name: {"null": r.summary(), "power": power[name].summary() if name in power else None,
-                   "passed": _fpr_ok(r.summary())}
-            for name, r in null.items()}  # fmt: skip
+    return {
+        name: {
+            "null": r.summary(),
+            "power": power[name].summary() if name in power else None,
+            "passed": _fpr_ok(r.summary()),
+        }
+        for name, r in null.items()
+    }
 
 
 def reflect_valid_inference(
-    null_replicates: int = 600, replicates: int = 100, n_boot: int = 399, seed: int = 7,
-    design: SalaryDesign | None = None, mcq: McqDesign | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    null_replicates: int = 600,
+    replicates: int = 100,
+    n_boot: int = 399,
+    seed: int = 7,
+    design: SalaryDesign | None = None,
+    mcq: McqDesign | None = None,
+) -> dict[str, Any]:
     """REFLECT under :class:`~.designs.SalaryDesign` / :class:`~.designs.McqDesign` (per-source
     effects, random slopes, unequal clusters): the null rejection rate of every
     ``reflect_salary_tests`` row kind (per occupation and pooled, per effect) for the default
@@ -499,19 +585,28 @@ def reflect_valid_inference(
     def salary_tests(occ: list[tuple[int, pd.DataFrame]], into: dict) -> None:
         for scope, sid, df in [("occupation", s_, d_) for s_, d_ in occ] + [("pooled", 0, None)]:
             if df is None:
-                valid = pd.concat([d_.dropna(subset=["value"]).assign(scenario=s_)
-                                   for s_, d_ in occ], ignore_index=True)  # fmt: skip
+                valid = pd.concat(
+                    [d_.dropna(subset=["value"]).assign(scenario=s_) for s_, d_ in occ],
+                    ignore_index=True,
+                )
             else:
                 valid = df.dropna(subset=["value"])
-            rows = tt.salary_test_rows(valid, MODEL, sid, ref, n_boot=n_boot,
-                                       seed=int(rng.integers(1 << 31)),
-                                       pooled=scope == "pooled")  # fmt: skip
+            rows = tt.salary_test_rows(
+                valid,
+                MODEL,
+                sid,
+                ref,
+                n_boot=n_boot,
+                seed=int(rng.integers(1 << 31)),
+                pooled=scope == "pooled",
+            )
             g = valid["unit"].nunique()
             q = {"group": 9, "race": 4, "gender": 1, "race x gender": 4}
             for r in rows:
                 into["default"][f"{scope}: {r['effect']}"].add(r["pval"])
                 into["paper"][f"{scope}: {r['effect']}"].add(
-                    stats.f.sf(r["f_stat"], q[r["effect"]], g - 1))  # fmt: skip
+                    stats.f.sf(r["f_stat"], q[r["effect"]], g - 1)
+                )
 
     for _ in range(null_replicates):
         salary_tests(sd.draw(rng, True), null)
@@ -529,42 +624,57 @@ def reflect_valid_inference(
             gaps = tt.salary_tables(df, MODEL, sid, ref, n_boot=n_boot, seed=r)
             g = gaps["reflect_salary_gaps"]
             gap_cov.add(g["ci_low"], g["ci_high"], [truth_gap[x] for x in g["group"]])
-        m = tt.mcq_tables(md.draw(rng, False), MODEL, MCQ_SALARY, md.labels, md.values, ref,
-                          n_boot=n_boot, seed=r)["reflect_mcq_gaps"]  # fmt: skip
+        m = tt.mcq_tables(
+            md.draw(rng, False), MODEL, MCQ_SALARY, md.labels, md.values, ref, n_boot=n_boot, seed=r
+        )["reflect_mcq_gaps"]
         mcq_cov.add(m["ci_low"], m["ci_high"], [truth_mcq[x] for x in m["group"]])
         jsd_cov.add(m["jsd_ci_low"], m["jsd_ci_high"], [truth_jsd[x] for x in m["group"]])
     chance, null_jsd = [], []
     for r in range(min(replicates, 200)):  # the chance level against the null JSD's mean
-        m = tt.mcq_tables(md.draw(rng, True), MODEL, MCQ_SALARY, md.labels, md.values, ref,
-                          n_boot=20, seed=r)["reflect_mcq_gaps"]  # fmt: skip
+        m = tt.mcq_tables(
+            md.draw(rng, True), MODEL, MCQ_SALARY, md.labels, md.values, ref, n_boot=20, seed=r
+        )["reflect_mcq_gaps"]
         chance += list(m["jsd_chance"])
         null_jsd += list(m["jsd"])
     tests = {k: _split(null[k], power[k]) for k in ("default", "paper")}
-    intervals = {"reflect_salary_gaps.gap_pct": gap_cov.summary(),
-                 "reflect_mcq_gaps.relative_mean_gap": mcq_cov.summary(),
-                 "reflect_mcq_gaps.jsd": jsd_cov.summary()}  # fmt: skip
+    intervals = {
+        "reflect_salary_gaps.gap_pct": gap_cov.summary(),
+        "reflect_mcq_gaps.relative_mean_gap": mcq_cov.summary(),
+        "reflect_mcq_gaps.jsd": jsd_cov.summary(),
+    }
     lo, hi = COVERAGE_TARGET
     return {
         "design": {"salary": _plain(sd), "mcq": _plain(md)},
-        "reflect_salary_tests": {"default": {"test": ts.WILD_CLUSTER, **tests["default"]},
-                                 "paper": {"test": ts.PAPER_WALD_F, **tests["paper"]}},
+        "reflect_salary_tests": {
+            "default": {"test": ts.WILD_CLUSTER, **tests["default"]},
+            "paper": {"test": ts.PAPER_WALD_F, **tests["paper"]},
+        },
         "intervals": intervals,
-        "jsd_chance": {"mean_chance_level": float(np.mean(chance)),
-                       "mean_null_jsd": float(np.mean(null_jsd)), "rows": len(chance),
-                       "note": "bits; the chance level (labels permuted within each photo) "
-                               "estimates the mean JSD when groups do not differ"},
-        "null_replicates": null_replicates, "replicates": replicates, "bootstrap": n_boot,
-        "targets": {"fpr": {a: list(v) for a, v in FPR_TARGET.items()},
-                    "coverage": list(COVERAGE_TARGET)},
+        "jsd_chance": {
+            "mean_chance_level": float(np.mean(chance)),
+            "mean_null_jsd": float(np.mean(null_jsd)),
+            "rows": len(chance),
+            "note": "bits; the chance level (labels permuted within each photo) "
+            "estimates the mean JSD when groups do not differ",
+        },
+        "null_replicates": null_replicates,
+        "replicates": replicates,
+        "bootstrap": n_boot,
+        "targets": {
+            "fpr": {a: list(v) for a, v in FPR_TARGET.items()},
+            "coverage": list(COVERAGE_TARGET),
+        },
         "passed": all(v["passed"] for v in tests["default"].values())
         and all(lo <= c["coverage"] <= hi for c in intervals.values()),
-    }  # fmt: skip
+    }
 
 
 def vignette_valid_inference(
-    null_replicates: int = 1000, replicates: int = 300, seed: int = 11,
+    null_replicates: int = 1000,
+    replicates: int = 300,
+    seed: int = 11,
     design: VignetteDesign | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """VIGNETTE under :class:`~.designs.VignetteDesign` (per-photo appeal, unequal repeats):
     the null rejection rate of ``vignette_pair_comp`` and ``vignette_text_vs_image`` rows for
     the default (instance-clustered) and the paper's pooled tests, and their power over the
@@ -598,19 +708,20 @@ def vignette_valid_inference(
     tests = {k: _split(null[k], power[k]) for k in ("default", "paper")}
     return {
         "design": _plain(vd),
-        "vignette_pair_comp": {"default": {"test": ts.CLUSTER_T,
-                                           **tests["default"]["vignette_pair_comp"]},
-                               "paper": {"test": ts.PAPER_FISHER,
-                                         **tests["paper"]["vignette_pair_comp"]}},
-        "vignette_text_vs_image": {"default": {"test": ts.CLUSTER_T,
-                                               **tests["default"]["vignette_text_vs_image"]},
-                                   "paper": {"test": ts.PAPER_Z,
-                                             **tests["paper"]["vignette_text_vs_image"]}},
+        "vignette_pair_comp": {
+            "default": {"test": ts.CLUSTER_T, **tests["default"]["vignette_pair_comp"]},
+            "paper": {"test": ts.PAPER_FISHER, **tests["paper"]["vignette_pair_comp"]},
+        },
+        "vignette_text_vs_image": {
+            "default": {"test": ts.CLUSTER_T, **tests["default"]["vignette_text_vs_image"]},
+            "paper": {"test": ts.PAPER_Z, **tests["paper"]["vignette_text_vs_image"]},
+        },
         "power_rows": "rows whose planted truth is >= 0.03 from 0 (PairComp, share difference)",
-        "null_replicates": null_replicates, "replicates": replicates,
+        "null_replicates": null_replicates,
+        "replicates": replicates,
         "targets": {"fpr": {a: list(v) for a, v in FPR_TARGET.items()}},
         "passed": all(v["passed"] for v in tests["default"].values()),
-    }  # fmt: skip
+    }
 
 
 def _plain(obj: Any) -> dict[str, Any]:
@@ -666,18 +777,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         load_start = [round(x, 2) for x in os.getloadavg()]
         fn = CALIBRATIONS.lookup(name, "--protocol")
-        section = fn(args.replicates, n_boot=args.bootstrap,
-                     null_replicates=args.null_replicates, jobs=args.jobs)  # fmt: skip
-        section |= {"command": command, "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-                    "python": platform.python_version(),
-                    "seconds": round(time.perf_counter() - t0, 1),
-                    "load_average": {"start": load_start,
-                                     "end": [round(x, 2) for x in os.getloadavg()],
-                                     "note": "1/5/15-minute load; 2 cores shared"}}  # fmt: skip
+        section = fn(
+            args.replicates,
+            n_boot=args.bootstrap,
+            null_replicates=args.null_replicates,
+            jobs=args.jobs,
+        )
+        section |= {
+            "command": command,
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "python": platform.python_version(),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "load_average": {
+                "start": load_start,
+                "end": [round(x, 2) for x in os.getloadavg()],
+                "note": "1/5/15-minute load; 2 cores shared",
+            },
+        }
         merge_into(Path(args.out), name, section)
         for table, c in section["coverage"].items():
-            log.info("%s %s coverage %.4f CP [%.4f, %.4f]", name, table, c["coverage"],
-                     *c["ci95"])  # fmt: skip
+            log.info("%s %s coverage %.4f CP [%.4f, %.4f]", name, table, c["coverage"], *c["ci95"])
         for table, f in section["null_fdr"].items():
             log.info("%s %s null FDR %.4f CP [%.4f, %.4f]", name, table, f["fdr"], *f["ci95"])
         log.info("%s passed: %s; wrote %s", name, section["passed"], args.out)

@@ -38,16 +38,29 @@ IDENTITIES = ("doctor", "farmer", "teacher", "athlete")
 VIGNETTE_PLANT = {k: v for k, v in load_plants("vignette").items() if k != "text"}
 
 
-def ask(bench: Benchmark, task_id: int, plant: TaskPlant, units: Sequence[str],
-         groups: Sequence[Sequence[str]], seed: int, variant: int = 0) -> list:  # fmt: skip
+def ask(
+    bench: Benchmark,
+    task_id: int,
+    plant: TaskPlant,
+    units: Sequence[str],
+    groups: Sequence[Sequence[str]],
+    seed: int,
+    variant: int = 0,
+) -> list:
     """The simulated judge's parsed answers of ``units`` to a task's ``variant``-th prompt."""
     sc = bench.task_scenario(task_id)
     prompt = task_of(sc).prompts(sc, bench)[variant]
     return [a for _, a in simulate_answers(bench, sc, prompt, plant, units, groups, seed)]
 
 
-def pairwise_answers(bench: Benchmark, task_id: int, plant: TaskPlant, instances: Sequence[str],
-                      members: Sequence[str], seed: int) -> pd.DataFrame:  # fmt: skip
+def pairwise_answers(
+    bench: Benchmark,
+    task_id: int,
+    plant: TaskPlant,
+    instances: Sequence[str],
+    members: Sequence[str],
+    seed: int,
+) -> pd.DataFrame:
     """Every pair of ``members`` in every instance, both orders: the long answer table of
     :func:`~stylisticbias.families.tasks.analysis.stats.consolidate_pairs`."""
     combos = list(itertools.combinations(members, 2))
@@ -62,8 +75,9 @@ def pairwise_answers(bench: Benchmark, task_id: int, plant: TaskPlant, instances
     return pd.DataFrame(rows, columns=["unit", "first", "second", "variant", "choice"])
 
 
-def reflect_demo(model: str = "simulated", n_photos: int = 48, seed: int = 1,
-                 n_boot: int = 500) -> dict[str, pd.DataFrame]:  # fmt: skip
+def reflect_demo(
+    model: str = "simulated", n_photos: int = 48, seed: int = 1, n_boot: int = 500
+) -> dict[str, pd.DataFrame]:
     """Every REFLECT table of the simulated judge on the synthetic design."""
     bench = load_benchmark("reflect")
     photos = [f"photo{i:02d}" for i in range(n_photos)]
@@ -74,13 +88,23 @@ def reflect_demo(model: str = "simulated", n_photos: int = 48, seed: int = 1,
     groups = [(g,) for _ in photos for g in GROUPS]
     sc = bench.task_scenario(11)
     mcq = ask(bench, 11, REFLECT_PLANT["choice_k"], units, groups, seed)
-    df = pd.DataFrame({"unit": [u.split("|")[0] for u in units], "group": [g[0] for g in groups],
-                       "choice": [a.outcome for a in mcq]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "unit": [u.split("|")[0] for u in units],
+            "group": [g[0] for g in groups],
+            "choice": [a.outcome for a in mcq],
+        }
+    )
     values = [float(o.value) for o in sc.options]  # type: ignore[arg-type]
     out |= tt.mcq_tables(df, model, 11, sc.labels, values, REF, **kw)
     sal = ask(bench, 21, REFLECT_PLANT["numeric"], units, groups, seed)
-    df = pd.DataFrame({"unit": [u.split("|")[0] for u in units], "group": [g[0] for g in groups],
-                       "value": [a.value if a.valid else float("nan") for a in sal]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "unit": [u.split("|")[0] for u in units],
+            "group": [g[0] for g in groups],
+            "value": [a.value if a.valid else float("nan") for a in sal],
+        }
+    )
     out |= tt.salary_tables(df, model, 21, REF, **kw)
     return out
 
@@ -96,8 +120,9 @@ def options_table(ans: pd.DataFrame, activity: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["unit", "identity", "partner", "activity", "selected"])
 
 
-def vignette_demo(model: str = "simulated", n_inst: int = 40, seed: int = 1,
-                  n_boot: int = 500) -> dict[str, pd.DataFrame]:  # fmt: skip
+def vignette_demo(
+    model: str = "simulated", n_inst: int = 40, seed: int = 1, n_boot: int = 500
+) -> dict[str, pd.DataFrame]:
     """Every VIGNETTE table of the simulated judge on the synthetic design."""
     bench = load_benchmark("vignette")
     inst = [f"inst{i:02d}" for i in range(n_inst)]

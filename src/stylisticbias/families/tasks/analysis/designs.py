@@ -71,13 +71,18 @@ class SalaryDesign:
         if null:
             return 0.0
         r, g = group.rsplit("-", 1)
-        return (self.race_effect.get(r, 0.0) + self.gender_effect.get(g, 0.0)
-                + self.interaction.get(group, 0.0))  # fmt: skip
+        return (
+            self.race_effect.get(r, 0.0)
+            + self.gender_effect.get(g, 0.0)
+            + self.interaction.get(group, 0.0)
+        )
 
     def gap_truth(self, ref: str) -> dict[str, float]:
         """Gap% of each group vs ``ref`` (the random effects cancel in the ratio of means)."""
-        return {g: (math.exp(self.effect(g, False) - self.effect(ref, False)) - 1) * 100
-                for g in self.groups}  # fmt: skip
+        return {
+            g: (math.exp(self.effect(g, False) - self.effect(ref, False)) - 1) * 100
+            for g in self.groups
+        }
 
     def draw(self, rng: np.random.Generator, null: bool) -> list[tuple[int, pd.DataFrame]]:
         """(scenario id 1.., answers ``unit``, ``group``, ``value``) per occupation."""
@@ -91,12 +96,26 @@ class SalaryDesign:
             p_idx, g_idx = np.nonzero(np.ones_like(reps))
             p_idx, g_idx = np.repeat(p_idx, reps.ravel()), np.repeat(g_idx, reps.ravel())
             n = len(p_idx)
-            logv = (math.log(level) + eff[g_idx] + photo[p_idx] + slope[p_idx, g_idx]
-                    + rng.normal(0, self.noise_sd, n))  # fmt: skip
+            logv = (
+                math.log(level)
+                + eff[g_idx]
+                + photo[p_idx]
+                + slope[p_idx, g_idx]
+                + rng.normal(0, self.noise_sd, n)
+            )
             value = np.where(rng.random(n) < self.invalid, np.nan, np.exp(logv))
-            out.append((j + 1, pd.DataFrame({"unit": np.char.add("p", p_idx.astype(str)),
-                                             "group": np.asarray(groups)[g_idx],
-                                             "value": value})))  # fmt: skip
+            out.append(
+                (
+                    j + 1,
+                    pd.DataFrame(
+                        {
+                            "unit": np.char.add("p", p_idx.astype(str)),
+                            "group": np.asarray(groups)[g_idx],
+                            "value": value,
+                        }
+                    ),
+                )
+            )
         return out
 
 
@@ -139,9 +158,13 @@ class McqDesign:
         choice = (rng.random(len(p_idx))[:, None] > cdf).sum(axis=1)
         labels = np.asarray(self.labels, dtype=object)[choice]
         labels[rng.random(len(p_idx)) < self.invalid] = "invalid"
-        return pd.DataFrame({"unit": np.char.add("p", p_idx.astype(str)),
-                             "group": np.asarray(self.groups)[g_idx],
-                             "choice": labels})  # fmt: skip
+        return pd.DataFrame(
+            {
+                "unit": np.char.add("p", p_idx.astype(str)),
+                "group": np.asarray(self.groups)[g_idx],
+                "choice": labels,
+            }
+        )
 
 
 # ---- VIGNETTE -----------------------------------------------------------------------------------
@@ -156,15 +179,24 @@ class VignetteDesign:
     appeal_sd: float = 0.5
     position_bias: float = 0.25
     invalid: float = 0.02
-    term_effect: Mapping[str, Mapping[str, float]] = field(default_factory=lambda: {
-        "friendly": {"doctor": 0.6, "athlete": -0.4},
-        "unfriendly": {"doctor": 0.3, "athlete": -0.4}})  # fmt: skip
+    term_effect: Mapping[str, Mapping[str, float]] = field(
+        default_factory=lambda: {
+            "friendly": {"doctor": 0.6, "athlete": -0.4},
+            "unfriendly": {"doctor": 0.3, "athlete": -0.4},
+        }
+    )
     image_effect: Mapping[str, float] = field(
         default_factory=lambda: {"doctor": 0.5, "farmer": -0.3}
     )
 
-    def _answers(self, rng: np.random.Generator, eff: np.ndarray, appeal: np.ndarray | None,
-                 reps: np.ndarray, activity: str) -> pd.DataFrame:  # fmt: skip
+    def _answers(
+        self,
+        rng: np.random.Generator,
+        eff: np.ndarray,
+        appeal: np.ndarray | None,
+        reps: np.ndarray,
+        activity: str,
+    ) -> pd.DataFrame:
         """Option rows (``unit``, ``identity``, ``partner``, ``activity``, ``selected``) of
         every pair x order x repeat of every instance; ``eff``: per identity (logit)."""
         pairs = np.array(list(itertools.combinations(range(len(self.identities)), 2)))
@@ -182,24 +214,32 @@ class VignetteDesign:
         i_idx, a, b, ch = (np.concatenate(x) for x in zip(*rows))
         ids = np.asarray(self.identities, dtype=object)
         unit = np.char.add("i", i_idx.astype(str))
-        return pd.DataFrame({"unit": np.concatenate([unit, unit]),
-                             "identity": np.concatenate([ids[a], ids[b]]),
-                             "partner": np.concatenate([ids[b], ids[a]]), "activity": activity,
-                             "selected": np.concatenate([ch, ~ch])})  # fmt: skip
+        return pd.DataFrame(
+            {
+                "unit": np.concatenate([unit, unit]),
+                "identity": np.concatenate([ids[a], ids[b]]),
+                "partner": np.concatenate([ids[b], ids[a]]),
+                "activity": activity,
+                "selected": np.concatenate([ch, ~ch]),
+            }
+        )
 
-    def draw(self, rng: np.random.Generator, null: bool
-             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    def draw(
+        self, rng: np.random.Generator, null: bool
+    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """(term options of every term, decision options with the image, text-only)."""
         k = len(self.identities)
         appeal = rng.normal(0, self.appeal_sd, (self.instances, k))
         reps = rng.integers(self.repeats[0], self.repeats[1] + 1, self.instances)
         terms = []
         for t in self.terms:
-            eff = np.array([0.0 if null else self.term_effect.get(t, {}).get(i, 0.0)
-                            for i in self.identities])  # fmt: skip
+            eff = np.array(
+                [0.0 if null else self.term_effect.get(t, {}).get(i, 0.0) for i in self.identities]
+            )
             terms.append(self._answers(rng, eff, appeal, reps, t))
-        img_eff = np.array([0.0 if null else self.image_effect.get(i, 0.0)
-                            for i in self.identities])  # fmt: skip
+        img_eff = np.array(
+            [0.0 if null else self.image_effect.get(i, 0.0) for i in self.identities]
+        )
         image = self._answers(rng, img_eff, appeal, reps, "decision")
         text = self._answers(rng, np.zeros(k), None, reps, "decision")
         return pd.concat(terms, ignore_index=True), image, text
@@ -232,7 +272,8 @@ class VignetteDesign:
         e = self.image_effect
         out = {}
         for i in self.identities:
-            img = np.mean([self._p(e.get(i, 0.0) - e.get(o, 0.0)) for o in self.identities
-                           if o != i])  # fmt: skip
+            img = np.mean(
+                [self._p(e.get(i, 0.0) - e.get(o, 0.0)) for o in self.identities if o != i]
+            )
             out[i] = float(img - 0.5)
         return out

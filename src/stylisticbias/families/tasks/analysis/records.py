@@ -48,12 +48,24 @@ def _pair_answers(rec: pd.DataFrame) -> pd.DataFrame:
 def _options(rec: pd.DataFrame, activity: str) -> pd.DataFrame:
     """One row per (valid answer, identity shown): was that identity selected?"""
     valid = rec[rec["outcome"] != "invalid"]
-    a = pd.DataFrame({"unit": valid["unit"], "identity": valid["first"],
-                      "partner": valid["second"], "activity": activity,
-                      "selected": valid["outcome"] == "first"})  # fmt: skip
-    b = pd.DataFrame({"unit": valid["unit"], "identity": valid["second"],
-                      "partner": valid["first"], "activity": activity,
-                      "selected": valid["outcome"] == "second"})  # fmt: skip
+    a = pd.DataFrame(
+        {
+            "unit": valid["unit"],
+            "identity": valid["first"],
+            "partner": valid["second"],
+            "activity": activity,
+            "selected": valid["outcome"] == "first",
+        }
+    )
+    b = pd.DataFrame(
+        {
+            "unit": valid["unit"],
+            "identity": valid["second"],
+            "partner": valid["first"],
+            "activity": activity,
+            "selected": valid["outcome"] == "second",
+        }
+    )
     return pd.concat([a, b], ignore_index=True)
 
 
@@ -62,9 +74,15 @@ def _field(sc: TaskScenario, key: str) -> str | None:
 
 
 def task_tables_from_records(
-    records: pd.DataFrame, benchmark: Benchmark, model: str, *, n_boot: int = 500,
-    seed: int = 0, simulated: bool = False, paper_tests: bool = False,
-) -> dict[str, pd.DataFrame]:  # fmt: skip
+    records: pd.DataFrame,
+    benchmark: Benchmark,
+    model: str,
+    *,
+    n_boot: int = 500,
+    seed: int = 0,
+    simulated: bool = False,
+    paper_tests: bool = False,
+) -> dict[str, pd.DataFrame]:
     """Every task table of one model's records (see the module doc). ``paper_tests``
     (``analysis.definitions: official``): the papers' pooled tests in the tested tables
     (``test`` column) instead of the clustered ones, and no pooled salary row."""
@@ -92,32 +110,44 @@ def task_tables_from_records(
                 terms.append(opts)
                 valence[_field(sc, "pair") or term][_field(sc, "valence") or "high"] = opts
         elif sc.task == "choice_k":
-            df = pd.DataFrame({"unit": rec["unit"], "group": rec["first"],
-                               "choice": rec["outcome"]})  # fmt: skip
-            values = [float(o.value) if o.value is not None else float(i + 1)
-                      for i, o in enumerate(sc.options)]  # fmt: skip
-            for name, t in tt.mcq_tables(df, model, sc.id, sc.labels, values, ref,
-                                         paper_tests=paper_tests, **kw).items():  # fmt: skip
+            df = pd.DataFrame(
+                {"unit": rec["unit"], "group": rec["first"], "choice": rec["outcome"]}
+            )
+            values = [
+                float(o.value) if o.value is not None else float(i + 1)
+                for i, o in enumerate(sc.options)
+            ]
+            for name, t in tt.mcq_tables(
+                df, model, sc.id, sc.labels, values, ref, paper_tests=paper_tests, **kw
+            ).items():
                 parts[name].append(t)
         elif sc.task == "numeric":
-            df = pd.DataFrame({"unit": rec["unit"], "group": rec["first"],
-                               "value": rec["value"]})  # fmt: skip
+            df = pd.DataFrame({"unit": rec["unit"], "group": rec["first"], "value": rec["value"]})
             salaries.append((int(sc.id), df))
-            for name, t in tt.salary_tables(df, model, sc.id, ref, paper_tests=paper_tests,
-                                            **kw).items():  # fmt: skip
+            for name, t in tt.salary_tables(
+                df, model, sc.id, ref, paper_tests=paper_tests, **kw
+            ).items():
                 parts[name].append(t)
         elif sc.task == "text_only" and paradigm.image_twin is not None:
             image_task = paradigm.image_twin(sc, benchmark)
             img = by_id.get(int(image_task.id)) if image_task else None
             if img is not None:
                 act = _field(sc, "activity") or ""
-                parts["vignette_text_vs_image"].append(tt.text_vs_image_table(
-                    _options(img, act), _options(rec, act), model, image_task.id,  # type: ignore[union-attr]
-                    simulated=simulated, paper_tests=paper_tests))  # fmt: skip
+                parts["vignette_text_vs_image"].append(
+                    tt.text_vs_image_table(
+                        _options(img, act),
+                        _options(rec, act),
+                        model,
+                        image_task.id,  # type: ignore[union-attr]
+                        simulated=simulated,
+                        paper_tests=paper_tests,
+                    )
+                )
     if terms:
         first_term = min(sc.id for sc in benchmark.tasks if _field(sc, "term"))
-        for name, t in tt.vignette_tables(pd.concat(terms), model, first_term,
-                                          paper_tests=paper_tests, **kw).items():  # fmt: skip
+        for name, t in tt.vignette_tables(
+            pd.concat(terms), model, first_term, paper_tests=paper_tests, **kw
+        ).items():
             parts[name].append(t)
         counts = [
             tt.polarity_counts(by_val["high"], by_val["low"], pair)
@@ -131,8 +161,9 @@ def task_tables_from_records(
     if len(salaries) > 1 and not paper_tests:  # pooled over occupations (Table 3's row)
         parts["reflect_salary_tests"].append(tt.salary_pooled_tests(salaries, model, ref, **kw))
     if paradigm.selection_tables:  # VIGNETTE's per-paradigm tables (vignette_tables.py)
-        for name, rows in vt.paradigm_tables(records, benchmark, model, paradigm.image_twin,
-                                             official=paper_tests).items():  # fmt: skip
+        for name, rows in vt.paradigm_tables(
+            records, benchmark, model, paradigm.image_twin, official=paper_tests
+        ).items():
             cols = list(tt.TASK_REGISTRY[name].columns[:-1])
             df = pd.DataFrame(rows, columns=cols).assign(simulated=simulated)
             parts[name] = [tt.validate_task_table(name, df)]
@@ -145,14 +176,16 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-def task_markdown(tables: dict[str, pd.DataFrame], benchmark: Benchmark,
-                  max_rows: int = 12) -> str:  # fmt: skip
+def task_markdown(tables: dict[str, pd.DataFrame], benchmark: Benchmark, max_rows: int = 12) -> str:
     """The report section of a task protocol: one markdown table per task table (its first
     ``max_rows`` rows; the CSV beside it has them all)."""
     lines = [f"## Task protocol: {benchmark.name}", ""]
     if any(bool(df["simulated"].any()) for df in tables.values() if "simulated" in df):
-        lines += ["*Simulated judge (planted effects): these numbers check the pipeline, "
-                  "they are not findings about any model.*", ""]  # fmt: skip
+        lines += [
+            "*Simulated judge (planted effects): these numbers check the pipeline, "
+            "they are not findings about any model.*",
+            "",
+        ]
     for name in sorted(tables):
         df = tables[name]
         lines += [f"### {name} ({len(df)} rows; `{name}.csv`)", ""]

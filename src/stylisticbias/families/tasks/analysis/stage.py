@@ -64,9 +64,15 @@ def write_task_report(
     parts: dict[str, list[pd.DataFrame]] = {}
     for m in models:
         rec = read_task_records(judg_dir / m / RECORDS_FILE)
-        tabs = task_tables_from_records(rec, benchmark, m, n_boot=s.n_resamples, seed=s.seed,
-                                        simulated=is_simulated(m, config),
-                                        paper_tests=s.official)  # fmt: skip
+        tabs = task_tables_from_records(
+            rec,
+            benchmark,
+            m,
+            n_boot=s.n_resamples,
+            seed=s.seed,
+            simulated=is_simulated(m, config),
+            paper_tests=s.official,
+        )
         for name, df in tabs.items():
             parts.setdefault(name, []).append(df)
     tables = {n: pd.concat(d, ignore_index=True) for n, d in parts.items()}
@@ -79,8 +85,11 @@ def write_task_report(
     md = out / "task_report.md"
     with atomic_path(md) as tmp:
         tmp.write_text(task_markdown(tables, benchmark), encoding="utf-8")
-    metrics = {"protocol": benchmark.name, "models": list(models),
-               "tables": {n: len(df) for n, df in sorted(tables.items())}}  # fmt: skip
+    metrics = {
+        "protocol": benchmark.name,
+        "models": list(models),
+        "tables": {n: len(df) for n, df in sorted(tables.items())},
+    }
     for m in models:  # every interval and test per model (MLflow and sweeps read these)
         metrics[m] = task_metrics(tables, m)
     for name in (METRICS_ALL, "metrics.json"):  # every number and the headline: the same

@@ -40,16 +40,24 @@ def consolidate_pairs(answers: pd.DataFrame) -> pd.DataFrame:
     ``answers``: columns ``unit``, ``first``, ``second``, ``variant`` (0, 1) and ``choice``
     (``first``/``second``/``invalid``, the identity after undoing the swap).
     """
-    wide = answers.pivot_table(index=["unit", "first", "second"], columns="variant",
-                               values="choice", aggfunc="first").reset_index()  # fmt: skip
+    wide = answers.pivot_table(
+        index=["unit", "first", "second"], columns="variant", values="choice", aggfunc="first"
+    ).reset_index()
     c0 = wide.get(0, pd.Series(INVALID, index=wide.index)).fillna(INVALID)
     c1 = wide.get(1, pd.Series(INVALID, index=wide.index)).fillna(INVALID)
     valid = (c0 != INVALID) & (c1 != INVALID)
     same = valid & (c0 == c1)
     status = np.where(same, "consistent", np.where(valid, "inconsistent", INVALID))
     winner = np.where(same, np.where(c0 == "first", wide["first"], wide["second"]), None)
-    return pd.DataFrame({"unit": wide["unit"], "first": wide["first"], "second": wide["second"],
-                         "status": status, "winner": winner})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "unit": wide["unit"],
+            "first": wide["first"],
+            "second": wide["second"],
+            "status": status,
+            "winner": winner,
+        }
+    )
 
 
 def win_rates(pairs: pd.DataFrame, cross_group_only: bool = True) -> pd.Series:
@@ -81,8 +89,10 @@ def win_rate_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
         for c in groups:
             if r == c:
                 continue
-            both = kept[((kept["first"] == r) & (kept["second"] == c))
-                        | ((kept["first"] == c) & (kept["second"] == r))]  # fmt: skip
+            both = kept[
+                ((kept["first"] == r) & (kept["second"] == c))
+                | ((kept["first"] == c) & (kept["second"] == r))
+            ]
             if len(both):
                 m.loc[r, c] = float((both["winner"] == r).mean())
     return m
@@ -183,11 +193,17 @@ def cluster_ols(
     model = smf.ols(formula, data=df)
     k = model.exog.shape[1]
     if len(df) <= k or len(set(groups)) < 2:  # no residual degrees of freedom / one cluster
-        log.warning("cluster OLS %s: %d rows, %d clusters for %d coefficients: not estimable",
-                    formula, len(df), len(set(groups)), k)  # fmt: skip
+        log.warning(
+            "cluster OLS %s: %d rows, %d clusters for %d coefficients: not estimable",
+            formula,
+            len(df),
+            len(set(groups)),
+            k,
+        )
         nan = pd.Series(math.nan, index=model.exog_names)
         return pd.DataFrame({"coef": nan, "se": nan, "pval": nan}), dict.fromkeys(
-            tests, (math.nan, math.nan))  # fmt: skip
+            tests, (math.nan, math.nan)
+        )
     fit = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
     table = pd.DataFrame({"coef": fit.params, "se": fit.bse, "pval": fit.pvalues})
     out = {}
@@ -233,10 +249,31 @@ def log_odds(options: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
             (r_a, f_a), (r_n, f_n) = tables.sum(axis=0)
             lor = math.log(((r_a + 1) / (f_a + 1)) / ((r_n + 1) / (f_n + 1)))
             se = math.sqrt(1 / (r_a + 1) + 1 / (f_a + 1) + 1 / (r_n + 1) + 1 / (f_n + 1))
-            rows.append((i, a, lor, lor - z * se, lor + z * se, stratified_exact_p(tables),
-                         pooled_fisher_p(tables), int(r_a + f_a)))  # fmt: skip
-    return pd.DataFrame(rows, columns=["identity", "activity", "log_odds", "ci_low", "ci_high",
-                                       "pval", "pval_fisher", "n"])  # fmt: skip
+            rows.append(
+                (
+                    i,
+                    a,
+                    lor,
+                    lor - z * se,
+                    lor + z * se,
+                    stratified_exact_p(tables),
+                    pooled_fisher_p(tables),
+                    int(r_a + f_a),
+                )
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "identity",
+            "activity",
+            "log_odds",
+            "ci_low",
+            "ci_high",
+            "pval",
+            "pval_fisher",
+            "n",
+        ],
+    )
 
 
 def pair_comp(options: pd.DataFrame, paper_tests: bool = False) -> pd.DataFrame:
@@ -274,8 +311,9 @@ def pair_comp(options: pd.DataFrame, paper_tests: bool = False) -> pd.DataFrame:
             else:
                 p, test = cluster_diff_test(xw, nw, xo, no)[2], CLUSTER_T
             rows.append((i1, i2, sw / n_w - sn / n_o, p, p_f, test, n_w))
-    return pd.DataFrame(rows, columns=["identity", "partner", "pair_comp", "pval", "pval_fisher",
-                                       "test", "n"])  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["identity", "partner", "pair_comp", "pval", "pval_fisher", "test", "n"]
+    )
 
 
 def polarity(
@@ -290,8 +328,9 @@ def polarity(
     The stratified test (:func:`~.exact.stratified_exact_p`) conditions on each unit's
     margins, so units (photos) that make an identity chosen more often for every term do not
     count as evidence of a valence difference."""
-    tables = stratified_tables(np.atleast_1d(x_high), np.atleast_1d(n_high),
-                               np.atleast_1d(x_low), np.atleast_1d(n_low))  # fmt: skip
+    tables = stratified_tables(
+        np.atleast_1d(x_high), np.atleast_1d(n_high), np.atleast_1d(x_low), np.atleast_1d(n_low)
+    )
     (xh, fh), (xl, fl) = tables.sum(axis=0)
     s = 100.0 * xh / (xh + fh) - 100.0 * xl / (xl + fl)
     return float(s), stratified_exact_p(tables), pooled_fisher_p(tables)
@@ -457,8 +496,9 @@ def wild_cluster_wald(
     x = np.asarray(x, np.float64)
     g, (n, k) = len(np.unique(np.asarray(clusters))), x.shape
     if n <= k or g < 2 or np.linalg.matrix_rank(x.T @ x) < k:
-        log.warning("wild cluster Wald: %d rows, %d clusters, %d coefficients: not estimable",
-                    n, g, k)  # fmt: skip
+        log.warning(
+            "wild cluster Wald: %d rows, %d clusters, %d coefficients: not estimable", n, g, k
+        )
         return {name: (math.nan, math.nan, len(idx)) for name, idx in restrictions.items()}
     if weights is None:
         weights = cluster_weights(np.random.default_rng(seed), g, n_boot)

@@ -70,50 +70,105 @@ def _spec(name: str, description: str, keys: Sequence[str], stats: Sequence[str]
 
 
 TASK_TABLES: tuple[TableSpec, ...] = (
-    _spec("reflect_win_rates", "REFLECT pairwise win rate per group (Sec. 3.1)",
-          ("model", "scenario_id", "group"),
-          ("win_rate", "ci_low", "ci_high", "inconsistent_rate", "n")),
-    _spec("reflect_win_matrix", "REFLECT win-rate matrix: the share of retained group-vs-"
-          "opponent pairs the group wins (Sec. 3.1)", ("model", "scenario_id", "group", "opponent"),
-          ("win_rate", "n")),
-    _spec("reflect_mcq_distribution", "REFLECT MCQ option shares per group and pooled",
-          ("model", "scenario_id", "group", "option"), ("share", "n")),
-    _spec("reflect_mcq_gaps", "REFLECT relative mean gap vs the reference group and JSD vs "
-          "the pooled distribution (Sec. 3.2)", ("model", "scenario_id", "group"),
-          ("relative_mean_gap", "ci_low", "ci_high", "jsd", "jsd_ci_low", "jsd_ci_high",
-           "jsd_chance", "n")),
-    _spec("reflect_salary_gaps", "REFLECT salary Gap% vs the reference group (Sec. 3.3)",
-          ("model", "scenario_id", "group"), ("gap_pct", "ci_low", "ci_high", "n")),
-    _spec("reflect_salary_tests", "REFLECT cluster-robust OLS joint Wald F tests per "
-          "occupation and pooled (scenario_id 0) (Sec. 3.4)",
-          ("model", "scenario_id", "effect"), ("f_stat", "pval", "test", "n")),
-    _spec("vignette_selection", "VIGNETTE selection frequency per identity (Sec. 4.1)",
-          ("model", "scenario_id", "identity"),
-          ("selection_frequency", "ci_low", "ci_high", "n")),
-    _spec("vignette_log_odds", "VIGNETTE add-one log-odds with the exact test stratified by "
-          "instance and the paper's pooled Fisher p (Sec. 4.2)", ("model", "activity", "identity"),
-          ("log_odds", "ci_low", "ci_high", "pval", "pval_fisher", "n")),
-    _spec("vignette_pair_comp", "VIGNETTE PairComp with the instance-clustered test and the "
-          "paper's pooled Fisher p (Sec. 4.3)",
-          ("model", "identity", "partner"), ("pair_comp", "pval", "pval_fisher", "test", "n")),
-    _spec("vignette_polarity", "VIGNETTE polarity per identity and trait pair with the exact "
-          "test stratified by instance and the paper's pooled Fisher p (Sec. 4.4)",
-          ("model", "identity", "trait_pair"), ("polarity", "pval", "pval_fisher", "n")),
-    _spec("vignette_text_vs_image", "VIGNETTE with-image vs text-only selection shares and the "
-          "pooled two-proportion z-test (Sec. 4.5)", ("model", "scenario_id", "identity"),
-          ("share_image", "share_text", "delta", "z", "pval", "test", "n")),
-    _spec("task_position_bias", "left/right (slot 1) bias the swapped orders expose",
-          ("model", "scenario_id"), ("position_bias", "ci_low", "ci_high", "pval", "n")),
+    _spec(
+        "reflect_win_rates",
+        "REFLECT pairwise win rate per group (Sec. 3.1)",
+        ("model", "scenario_id", "group"),
+        ("win_rate", "ci_low", "ci_high", "inconsistent_rate", "n"),
+    ),
+    _spec(
+        "reflect_win_matrix",
+        "REFLECT win-rate matrix: the share of retained group-vs-"
+        "opponent pairs the group wins (Sec. 3.1)",
+        ("model", "scenario_id", "group", "opponent"),
+        ("win_rate", "n"),
+    ),
+    _spec(
+        "reflect_mcq_distribution",
+        "REFLECT MCQ option shares per group and pooled",
+        ("model", "scenario_id", "group", "option"),
+        ("share", "n"),
+    ),
+    _spec(
+        "reflect_mcq_gaps",
+        "REFLECT relative mean gap vs the reference group and JSD vs "
+        "the pooled distribution (Sec. 3.2)",
+        ("model", "scenario_id", "group"),
+        (
+            "relative_mean_gap",
+            "ci_low",
+            "ci_high",
+            "jsd",
+            "jsd_ci_low",
+            "jsd_ci_high",
+            "jsd_chance",
+            "n",
+        ),
+    ),
+    _spec(
+        "reflect_salary_gaps",
+        "REFLECT salary Gap% vs the reference group (Sec. 3.3)",
+        ("model", "scenario_id", "group"),
+        ("gap_pct", "ci_low", "ci_high", "n"),
+    ),
+    _spec(
+        "reflect_salary_tests",
+        "REFLECT cluster-robust OLS joint Wald F tests per "
+        "occupation and pooled (scenario_id 0) (Sec. 3.4)",
+        ("model", "scenario_id", "effect"),
+        ("f_stat", "pval", "test", "n"),
+    ),
+    _spec(
+        "vignette_selection",
+        "VIGNETTE selection frequency per identity (Sec. 4.1)",
+        ("model", "scenario_id", "identity"),
+        ("selection_frequency", "ci_low", "ci_high", "n"),
+    ),
+    _spec(
+        "vignette_log_odds",
+        "VIGNETTE add-one log-odds with the exact test stratified by "
+        "instance and the paper's pooled Fisher p (Sec. 4.2)",
+        ("model", "activity", "identity"),
+        ("log_odds", "ci_low", "ci_high", "pval", "pval_fisher", "n"),
+    ),
+    _spec(
+        "vignette_pair_comp",
+        "VIGNETTE PairComp with the instance-clustered test and the "
+        "paper's pooled Fisher p (Sec. 4.3)",
+        ("model", "identity", "partner"),
+        ("pair_comp", "pval", "pval_fisher", "test", "n"),
+    ),
+    _spec(
+        "vignette_polarity",
+        "VIGNETTE polarity per identity and trait pair with the exact "
+        "test stratified by instance and the paper's pooled Fisher p (Sec. 4.4)",
+        ("model", "identity", "trait_pair"),
+        ("polarity", "pval", "pval_fisher", "n"),
+    ),
+    _spec(
+        "vignette_text_vs_image",
+        "VIGNETTE with-image vs text-only selection shares and the "
+        "pooled two-proportion z-test (Sec. 4.5)",
+        ("model", "scenario_id", "identity"),
+        ("share_image", "share_text", "delta", "z", "pval", "test", "n"),
+    ),
+    _spec(
+        "task_position_bias",
+        "left/right (slot 1) bias the swapped orders expose",
+        ("model", "scenario_id"),
+        ("position_bias", "ci_low", "ci_high", "pval", "n"),
+    ),
     *VIGNETTE_TABLES,  # the per-paradigm tables (vignette_tables.py)
-)  # fmt: skip
+)
 TASK_REGISTRY: Registry[TableSpec] = Registry("task table", {t.name: t for t in TASK_TABLES})
 
 
 def task_schema(name: str) -> pa.DataFrameSchema:
     """The pandera schema of task table ``name``; unknown names list the valid ones."""
     t = TASK_REGISTRY.lookup(name)
-    return pa.DataFrameSchema({c: _WORDS[c].column() for c in t.columns}, strict=True,
-                              ordered=True, name=t.name)  # fmt: skip
+    return pa.DataFrameSchema(
+        {c: _WORDS[c].column() for c in t.columns}, strict=True, ordered=True, name=t.name
+    )
 
 
 def validate_task_table(name: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -138,9 +193,14 @@ def _jsd_ci(per_unit: np.ndarray, stat: Callable[[np.ndarray], float], n_boot: i
 
 
 def pairwise_tables(
-    answers: pd.DataFrame, model: str, scenario_id: int, *, n_boot: int = 500, seed: int = 0,
+    answers: pd.DataFrame,
+    model: str,
+    scenario_id: int,
+    *,
+    n_boot: int = 500,
+    seed: int = 0,
     simulated: bool = False,
-) -> dict[str, pd.DataFrame]:  # fmt: skip
+) -> dict[str, pd.DataFrame]:
     """``reflect_win_rates``, ``reflect_win_matrix`` and ``task_position_bias`` of one pairwise
     scenario.
 
@@ -153,21 +213,48 @@ def pairwise_tables(
     rows = []
     for g, wr in ts.win_rates(pairs).items():
         appears = (kept["first"] == g) | (kept["second"] == g)
-        per = (pd.DataFrame({"unit": kept["unit"], "w": appears & (kept["winner"] == g),
-                             "a": appears}).groupby("unit")[["w", "a"]].sum()
-               .reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
+        per = (
+            pd.DataFrame({"unit": kept["unit"], "w": appears & (kept["winner"] == g), "a": appears})
+            .groupby("unit")[["w", "a"]]
+            .sum()
+            .reindex(units, fill_value=0)
+            .to_numpy(float)
+        )
         lo, hi = _ratio_ci(per, lambda s: s[0] / s[1] if s[1] else math.nan, n_boot, seed)
-        rows.append({"model": model, "scenario_id": scenario_id, "group": g, "win_rate": wr,
-                     "ci_low": lo, "ci_high": hi, "inconsistent_rate": incons,
-                     "n": int(appears.sum())})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "scenario_id": scenario_id,
+                "group": g,
+                "win_rate": wr,
+                "ci_low": lo,
+                "ci_high": hi,
+                "inconsistent_rate": incons,
+                "n": int(appears.sum()),
+            }
+        )
     valid = answers[answers["choice"] != ts.INVALID]
     slot1 = ts.left_chosen(valid)
-    per = (pd.DataFrame({"unit": valid["unit"], "k": slot1, "n": 1}).groupby("unit")[["k", "n"]]
-           .sum().reindex(units, fill_value=0).to_numpy(float))  # fmt: skip
+    per = (
+        pd.DataFrame({"unit": valid["unit"], "k": slot1, "n": 1})
+        .groupby("unit")[["k", "n"]]
+        .sum()
+        .reindex(units, fill_value=0)
+        .to_numpy(float)
+    )
     bias, p, n = ts.position_bias(answers)
     lo, hi = _ratio_ci(per, lambda s: s[0] / s[1] - 0.5 if s[1] else math.nan, n_boot, seed)
-    pb = [{"model": model, "scenario_id": scenario_id, "position_bias": bias, "ci_low": lo,
-           "ci_high": hi, "pval": p, "n": n}]  # fmt: skip
+    pb = [
+        {
+            "model": model,
+            "scenario_id": scenario_id,
+            "position_bias": bias,
+            "ci_low": lo,
+            "ci_high": hi,
+            "pval": p,
+            "n": n,
+        }
+    ]
     matrix = ts.win_rate_matrix(pairs)
     cells = []
     for g in matrix.index:
@@ -177,18 +264,36 @@ def pairwise_tables(
             both = ((kept["first"] == g) & (kept["second"] == o)) | (
                 (kept["first"] == o) & (kept["second"] == g)
             )
-            cells.append({"model": model, "scenario_id": scenario_id, "group": g, "opponent": o,
-                          "win_rate": float(matrix.loc[g, o]), "n": int(both.sum())})  # fmt: skip
-    return {"reflect_win_rates": _frame("reflect_win_rates", rows, simulated),
-            "reflect_win_matrix": _frame("reflect_win_matrix", cells, simulated),
-            "task_position_bias": _frame("task_position_bias", pb, simulated)}  # fmt: skip
+            cells.append(
+                {
+                    "model": model,
+                    "scenario_id": scenario_id,
+                    "group": g,
+                    "opponent": o,
+                    "win_rate": float(matrix.loc[g, o]),
+                    "n": int(both.sum()),
+                }
+            )
+    return {
+        "reflect_win_rates": _frame("reflect_win_rates", rows, simulated),
+        "reflect_win_matrix": _frame("reflect_win_matrix", cells, simulated),
+        "task_position_bias": _frame("task_position_bias", pb, simulated),
+    }
 
 
 def mcq_tables(
-    answers: pd.DataFrame, model: str, scenario_id: int, labels: Sequence[str],
-    values: Sequence[float], ref: str, *, n_boot: int = 500, seed: int = 0,
-    simulated: bool = False, paper_tests: bool = False,
-) -> dict[str, pd.DataFrame]:  # fmt: skip
+    answers: pd.DataFrame,
+    model: str,
+    scenario_id: int,
+    labels: Sequence[str],
+    values: Sequence[float],
+    ref: str,
+    *,
+    n_boot: int = 500,
+    seed: int = 0,
+    simulated: bool = False,
+    paper_tests: bool = False,
+) -> dict[str, pd.DataFrame]:
     """``reflect_mcq_distribution`` and ``reflect_mcq_gaps`` of one choice_k scenario.
 
     ``answers``: ``unit``, ``group``, ``choice``; ``ref``: the reference group of the gaps.
@@ -200,9 +305,18 @@ def mcq_tables(
     dist = ts.option_distribution(answers, "group", labels)
     valid = answers[answers["choice"].isin(labels)]
     n_g = valid.groupby("group").size()
-    rows = [{"model": model, "scenario_id": scenario_id, "group": g, "option": o,
-             "share": float(dist.loc[g, o]), "n": int(n_g.sum() if g == "pooled" else n_g[g])}
-            for g in dist.index for o in labels]  # fmt: skip
+    rows = [
+        {
+            "model": model,
+            "scenario_id": scenario_id,
+            "group": g,
+            "option": o,
+            "share": float(dist.loc[g, o]),
+            "n": int(n_g.sum() if g == "pooled" else n_g[g]),
+        }
+        for g in dist.index
+        for o in labels
+    ]
     groups = [g for g in dist.index if g != "pooled"]
     units = sorted(answers["unit"].unique())
     k = len(labels)
@@ -212,10 +326,18 @@ def mcq_tables(
         counts[uix[u], gix[g], list(labels).index(c)] += 1
     flat = counts.reshape(len(units), -1)
     opt_code = {c: i for i, c in enumerate(labels)}
-    chance = ts.permutation_chance_jsd(
-        valid["unit"].to_numpy(), valid["group"].map(gix).to_numpy(),
-        valid["choice"].map(opt_code).to_numpy(), len(groups), k, seed=seed,
-    ) if len(valid) else np.full(len(groups), math.nan)  # fmt: skip
+    chance = (
+        ts.permutation_chance_jsd(
+            valid["unit"].to_numpy(),
+            valid["group"].map(gix).to_numpy(),
+            valid["choice"].map(opt_code).to_numpy(),
+            len(groups),
+            k,
+            seed=seed,
+        )
+        if len(valid)
+        else np.full(len(groups), math.nan)
+    )
     gaps = []
     for g in groups:
         if g == ref:
@@ -237,23 +359,48 @@ def mcq_tables(
             lo, hi = _ratio_ci(flat, stat, n_boot, seed)
         else:  # mu_g / mu_ref - 1: a ratio of two groups' means of the option values
             mean_parts = [counts[:, gi] @ np.asarray(values, float) for gi in (gix[g], gix[ref])]
-            per = np.column_stack([mean_parts[0], counts[:, gix[g]].sum(axis=1),
-                                   mean_parts[1], counts[:, gix[ref]].sum(axis=1)])  # fmt: skip
+            per = np.column_stack(
+                [
+                    mean_parts[0],
+                    counts[:, gix[g]].sum(axis=1),
+                    mean_parts[1],
+                    counts[:, gix[ref]].sum(axis=1),
+                ]
+            )
             lo, hi = (b - 1 for b in ts.ratio_of_means_interval(per, n_boot, seed))
         j_lo, j_hi = _jsd_ci(flat, jstat, n_boot, seed)
-        gaps.append({"model": model, "scenario_id": scenario_id, "group": g,
-                     "relative_mean_gap": ts.relative_mean_gap(dist.loc[g], dist.loc[ref], values),
-                     "ci_low": lo, "ci_high": hi, "jsd": ts.jsd(dist.loc[g], dist.loc["pooled"]),
-                     "jsd_ci_low": j_lo, "jsd_ci_high": j_hi, "jsd_chance": float(chance[gix[g]]),
-                     "n": int(n_g[g])})  # fmt: skip
-    return {"reflect_mcq_distribution": _frame("reflect_mcq_distribution", rows, simulated),
-            "reflect_mcq_gaps": _frame("reflect_mcq_gaps", gaps, simulated)}  # fmt: skip
+        gaps.append(
+            {
+                "model": model,
+                "scenario_id": scenario_id,
+                "group": g,
+                "relative_mean_gap": ts.relative_mean_gap(dist.loc[g], dist.loc[ref], values),
+                "ci_low": lo,
+                "ci_high": hi,
+                "jsd": ts.jsd(dist.loc[g], dist.loc["pooled"]),
+                "jsd_ci_low": j_lo,
+                "jsd_ci_high": j_hi,
+                "jsd_chance": float(chance[gix[g]]),
+                "n": int(n_g[g]),
+            }
+        )
+    return {
+        "reflect_mcq_distribution": _frame("reflect_mcq_distribution", rows, simulated),
+        "reflect_mcq_gaps": _frame("reflect_mcq_gaps", gaps, simulated),
+    }
 
 
 def salary_tables(
-    answers: pd.DataFrame, model: str, scenario_id: int, ref: str, *, n_boot: int = 500,
-    seed: int = 0, simulated: bool = False, paper_tests: bool = False,
-) -> dict[str, pd.DataFrame]:  # fmt: skip
+    answers: pd.DataFrame,
+    model: str,
+    scenario_id: int,
+    ref: str,
+    *,
+    n_boot: int = 500,
+    seed: int = 0,
+    simulated: bool = False,
+    paper_tests: bool = False,
+) -> dict[str, pd.DataFrame]:
     """``reflect_salary_gaps`` and ``reflect_salary_tests`` of one numeric scenario.
 
     ``answers``: ``unit``, ``group``, ``value`` (NaN for an invalid answer). Tests
@@ -285,11 +432,20 @@ def salary_tables(
         else:  # bootstrap-t of the ratio of the two groups' means over source photos
             per = np.concatenate([sums[:, gix[g]], sums[:, gix[ref]]], axis=1)
             lo, hi = (100 * (b - 1) for b in ts.ratio_of_means_interval(per, n_boot, seed))
-        rows.append({"model": model, "scenario_id": scenario_id, "group": g,
-                     "gap_pct": ts.gap_pct(means[g], means[ref]), "ci_low": lo, "ci_high": hi,
-                     "n": int((valid["group"] == g).sum())})  # fmt: skip
-    test_rows = salary_test_rows(valid, model, scenario_id, ref, n_boot=n_boot, seed=seed,
-                                 paper_tests=paper_tests)  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "scenario_id": scenario_id,
+                "group": g,
+                "gap_pct": ts.gap_pct(means[g], means[ref]),
+                "ci_low": lo,
+                "ci_high": hi,
+                "n": int((valid["group"] == g).sum()),
+            }
+        )
+    test_rows = salary_test_rows(
+        valid, model, scenario_id, ref, n_boot=n_boot, seed=seed, paper_tests=paper_tests
+    )
     return {
         "reflect_salary_gaps": _frame("reflect_salary_gaps", rows, simulated),
         "reflect_salary_tests": _frame("reflect_salary_tests", test_rows, simulated),
@@ -312,9 +468,16 @@ def _race_gender(groups: Sequence[str]) -> tuple[list[str], list[str]] | None:
 
 
 def salary_test_rows(
-    valid: pd.DataFrame, model: str, scenario_id: int, ref: str, *, n_boot: int = 500,
-    seed: int = 0, paper_tests: bool = False, pooled: bool = False,
-) -> list[dict]:  # fmt: skip
+    valid: pd.DataFrame,
+    model: str,
+    scenario_id: int,
+    ref: str,
+    *,
+    n_boot: int = 500,
+    seed: int = 0,
+    paper_tests: bool = False,
+    pooled: bool = False,
+) -> list[dict]:
     """The ``reflect_salary_tests`` rows of the valid answers ``valid`` (``unit``, ``group``,
     ``value``; ``scenario`` too when ``pooled``: occupation fixed effects, ``scenario_id`` 0).
 
@@ -331,11 +494,21 @@ def salary_test_rows(
     if paper_tests:
         groups = sorted(valid["group"].unique())
         terms = [f"C(group, Treatment('{ref}'))[T.{g}]" for g in groups if g != ref]
-        _, tests = ts.cluster_ols(valid, f"value ~ C(group, Treatment('{ref}'))", "unit",
-                                  {"group": terms})  # fmt: skip
+        _, tests = ts.cluster_ols(
+            valid, f"value ~ C(group, Treatment('{ref}'))", "unit", {"group": terms}
+        )
         f_stat, pval = tests["group"]
-        return [{"model": model, "scenario_id": scenario_id, "effect": "group",
-                 "f_stat": f_stat, "pval": pval, "test": ts.PAPER_WALD_F, "n": n}]  # fmt: skip
+        return [
+            {
+                "model": model,
+                "scenario_id": scenario_id,
+                "effect": "group",
+                "f_stat": f_stat,
+                "pval": pval,
+                "test": ts.PAPER_WALD_F,
+                "n": n,
+            }
+        ]
     groups = valid["group"].astype(str).to_numpy()
     split = _race_gender(sorted(set(groups))) if n else None
     fixed = valid["scenario"].to_numpy() if pooled else None
@@ -347,32 +520,62 @@ def salary_test_rows(
         rr, rg = ref.rsplit("-", 1) if "-" in ref else (split[0][0], split[1][0])
         x, blocks = ts.factor_design(
             {"race": [race[g] for g in groups], "gender": [gender[g] for g in groups]},
-            {"race": rr, "gender": rg}, ("race", "gender"), fixed=fixed)  # fmt: skip
+            {"race": rr, "gender": rg},
+            ("race", "gender"),
+            fixed=fixed,
+        )
         blocks = {"group": sorted(i for b in blocks.values() for i in b), **blocks}
-    res = ts.wild_cluster_wald(valid["value"].to_numpy(float), x, valid["unit"].to_numpy(),
-                               blocks, n_boot=n_boot, seed=seed)  # fmt: skip
-    return [{"model": model, "scenario_id": scenario_id, "effect": name, "f_stat": f,
-             "pval": p, "test": ts.WILD_CLUSTER, "n": n}
-            for name, (f, p, _) in res.items()]  # fmt: skip
+    res = ts.wild_cluster_wald(
+        valid["value"].to_numpy(float),
+        x,
+        valid["unit"].to_numpy(),
+        blocks,
+        n_boot=n_boot,
+        seed=seed,
+    )
+    return [
+        {
+            "model": model,
+            "scenario_id": scenario_id,
+            "effect": name,
+            "f_stat": f,
+            "pval": p,
+            "test": ts.WILD_CLUSTER,
+            "n": n,
+        }
+        for name, (f, p, _) in res.items()
+    ]
 
 
 def salary_pooled_tests(
-    answers: Sequence[tuple[int, pd.DataFrame]], model: str, ref: str, *, n_boot: int = 500,
-    seed: int = 0, simulated: bool = False,
-) -> pd.DataFrame:  # fmt: skip
+    answers: Sequence[tuple[int, pd.DataFrame]],
+    model: str,
+    ref: str,
+    *,
+    n_boot: int = 500,
+    seed: int = 0,
+    simulated: bool = False,
+) -> pd.DataFrame:
     """``reflect_salary_tests`` pooled over occupations (``scenario_id`` 0; the paper's pooled
     row of Table 3): ``answers`` the (scenario id, answer table) of every numeric scenario,
     the tests of :func:`salary_test_rows` with occupation (scenario) fixed effects."""
-    valid = pd.concat([a.dropna(subset=["value"]).assign(scenario=sid) for sid, a in answers],
-                      ignore_index=True)  # fmt: skip
+    valid = pd.concat(
+        [a.dropna(subset=["value"]).assign(scenario=sid) for sid, a in answers], ignore_index=True
+    )
     rows = salary_test_rows(valid, model, 0, ref, n_boot=n_boot, seed=seed, pooled=True)
     return _frame("reflect_salary_tests", rows, simulated)
 
 
 def vignette_tables(
-    options: pd.DataFrame, model: str, scenario_id: int, *, n_boot: int = 500, seed: int = 0,
-    simulated: bool = False, paper_tests: bool = False,
-) -> dict[str, pd.DataFrame]:  # fmt: skip
+    options: pd.DataFrame,
+    model: str,
+    scenario_id: int,
+    *,
+    n_boot: int = 500,
+    seed: int = 0,
+    simulated: bool = False,
+    paper_tests: bool = False,
+) -> dict[str, pd.DataFrame]:
     """``vignette_selection``, ``vignette_log_odds`` and ``vignette_pair_comp`` (its ``pval``:
     the instance-clustered test, the paper's pooled Fisher test with ``paper_tests``).
 
@@ -387,13 +590,30 @@ def vignette_tables(
         g = options[options["identity"] == ident]
         acts = [a for a in activities if (g["activity"] == a).any()]
         # per unit: (selected, shown) per activity; S is the mean of the activities' shares
-        per = np.concatenate([
-            g[g["activity"] == a].assign(one=1).groupby("unit")[["selected", "one"]].sum()
-            .reindex(units, fill_value=0).to_numpy(float) for a in acts], axis=1)  # fmt: skip
+        per = np.concatenate(
+            [
+                g[g["activity"] == a]
+                .assign(one=1)
+                .groupby("unit")[["selected", "one"]]
+                .sum()
+                .reindex(units, fill_value=0)
+                .to_numpy(float)
+                for a in acts
+            ],
+            axis=1,
+        )
         lo, hi = _ratio_ci(per, _macro_share, n_boot, seed)
-        rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
-                     "selection_frequency": float(s), "ci_low": lo, "ci_high": hi,
-                     "n": len(g)})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "scenario_id": scenario_id,
+                "identity": ident,
+                "selection_frequency": float(s),
+                "ci_low": lo,
+                "ci_high": hi,
+                "n": len(g),
+            }
+        )
     lo_df = ts.log_odds(options).assign(model=model)
     pc_df = ts.pair_comp(options, paper_tests=paper_tests).assign(model=model)
     return {
@@ -418,12 +638,18 @@ def polarity_counts(high: pd.DataFrame, low: pd.DataFrame, trait_pair: str) -> p
         return opts.groupby(["identity", "unit"])["selected"].agg(["sum", "count"])
 
     both = per(high).join(per(low), how="outer", lsuffix="_h", rsuffix="_l").fillna(0)
-    return pd.DataFrame({
-        "identity": both.index.get_level_values("identity"), "trait_pair": trait_pair,
-        "unit": both.index.get_level_values("unit"),
-        **{f"{x}_{v}": both[f"{c}_{v[0]}"].astype(int).to_numpy()
-           for v in ("high", "low") for x, c in (("x", "sum"), ("n", "count"))},
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "identity": both.index.get_level_values("identity"),
+            "trait_pair": trait_pair,
+            "unit": both.index.get_level_values("unit"),
+            **{
+                f"{x}_{v}": both[f"{c}_{v[0]}"].astype(int).to_numpy()
+                for v in ("high", "low")
+                for x, c in (("x", "sum"), ("n", "count"))
+            },
+        }
+    )
 
 
 def polarity_table(counts: pd.DataFrame, model: str, *, simulated: bool = False) -> pd.DataFrame:
@@ -434,16 +660,29 @@ def polarity_table(counts: pd.DataFrame, model: str, *, simulated: bool = False)
     rows = []
     for (ident, pair), g in counts.groupby(["identity", "trait_pair"], sort=True):
         s, p, p_fisher = ts.polarity(g["x_high"], g["n_high"], g["x_low"], g["n_low"])
-        rows.append({"model": model, "identity": ident, "trait_pair": pair, "polarity": s,
-                     "pval": p, "pval_fisher": p_fisher,
-                     "n": int(g["n_high"].sum() + g["n_low"].sum())})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "identity": ident,
+                "trait_pair": pair,
+                "polarity": s,
+                "pval": p,
+                "pval_fisher": p_fisher,
+                "n": int(g["n_high"].sum() + g["n_low"].sum()),
+            }
+        )
     return _frame("vignette_polarity", rows, simulated)
 
 
 def text_vs_image_table(
-    image: pd.DataFrame, text: pd.DataFrame, model: str, scenario_id: int, *,
-    simulated: bool = False, paper_tests: bool = False,
-) -> pd.DataFrame:  # fmt: skip
+    image: pd.DataFrame,
+    text: pd.DataFrame,
+    model: str,
+    scenario_id: int,
+    *,
+    simulated: bool = False,
+    paper_tests: bool = False,
+) -> pd.DataFrame:
     """``vignette_text_vs_image``: per identity, the share of valid answers choosing it with the
     image and in the text-only ablation, their difference and its test: by default clustered
     by ``unit`` (the instance; :func:`~.stats.cluster_diff_test`, ``z`` its t), with
@@ -464,10 +703,22 @@ def text_vs_image_table(
             ca = a.groupby("unit")["selected"].agg(["sum", "count"])
             cb = b.groupby("unit")["selected"].agg(["sum", "count"])
             both = ca.join(cb, how="outer", lsuffix="_i", rsuffix="_t").fillna(0)
-            _, z, p = ts.cluster_diff_test(both["sum_i"], both["count_i"], both["sum_t"],
-                                           both["count_t"])  # fmt: skip
+            _, z, p = ts.cluster_diff_test(
+                both["sum_i"], both["count_i"], both["sum_t"], both["count_t"]
+            )
             test = ts.CLUSTER_T
-        rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
-                     "share_image": x1 / n1, "share_text": x2 / n2, "delta": x1 / n1 - x2 / n2,
-                     "z": z, "pval": p, "test": test, "n": n1 + n2})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "scenario_id": scenario_id,
+                "identity": ident,
+                "share_image": x1 / n1,
+                "share_text": x2 / n2,
+                "delta": x1 / n1 - x2 / n2,
+                "z": z,
+                "pval": p,
+                "test": test,
+                "n": n1 + n2,
+            }
+        )
     return _frame("vignette_text_vs_image", rows, simulated)

@@ -68,52 +68,84 @@ VIGNETTE_VOCABULARY: dict[str, Col] = {
     ),
     "taxonomy": Col("str", "an SSCM dimension of the stereotyping terms", nullable=False),
     "selected": Col("count", "times the identity was chosen"),
-    "setting": Col("str", "a VIGNETTE factuality image type (identity_contrast, "
-                   "identity_activity_contrast)", nullable=False),
-    "question": Col("str", "a VIGNETTE factuality question (what: what is the person doing; "
-                    "who: who is doing the activity)", nullable=False),
-    "factuality": Col("float", "VIGNETTE factuality score: percent of valid answers that are "
-                      "right"),
+    "setting": Col(
+        "str",
+        "a VIGNETTE factuality image type (identity_contrast, identity_activity_contrast)",
+        nullable=False,
+    ),
+    "question": Col(
+        "str",
+        "a VIGNETTE factuality question (what: what is the person doing; "
+        "who: who is doing the activity)",
+        nullable=False,
+    ),
+    "factuality": Col(
+        "float", "VIGNETTE factuality score: percent of valid answers that are right"
+    ),
     "correct": Col("count", "valid answers that are right"),
-}  # fmt: skip
+}
 
 
-def _spec(name: str, description: str, keys: tuple[str, ...], stats: tuple[str, ...]
-          ) -> TableSpec:  # fmt: skip
+def _spec(name: str, description: str, keys: tuple[str, ...], stats: tuple[str, ...]) -> TableSpec:
     return TableSpec(name, description, keys, (*keys, *stats, "simulated"))
 
 
 _SEL = ("selection_frequency", "selected", "n", "pval_fisher")
 VIGNETTE_TABLES: tuple[TableSpec, ...] = (
-    _spec("vignette_decision_selection", "VIGNETTE decision making: selection frequency per "
-          "identity and question dimension, Fisher p vs the other identities "
-          "(released decisionmaking.py)", ("model", "dimension", "identity"), _SEL),
-    _spec("vignette_perception_selection", "VIGNETTE perception: selection frequency per "
-          "identity and dimension, Fisher p vs the other identities",
-          ("model", "dimension", "identity"), _SEL),
-    _spec("vignette_activity_log_odds", "VIGNETTE add-one log-odds per activity with the "
-          "pooled Fisher p (Sec. 4.2; released assumptions.py)",
-          ("model", "paradigm", "dimension", "activity", "identity"),
-          ("log_odds", "selection_frequency", "selected", "n", "pval_fisher")),
-    _spec("vignette_polarity_taxonomy", "VIGNETTE polarity per SSCM dimension (net score over "
-          "its terms) with the Fisher p (Sec. 4.4; released socialassumptions.py)",
-          ("model", "taxonomy", "identity"), ("polarity", "pval_fisher", "n")),
-    _spec("vignette_factuality", "VIGNETTE factuality per identity: percent right, Fisher p vs "
-          "the other identities (Sec. 4.1; released factuality.py)",
-          ("model", "setting", "question", "identity"),
-          ("factuality", "correct", "n", "pval_fisher")),
-    _spec("vignette_factuality_tests", "VIGNETTE factuality across identities: the released "
-          "Kruskal-Wallis test and a chi-square test", ("model", "setting", "question", "test"),
-          ("statistic", "pval", "n")),
-)  # fmt: skip
+    _spec(
+        "vignette_decision_selection",
+        "VIGNETTE decision making: selection frequency per "
+        "identity and question dimension, Fisher p vs the other identities "
+        "(released decisionmaking.py)",
+        ("model", "dimension", "identity"),
+        _SEL,
+    ),
+    _spec(
+        "vignette_perception_selection",
+        "VIGNETTE perception: selection frequency per "
+        "identity and dimension, Fisher p vs the other identities",
+        ("model", "dimension", "identity"),
+        _SEL,
+    ),
+    _spec(
+        "vignette_activity_log_odds",
+        "VIGNETTE add-one log-odds per activity with the "
+        "pooled Fisher p (Sec. 4.2; released assumptions.py)",
+        ("model", "paradigm", "dimension", "activity", "identity"),
+        ("log_odds", "selection_frequency", "selected", "n", "pval_fisher"),
+    ),
+    _spec(
+        "vignette_polarity_taxonomy",
+        "VIGNETTE polarity per SSCM dimension (net score over "
+        "its terms) with the Fisher p (Sec. 4.4; released socialassumptions.py)",
+        ("model", "taxonomy", "identity"),
+        ("polarity", "pval_fisher", "n"),
+    ),
+    _spec(
+        "vignette_factuality",
+        "VIGNETTE factuality per identity: percent right, Fisher p vs "
+        "the other identities (Sec. 4.1; released factuality.py)",
+        ("model", "setting", "question", "identity"),
+        ("factuality", "correct", "n", "pval_fisher"),
+    ),
+    _spec(
+        "vignette_factuality_tests",
+        "VIGNETTE factuality across identities: the released "
+        "Kruskal-Wallis test and a chi-square test",
+        ("model", "setting", "question", "test"),
+        ("statistic", "pval", "n"),
+    ),
+)
 #: the ``test`` of the released across-identity factuality test, and of ours
 RELEASED_KRUSKAL = "released_kruskal_wallis"
 CHI_SQUARE = "chi_square"
 #: the ``test`` of :func:`text_vs_image_official`'s rows
 RELEASED_Z = "released: pooled two-proportion z over all answers to the question"
 #: the paradigm (``fields.paradigm``) -> its selection table
-SELECTION_TABLE = {"decision": "vignette_decision_selection",
-                   "perception": "vignette_perception_selection"}  # fmt: skip
+SELECTION_TABLE = {
+    "decision": "vignette_decision_selection",
+    "perception": "vignette_perception_selection",
+}
 
 
 def _fisher(table: list[list[float]]) -> float:
@@ -137,14 +169,21 @@ def selection_rows(options: pd.DataFrame, model: str) -> dict[str, list[dict]]:
             for ident, h in g.groupby("identity", sort=True):
                 x, n = int(h["selected"].sum()), len(h)
                 p = _fisher([[x, n - x], [x_all - x, (n_all - n) - (x_all - x)]])
-                rows.append({"model": model, "dimension": dim, "identity": ident,
-                             "selection_frequency": 100.0 * x / n, "selected": x, "n": n,
-                             "pval_fisher": p})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "dimension": dim,
+                        "identity": ident,
+                        "selection_frequency": 100.0 * x / n,
+                        "selected": x,
+                        "n": n,
+                        "pval_fisher": p,
+                    }
+                )
     return out
 
 
-def activity_log_odds_rows(options: pd.DataFrame, model: str, smoothing: float = 1.0
-                           ) -> list[dict]:  # fmt: skip
+def activity_log_odds_rows(options: pd.DataFrame, model: str, smoothing: float = 1.0) -> list[dict]:
     """The rows of ``vignette_activity_log_odds`` (see the module doc)."""
     rows = []
     opts = options[options["paradigm"].isin(list(SELECTION_TABLE))]
@@ -156,11 +195,20 @@ def activity_log_odds_rows(options: pd.DataFrame, model: str, smoothing: float =
             rn, on = float(tot.loc[ident, "sum"]) - r, float(tot.loc[ident, "count"]) - o
             odds_a = (r + smoothing) / (max(o - r, 0.0) + smoothing)
             odds_n = (rn + smoothing) / (max(on - rn, 0.0) + smoothing)
-            rows.append({"model": model, "paradigm": paradigm, "dimension": dim,
-                         "activity": act, "identity": ident,
-                         "log_odds": math.log(odds_a / odds_n),
-                         "selection_frequency": 100.0 * r / o, "selected": int(r), "n": int(o),
-                         "pval_fisher": _fisher([[r, o - r], [rn, on - rn]])})  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "paradigm": paradigm,
+                    "dimension": dim,
+                    "activity": act,
+                    "identity": ident,
+                    "log_odds": math.log(odds_a / odds_n),
+                    "selection_frequency": 100.0 * r / o,
+                    "selected": int(r),
+                    "n": int(o),
+                    "pval_fisher": _fisher([[r, o - r], [rn, on - rn]]),
+                }
+            )
     return rows
 
 
@@ -173,10 +221,16 @@ def polarity_taxonomy_rows(terms: pd.DataFrame, model: str) -> list[dict]:
         if hi.empty or lo.empty:
             continue
         xh, nh, xl, nl = int(hi.sum()), len(hi), int(lo.sum()), len(lo)
-        rows.append({"model": model, "taxonomy": tax, "identity": ident,
-                     "polarity": 100.0 * xh / nh - 100.0 * xl / nl,
-                     "pval_fisher": _fisher([[xh, nh - xh], [xl, nl - xl]]),
-                     "n": nh + nl})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "taxonomy": tax,
+                "identity": ident,
+                "polarity": 100.0 * xh / nh - 100.0 * xl / nl,
+                "pval_fisher": _fisher([[xh, nh - xh], [xl, nl - xl]]),
+                "n": nh + nl,
+            }
+        )
     return rows
 
 
@@ -194,9 +248,18 @@ def factuality_rows(answers: pd.DataFrame, model: str) -> dict[str, list[dict]]:
             x, n = int(h["correct"].sum()), len(h)
             groups.append((x, n, h["correct"].astype(int).to_numpy()))
             p = _fisher([[x, n - x], [x_all - x, (n_all - n) - (x_all - x)]])
-            per.append({"model": model, "setting": setting, "question": question,
-                        "identity": ident, "factuality": 100.0 * x / n, "correct": x, "n": n,
-                        "pval_fisher": p})  # fmt: skip
+            per.append(
+                {
+                    "model": model,
+                    "setting": setting,
+                    "question": question,
+                    "identity": ident,
+                    "factuality": 100.0 * x / n,
+                    "correct": x,
+                    "n": n,
+                    "pval_fisher": p,
+                }
+            )
         if len(groups) < 2:
             continue
         try:
@@ -210,8 +273,17 @@ def factuality_rows(answers: pd.DataFrame, model: str) -> dict[str, list[dict]]:
         else:  # nobody right (or nobody wrong): no test
             c_stat, c_p = math.nan, math.nan
         for test, stat, p in ((RELEASED_KRUSKAL, h_stat, h_p), (CHI_SQUARE, c_stat, c_p)):
-            tests.append({"model": model, "setting": setting, "question": question,
-                          "test": test, "statistic": stat, "pval": p, "n": n_all})  # fmt: skip
+            tests.append(
+                {
+                    "model": model,
+                    "setting": setting,
+                    "question": question,
+                    "test": test,
+                    "statistic": stat,
+                    "pval": p,
+                    "n": n_all,
+                }
+            )
     return {"vignette_factuality": per, "vignette_factuality_tests": tests}
 
 
@@ -220,10 +292,14 @@ def factuality_answers(rec: pd.DataFrame, fields: Mapping[str, str]) -> pd.DataF
     identity asked about (the record's ``first`` or ``second``, ``fields.about``) and whether
     the answer is right."""
     valid = rec[rec["outcome"] != "invalid"]
-    return pd.DataFrame({"setting": fields.get("setting", ""),
-                         "question": fields.get("question", ""),
-                         "identity": valid[fields.get("about", "first")].to_numpy(),
-                         "correct": (valid["outcome"] == "correct").to_numpy()})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "setting": fields.get("setting", ""),
+            "question": fields.get("question", ""),
+            "identity": valid[fields.get("about", "first")].to_numpy(),
+            "correct": (valid["outcome"] == "correct").to_numpy(),
+        }
+    )
 
 
 def _z(x1: float, n1: float, x2: float, n2: float) -> tuple[float, float]:
@@ -238,8 +314,9 @@ def _z(x1: float, n1: float, x2: float, n2: float) -> tuple[float, float]:
     return z, float(2 * (1 - norm.cdf(abs(z))))
 
 
-def text_vs_image_official(image: pd.DataFrame, text: pd.DataFrame, model: str,
-                           scenario_id: int) -> list[dict]:  # fmt: skip
+def text_vs_image_official(
+    image: pd.DataFrame, text: pd.DataFrame, model: str, scenario_id: int
+) -> list[dict]:
     """``vignette_text_vs_image`` rows with the released denominator (the module doc): shares of
     all answers to the question (``answer``: one id per answer, two option rows each)."""
     n1, n2 = image["answer"].nunique(), text["answer"].nunique()
@@ -250,9 +327,20 @@ def text_vs_image_official(image: pd.DataFrame, text: pd.DataFrame, model: str,
         x1 = int(image.loc[image["identity"] == ident, "selected"].sum())
         x2 = int(text.loc[text["identity"] == ident, "selected"].sum())
         z, p = _z(x1, n1, x2, n2)
-        rows.append({"model": model, "scenario_id": scenario_id, "identity": ident,
-                     "share_image": x1 / n1, "share_text": x2 / n2, "delta": x1 / n1 - x2 / n2,
-                     "z": z, "pval": p, "test": RELEASED_Z, "n": n1 + n2})  # fmt: skip
+        rows.append(
+            {
+                "model": model,
+                "scenario_id": scenario_id,
+                "identity": ident,
+                "share_image": x1 / n1,
+                "share_text": x2 / n2,
+                "delta": x1 / n1 - x2 / n2,
+                "z": z,
+                "pval": p,
+                "test": RELEASED_Z,
+                "n": n1 + n2,
+            }
+        )
     return rows
 
 
@@ -260,22 +348,39 @@ def task_options(rec: pd.DataFrame, fields: Mapping[str, str], taxonomy: str) ->
     """The option table of one pairwise task's records (see the module doc): two rows per
     valid answer (``answer``: the record's index), its ``fields`` as columns."""
     valid = rec[rec["outcome"] != "invalid"]
-    extra = {"taxonomy": taxonomy, "paradigm": "", "dimension": "", "activity": "",
-             "term": "", "valence": "", **fields}  # fmt: skip
+    extra = {
+        "taxonomy": taxonomy,
+        "paradigm": "",
+        "dimension": "",
+        "activity": "",
+        "term": "",
+        "valence": "",
+        **fields,
+    }
     parts = []
     for me, other, outcome in (("first", "second", "first"), ("second", "first", "second")):
-        parts.append(pd.DataFrame({"answer": valid.index, "unit": valid["unit"].to_numpy(),
-                                   "identity": valid[me].to_numpy(),
-                                   "partner": valid[other].to_numpy(),
-                                   "selected": (valid["outcome"] == outcome).to_numpy()}
-                                  ).assign(**extra))  # fmt: skip
+        parts.append(
+            pd.DataFrame(
+                {
+                    "answer": valid.index,
+                    "unit": valid["unit"].to_numpy(),
+                    "identity": valid[me].to_numpy(),
+                    "partner": valid[other].to_numpy(),
+                    "selected": (valid["outcome"] == outcome).to_numpy(),
+                }
+            ).assign(**extra)
+        )
     return pd.concat(parts, ignore_index=True)
 
 
 def paradigm_tables(
-    records: pd.DataFrame, benchmark: Benchmark, model: str, image_twin: ImageTwin | None, *,
+    records: pd.DataFrame,
+    benchmark: Benchmark,
+    model: str,
+    image_twin: ImageTwin | None,
+    *,
     official: bool = False,
-) -> dict[str, list[dict]]:  # fmt: skip
+) -> dict[str, list[dict]]:
     """The rows of every table of the module doc from one model's task records; with
     ``official`` (``analysis.definitions: official``) also ``vignette_text_vs_image`` with the
     released denominator (:func:`text_vs_image_official`)."""
@@ -306,7 +411,8 @@ def paradigm_tables(
         out["vignette_activity_log_odds"] = activity_log_odds_rows(both, model)
     if terms:
         out["vignette_polarity_taxonomy"] = polarity_taxonomy_rows(
-            pd.concat(terms, ignore_index=True), model)  # fmt: skip
+            pd.concat(terms, ignore_index=True), model
+        )
     if official and text:
         out["vignette_text_vs_image"] = text
     if facts:
