@@ -13,17 +13,26 @@ same raw answers give that code's numbers (docs/statistics.md, "Definitions"):
   untested or empty cell entering as p = 1 (:func:`adjust_untested_as_one`);
 * Table 3 (:func:`table3_official`): per demographic group the mean over faces of each face's
   mean shift over the category's rows, averaged over the groups; its test is one Wilcoxon per
-  category and dimension on the pooled per-face means, BH across all 40 cells.
+  category and dimension on the pooled per-face means, BH across all 40 cells;
+* Tables 4-6 (:func:`section_table_official`) as ``compute_section_tables.py`` computes them
+  (``compute_age_gradient``, ``compute_tattoo_flip``, ``compute_body_compensation``): its own
+  cells (:data:`AGE_GRADIENT_STYLES` x age, every tattoo value pooled x
+  :data:`TATTOO_DIMENSIONS`' groups, :data:`BODY_COMPENSATION_STYLES` x body type), each the mean
+  over faces of the face's mean shift, tested by its helper ``wilcoxon_p`` from
+  :data:`SECTION_MIN_FACES` faces, BH per table over every cell it lists (an empty one as p = 1).
 
 The unit is the face (a face's rows of every model pooled), as in
 ``check_significance_independent.py``; its older ``compute_section_tables.py`` counts each
-model's copy of a face apart (the same for one model).
+model's copy of a face apart (the same for one model; Tables 4-6 keep the face, since the
+streamed Table 12 sums pool the models).
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -32,8 +41,41 @@ from scipy import stats
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import TIE_DECIMALS, marks, p_adjust
+from stylisticbias.benchmark import VariationValue
+from stylisticbias.benchmark.released import ReleasedSpec
 
 log = logging.getLogger(__name__)
+
+#: ``compute_section_tables.py``'s ``wilcoxon_p`` (Tables 4-6): no test below 5 finite face
+#: values or when all are zero (p = 1); ``check_significance_independent.py`` (Tables 12, 3)
+#: tests from 3 (``settings.OFFICIAL_MIN_FACES``).
+SECTION_MIN_FACES = 5
+#: ``compute_age_gradient``'s ``styles_of_interest`` (Table 4), in its order: matched to a
+#: fashion value by equal released spelling (case-insensitive), else by substring of
+#: ``<key>:<released value>``.
+AGE_GRADIENT_STYLES = (
+    "Professional / Business formal",
+    "Formal / Evening wear",
+    "Smart casual",
+    "Vintage / Retro",
+    "Casual",
+    "Streetwear",
+    "Functional / outdoor wear",
+    "Sporty / Athletic wear",
+    "Worn / Distressed clothing",
+)
+#: ``compute_body_compensation``'s ``styles_of_interest`` (Table 6), matched by substring of
+#: ``<key>:<released value>`` (case-insensitive) only.
+BODY_COMPENSATION_STYLES = (
+    "Professional / Business formal",
+    "Formal / Evening wear",
+    "Smart casual",
+    "Vintage / Retro",
+    "Worn / Distressed clothing",
+)
+#: ``compute_tattoo_flip``'s ``groups_of_interest``: every group of age, gender and body type
+#: (no ethnicity), all tattoo values pooled.
+TATTOO_DIMENSIONS = ("age", "gender", "body")
 
 
 def adjust_untested_as_one(
@@ -176,3 +218,107 @@ def table3_official(
     avg["significance"] = ""
     log.info("Table 3 (official definitions): %d category x dimension cells", len(df))
     return pd.concat([df, avg], ignore_index=True)
+
+
+@dataclass(frozen=True)
+class SectionCell:
+    """One cell of a ``compute_section_tables.py`` table: its row label, the ``(attribute,
+    value)`` variations whose rows it pools, and the demographic group (``dimension`` and
+    ``group`` as in the Table 12 cells)."""
+
+    variation: str
+    values: tuple[tuple[str, str], ...]
+    dimension: str
+    group: str
+
+
+def released_matches(
+    variations: Sequence[VariationValue],
+    styles: Sequence[str],
+    released: ReleasedSpec | None,
+    *,
+    exact_first: bool,
+) -> list[tuple[str, list[VariationValue]]]:
+    """Each of the script's ``styles`` with the variations whose rows it selects, in its order.
+
+    The script names a row's variation ``<key>:<released value>``. ``exact_first``
+    (``compute_age_gradient``): the value equal to the style (case-insensitive, stripped), else
+    every name containing it; otherwise (``compute_body_compensation``) every name containing it
+    (case-insensitive). A style that selects no variation is left out, as the script skips it.
+    """
+
+    def spelt(v: VariationValue) -> str:
+        return released.value(v.key, v.value) if released is not None else v.value
+
+    out = []
+    for style in styles:
+        st = style.lower()
+        hit = [v for v in variations if spelt(v).strip().lower() == st] if exact_first else []
+        if not hit:
+            hit = [v for v in variations if st in f"{v.key}:{spelt(v)}".lower()]
+        if hit:
+            out.append((style, hit))
+    return out
+
+
+def section_table_official(
+    frame: pd.DataFrame,
+    num: np.ndarray,
+    den: np.ndarray,
+    cells: Sequence[SectionCell],
+    s: AnalysisSettings,
+) -> tuple[pd.DataFrame, dict[int, np.ndarray]]:
+    """One of Tables 4-6 as ``compute_section_tables.py`` computes it, from the Table 12 cells'
+    face sums (``frame``, ``num``, ``den`` as in :func:`table3_official`).
+
+    Per cell (one row each, in ``cells``' order): ``sbs`` = mean over the group's faces of each
+    face's mean delta over the rows of the cell's variations (faces without such rows left out;
+    none: NaN); ``pval`` = its helper ``wilcoxon_p`` (:func:`official_wilcoxon_p` with
+    :data:`SECTION_MIN_FACES`; NaN for an empty cell); ``pval_corr`` = the correction over every
+    cell of the table, an empty or untested one as p = 1 (its ``bh_correct`` over
+    ``cells_info``); ``significance`` from it ("" for an empty cell); ``n`` = faces with rows;
+    CI: face bootstrap of ``sbs``. Also returns each non-empty cell's bootstrap replicates by
+    row position (Table 4's gap).
+    """
+    keys = list(zip(frame["attribute"], frame["value"]))
+    dims = frame["dimension"].to_numpy()
+    grp = frame["group"].to_numpy()
+    n_faces = num.shape[0]
+    w = face_weights(n_faces, s.n_resamples, s.seed) if s.n_resamples else None
+    everyone = [np.ones(n_faces, dtype=bool)]
+    rows = []
+    boots: dict[int, np.ndarray] = {}
+    for i, c in enumerate(cells):
+        pooled = set(c.values)
+        m = (
+            np.fromiter((k in pooled for k in keys), dtype=bool, count=len(keys))
+            & (dims == c.dimension)
+            & (grp == c.group)
+        )
+        x = _face_means(num[:, m], den[:, m])
+        n_f = int(np.isfinite(x).sum())
+        value, b = _group_mean_of_face_means(x, everyone, w)
+        lo = hi = np.nan
+        if b is not None:
+            boots[i] = b
+            l_, h_ = percentile_ci(b[:, None], s.ci)
+            lo, hi = float(l_[0]), float(h_[0])
+        p = official_wilcoxon_p(x, SECTION_MIN_FACES) if n_f else np.nan
+        rows.append((c.variation, c.dimension, c.group, value, lo, hi, p, n_f))
+    df = pd.DataFrame(
+        rows,
+        columns=["variation", "dimension", "group", "sbs", "ci_low", "ci_high", "pval", "n"],
+    )
+    df["pval_corr"] = adjust_untested_as_one(
+        df["pval"].to_numpy(), np.ones(len(df), dtype=bool), s.correction
+    )
+    df["significance"] = np.where(
+        df["n"].to_numpy() > 0, marks(df["pval_corr"].to_numpy(), s.alpha, s.strong_alpha), ""
+    )
+    log.info(
+        "compute_section_tables.py cells (official definitions): %d, %d tested from %d faces",
+        len(df),
+        int((df["n"] >= SECTION_MIN_FACES).sum()),
+        SECTION_MIN_FACES,
+    )
+    return df, boots

@@ -17,11 +17,20 @@ import pandas as pd
 
 from stylisticbias.analysis.bootstrap import face_weights, percentile_ci
 from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs_frame
-from stylisticbias.analysis.official import adjust_untested_as_one, table3_official
+from stylisticbias.analysis.official import (
+    AGE_GRADIENT_STYLES,
+    BODY_COMPENSATION_STYLES,
+    TATTOO_DIMENSIONS,
+    SectionCell,
+    adjust_untested_as_one,
+    released_matches,
+    section_table_official,
+    table3_official,
+)
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.significance import contrast_ttest, marks, p_adjust
 from stylisticbias.analysis.table_registry import spec
-from stylisticbias.benchmark import Benchmark
+from stylisticbias.benchmark import Benchmark, VariationValue
 
 log = logging.getLogger(__name__)
 
@@ -234,10 +243,111 @@ def table3(
     return df[spec("sbs_category_by_demographic").built_columns]
 
 
+def _face_sums(shift: Shift | None, table: str) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The Table 12 cells' keys and face sums the official Tables 4-6 are computed from."""
+    if shift is None or shift.num is None or shift.den is None:
+        raise ValueError(
+            f"{table}: analysis.definitions official computes it from the Table 12 cells' face "
+            "sums; pass shift= (a Shift with num/den)"
+        )
+    return shift.frame, shift.num, shift.den
+
+
+def _with_rows(variations: list[VariationValue], frame: pd.DataFrame) -> list[VariationValue]:
+    """The variations that have rows among the Table 12 cells (the script's data rows)."""
+    present = set(zip(frame["attribute"], frame["value"]))
+    return [v for v in variations if (v.attribute, v.value) in present]
+
+
+def _label(hit: list[VariationValue]) -> str:
+    """A cell's row label: its variations' paper labels (one for the paper's protocol)."""
+    return " + ".join(v.label for v in hit)
+
+
+def table4_official(shift: Shift | None, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
+    """Table 4 as ``compute_age_gradient`` of ``compute_section_tables.py`` computes it: its
+    styles (:data:`~stylisticbias.analysis.official.AGE_GRADIENT_STYLES`) x every age group,
+    BH over those cells (:func:`~stylisticbias.analysis.official.section_table_official`); the
+    elderly - young gap of the two cells' values, untested, as there."""
+    frame, num, den = _face_sums(shift, "sbs_fashion_by_age")
+    fashion = _with_rows(
+        [v for v in benchmark.variations if v.category == s.fashion_category], frame
+    )
+    ages = list(benchmark.demographics["age"])
+    matches = released_matches(fashion, AGE_GRADIENT_STYLES, benchmark.released, exact_first=True)
+    cells = [
+        SectionCell(_label(hit), tuple((v.attribute, v.value) for v in hit), "age", g)
+        for _, hit in matches
+        for g in ages
+    ]
+    df, boots = section_table_official(frame, num, den, cells, s)
+    out = []
+    for k in range(len(matches)):
+        block = df.iloc[k * len(ages) : (k + 1) * len(ages)]
+        out.append(block)
+        y, e = k * len(ages), (k + 1) * len(ages) - 1
+        gap = float(df["sbs"].iloc[e] - df["sbs"].iloc[y])  # NaN if either is empty
+        lo = hi = np.nan
+        if y in boots and e in boots:
+            l_, h_ = percentile_ci((boots[e] - boots[y])[:, None], s.ci)
+            lo, hi = float(l_[0]), float(h_[0])
+        gap_row = {"variation": block["variation"].iloc[0], "group": GAP, "sbs": gap}
+        gap_row.update(significance="", ci_low=lo, ci_high=hi, pval=np.nan)
+        gap_row.update(pval_corr=np.nan, n=np.nan)
+        out.append(pd.DataFrame([gap_row]))
+    cols = ["variation", "group", "sbs", "significance", "ci_low", "ci_high", "pval"]
+    if not out:
+        return pd.DataFrame(columns=[*cols, "pval_corr", "n"])
+    return pd.concat(out, ignore_index=True)[[*cols, "pval_corr", "n"]]
+
+
+def table5_official(shift: Shift | None, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
+    """Table 5 as ``compute_tattoo_flip`` of ``compute_section_tables.py`` computes it: every
+    tattoo value's rows pooled per face, x every group of
+    :data:`~stylisticbias.analysis.official.TATTOO_DIMENSIONS`, BH over those cells."""
+    frame, num, den = _face_sums(shift, "tattoo_sbs")
+    tattoo = _with_rows([v for v in benchmark.variations if v.category == s.tattoo_category], frame)
+    cols = ["variation", "dimension", "group", "sbs", "significance", "ci_low", "ci_high"]
+    cols += ["pval", "pval_corr", "n"]
+    if not tattoo:
+        return pd.DataFrame(columns=cols)
+    values = tuple((v.attribute, v.value) for v in tattoo)
+    cells = [
+        SectionCell(_label(tattoo), values, dim, g)
+        for dim in TATTOO_DIMENSIONS
+        for g in benchmark.demographics[DIMENSIONS[dim]]
+    ]
+    return section_table_official(frame, num, den, cells, s)[0][cols]
+
+
+def table6_official(shift: Shift | None, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
+    """Table 6 as ``compute_body_compensation`` of ``compute_section_tables.py`` computes it:
+    its styles (:data:`~stylisticbias.analysis.official.BODY_COMPENSATION_STYLES`) x every
+    body type, BH over those cells."""
+    frame, num, den = _face_sums(shift, "sbs_fashion_by_body")
+    fashion = _with_rows(
+        [v for v in benchmark.variations if v.category == s.fashion_category], frame
+    )
+    matches = released_matches(
+        fashion, BODY_COMPENSATION_STYLES, benchmark.released, exact_first=False
+    )
+    cells = [
+        SectionCell(_label(hit), tuple((v.attribute, v.value) for v in hit), "body", g)
+        for _, hit in matches
+        for g in benchmark.demographics[DIMENSIONS["body"]]
+    ]
+    cols = ["variation", "group", "sbs", "significance", "ci_low", "ci_high", "pval"]
+    return section_table_official(frame, num, den, cells, s)[0][[*cols, "pval_corr", "n"]]
+
+
 def table4(
     shift: Shift, t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings
 ) -> pd.DataFrame:
-    """``sbs_fashion_by_age.csv``: fashion value x age group, plus the elderly - young gap."""
+    """``sbs_fashion_by_age.csv``: fashion value x age group, plus the elderly - young gap.
+
+    ``paper``: the Table 12 cells and their marks; ``official``: :func:`table4_official`."""
+    if s.official:
+        return table4_official(shift, benchmark, s)
     fashion = [v for v in benchmark.variations if v.category == s.fashion_category]
     ages = list(benchmark.demographics["age"])
     rows = []
@@ -294,8 +404,15 @@ def table4(
     return pd.DataFrame(rows)
 
 
-def table5(t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
-    """``tattoo_sbs.csv``: tattoo value(s) x every demographic group."""
+def table5(
+    t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings, shift: Shift | None = None
+) -> pd.DataFrame:
+    """``tattoo_sbs.csv``: tattoo value(s) x every demographic group.
+
+    ``paper``: the Table 12 cells and their marks; ``official``: :func:`table5_official` (needs
+    ``shift``)."""
+    if s.official:
+        return table5_official(shift, benchmark, s)
     vals = [v for v in benchmark.variations if v.category == s.tattoo_category]
     keep = t12[
         t12.applicable
@@ -318,8 +435,15 @@ def table5(t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings) -> pd.D
     return out.reset_index(drop=True)
 
 
-def table6(t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings) -> pd.DataFrame:
-    """``sbs_fashion_by_body.csv``: fashion value x body type."""
+def table6(
+    t12: pd.DataFrame, benchmark: Benchmark, s: AnalysisSettings, shift: Shift | None = None
+) -> pd.DataFrame:
+    """``sbs_fashion_by_body.csv``: fashion value x body type.
+
+    ``paper``: the Table 12 cells and their marks; ``official``: :func:`table6_official` (needs
+    ``shift``)."""
+    if s.official:
+        return table6_official(shift, benchmark, s)
     vals = [
         (v.attribute, v.value) for v in benchmark.variations if v.category == s.fashion_category
     ]

@@ -16,8 +16,8 @@ ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 DEFINITIONS = ("paper", "official")
 #: Faces a cell needs to be tested under ``official``: the released
 #: ``check_significance_independent.py``, which makes the significance of Table 12 and Table 3,
-#: tests from 3 faces (``compute_section_tables.py``'s helper, behind the age-gradient, tattoo and
-#: body tables whose marks ours take from Table 12, from 5; docs/statistics.md).
+#: tests from 3 faces (``compute_section_tables.py``'s helper, which makes the age-gradient,
+#: tattoo and body tables -- Tables 4-6 -- tests from 5: ``analysis.official``; docs/statistics.md).
 OFFICIAL_MIN_FACES = 3
 
 
@@ -103,6 +103,8 @@ class AnalysisSettings:
             "min_faces": self.min_faces,
             "zero_method": self.wilcoxon_zero_method,
             "correction": self.wilcoxon_correction,
+            # the face-level t-interval of each SBS; official: the face bootstrap's percentile
+            "face_t_ci": not self.official,
         }
 
     @property

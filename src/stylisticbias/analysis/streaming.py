@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from stylisticbias.analysis.beyond_tables import (
     ALL,
+    HALF_GROUPINGS,
     SBS_GROUPINGS,
     SBS_VOCABULARY,
     beyond_from_sbs,
@@ -162,8 +163,8 @@ def combine(
     t["shift_by_variation_demographic"] = t12 = table12(shift, benchmark, s)
     t["sbs_category_by_demographic"] = table3(pooled["category"], faces, shift, benchmark, s)
     t["sbs_fashion_by_age"] = table4(shift, t12, benchmark, s)
-    t["tattoo_sbs"] = table5(t12, benchmark, s)
-    t["sbs_fashion_by_body"] = table6(t12, benchmark, s)
+    t["tattoo_sbs"] = table5(t12, benchmark, s, shift=shift)
+    t["sbs_fashion_by_body"] = table6(t12, benchmark, s, shift=shift)
     t["vs_by_model"] = table2_finish(per["vs"], s)
     t["per_model_effects"] = table7_finish(per["face_effects"], s)
     t["significance_rate_by_model"], t["demographic_tests"] = table11_finish(
@@ -175,7 +176,10 @@ def combine(
         all_rows = sbs_frame(pooled[key], **s.sbs_kwargs(), weights=w)
         all_rows.insert(0, "model", ALL)
         sbs_tables[key] = pd.concat([per[f"sbs_{key}"], all_rows], ignore_index=True)
-    t.update(beyond_from_sbs(sbs_tables, benchmark, s))
+    halves = None
+    if not s.official:
+        halves = {k: per.get(f"half_{k}", pd.DataFrame()) for k in HALF_GROUPINGS}
+    t.update(beyond_from_sbs(sbs_tables, benchmark, s, halves=halves))
     t["sbs_overall"] = per["sbs_overall"].rename(columns=SBS_VOCABULARY)
     t.update(
         official_analyses(

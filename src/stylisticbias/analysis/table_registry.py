@@ -277,15 +277,20 @@ VOCABULARY: dict[str, Col] = {
     "mean_h_b": Col("float", "mean over scenarios of group_b's H"),
     "mean_h_base": Col("float", "mean over scenarios of H on the base images"),
     "mean_h_variation": Col("float", "mean over scenarios of H on the variation images"),
-    "stronger": Col("str", "the group (or kind) with the larger mean H, or tie"),
+    "stronger": Col("str", "the group with the larger effect (official: mean H), or tie"),
     "pval_bonferroni": Col("float", "pval x n_comparisons, capped at 1", checks=_P),
     "n_comparisons": Col("count", "size of the Bonferroni family", checks=_COUNT),
     "n_significant": Col("count", "number of significant scenarios", checks=_COUNT),
     "n_halo": Col("count", "significant scenarios leaning to the stereotyped trait", checks=_COUNT),
     "n_opposite": Col("count", "significant scenarios leaning the other way", checks=_COUNT),
     "halo_rate": Col("float", "n_halo / n_scenarios (halo-tagged scenarios)", checks=_SHARE),
-    "halo_rate_low": Col("float", "lower bootstrap bound of halo_rate (faces resampled)"),
-    "halo_rate_high": Col("float", "upper bootstrap bound of halo_rate"),
+    "halo_rate_low": Col("float", "lower confidence bound (halo_interval says of what: default "
+                         "the share of tagged scenarios with a positive true shift; official "
+                         "a face-bootstrap bound of halo_rate)"),
+    "halo_rate_high": Col("float", "upper confidence bound (see halo_rate_low)"),
+    "halo_interval": Col("str", "what halo_rate_low/high bound and how", nullable=False),
+    "effect_a": Col("float", "group_a's mean oriented edit effect per person (phi scale)"),
+    "effect_b": Col("float", "group_b's mean oriented edit effect per person (phi scale)"),
     "significant_rate": Col("float", "n_significant / n_scenarios", checks=_SHARE),
     "share_significant": Col("float", "share of the scenarios that are significant", checks=_SHARE),
 }
@@ -738,10 +743,11 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
     ),
     _long(
         "paired_halo",
-        "halo rate over the halo-tagged scenarios, with its bootstrap CI (Table 2)",
+        "halo rate over the halo-tagged scenarios (the paper's), with a confidence interval "
+        "(default: of the share with a positive true shift) (Table 2)",
         ("model",),
         ("n_scenarios", "n_significant", "n_halo", "n_opposite", "halo_rate", "halo_rate_low",
-         "halo_rate_high", "significant_rate"),
+         "halo_rate_high", "halo_interval", "significant_rate"),
         paper_table="Table 2",
     ),
     _long(
@@ -777,24 +783,29 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
     ),
     _long(
         "paired_subgroup_h",
-        "the variation bias H within each subgroup of an axis, per scenario",
+        "the variation bias H and the mean within-person shift within each subgroup of an "
+        "axis, per scenario",
         ("model", "axis", "group", "scenario_id"),
-        ("h",),
+        ("h", "shift"),
         paper_table="Figs. 3-4",
     ),
     _long(
         "paired_subgroup_wilcoxon",
-        "W^attr: Wilcoxon signed-rank of the subgroups' H across scenarios, Bonferroni",
+        "W^attr: Welch t of the persons' oriented edit effects between two subgroups (paper: "
+        "Wilcoxon signed-rank of the subgroups' H across scenarios), Bonferroni",
         ("model", "axis", "group_a", "group_b"),
-        ("n_scenarios", "mean_h_a", "mean_h_b", "stronger", "statistic", "pval",
-         "pval_bonferroni", "n_comparisons", "significant_alpha"),
+        ("test", "unit", "n_scenarios", "mean_h_a", "mean_h_b", "effect_a", "effect_b",
+         "stronger", "statistic", "pval", "pval_bonferroni", "n_comparisons",
+         "significant_alpha"),
         paper_table="Tables 5, A, B",
     ),
     _long(
         "paired_group_bias_by_kind",
-        "per axis: the demographic H on base vs variation images (Wilcoxon, Bonferroni)",
+        "per axis: is the demographic bias the same on base and variation images? Permutation "
+        "test of the summed Kruskal-Wallis H of the within-person differences between groups "
+        "(paper: Wilcoxon of the demographic H base vs variation), Bonferroni",
         ("model", "axis"),
-        ("n_scenarios", "mean_h_base", "mean_h_variation", "statistic", "pval",
+        ("test", "unit", "n_scenarios", "mean_h_base", "mean_h_variation", "statistic", "pval",
          "pval_bonferroni", "n_comparisons", "significant_alpha"),
         paper_table="Table 4",
     ),

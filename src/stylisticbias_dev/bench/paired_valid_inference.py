@@ -7,13 +7,15 @@ has. Written into ``reports/bench/calibration.json`` under
 (every demographic column drawn independently from unequal shares), and per person, scenario
 and image the answer probability on the logit scale
 
-    eta = mu_s + lam_s * A_p + B_ps + C_pvs + v * delta_s + beta_s * [p in the planted group]
+    eta = mu_s + lam_s * A_p + B_ps + C_pvs + v * delta_s * (1 + x [p in the extra group])
+          + beta_s * [p in the planted group]
 
 with ``A_p`` the person's appeal (one value per person, loading ``lam_s``: 1 on the halo
 scenarios, ``other_loading`` elsewhere: it correlates a person's answers across scenarios),
 ``B_ps`` the person x scenario effect, ``C_pvs`` the per-photo effect (independent between the
 person's two images), ``delta_s`` the planted edit effect and ``beta_s`` the planted group effect
-(the scenario's stereotyped group on its axis, or men elsewhere). phi is the share of
+(the scenario's stereotyped group on its axis, or men elsewhere); ``x`` (``edit_extra``) makes
+the edit stronger in one subgroup (W^attr's and Table 4's alternative). phi is the share of
 ``n_answers`` Bernoulli(expit(eta)) answers. ``mu_s`` and which scenarios are planted are fixed
 per design; everything else is drawn per replicate.
 
@@ -24,6 +26,18 @@ paper's pooled test (``official``); the power on the planted cells; and the cove
 interval the tables report against the population truth (Gauss-Hermite expectation of phi under
 the design). The cells of one replicate share people (and, through ``A_p``, are correlated), so
 the replicate-level spread is recorded beside the pooled rate.
+
+W^attr (``paired_subgroup_wilcoxon``) and Table 4 (``paired_group_bias_by_kind``): their null
+(the edit moves every subgroup alike) holds exactly on the phi scale where no group effect is
+planted, and on the logit scale only where one is (a group effect moves the group's baseline,
+and the same logit shift is then a slightly different phi shift: the planted designs are
+approximate nulls for these two tables, and are reported apart). Every pair's (axis's) raw
+p-value is a cell, with the family-wise rate after Bonferroni per axis (per model) beside it.
+The halo interval is checked against the true share of halo-tagged scenarios with a positive
+mean shift (those with a planted edit).
+
+``--only subgroups`` recomputes just these three tables on every design (and the designs of
+:data:`SUBGROUP_DESIGNS`) and merges them into the section already in the file.
 
 ``python -m stylisticbias_dev.bench.paired_valid_inference --replicates 200``
 """
@@ -56,10 +70,13 @@ from stylisticbias.families.paired_variation.analysis.groups import (
     stereotype_groups,
 )
 from stylisticbias.families.paired_variation.analysis.subgroups import (
+    BY_KIND_TEST,
+    SUBGROUP_TEST,
     group_bias_by_kind,
     subgroup_variation_bias,
 )
 from stylisticbias.families.paired_variation.analysis.variation import (
+    HALO_INTERVAL,
     VARIATION_TEST,
     halo_rate,
     variation_bias,
@@ -94,6 +111,8 @@ class Design:
     edit_share: float = 0.0
     group_effect: float = 0.0
     group_share: float = 0.0
+    edit_extra: float = 0.0
+    extra_group: tuple[str, str] = ("gender", "female")
     scenario_sd: float = 0.7
     n_answers: int = 12
     shares: dict[str, tuple[float, ...]] = field(default_factory=lambda: dict(UNEQUAL_SHARES))
@@ -110,6 +129,22 @@ DESIGNS: tuple[Design, ...] = (
            seed=3),
 )  # fmt: skip
 
+
+#: Designs for W^attr, Table 4 and the halo interval only (their truth of the other tables is
+#: not computed): the exact phi-scale null with an edit effect in every scenario (where the
+#: paper's W^attr over-rejects most), and the edit 1.2 times as strong for women (power).
+SUBGROUP_DESIGNS: tuple[Design, ...] = (
+    Design("subgroup_null_edit_everywhere", edit_effect=0.5, edit_share=1.0, seed=4),
+    Design("subgroup_planted_female_x1.2", edit_effect=0.5, edit_share=0.5, edit_extra=0.2,
+           seed=5),
+    Design("subgroup_planted_female_x1.2_300", n_persons=300, person_sd=0.4,
+           person_scenario_sd=0.4, photo_sd=0.5, edit_effect=0.3, edit_share=0.5,
+           edit_extra=0.2, seed=6),
+)  # fmt: skip
+
+#: The design of the fast W^attr check (``tests/families/paired_variation/
+#: test_paired_valid_inference.py``): the edit moves every person alike, subgroups unequal.
+CHECK_SUBGROUP_DESIGN = Design("check_subgroup_null", edit_effect=0.5, edit_share=1.0, seed=8)
 
 #: The design of the suite's fast check (``tests/families/paired_variation/
 #: test_paired_valid_inference.py``): a null design where pooling over-rejects several times.
@@ -170,7 +205,9 @@ def draw(design: Design, benchmark: Benchmark, p: Plan, replicate: int) -> Paire
     a = rng.normal(0.0, design.person_sd, (n, 1)) * p.loading
     b = rng.normal(0.0, design.person_scenario_sd, (n, s_n))
     c = rng.normal(0.0, design.photo_sd, (n, s_n, 2))
-    eta = (p.mu + a + b + p.beta * member)[..., None] + c + p.delta[None, :, None] * [0.0, 1.0]
+    extra = 1.0 + design.edit_extra * (labels[design.extra_group[0]] == design.extra_group[1])
+    edit = (extra[:, None] * p.delta)[..., None] * [0.0, 1.0]  # (P, S, 2)
+    eta = (p.mu + a + b + p.beta * member)[..., None] + c + edit
     k = rng.binomial(design.n_answers, expit(eta))  # (P, S, 2)
     present, k_ix = np.unique(k, return_inverse=True)
     counts = np.zeros((n, s_n, 2, len(present)))
@@ -248,11 +285,37 @@ def _covers(lo: np.ndarray, hi: np.ndarray, true: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(lo) | np.isnan(hi), np.nan, (lo <= true) & (true <= hi)).ravel()
 
 
+def _subgroup_cells(
+    data: PairedData, benchmark: Benchmark, design: Design, boot: Bootstrap, paper: bool,
+    add: Any,
+) -> None:  # fmt: skip
+    """W^attr, Table 4 and the halo rate of one replicate and variant."""
+    spec = benchmark.statistics
+    extra_col = design.extra_group[0] if design.edit_extra else None
+    if spec.halo_tag:
+        h = halo_rate(data, benchmark, spec, boot, paper)
+        add("halo", np.array([[h["halo_rate"], h["halo_rate_low"], h["halo_rate_high"]]]))
+    w = subgroup_variation_bias(data, benchmark, spec, paper_tests=paper)[1]
+    add("w_p", w["pval"].to_numpy())
+    add("w_pb", w["pval_bonferroni"].to_numpy())
+    add("w_axis", w["axis"].to_numpy())
+    add("w_null", np.array([
+        spec.column(ax) != extra_col or design.extra_group[1] not in (ga, gb)
+        for ax, ga, gb in zip(w["axis"], w["group_a"], w["group_b"], strict=True)
+    ], dtype=bool))  # fmt: skip
+    k = group_bias_by_kind(data, benchmark, spec, paper_tests=paper, boot=boot)
+    add("k_p", k["pval"].to_numpy())
+    add("k_pb", k["pval_bonferroni"].to_numpy())
+    add("k_axis", k["axis"].to_numpy())
+    add("k_null", np.array([spec.column(ax) != extra_col for ax in k["axis"]], dtype=bool))
+
+
 def _replicate(
     data: PairedData, benchmark: Benchmark, pl: Plan, tr: dict[str, Any], boot: Bootstrap,
     paper: bool, add: Any,
 ) -> None:  # fmt: skip
-    """One replicate's p-values, null flags and interval coverage of one variant."""
+    """One replicate's p-values, null flags and interval coverage of one variant (the tables
+    but W^attr, Table 4 and the halo rate: :func:`_subgroup_cells`)."""
     spec = benchmark.statistics
     pos = {s.id: i for i, s in enumerate(benchmark.scenarios)}
     bias = variation_bias(data, benchmark, spec, boot, paper)
@@ -263,9 +326,6 @@ def _replicate(
     add("cov_mean_variation",
         _covers(bias["mean_variation_low"], bias["mean_variation_high"], kt[:, 1]))  # fmt: skip
     add("cov_shift", _covers(bias["shift_low"], bias["shift_high"], kt[:, 1] - kt[:, 0]))
-    if spec.halo_tag:
-        h = halo_rate(data, benchmark, spec, boot, paper)
-        add("halo", np.array([[h["halo_rate"], h["halo_rate_low"], h["halo_rate_high"]]]))
     tests, means = group_tests(data, benchmark, spec, boot, paper)
     add("grp_p", tests["pval"].to_numpy())
     add("grp_axis", tests["axis"].to_numpy())
@@ -288,16 +348,74 @@ def _replicate(
     add("st_null", pl.beta[[pos[int(s)] for s in st["scenario_id"]]] == 0)
 
 
+def _family_wise(pb: np.ndarray, null: np.ndarray, axis: np.ndarray, rep: np.ndarray) -> dict:
+    """Per Bonferroni family (replicate x ``axis`` label) with a true-null cell: whether any of
+    its true-null cells is significant after Bonferroni, at each alpha (CP intervals)."""
+    pb = np.nan_to_num(np.asarray(pb, dtype=float), nan=1.0)
+    out: dict[str, Any] = {}
+    keys = sorted({(int(r), str(a)) for r, a, n in zip(rep, axis, null, strict=True) if n})
+    for a in ALPHAS:
+        hit = [bool(((pb < a) & null & (rep == r) & (axis == ax)).any()) for r, ax in keys]
+        out[f"alpha_{a:g}"] = _rate(np.array(hit, dtype=bool))
+    return out
+
+
+def _subgroup_tables(
+    c: dict[str, np.ndarray], halo: list[np.ndarray], theta: float, approximate: bool,
+    paper: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """The measured rates of W^attr, Table 4 and the halo interval of one variant."""
+    out: dict[str, Any] = {}
+    for key, table, names in (("w", "paired_subgroup_wilcoxon", SUBGROUP_TEST),
+                              ("k", "paired_group_bias_by_kind", BY_KIND_TEST)):  # fmt: skip
+        p, null, rep, axis = c[f"{key}_p"], c[f"{key}_null"], c[f"{key}_rep"], c[f"{key}_axis"]
+        per_axis = {}
+        for ax in np.unique(axis):
+            sel = (axis == ax) & null
+            per_axis[str(ax)] = _rates(p[sel], rep[sel])
+        out[table] = {
+            "test": names[paper][0],
+            "unit": names[paper][1],
+            "null": "approximate (logit-scale null; group effects planted)" if approximate
+            else "exact on the phi scale",
+            "null_false_positive_rate": _rates(p[null], rep[null]),
+            "null_false_positive_rate_by_axis": per_axis,
+            # the Bonferroni family: W^attr the pairs of an axis, Table 4 the axes
+            "family_wise_rate_bonferroni": _family_wise(
+                c[f"{key}_pb"], null, axis if key == "w" else np.full(len(axis), "all"), rep),
+            "power_planted": _rates(p[~null], rep[~null]) if (~null).any() else None,
+            "power_planted_bonferroni": _rates(c[f"{key}_pb"][~null], rep[~null])
+            if (~null).any() else None,
+        }  # fmt: skip
+    if halo:
+        h = np.concatenate(halo)  # (R, 3): rate, low, high
+        expected = float(h[:, 0].mean())
+        out["paired_halo"] = {
+            "interval": HALO_INTERVAL[paper],
+            "true_positive_share": round(theta, 5),
+            "coverage_of_true_positive_share": _coverage([_covers(h[:, 1], h[:, 2], theta)]),
+            "mean_low": round(float(h[:, 1].mean()), 5),
+            "mean_high": round(float(h[:, 2].mean()), 5),
+            "expected_halo_rate": round(expected, 5),
+            "coverage_of_expected_halo_rate": _coverage([_covers(h[:, 1], h[:, 2], expected)]),
+        }
+    return out
+
+
+#: Tables :func:`_subgroup_cells` measures (``--only subgroups`` replaces just these).
+SUBGROUP_TABLES = ("paired_subgroup_wilcoxon", "paired_group_bias_by_kind", "paired_halo")
+
+
 def run_design(
-    design: Design, benchmark: Benchmark, replicates: int, boot: Bootstrap
+    design: Design, benchmark: Benchmark, replicates: int, boot: Bootstrap, full: bool = True
 ) -> dict[str, Any]:
-    """Every replicate of one design: the test p-values and intervals of both variants."""
+    """Every replicate of one design: the test p-values and intervals of both variants
+    (``full=False``: only W^attr, Table 4 and the halo rate)."""
     spec = benchmark.statistics
     pl = plan(design, benchmark)
-    tr = truth(design, benchmark, pl)
+    tr = truth(design, benchmark, pl) if full else {}
     halo_ix = np.array([spec.halo_tag in s.tags for s in benchmark.scenarios])
     acc: dict[str, dict[str, list[Any]]] = {label: {} for label, _ in VARIANTS}
-    shared: dict[str, list[Any]] = {}
 
     def adder(store: dict[str, list[Any]], r: int) -> Any:
         def add(key: str, value: Any) -> None:
@@ -310,10 +428,9 @@ def run_design(
     for r in range(replicates):
         data = draw(design, benchmark, pl, r)
         for label, paper in VARIANTS:
-            _replicate(data, benchmark, pl, tr, boot, paper, adder(acc[label], r))
-        add = adder(shared, r)
-        add("w_p", subgroup_variation_bias(data, benchmark, spec)[1]["pval_bonferroni"].to_numpy())
-        add("k_p", group_bias_by_kind(data, benchmark, spec)["pval_bonferroni"].to_numpy())
+            if full:
+                _replicate(data, benchmark, pl, tr, boot, paper, adder(acc[label], r))
+            _subgroup_cells(data, benchmark, design, boot, paper, adder(acc[label], r))
         if r % 20 == 19:
             log.info("%s: replicate %d/%d", design.name, r + 1, replicates)
 
@@ -329,12 +446,21 @@ def run_design(
     out: dict[str, Any] = {"design": dict(asdict(design))}
     out["design"]["planted_edit_scenarios"] = int((pl.delta != 0).sum())
     out["design"]["planted_group_scenarios"] = int((pl.beta != 0).sum())
+    theta = float((pl.delta[halo_ix] > 0).mean()) if halo_ix.any() else float("nan")
+    approximate = bool((pl.beta != 0).any() and (pl.delta != 0).any())
     tables: dict[str, dict[str, Any]] = {k: {} for k in (
-        "paired_variation_bias", "paired_halo", "paired_group_tests", "paired_group_means",
-        "paired_stereotype_groups")}  # fmt: skip
+        "paired_variation_bias", "paired_group_tests", "paired_group_means",
+        "paired_stereotype_groups", *SUBGROUP_TABLES)} if full else {
+        k: {} for k in SUBGROUP_TABLES}  # fmt: skip
     for label, paper in VARIANTS:
         a = acc[label]
         c = {k: np.concatenate(v) for k, v in a.items() if k != "halo"}
+        for table, section in _subgroup_tables(
+            c, a.get("halo", []), theta, approximate, paper
+        ).items():
+            tables[table][label] = section
+        if not full:
+            continue
         tables["paired_variation_bias"][label] = {
             "test": VARIATION_TEST[paper][0], "unit": VARIATION_TEST[paper][1],
             **fpr_power(c, "var"),
@@ -356,32 +482,13 @@ def run_design(
             "unit": GROUP_TEST[paper][1],
             **fpr_power(c, "st"),
         }
-        if a.get("halo"):
-            h = np.concatenate(a["halo"])  # (R, 3): rate, low, high
-            expected = float(h[:, 0].mean())
-            tables["paired_halo"][label] = {
-                "expected_halo_rate": round(expected, 5),
-                "interval_halo_rate": _coverage([_covers(h[:, 1], h[:, 2], expected)]),
-            }
     tables["paired_halo"]["n_halo_scenarios_planted"] = int((pl.delta[halo_ix] != 0).sum())
-    tables["paired_halo"]["truth"] = ("the mean halo rate over the replicates (the expected "
-                                      "rate at this size)")  # fmt: skip
+    tables["paired_halo"]["truth"] = (
+        "true_positive_share: the share of halo-tagged scenarios with a planted edit (their "
+        "mean shift is positive, the others' exactly 0); expected_halo_rate: the mean of the "
+        "paper's rate over the replicates (its expectation at this size)"
+    )
     out.update(tables)
-    c = {k: np.concatenate(v) for k, v in shared.items()}
-    edit_null = not (pl.delta != 0).any()
-    out["paired_subgroup_wilcoxon"] = {
-        "test": "wilcoxon_signed_rank_of_subgroup_h_across_scenarios (paper; the only one)",
-        "null": "the edit effect is the same in every subgroup (true in every design)",
-        "false_positive_rate_bonferroni": _rates(c["w_p"], c["w_rep"]),
-    }
-    out["paired_group_bias_by_kind"] = {
-        "test": "wilcoxon_signed_rank_of_h_base_vs_variation_across_scenarios (paper; the only "
-                "one)",
-        "null": "the demographic bias is the same on both kinds"
-        + (" (exact here: no edit effect)" if edit_null else " (approximate: the edit shifts "
-           "the logit, so the gap in phi moves slightly)"),
-        "false_positive_rate_bonferroni": _rates(c["k_p"], c["k_rep"]),
-    }  # fmt: skip
     return out
 
 
@@ -430,12 +537,63 @@ def check_power(seeds: int = 40, replicates: int = 15) -> dict[str, Any]:
             "default_passed": passed}  # fmt: skip
 
 
-def run(replicates: int, n_resamples: int, designs: tuple[Design, ...] = DESIGNS) -> dict[str, Any]:
-    """The ``valid_inference`` section: every design."""
+def subgroup_null_rates(design: Design, benchmark: Benchmark, replicates: int) -> dict[str, float]:
+    """W^attr on a design where the edit moves every subgroup alike: the share of subgroup pairs
+    the default rejects at 0.05 (raw p) and after Bonferroni, and the paper's after Bonferroni
+    (the suite's fast check; no bootstrap)."""
+    spec = benchmark.statistics
+    pl = plan(design, benchmark)
+    if design.edit_extra or (pl.beta != 0).any():
+        raise ValueError(f"design {design.name}: not a W^attr null design")
+    raw, bonf, paper = [], [], []
+    for r in range(replicates):
+        data = draw(design, benchmark, pl, r)
+        w = subgroup_variation_bias(data, benchmark, spec)[1]
+        raw.append(w["pval"].to_numpy())
+        bonf.append(w["pval_bonferroni"].to_numpy())
+        paper.append(
+            subgroup_variation_bias(data, benchmark, spec, paper_tests=True)[1][
+                "pval_bonferroni"
+            ].to_numpy()
+        )
+    share = {k: float((np.nan_to_num(np.concatenate(v), nan=1.0) < 0.05).mean())
+             for k, v in (("default_raw", raw), ("default_bonferroni", bonf),
+                          ("paper_bonferroni", paper))}  # fmt: skip
+    return share
+
+
+def check_subgroup_power(seeds: int = 40, replicates: int = 8) -> dict[str, Any]:
+    """How often the fast W^attr check catches the paper's test (Bonferroni rate >= 3 x 0.05)
+    and passes the default (raw rate <= 0.1, Bonferroni rate <= 0.05) over ``seeds`` other
+    seeds of :data:`CHECK_SUBGROUP_DESIGN`, with the default's largest rates."""
+    from dataclasses import replace
+
+    benchmark = load_benchmark(PROTOCOL)
+    caught = passed = 0
+    worst = [0.0, 0.0]
+    for i in range(seeds):
+        r = subgroup_null_rates(replace(CHECK_SUBGROUP_DESIGN, seed=2000 + i), benchmark,
+                                replicates)  # fmt: skip
+        caught += r["paper_bonferroni"] >= 3 * 0.05
+        passed += r["default_raw"] <= 0.1 and r["default_bonferroni"] <= 0.05
+        worst = [max(worst[0], r["default_raw"]), max(worst[1], r["default_bonferroni"])]
+    return {"seeds": seeds, "replicates": replicates, "paper_caught": caught,
+            "default_passed": passed, "default_max_raw_bonferroni": worst}  # fmt: skip
+
+
+def run(
+    replicates: int, n_resamples: int, designs: tuple[Design, ...] = DESIGNS,
+    subgroup_designs: tuple[Design, ...] = SUBGROUP_DESIGNS, full: bool = True,
+) -> dict[str, Any]:  # fmt: skip
+    """The ``valid_inference`` section: every design (``full=False``: only W^attr, Table 4 and
+    the halo interval, of every design and of ``subgroup_designs``)."""
     benchmark = load_benchmark(PROTOCOL)
     boot = Bootstrap(n_resamples, 0.95, 0)
+    out = {d.name: run_design(d, benchmark, replicates, boot, full) for d in designs}
+    out.update({d.name: run_design(d, benchmark, replicates, boot, False)
+                for d in subgroup_designs})  # fmt: skip
     return {
-        "designs": {d.name: run_design(d, benchmark, replicates, boot) for d in designs},
+        "designs": out,
         "settings": {"replicates": replicates, "n_resamples": n_resamples, "ci": 0.95,
                      "alphas": list(ALPHAS), "cp": "Clopper-Pearson 95% (cells pooled)",
                      "targets": {"fpr_0.05": [0.03, 0.07], "fpr_0.05_cp_upper": 0.08,
@@ -443,10 +601,22 @@ def run(replicates: int, n_resamples: int, designs: tuple[Design, ...] = DESIGNS
     }  # fmt: skip
 
 
-def merge_valid_inference(path: Path, section: dict[str, Any]) -> None:
-    """Set ``protocols.beauty-and-the-bias.valid_inference`` of the bench file (others kept)."""
+def merge_valid_inference(
+    path: Path, section: dict[str, Any], only_subgroups: bool = False
+) -> None:
+    """Set ``protocols.beauty-and-the-bias.valid_inference`` of the bench file (others kept);
+    ``only_subgroups``: replace only :data:`SUBGROUP_TABLES` of each design (and the
+    ``subgroups_run`` record), keeping the rest of the section."""
     doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    doc.setdefault("protocols", {}).setdefault(PROTOCOL, {})["valid_inference"] = section
+    proto = doc.setdefault("protocols", {}).setdefault(PROTOCOL, {})
+    if only_subgroups and "valid_inference" in proto:
+        old = proto["valid_inference"]
+        for name, d in section["designs"].items():
+            target = old.setdefault("designs", {}).setdefault(name, {"design": d["design"]})
+            target.update({k: d[k] for k in SUBGROUP_TABLES})
+        old["subgroups_run"] = {k: v for k, v in section.items() if k != "designs"}
+    else:
+        proto["valid_inference"] = section
     atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
@@ -457,23 +627,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-resamples", type=int, default=1000, help="face bootstrap resamples")
     ap.add_argument("--out", default="reports/bench/calibration.json")
     ap.add_argument(
-        "--check-power", action="store_true", help="only the fast check's power over 40 seeds"
+        "--check-power", action="store_true", help="only the fast checks' power over 40 seeds"
+    )
+    ap.add_argument(
+        "--only",
+        choices=("all", "subgroups"),
+        default="all",
+        help="subgroups: only W^attr, Table 4 and the halo interval (merged)",
     )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("stylisticbias.analysis.bootstrap").setLevel(logging.ERROR)
     if args.check_power:
+        log.info("fast check, W^attr: %s", check_subgroup_power())
         log.info("fast check: %s", check_power())
         return 0
     t0 = time.perf_counter()
-    section = run(args.replicates, args.n_resamples)
+    section = run(args.replicates, args.n_resamples, full=args.only == "all")
     section["command"] = "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     section["machine"] = machine_info()
     section["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
     section["seconds"] = round(time.perf_counter() - t0, 1)
-    merge_valid_inference(Path(args.out), section)
+    merge_valid_inference(Path(args.out), section, only_subgroups=args.only == "subgroups")
     log.info("wrote protocols.%s.valid_inference of %s", PROTOCOL, args.out)
     return 0
 

@@ -29,7 +29,11 @@ from stylisticbias.families.paired_variation.analysis.subgroups import (
     group_bias_by_kind,
     subgroup_variation_bias,
 )
-from stylisticbias.families.paired_variation.analysis.variation import halo_rate, variation_bias
+from stylisticbias.families.paired_variation.analysis.variation import (
+    halo_rate,
+    positive_share_bounds,
+    variation_bias,
+)
 
 BOOT = Bootstrap(n_resamples=200, ci=0.95, seed=3)
 
@@ -188,12 +192,41 @@ def test_halo_rate_counts_significant_scenarios_towards_the_positive_trait(
     assert res["n_scenarios"] == 33
     assert (res["n_significant"], res["n_halo"]) == (n_sig, n_halo)
     assert res["halo_rate"] == pytest.approx(n_halo / 33)
-    assert res["halo_rate_low"] <= res["halo_rate"] <= res["halo_rate_high"]
+    assert res["halo_rate_low"] <= res["halo_rate_high"]
+    if paper:  # a bootstrap interval of the paper's rate itself
+        assert res["halo_rate_low"] <= res["halo_rate"] <= res["halo_rate_high"]
+    else:  # bounds of the share with a positive true shift: every tagged one here
+        assert res["halo_rate_low"] > 0.8 and res["halo_rate_high"] == 1.0
     assert res["halo_rate"] > 0.8  # the planted halo (0.3 on phi) is found
     # without a planted halo, hardly any scenario counts
     null_data = paired_data(_scores(beauty, halo=0.0), beauty, spec)
     null = halo_rate(null_data, beauty, spec, BOOT, paper_tests=paper)
     assert null["halo_rate"] < 0.15
+    if not paper:  # the true share is 0: no scenario is found positive
+        assert null["halo_rate_low"] == 0.0
+
+
+def test_positive_share_bounds_are_step_down_max_t_over_persons() -> None:
+    """The t statistics are one-sample t-tests (SciPy); clearly positive scenarios raise the
+    lower bound, clearly negative ones lower the upper bound, null ones move neither."""
+    rng = np.random.default_rng(4)
+    shift = np.r_[np.full(6, 0.15), np.zeros(10), np.full(4, -0.15)]
+    d = rng.normal(shift, 0.2, (80, 20))
+    d[rng.random(d.shape) < 0.05] = np.nan
+    low, high, t = positive_share_bounds(d, 0.95, 2000, 0)
+    ref = [stats.ttest_1samp(d[~np.isnan(d[:, s]), s], 0.0).statistic for s in range(20)]
+    assert t == pytest.approx(ref, rel=1e-10)
+    assert (low, high) == (6 / 20, 16 / 20)
+    # a one-sided 95% max-t bound over 10 independent nulls is ~2.57, a single test's 1.64
+    assert 0 < low <= high <= 1
+
+
+def _oriented_effects(df: pd.DataFrame) -> pd.Series:
+    """Per face the mean over scenarios of sign(mean shift) * (phi_b - phi_o) (pandas)."""
+    wide = df.pivot_table(index=["face_id", "scenario_id"], columns="is_base", values="phi")
+    d = (wide[False] - wide[True]).unstack("scenario_id")
+    sign = np.sign(d.mean(axis=0).round(8))
+    return (d * sign).mean(axis=1)
 
 
 def _person_means(df: pd.DataFrame, sid: int, **where: object) -> np.ndarray:
@@ -250,10 +283,38 @@ def test_stereotype_groups_compare_the_two_groups(beauty: Benchmark, paper: bool
     assert male["stereotyped_direction"] == bool(male["significant_alpha"] and m.mean() > f.mean())
 
 
-def test_w_attr_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmark) -> None:
+def test_w_attr_default_is_welch_t_of_oriented_person_effects(beauty: Benchmark) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
     sub_h, pairs = subgroup_variation_bias(paired_data(df, beauty, spec), beauty, spec)
+    assert set(pairs["test"]) == {"welch_t_person_oriented_shift"}
+    u = _oriented_effects(df)
+    face = df.drop_duplicates("face_id").set_index("face_id")
+    for axis, col, a, b in (("gender", "gender", "male", "female"), ("age", "age", "young", "old")):
+        ua, ub = u[face.loc[u.index, col] == a], u[face.loc[u.index, col] == b]
+        ref = stats.ttest_ind(ua, ub, equal_var=False)
+        row = pairs[(pairs["axis"] == axis) & (pairs["group_a"] == a) & (pairs["group_b"] == b)]
+        row = row.iloc[0]
+        # phi is rounded to 9 decimals in the library, not here
+        assert row["statistic"] == pytest.approx(ref.statistic, rel=1e-7)
+        assert row["pval"] == pytest.approx(ref.pvalue, rel=1e-7)
+        k = 1 if axis == "gender" else 3
+        assert row["pval_bonferroni"] == pytest.approx(min(1.0, ref.pvalue * k), rel=1e-7)
+        assert (row["effect_a"], row["effect_b"]) == pytest.approx((ua.mean(), ub.mean()))
+        assert row["stronger"] == (a if ua.mean() > ub.mean() else b)
+        shift = sub_h[(sub_h["axis"] == axis) & (sub_h["group"] == a)]["shift"].to_numpy()
+        ref_shift = [
+            (_phi(df, s.id, is_base=False, **{col: a}) - _phi(df, s.id, is_base=True, **{col: a}))
+            .mean() for s in beauty.scenarios
+        ]  # fmt: skip
+        assert shift == pytest.approx(ref_shift, abs=1e-8)  # phi rounded to 9 decimals
+
+
+def test_w_attr_paper_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmark) -> None:
+    df = _scores(beauty)
+    spec = beauty.statistics
+    data = paired_data(df, beauty, spec)
+    sub_h, pairs = subgroup_variation_bias(data, beauty, spec, paper_tests=True)
     assert sorted(pairs.groupby("axis").size().to_dict().items()) == [
         ("age", 3), ("gender", 1), ("race", 15)
     ]  # fmt: skip
@@ -282,10 +343,45 @@ def test_w_attr_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmark) -> 
         assert got == pytest.approx(ha, nan_ok=True)
 
 
-def test_group_bias_by_kind_is_wilcoxon_of_h_on_original_vs_beautified(beauty: Benchmark) -> None:
+def test_group_bias_by_kind_default_is_a_permutation_of_summed_kruskal(beauty: Benchmark) -> None:
+    """Sum over scenarios of SciPy's Kruskal-Wallis of the within-person differences between
+    the axis's groups; its p-value against a brute-force run of the same permutations."""
+    df = _scores(beauty, n_faces=24)
+    spec = beauty.statistics
+    boot = Bootstrap(n_resamples=40, ci=0.95, seed=2)
+    out = group_bias_by_kind(paired_data(df, beauty, spec), beauty, spec, boot=boot)
+    assert set(out["test"]) == {"permutation_sum_kruskal_wallis_person_differences"}
+    wide = df.pivot_table(index=["face_id", "scenario_id"], columns="is_base", values="phi")
+    d = (wide[False] - wide[True]).unstack("scenario_id").round(6)  # k/12 - j/12, ties kept
+    age = df.drop_duplicates("face_id").set_index("face_id").loc[d.index, "age"].to_numpy()
+    groups = [g for g in beauty.demographics["age"] if g in set(age)]
+
+    def total(labels: np.ndarray) -> float:
+        return sum(
+            stats.kruskal(*(d[sid].to_numpy()[labels == g] for g in groups)).statistic
+            for sid in d.columns
+            if len(np.unique(d[sid])) > 1
+        )
+
+    row = out[out["axis"] == "age"].iloc[0]
+    observed = total(age)
+    assert row["statistic"] == pytest.approx(observed, rel=1e-10)
+    member = np.array([groups.index(g) for g in age])
+    axis_ix = list(spec.group_tests).index("age")
+    perms = np.random.default_rng(boot.seed + 7919 * (axis_ix + 1)).permuted(
+        np.tile(member, (boot.n_resamples, 1)), axis=1
+    )
+    hits = sum(total(np.array(groups)[p]) >= observed - 1e-9 * observed for p in perms)
+    assert row["pval"] == pytest.approx((1 + hits) / (1 + boot.n_resamples))
+    assert row["pval_bonferroni"] == pytest.approx(min(1.0, 3 * row["pval"]))
+
+
+def test_group_bias_by_kind_paper_is_wilcoxon_of_h_original_vs_beautified(
+    beauty: Benchmark,
+) -> None:
     df = _scores(beauty)
     spec = beauty.statistics
-    out = group_bias_by_kind(paired_data(df, beauty, spec), beauty, spec)
+    out = group_bias_by_kind(paired_data(df, beauty, spec), beauty, spec, paper_tests=True)
     ho, hb = [], []
     for s in beauty.scenarios:
         for base, acc in ((True, ho), (False, hb)):

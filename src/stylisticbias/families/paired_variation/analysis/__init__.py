@@ -16,7 +16,8 @@ share of a scenario's answers that pick its stereotyped choice, and
 - **W^attr** (Tables 5, A, B): the variation bias H computed within each subgroup of an axis,
   compared between every pair of subgroups by a Wilcoxon signed-rank test across scenarios,
   Bonferroni-corrected within the axis; and Table 4's converse, the demographic bias H on the
-  base images against the variation images.
+  base images against the variation images. These are the paper's tests (``analysis.definitions:
+  official``); the defaults compare effects, one value per person (:mod:`.subgroups`).
 
 Every Kruskal-Wallis test here is computed from **counts**: phi takes few distinct values (k/12
 for 12 answers), so a test is a (groups x values) table of counts, and a face-level bootstrap

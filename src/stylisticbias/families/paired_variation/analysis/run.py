@@ -51,7 +51,8 @@ def model_tables(
     paper = settings.official  # the paper's pooled tests (analysis.definitions: official)
     bias = variation_bias(data, benchmark, spec, boot, paper_tests=paper)
     tests, means = group_tests(data, benchmark, spec, boot, paper_tests=paper)
-    sub_h, sub_w = subgroup_variation_bias(data, benchmark, spec, settings.wilcoxon_zero_method)
+    zero = settings.wilcoxon_zero_method
+    sub_h, sub_w = subgroup_variation_bias(data, benchmark, spec, zero, paper_tests=paper)
     tables = {
         "paired_variation_bias": bias,
         "paired_halo": pd.DataFrame([halo_rate(data, benchmark, spec, boot, paper_tests=paper)]),
@@ -62,7 +63,7 @@ def model_tables(
         "paired_subgroup_h": sub_h,
         "paired_subgroup_wilcoxon": sub_w,
         "paired_group_bias_by_kind": group_bias_by_kind(
-            data, benchmark, spec, settings.wilcoxon_zero_method
+            data, benchmark, spec, zero, paper_tests=paper, boot=boot
         ),
     }
     if not spec.halo_tag:

@@ -1,6 +1,31 @@
 """W^attr (Tables 5, A, B) and Table 4: the variation bias compared between subgroups, and the
-demographic bias compared between the base and the variation images, by Wilcoxon signed-rank
-tests across scenarios (Bonferroni-corrected)."""
+demographic bias compared between the base and the variation images.
+
+The paper compares Kruskal-Wallis H values: W^attr the variation-bias H of two subgroups, Table
+4 the demographic H of the base and of the variation images, each by a Wilcoxon signed-rank test
+across scenarios, Bonferroni-corrected (``paper_tests=True``, ``analysis.definitions:
+official``). H measures evidence, not effect: at the same edit effect it grows with the number
+of people, so two subgroups of unequal size have unequal H although the edit moves both alike,
+and W^attr rejects that true null most of the time (the family's README, "Tests and their
+calibration").
+
+The default compares effects, one value per person:
+
+- **W^attr**: each person's *oriented edit effect* ``u_p``, the mean over scenarios of
+  ``o_s * (phi_p,s(variation) - phi_p,s(base))`` with ``o_s`` the sign of the scenario's mean
+  shift over all people (the direction the edit moves the scenario), is compared between the two
+  subgroups by Welch's t-test. The mean of ``u_p`` in a subgroup is the scenario-averaged
+  subgroup shift in the edit's direction, which does not grow with the subgroup's size; Welch's
+  test of one value per person respects that the scenarios share people. (``o_s`` is a
+  weighted mean over every group, uncorrelated with the contrast of two groups' means when the
+  differences have equal variance, so it does not bias the test.)
+- **Table 4**: the demographic gaps on the variation images equal the gaps on the base images
+  plus the differences between the groups' edit shifts, so "the demographic bias is the same on
+  both kinds" is "every group's within-person shift has one distribution". Per scenario the
+  Kruskal-Wallis H of the within-person differences between the axis's groups, summed over
+  scenarios; its p-value by permuting the persons' group labels (each person keeps its whole
+  row of differences, so the dependence between scenarios is kept).
+"""
 
 from __future__ import annotations
 
@@ -13,10 +38,23 @@ from scipy import stats
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.benchmark.sections import StatisticsSpec
 from stylisticbias.families.paired_variation.analysis.counts import (
+    DERIVED_DECIMALS,
+    Bootstrap,
     PairedData,
     axis_groups,
     kruskal_counts,
 )
+
+#: The ``test`` and ``unit`` columns of W^attr by ``paper_tests``.
+SUBGROUP_TEST = {
+    False: ("welch_t_person_oriented_shift", "person"),
+    True: ("wilcoxon_signed_rank_subgroup_h (paper)", "scenario"),
+}
+#: The ``test`` and ``unit`` columns of Table 4 by ``paper_tests``.
+BY_KIND_TEST = {
+    False: ("permutation_sum_kruskal_wallis_person_differences", "person"),
+    True: ("wilcoxon_signed_rank_h_base_vs_variation (paper)", "scenario"),
+}
 
 
 def _wilcoxon(x: np.ndarray, y: np.ndarray, zero_method: str) -> tuple[float, float, int]:
@@ -29,38 +67,94 @@ def _wilcoxon(x: np.ndarray, y: np.ndarray, zero_method: str) -> tuple[float, fl
     return float(res.statistic), float(res.pvalue), n
 
 
+def oriented_person_effects(data: PairedData) -> tuple[np.ndarray, np.ndarray]:
+    """Per person the oriented edit effect ``u_p`` (``(F,)``, NaN without a difference) and the
+    per-scenario orientation ``o_s`` (``(S,)``: +1, -1, or 0 where the mean shift is 0 or
+    undefined): ``u_p`` = mean over the person's scenarios of ``o_s * d_p,s``."""
+    d = data.person_differences()  # (F, S)
+    ok = ~np.isnan(d)
+    n_s = ok.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_s = np.where(n_s > 0, np.where(ok, d, 0.0).sum(axis=0) / np.maximum(n_s, 1), 0.0)
+    o = np.sign(np.round(mean_s, DERIVED_DECIMALS + 2))
+    n_p = ok.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.where(n_p > 0, np.where(ok, d * o, 0.0).sum(axis=1) / np.maximum(n_p, 1), np.nan)
+    return u, o
+
+
+def _welch(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Welch's t (x minus y) and its two-sided p; NaN with fewer than two values in a group or
+    no variance."""
+    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
+    if len(x) < 2 or len(y) < 2 or (np.var(x) == 0 and np.var(y) == 0):
+        return np.nan, np.nan
+    res = stats.ttest_ind(x, y, equal_var=False)
+    return float(res.statistic), float(res.pvalue)
+
+
 def subgroup_variation_bias(
-    data: PairedData, benchmark: Benchmark, spec: StatisticsSpec, zero_method: str = "wilcox"
+    data: PairedData,
+    benchmark: Benchmark,
+    spec: StatisticsSpec,
+    zero_method: str = "wilcox",
+    paper_tests: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """W^attr (Tables 5, A, B): the variation bias H per subgroup and scenario, and for every
-    pair of subgroups of an axis a Wilcoxon signed-rank test of the paired H across scenarios,
-    Bonferroni-corrected over the axis's pairs; ``stronger`` = the group with the larger mean H.
+    """W^attr (Tables 5, A, B): per subgroup and scenario the variation bias H (the paper's) and
+    the mean within-person shift; for every pair of subgroups of an axis a test, Bonferroni
+    over the axis's pairs.
+
+    Default: Welch's t of the persons' oriented edit effects (:func:`oriented_person_effects`)
+    between the two subgroups; ``effect_a``/``effect_b`` are the subgroups' means and
+    ``stronger`` the subgroup with the larger one. ``paper_tests``: the paper's Wilcoxon
+    signed-rank test of the paired H across scenarios, ``stronger`` = the larger mean H.
     """
+    test_name, unit = SUBGROUP_TEST[paper_tests]
+    u, _ = oriented_person_effects(data)
+    d = data.person_differences()
     per_group, pairs = [], []
     for axis in spec.group_tests:
         col = spec.column(axis)
         groups = axis_groups(data, benchmark, col)
         c = data.by_group(col, groups)  # (S, 2, G, U)
         h, _, _ = kruskal_counts(np.moveaxis(c, 1, 2))  # (S, G): base vs variation per group
+        member = data.group_index(col, groups)
         for g, name in enumerate(groups):
+            dg = d[member == g]
+            n_g = (~np.isnan(dg)).sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                shift = np.where(n_g > 0, np.nansum(dg, axis=0) / np.maximum(n_g, 1), np.nan)
             per_group.extend(
-                {"axis": axis, "group": name, "scenario_id": sid, "h": h[s, g]}
+                {"axis": axis, "group": name, "scenario_id": sid, "h": h[s, g],
+                 "shift": shift[s]}
                 for s, sid in enumerate(data.scenario_ids)
-            )
+            )  # fmt: skip
         combos = list(itertools.combinations(range(len(groups)), 2))
         for a, b in combos:
-            stat, p, n = _wilcoxon(h[:, a], h[:, b], zero_method)
+            ea = float(np.nanmean(u[member == a])) if (member == a).any() else np.nan
+            eb = float(np.nanmean(u[member == b])) if (member == b).any() else np.nan
             ma, mb = float(np.nanmean(h[:, a])), float(np.nanmean(h[:, b]))
+            if paper_tests:
+                stat, p, n = _wilcoxon(h[:, a], h[:, b], zero_method)
+                ra, rb = ma, mb
+            else:
+                stat, p = _welch(u[member == a], u[member == b])
+                n = int((~np.isnan(d[(member == a) | (member == b)])).any(axis=0).sum())
+                ra, rb = ea, eb
             pc = min(1.0, p * len(combos)) if not np.isnan(p) else np.nan
             pairs.append(
                 {
                     "axis": axis,
                     "group_a": groups[a],
                     "group_b": groups[b],
+                    "test": test_name,
+                    "unit": unit,
                     "n_scenarios": float(n),
                     "mean_h_a": ma,
                     "mean_h_b": mb,
-                    "stronger": groups[a] if ma > mb else groups[b] if mb > ma else "tie",
+                    "effect_a": ea,
+                    "effect_b": eb,
+                    "stronger": groups[a] if ra > rb else groups[b] if rb > ra else "tie",
                     "statistic": stat,
                     "pval": p,
                     "pval_bonferroni": pc,
@@ -71,22 +165,103 @@ def subgroup_variation_bias(
     return pd.DataFrame(per_group), pd.DataFrame(pairs)
 
 
+def _midranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per scenario the mid-ranks of the non-missing values of ``d[f, s]`` (0 where missing) and
+    the tie correction ``1 - sum(t^3 - t) / (N^3 - N)`` per scenario."""
+    ok = ~np.isnan(d)
+    ranks = np.zeros_like(d, dtype=np.float64)
+    tie = np.zeros(d.shape[1])
+    for s in range(d.shape[1]):
+        x = d[ok[:, s], s]
+        if len(x) < 2:
+            continue
+        ranks[ok[:, s], s] = stats.rankdata(x)
+        _, t = np.unique(x, return_counts=True)
+        tie[s] = 1.0 - float((t**3 - t).sum()) / (len(x) ** 3 - len(x))
+    return ranks, tie
+
+
+def sum_kruskal(ranks: np.ndarray, present: np.ndarray, tie: np.ndarray,
+                onehot: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Sum over scenarios of the tie-corrected Kruskal-Wallis H between groups, from mid-ranks
+    ``ranks[f, s]`` (0 where missing), ``present[f, s]`` and group memberships
+    ``onehot[..., g, f]`` (``(..., G, F)``: a permutation per leading index). Scenarios with
+    fewer than two non-empty groups or all values tied add nothing."""
+    r = onehot @ ranks  # (..., G, S)
+    n = onehot @ present  # (..., G, S)
+    big_n = n.sum(axis=-2)  # (..., S)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        term = np.where(n > 0, r**2 / np.where(n > 0, n, 1.0), 0.0).sum(axis=-2)
+        h = 12.0 / (big_n * (big_n + 1.0)) * term - 3.0 * (big_n + 1.0)
+        h = h / np.where(tie > 0, tie, 1.0)
+    k = (n > 0).sum(axis=-2)
+    return np.where((k >= 2) & (tie > 0) & (big_n > 1), h, 0.0).sum(axis=-1)
+
+
+def by_kind_permutation(
+    d: np.ndarray, member: np.ndarray, n_groups: int, n_permutations: int, seed: int
+) -> tuple[float, float]:
+    """Table 4's default test: the sum over scenarios of the Kruskal-Wallis H of the
+    within-person differences ``d[f, s]`` between groups (``member[f]``, -1 = in none), and its
+    permutation p-value ``(1 + #{T* >= T}) / (1 + B)`` over ``n_permutations`` shuffles of the
+    persons' group labels (seeded)."""
+    keep = member >= 0
+    d, member = d[keep], member[keep]
+    if len(member) < 2 or len(np.unique(member)) < 2:
+        return np.nan, np.nan
+    ranks, tie = _midranks(d)
+    present = (~np.isnan(d)).astype(np.float64)
+    onehot = (member[None, :] == np.arange(n_groups)[:, None]).astype(np.float64)
+    observed = float(sum_kruskal(ranks, present, tie, onehot))
+    rng = np.random.default_rng(seed)
+    perm = rng.permuted(np.tile(member, (n_permutations, 1)), axis=1)  # (B, F)
+    ponehot = (perm[:, None, :] == np.arange(n_groups)[None, :, None]).astype(np.float64)
+    null = sum_kruskal(ranks, present, tie, ponehot)
+    p = (1.0 + float((null >= observed - 1e-9 * max(1.0, abs(observed))).sum())) / (
+        1.0 + n_permutations
+    )
+    return observed, p
+
+
 def group_bias_by_kind(
-    data: PairedData, benchmark: Benchmark, spec: StatisticsSpec, zero_method: str = "wilcox"
+    data: PairedData,
+    benchmark: Benchmark,
+    spec: StatisticsSpec,
+    zero_method: str = "wilcox",
+    paper_tests: bool = False,
+    boot: Bootstrap | None = None,
 ) -> pd.DataFrame:
-    """Table 4: per axis, the demographic bias H on the base images against H on the variation
-    images, paired by scenario (Wilcoxon signed-rank, Bonferroni over the axes tested)."""
+    """Table 4: per axis, is the demographic bias the same on the base and on the variation
+    images? Bonferroni over the axes tested; ``mean_h_base``/``mean_h_variation`` are the
+    paper's demographic H on each kind (mean over scenarios) under both.
+
+    Default: :func:`by_kind_permutation` of the within-person differences between the axis's
+    groups (``boot.n_resamples`` permutations, ``boot.seed``). ``paper_tests``: the paper's
+    Wilcoxon signed-rank test of H(base) against H(variation) paired by scenario.
+    """
+    boot = boot or Bootstrap()
+    test_name, unit = BY_KIND_TEST[paper_tests]
+    d = np.round(data.person_differences(), DERIVED_DECIMALS)
     rows = []
     axes = list(spec.group_tests)
-    for axis in axes:
+    for i, axis in enumerate(axes):
         col = spec.column(axis)
         groups = axis_groups(data, benchmark, col)
         h, _, _ = kruskal_counts(data.by_group(col, groups))  # (S, 2)
-        stat, p, n = _wilcoxon(h[:, 0], h[:, 1], zero_method)
+        if paper_tests:
+            stat, p, n = _wilcoxon(h[:, 0], h[:, 1], zero_method)
+        else:
+            member = data.group_index(col, groups)
+            stat, p = by_kind_permutation(
+                d, member, len(groups), boot.n_resamples, boot.seed + 7919 * (i + 1)
+            )
+            n = int((~np.isnan(d[member >= 0])).any(axis=0).sum())
         pc = min(1.0, p * len(axes)) if not np.isnan(p) else np.nan
         rows.append(
             {
                 "axis": axis,
+                "test": test_name,
+                "unit": unit,
                 "n_scenarios": float(n),
                 "mean_h_base": float(np.nanmean(h[:, 0])),
                 "mean_h_variation": float(np.nanmean(h[:, 1])),

@@ -54,13 +54,6 @@ def difference_counts(data: PairedData) -> tuple[np.ndarray, np.ndarray]:
     return onehot, diffs
 
 
-def _weighted(onehot: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    if weights is None:
-        return onehot.sum(axis=0)
-    flat = weights @ onehot.reshape(onehot.shape[0], -1)
-    return flat.reshape((weights.shape[0], *onehot.shape[1:]))
-
-
 def _direction(mean_base: np.ndarray, mean_var: np.ndarray, spec: StatisticsSpec) -> list[str]:
     assert spec.variation is not None
     out = []
@@ -154,6 +147,68 @@ def _halo_counts(
     return sig, sig & (m[..., 1] > m[..., 0])
 
 
+#: Of the interval's error ``1 - ci``, the share spent on the lower bound of the positive share
+#: (Bonferroni split; the rest goes to the upper bound): a scenario the edit leaves alone has a
+#: shift of exactly 0 and can push only the lower bound past the truth, while the upper bound
+#: misses only if a scenario with a positive shift is found confidently negative.
+LOWER_SHARE = 0.9
+
+#: The ``halo_interval`` column by ``paper_tests``.
+HALO_INTERVAL = {
+    False: "positive_share_stepdown_max_t (share of tagged scenarios with a positive true shift)",
+    True: "face_bootstrap_percentile_of_halo_rate (paper)",
+}
+
+
+def _step_down(t: np.ndarray, t_boot: np.ndarray, alpha: float) -> np.ndarray:
+    """Step-down max-t (Romano-Wolf): which one-sided nulls ``theta_s <= 0`` are rejected at
+    family-wise level ``alpha``, from the statistics ``t[s]`` (NaN = not tested) and their
+    centred bootstrap replicates ``t_boot[b, s]``."""
+    valid = ~np.isnan(t)
+    rejected = np.zeros(len(t), dtype=bool)
+    while True:
+        active = valid & ~rejected
+        if not active.any():
+            return rejected
+        crit = np.quantile(t_boot[:, active].max(axis=1), 1.0 - alpha)
+        new = active & (t > crit)
+        if not new.any():
+            return rejected
+        rejected |= new
+
+
+def positive_share_bounds(
+    d: np.ndarray, ci: float, n_resamples: int, seed: int
+) -> tuple[float, float, np.ndarray]:
+    """Confidence bounds of the share of scenarios whose true mean shift is positive.
+
+    ``d[f, s]``: person ``f``'s within-person difference in scenario ``s`` (NaN = none). Each
+    scenario's t statistic of the mean difference is compared with a Gaussian-multiplier
+    bootstrap over persons (one multiplier per person, shared by every scenario: the scenarios'
+    dependence through shared people is kept). The lower bound counts the scenarios a
+    step-down max-t procedure finds positive at family-wise level ``LOWER_SHARE * (1 - ci)``,
+    the upper bound all scenarios but those it finds negative at ``(1 - LOWER_SHARE) *
+    (1 - ci)``: the interval covers the true share with probability at least ``ci`` (a wrong
+    bound needs a false rejection). Returns (low, high, t) as shares of the scenarios given.
+    """
+    ok = ~np.isnan(d)
+    n = ok.sum(axis=0).astype(np.float64)
+    x = np.where(ok, d, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = x.sum(axis=0) / np.where(n > 0, n, 1.0)
+        resid = np.where(ok, d - mean, 0.0)
+        ss = (resid**2).sum(axis=0)
+        se = np.sqrt(ss / np.where(n > 1, n - 1.0, 1.0) / np.where(n > 0, n, 1.0))
+        t = np.where((n > 1) & (ss > 0), mean / np.where(se > 0, se, 1.0), np.nan)
+        g = np.random.default_rng(seed).standard_normal((n_resamples, d.shape[0]))
+        t_boot = (g @ resid) / np.sqrt(np.where(ss > 0, ss, 1.0))  # (B, S), N(0, 1) each
+    alpha = 1.0 - ci
+    up = _step_down(t, t_boot, LOWER_SHARE * alpha)
+    down = _step_down(-t, -t_boot, (1.0 - LOWER_SHARE) * alpha)
+    total = d.shape[1]
+    return float(up.sum() / total), float((total - down.sum()) / total), t
+
+
 def halo_rate(
     data: PairedData,
     benchmark: Benchmark,
@@ -161,11 +216,17 @@ def halo_rate(
     boot: Bootstrap,
     paper_tests: bool = False,
 ) -> dict[str, float]:
-    """The halo rate over the ``halo_tag`` scenarios with its bootstrap CI (faces resampled).
+    """The halo rate over the ``halo_tag`` scenarios and its confidence interval.
 
-    A scenario counts when its variation bias is significant (the test of
-    :func:`variation_bias`, chosen by ``paper_tests``) and the variation's images pick the
-    stereotyped (positive) trait more often; the rate is over all tagged scenarios.
+    ``halo_rate`` is the paper's rate: a scenario counts when its variation bias is significant
+    (the test of :func:`variation_bias`, chosen by ``paper_tests``) and the variation's images
+    pick the stereotyped (positive) trait more often; the rate is over all tagged scenarios. It
+    counts decisions, so its expectation grows with the number of people and it has no
+    population value for an interval to cover. The default interval ``halo_rate_low`` /
+    ``halo_rate_high`` is therefore for the population quantity the rate stands for, the share
+    of tagged scenarios whose true mean shift (variation minus base) is positive
+    (:func:`positive_share_bounds`, level ``boot.ci``); ``paper_tests`` keeps the face
+    bootstrap percentile interval of the paper's rate.
     """
     tagged = [
         i
@@ -177,17 +238,17 @@ def halo_rate(
             f"{benchmark.source}: no judged scenario is tagged {spec.halo_tag!r} (halo rate)"
         )
     counts = data.weighted(None)[tagged]
-    w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
     if paper_tests:
-        diff = bdiff = None
+        w = face_weights(len(data.faces), boot.n_resamples, boot.seed)
+        sig, halo = _halo_counts(counts, data.values, spec.alpha)
+        _, bhalo = _halo_counts(data.weighted(w)[:, tagged], data.values, spec.alpha)
+        lo, hi = percentile_ci(bhalo.mean(axis=1)[:, None], boot.ci)
+        low, high = float(lo[0]), float(hi[0])
     else:
         onehot, diffs = difference_counts(data)
-        onehot = onehot[:, tagged]
-        diff, bdiff = (onehot.sum(axis=0), diffs), (_weighted(onehot, w), diffs)
-    sig, halo = _halo_counts(counts, data.values, spec.alpha, diff)
-    _, bhalo = _halo_counts(data.weighted(w)[:, tagged], data.values, spec.alpha, bdiff)
-    rate_boot = bhalo.mean(axis=1)
-    lo, hi = percentile_ci(rate_boot[:, None], boot.ci)
+        sig, halo = _halo_counts(counts, data.values, spec.alpha, (onehot[:, tagged].sum(0), diffs))
+        d = np.round(data.person_differences()[:, tagged], DERIVED_DECIMALS)
+        low, high, _ = positive_share_bounds(d, boot.ci, boot.n_resamples, boot.seed)
     n = len(tagged)
     return {
         "n_scenarios": float(n),
@@ -195,7 +256,8 @@ def halo_rate(
         "n_halo": float(halo.sum()),
         "n_opposite": float((sig & ~halo).sum()),
         "halo_rate": float(halo.sum() / n),
-        "halo_rate_low": float(lo[0]),
-        "halo_rate_high": float(hi[0]),
+        "halo_rate_low": low,
+        "halo_rate_high": high,
+        "halo_interval": HALO_INTERVAL[paper_tests],
         "significant_rate": float(sig.sum() / n),
     }

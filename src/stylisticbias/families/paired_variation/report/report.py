@@ -34,8 +34,9 @@ from stylisticbias.spec import Config
 log = logging.getLogger(__name__)
 
 REFERENCE_ROOT = Path("conf") / "reference"
-W_COLUMNS = ["model", "axis", "group_a", "group_b", "mean_h_a", "mean_h_b", "stronger",
-             "statistic", "pval_bonferroni", "significant_alpha"]  # fmt: skip
+W_COLUMNS = ["model", "axis", "group_a", "group_b", "effect_a", "effect_b", "mean_h_a",
+             "mean_h_b", "stronger", "statistic", "pval_bonferroni",
+             "significant_alpha"]  # fmt: skip
 #: the paper's name of a test in its category tables
 TEST_NAMES = {"variation": "attractiveness", "gender": "gender", "age": "age", "race": "race"}
 
@@ -229,8 +230,11 @@ def build_markdown(
         f"{faces} faces, each judged as {v.base_label} and as {v.label}; models "
         + ", ".join(f"`{m}`" for m in config.model_names)
         + f". Significance: p < {spec.alpha:g} per scenario (no correction across scenarios, as"
-        " the paper); " + _tests_sentence(tables, config) + " W^attr: Wilcoxon signed-rank"
-        " across scenarios, Bonferroni within an axis.",
+        " the paper); "
+        + _tests_sentence(tables, config)
+        + " W^attr: "
+        + _w_sentence(tables["paired_subgroup_wilcoxon"])
+        + ", Bonferroni within an axis.",
         "",
         "## Headline",
         "",
@@ -238,13 +242,22 @@ def build_markdown(
     halo = tables.get("paired_halo")
     if halo is not None:
         ci = [f"[{x:.3f}, {y:.3f}]" for x, y in zip(halo["halo_rate_low"], halo["halo_rate_high"])]
-        h = halo.assign(**{"halo rate": halo["halo_rate"], "95% CI": ci})
-        h = h[["model", "n_scenarios", "n_significant", "n_halo", "n_opposite", "halo rate",
-               "95% CI"]]  # fmt: skip
+        paper_ci = bool(halo["halo_interval"].str.endswith("(paper)").all())
+        ci_name = "95% CI" if paper_ci else "95% CI of the share with a true positive shift"
+        h = halo.assign(**{"halo rate (paper)": halo["halo_rate"], ci_name: ci})
+        h = h[["model", "n_scenarios", "n_significant", "n_halo", "n_opposite",
+               "halo rate (paper)", ci_name]]  # fmt: skip
         lines += [
             f"**Halo effect** over the {int(halo['n_scenarios'].iloc[0])} `{spec.halo_tag}` "
             f"scenarios: a scenario counts when its {v.label} images differ significantly and "
-            "lean to the positive trait.",
+            "lean to the positive trait (the paper's rate: a count of decisions, which grows with "
+            "the number of people). "
+            + (
+                "The interval is a face bootstrap of that rate (the paper's definitions)."
+                if paper_ci
+                else "The interval is for the share of these scenarios whose true "
+                "mean shift is positive (step-down max-t over persons)."
+            ),
             "",
             md_table(h),
             "",
@@ -300,17 +313,26 @@ def build_markdown(
         ]
     w = tables["paired_subgroup_wilcoxon"]
     lines += [
-        f"**W^attr** (Tables 5, A, B): the {v.label}-vs-{v.base_label} H within each subgroup, "
-        "compared between subgroups across scenarios (Wilcoxon signed-rank, Bonferroni within "
-        "the axis); `stronger` = the group with the larger mean H.",
+        f"**W^attr** (Tables 5, A, B): does the {v.label} edit move one subgroup more than "
+        f"another? {_w_sentence(w)}, Bonferroni within the axis; `effect_a`/"
+        "`effect_b` = each subgroup's mean oriented edit effect, `mean_h_a`/`mean_h_b` = its "
+        "mean H (the paper's); `stronger` = the group with the larger "
+        + ("mean H." if set(w["unit"]) == {"scenario"} else "effect."),
         "",
         md_table(w[W_COLUMNS]),
         "",
     ]
     k = tables["paired_group_bias_by_kind"]
     lines += [
-        f"**Demographic bias on {v.base_label} vs {v.label} images** (Table 4): H of each axis "
-        "on the two kinds of image, paired by scenario:",
+        f"**Demographic bias on {v.base_label} vs {v.label} images** (Table 4): "
+        + (
+            "the paper's Wilcoxon signed-rank of H on the two kinds of image, paired by scenario:"
+            if set(k["unit"]) == {"scenario"}
+            else "are the group gaps the same on both kinds, "
+            "i.e. does the edit move every group of the axis alike? Kruskal-Wallis of the "
+            "within-person differences between the groups, summed over scenarios, p by "
+            "permuting persons (mean H of each kind shown as the paper's):"
+        ),
         "",
         md_table(k.drop(columns=["simulated"])),
         "",
@@ -361,6 +383,16 @@ def build_markdown(
     else:
         lines += ["_No simulated judge: nothing to calibrate._", ""]
     return "\n".join(lines)
+
+
+def _w_sentence(w: pd.DataFrame) -> str:
+    """How W^attr was tested (its ``unit`` column)."""
+    if len(w) and set(w["unit"]) == {"scenario"}:
+        return "the paper's Wilcoxon signed-rank of the subgroups' H across scenarios"
+    return (
+        "Welch's t of the persons' oriented edit effects (each person's mean within-person "
+        "shift over scenarios, signed by the scenario's overall direction)"
+    )
 
 
 def _tests_sentence(tables: dict[str, pd.DataFrame], config: Config) -> str:
