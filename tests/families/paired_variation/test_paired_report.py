@@ -6,10 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from paired_scores import simulated_scores
 
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import benchmark_from_params
@@ -22,35 +22,6 @@ from stylisticbias.families.paired_variation.report.report import (
 from stylisticbias.spec.parse import config_from_params
 
 
-def _scores(bench, model: str, halo: float, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for f in range(36):
-        demo = {
-            "gender": bench.demographics["gender"][f % 2],
-            "age": bench.demographics["age"][(f // 2) % 3],
-            "ethnicity": bench.demographics["ethnicity"][(f // 6) % 6],
-            "body_type": "not labelled",
-        }
-        for base in (True, False):
-            for s in bench.scenarios:
-                p = 0.45 + (halo if not base and "halo" in s.tags else 0.0)
-                rows.append(
-                    {
-                        "model": model,
-                        "face_id": f"f{f:02d}",
-                        "is_base": base,
-                        "attribute": None if base else "Beauty filter",
-                        "value": None if base else "Beautified",
-                        **demo,
-                        "scenario_id": s.id,
-                        "phi": rng.binomial(12, p) / 12,
-                        "simulated": True,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """The paired analysis and report of two simulated models, once per module (the tests
@@ -61,8 +32,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     bench = benchmark_from_params(params)
     shutil.copytree(ROOT / "conf" / "reference", tmp_path / "conf" / "reference")
     scores = {
-        "simulated-halo-strong": _scores(bench, "simulated-halo-strong", 0.25, 0),
-        "simulated-halo-weak": _scores(bench, "simulated-halo-weak", 0.1, 1),
+        "simulated-halo-strong": simulated_scores(bench, "simulated-halo-strong", 0.25, 0),
+        "simulated-halo-weak": simulated_scores(bench, "simulated-halo-weak", 0.1, 1),
     }
     tables = analyze_paired(scores, bench, AnalysisSettings(n_resamples=100))
     write_paired(tables, tmp_path / "reports")

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import mlflow
-import numpy as np
 import pandas as pd
 import pytest
+from paired_scores import simulated_scores
 
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import benchmark_from_params
@@ -27,35 +27,6 @@ from stylisticbias.tracking.grouping import TAG_KIND
 MODELS = {"simulated-halo-strong": 0.25, "simulated-halo-weak": 0.1}
 
 
-def _scores(bench, model: str, halo: float, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for f in range(24):
-        demo = {
-            "gender": bench.demographics["gender"][f % 2],
-            "age": bench.demographics["age"][(f // 2) % 3],
-            "ethnicity": bench.demographics["ethnicity"][(f // 6) % 4],
-            "body_type": "not labelled",
-        }
-        for base in (True, False):
-            for s in bench.scenarios:
-                p = 0.45 + (halo if not base and "halo" in s.tags else 0.0)
-                rows.append(
-                    {
-                        "model": model,
-                        "face_id": f"f{f:02d}",
-                        "is_base": base,
-                        "attribute": None if base else "Beauty filter",
-                        "value": None if base else "Beautified",
-                        **demo,
-                        "scenario_id": s.id,
-                        "phi": rng.binomial(12, p) / 12,
-                        "simulated": True,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
 def test_track_hook_logs_one_run_per_model_and_a_comparison(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -67,7 +38,10 @@ def test_track_hook_logs_one_run_per_model_and_a_comparison(
     params["paths"]["reports"] = "reports"
     bench = benchmark_from_params(params)
     shutil.copytree(ROOT / "conf" / "reference", tmp_path / "conf" / "reference")
-    scores = {m: _scores(bench, m, halo, i) for i, (m, halo) in enumerate(MODELS.items())}
+    scores = {
+        m: simulated_scores(bench, m, halo, i, faces=24)
+        for i, (m, halo) in enumerate(MODELS.items())
+    }
     tables = analyze_paired(scores, bench, AnalysisSettings(n_resamples=50))
     write_paired(tables, tmp_path / "reports")
     config = config_from_params(params)
