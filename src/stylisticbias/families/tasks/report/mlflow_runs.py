@@ -25,7 +25,6 @@ DVC, ``dvc.exp_name``. A rerun with the same report replaces its earlier runs
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +39,8 @@ from stylisticbias.report.family_runs import (
     RunLayout,
     headline_metrics,
     log_family_report,
-    section,
+    run_params,
 )
-from stylisticbias.report.mlflow_params import generator_option
 from stylisticbias.spec import Config
 
 #: The headline of a model run: (metric, table, estimate column, pick, with its interval).
@@ -68,18 +66,11 @@ HEADLINE: tuple[tuple[str, str, str, str, bool], ...] = (
 
 
 def task_run_params(config: Config) -> dict[str, Any]:
-    """The params every task report run logs (what differs between the members of a sweep)."""
-    judge, analysis = asdict(config.judge), asdict(config.analysis)
+    """The params every task report run logs (what differs between the members of a sweep):
+    :func:`~stylisticbias.report.family_runs.run_params`, the judged selection named as the
+    task protocols name it (``judge.tasks``)."""
     return {
-        "protocol": config.protocol,
-        "seed": config.seed,
-        "faces.n": config.faces.n,
-        "models": list(config.model_names),
-        "judge.tasks": judge.get("scenarios"),
-        "judge.seeds": judge.get("seeds"),
-        "judge.temperature": judge.get("temperature"),
-        "generator": generator_option(section(config.generator)),
-        "analysis": {k: v for k, v in analysis.items() if k not in ("group_abbrev", "workers")},
+        ("judge.tasks" if k == "judge.scenarios" else k): v for k, v in run_params(config).items()
     }
 
 
