@@ -209,8 +209,9 @@ def test_interaction_tests_match_statsmodels_and_scipy(scores, tables, benchmark
         delta=("delta", "mean"), group=("age", "first")
     )
     fl["group"] = fl["group"].astype(str)
-    full = smf.ols("delta ~ C(style) * C(group)", fl).fit()
-    a = anova_lm(smf.ols("delta ~ C(style) + C(group)", fl).fit(), full)
+    # the default definitions: within-face (face fixed effects, the split-plot error)
+    full = smf.ols("delta ~ C(face_id) + C(style) + C(style):C(group)", fl).fit()
+    a = anova_lm(smf.ols("delta ~ C(face_id) + C(style)", fl).fit(), full)
     got = tables["interaction_tests"]
     t4 = got[(got["table"] == "Table 4") & (got["dimension"] == "age")].set_index(
         ["test", "variation"]

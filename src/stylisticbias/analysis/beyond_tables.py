@@ -49,7 +49,44 @@ def beyond(
         {key: _sbs_models(delta, list(by), faces, s, w) for key, by in SBS_GROUPINGS.items()},
         benchmark,
         s,
+        halves=None if s.official else half_profiles(delta, faces),
     )
+
+
+#: the profiles the cross-model agreement reads, per half of the faces (:func:`half_profiles`)
+HALF_GROUPINGS: dict[str, tuple[str, ...]] = {
+    "scenario": ("scenario_id",),
+    "variation": ("attribute", "value"),
+}
+
+
+def half_profiles(delta: pd.DataFrame, faces: pd.Index) -> dict[str, pd.DataFrame]:
+    """Per model, the SBS profiles (:data:`HALF_GROUPINGS`) on each half of the faces.
+
+    Half ``h`` holds the faces at even (0) / odd (1) positions of the analysis' sorted face
+    index ``faces``, so two models' profiles from different halves share no face and no photo:
+    their correlation is free of the sampling noise the models see in common (the agreement and
+    the model-pair regressions cross-fit them, :mod:`stylisticbias.analysis.structure`).
+    Columns ``model, half, <grouping>, effect``.
+    """
+    pos = faces.get_indexer(delta["face_id"].astype(str))
+    out = {}
+    for key, by in HALF_GROUPINGS.items():
+        parts = []
+        for h in (0, 1):
+            d = delta[(pos % 2 == h) & (pos >= 0)]
+            if d.empty:
+                continue
+            t = sbs(d, ["model", *by], n_resamples=0, test=False, faces=faces)
+            t = t.astype({"model": str})[["model", *by, "effect"]]
+            t.insert(1, "half", h)
+            parts.append(t)
+        out[key] = (
+            pd.concat(parts, ignore_index=True)
+            if parts
+            else pd.DataFrame(columns=["model", "half", *by, "effect"])
+        )
+    return out
 
 
 #: the groupings of the SBS profile tables (per model and pooled over models)
@@ -62,10 +99,17 @@ SBS_GROUPINGS: dict[str, tuple[str, ...]] = {
 
 
 def beyond_from_sbs(
-    sbs_tables: dict[str, pd.DataFrame], benchmark: Benchmark, s: AnalysisSettings
+    sbs_tables: dict[str, pd.DataFrame],
+    benchmark: Benchmark,
+    s: AnalysisSettings,
+    halves: dict[str, pd.DataFrame] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The beyond-the-paper tables from the SBS frames of :data:`SBS_GROUPINGS` (per model
-    rows, then the pooled ``model = All`` rows, as :func:`_sbs_models` makes them)."""
+    rows, then the pooled ``model = All`` rows, as :func:`_sbs_models` makes them).
+
+    ``halves`` (:func:`half_profiles`; default definitions): the model-pair regressions and
+    the profile agreement are cross-fitted on face halves; None (``official``): on the
+    full-sample profiles, as the paper's code."""
     out: dict[str, pd.DataFrame] = {}
 
     scen = pd.DataFrame(
@@ -118,9 +162,18 @@ def beyond_from_sbs(
             "top_quartile",
         ]
     ].rename(columns={"mean_effect": "mean_sbs"})
-    out["model_pair_regressions"] = model_pair_regressions(per_s, ci=s.ci, method=s.correction)
+    half_s = half_v = None
+    if halves is not None:
+        half_s = halves["scenario"][["model", "half", "scenario_id", "effect"]]
+        hv = halves["variation"]
+        half_v = hv.assign(
+            variation=[lut[(a, v)].label for a, v in zip(hv.attribute, hv.value, strict=True)]
+        )[["model", "half", "variation", "effect"]]
+    out["model_pair_regressions"] = model_pair_regressions(
+        per_s, ci=s.ci, method=s.correction, halves=half_s
+    )
     prof = per[["model", "variation", "effect"]]
     out["profile_agreement"] = profile_agreement(
-        prof, item="variation", ci=s.ci, method=s.correction
+        prof, item="variation", ci=s.ci, method=s.correction, halves=half_v
     ).rename(columns={"model_a": "model_x", "model_b": "model_y", "effect": "estimate"})
     return out

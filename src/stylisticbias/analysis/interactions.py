@@ -3,9 +3,11 @@
 
 Unit: one Delta per face and variation (the face's mean over scenarios and models). Per table:
 
-* ``ols_interaction`` -- OLS F-test of ``delta ~ C(style) * C(group)`` against the additive
-  ``delta ~ C(style) + C(group)``, with the interaction's partial eta^2
-  (SS / (SS + SSR_full)); rows of one face are not independent, so
+* ``ols_interaction`` -- OLS F-test of the style x group interaction with its partial eta^2
+  (SS / (SS + SSR_full)): by default within-face (``C(face) + C(style) + C(style):C(group)``
+  against ``C(face) + C(style)``); under ``official`` ``delta ~ C(style) * C(group)`` against
+  the additive ``delta ~ C(style) + C(group)`` (the released code); rows of one face are not
+  independent, so
 * ``permutation`` -- the primary test: the face's group label shuffled across faces (each face
   keeps its variations), statistic = mean over styles of the variance (ddof 0) of the group means,
   p = (1 + #{stat_perm >= stat_obs - 1e-12}) / (1 + n_permutations);
@@ -66,8 +68,16 @@ def _long(x: np.ndarray, label: np.ndarray, names: list[str]) -> pd.DataFrame:
     )
 
 
-def ols_interaction(df: pd.DataFrame) -> dict:
-    """F-test of the style x group interaction (OLS, face x style rows)."""
+def ols_interaction(df: pd.DataFrame, within_face: bool = True) -> dict:
+    """F-test of the style x group interaction (OLS, face x style rows).
+
+    ``within_face`` (default): both fits carry a fixed effect per face (``C(face)`` absorbs the
+    group's main effect), so the interaction -- a within-face contrast -- is tested against the
+    within-face residual, the split-plot error. ``False`` (``analysis.definitions: official``,
+    the released code): ``C(style) * C(group)`` against ``C(style) + C(group)`` with the faces'
+    own spread in the residual, which makes the test conservative when faces differ (null
+    false-positive rate 0 in ``protocols.stylisticbias.valid_inference.tables``).
+    """
     import statsmodels.formula.api as smf
 
     nan = {
@@ -81,8 +91,12 @@ def ols_interaction(df: pd.DataFrame) -> dict:
         return nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        full = smf.ols("delta ~ C(style) * C(group)", df).fit()
-        red = smf.ols("delta ~ C(style) + C(group)", df).fit()
+        if within_face:
+            full = smf.ols("delta ~ C(face) + C(style) + C(style):C(group)", df).fit()
+            red = smf.ols("delta ~ C(face) + C(style)", df).fit()
+        else:
+            full = smf.ols("delta ~ C(style) * C(group)", df).fit()
+            red = smf.ols("delta ~ C(style) + C(group)", df).fit()
     df_num, df_den = red.df_resid - full.df_resid, full.df_resid
     ss = red.ssr - full.ssr
     if df_num <= 0 or df_den <= 0 or full.ssr <= 0:
@@ -230,7 +244,7 @@ def interaction_tests(
                         "test": "ols_interaction",
                         "variation": "all",
                         "dimension": dim,
-                        **ols_interaction(df),
+                        **ols_interaction(df, within_face=not s.official),
                         "n": n,
                         "n_faces": nf,
                     }

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stylisticbias.analysis.beyond_tables import SBS_GROUPINGS
+from stylisticbias.analysis.beyond_tables import SBS_GROUPINGS, half_profiles
 from stylisticbias.analysis.diagnostics import bias_tables, response_sums
 from stylisticbias.analysis.estimators import estimator_rows
 from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs
@@ -95,7 +95,7 @@ CORRECTED_ACROSS_MODELS = (
     "sbs_overall",
     *(f"sbs_{k}" for k in SBS_GROUPINGS),
 )
-FORMAT = 3  # bump when the saved layout changes
+FORMAT = 4  # bump when the saved layout changes
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,9 @@ def summarize_model(
             tables[f"sbs_{key}"] = sbs(delta, ["model", *by], **kw).astype({"model": str})
         tables["sbs_overall"] = sbs(delta, ["model"], **kw).astype({"model": str})
         tables["shift_tails"] = shift_tails(delta)
+        if not s.official:
+            for key, t in half_profiles(delta, faces).items():
+                tables[f"half_{key}"] = t
         for key, by in POOLED.items():
             sums[key] = cell_sums(delta, list(by), faces=faces)[0]
     else:
