@@ -6,7 +6,8 @@
     protocol family's ``requests`` hook) as Batch-API JSONL lines
     ``{custom_id: <cache key>, method, url, body}``, images inline as data URLs -- for
     ``vllm run-batch -i OUT.jsonl -o ANSWERS.jsonl`` or a provider's console. Its size is
-    logged before it is written; ``--max-lines`` / ``--max-bytes`` split it into ``OUT.partNNN.jsonl`` files within a provider's limits.
+    logged before it is written; ``--max-lines`` / ``--max-bytes`` split it into
+    ``OUT.partNNN.jsonl`` files within a provider's limits.
 ``python -m stylisticbias.judge.batch import MODEL ANSWERS.jsonl [HYDRA_OVERRIDE ...]``
     reads an output file (``{custom_id, response: {status_code, body}}`` per line, vLLM's and
     the Batch API's shape) into the response cache; the judge stage then sends nothing for
