@@ -284,9 +284,12 @@ VOCABULARY: dict[str, Col] = {
     "n_halo": Col("count", "significant scenarios leaning to the stereotyped trait", checks=_COUNT),
     "n_opposite": Col("count", "significant scenarios leaning the other way", checks=_COUNT),
     "halo_rate": Col("float", "n_halo / n_scenarios (halo-tagged scenarios)", checks=_SHARE),
-    "halo_rate_low": Col("float", "lower confidence bound (halo_interval says of what: default "
-                         "the share of tagged scenarios with a positive true shift; official "
-                         "a face-bootstrap bound of halo_rate)"),
+    "halo_rate_low": Col(
+        "float",
+        "lower confidence bound (halo_interval says of what: default "
+        "the share of tagged scenarios with a positive true shift; official "
+        "a face-bootstrap bound of halo_rate)",
+    ),
     "halo_rate_high": Col("float", "upper confidence bound (see halo_rate_low)"),
     "halo_interval": Col("str", "what halo_rate_low/high bound and how", nullable=False),
     "effect_a": Col("float", "group_a's mean oriented edit effect per person (phi scale)"),
@@ -734,11 +737,26 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
         "per scenario: the variation test (signed-rank of within-person differences; paper: "
         "Kruskal-Wallis of base vs variation images), H, shift (Tables 10-16)",
         ("model", *_PAIRED_SCEN),
-        ("halo", "test", "unit", "n_base", "n_variation", "mean_base", "mean_base_low",
-         "mean_base_high",
-         "mean_variation", "mean_variation_low", "mean_variation_high", "shift", "shift_low",
-         "shift_high", "h", "pval",
-         "significant_alpha", "direction"),
+        (
+            "halo",
+            "test",
+            "unit",
+            "n_base",
+            "n_variation",
+            "mean_base",
+            "mean_base_low",
+            "mean_base_high",
+            "mean_variation",
+            "mean_variation_low",
+            "mean_variation_high",
+            "shift",
+            "shift_low",
+            "shift_high",
+            "h",
+            "pval",
+            "significant_alpha",
+            "direction",
+        ),
         paper_table="Tables 10-16",
     ),
     _long(
@@ -746,8 +764,17 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
         "halo rate over the halo-tagged scenarios (the paper's), with a confidence interval "
         "(default: of the share with a positive true shift) (Table 2)",
         ("model",),
-        ("n_scenarios", "n_significant", "n_halo", "n_opposite", "halo_rate", "halo_rate_low",
-         "halo_rate_high", "halo_interval", "significant_rate"),
+        (
+            "n_scenarios",
+            "n_significant",
+            "n_halo",
+            "n_opposite",
+            "halo_rate",
+            "halo_rate_low",
+            "halo_rate_high",
+            "halo_interval",
+            "significant_rate",
+        ),
         paper_table="Table 2",
     ),
     _long(
@@ -762,8 +789,16 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
         "per scenario and axis: Kruskal-Wallis between the axis's groups of person means of phi "
         "(paper: of all images pooled)",
         ("model", "scenario_id", "axis"),
-        ("test", "unit", "n_groups", "h", "pval", "significant_alpha", "highest_group",
-         "lowest_group"),
+        (
+            "test",
+            "unit",
+            "n_groups",
+            "h",
+            "pval",
+            "significant_alpha",
+            "highest_group",
+            "lowest_group",
+        ),
         paper_table="Tables 3, 31-33",
     ),
     _long(
@@ -777,8 +812,18 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
         "scenarios with a stereotype: Kruskal-Wallis between its two groups (person means; "
         "paper: images pooled), and its direction",
         ("model", "scenario_id", "axis"),
-        ("group_stereotyped", "group_other", "test", "unit", "mean_stereotyped_group",
-         "mean_other_group", "h", "pval", "significant_alpha", "stereotyped_direction"),
+        (
+            "group_stereotyped",
+            "group_other",
+            "test",
+            "unit",
+            "mean_stereotyped_group",
+            "mean_other_group",
+            "h",
+            "pval",
+            "significant_alpha",
+            "stereotyped_direction",
+        ),
         paper_table="Tables 17-30",
     ),
     _long(
@@ -794,9 +839,21 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
         "W^attr: Welch t of the persons' oriented edit effects between two subgroups (paper: "
         "Wilcoxon signed-rank of the subgroups' H across scenarios), Bonferroni",
         ("model", "axis", "group_a", "group_b"),
-        ("test", "unit", "n_scenarios", "mean_h_a", "mean_h_b", "effect_a", "effect_b",
-         "stronger", "statistic", "pval", "pval_bonferroni", "n_comparisons",
-         "significant_alpha"),
+        (
+            "test",
+            "unit",
+            "n_scenarios",
+            "mean_h_a",
+            "mean_h_b",
+            "effect_a",
+            "effect_b",
+            "stronger",
+            "statistic",
+            "pval",
+            "pval_bonferroni",
+            "n_comparisons",
+            "significant_alpha",
+        ),
         paper_table="Tables 5, A, B",
     ),
     _long(
@@ -805,11 +862,21 @@ PAIRED_TABLES: tuple[TableSpec, ...] = (
         "test of the summed Kruskal-Wallis H of the within-person differences between groups "
         "(paper: Wilcoxon of the demographic H base vs variation), Bonferroni",
         ("model", "axis"),
-        ("test", "unit", "n_scenarios", "mean_h_base", "mean_h_variation", "statistic", "pval",
-         "pval_bonferroni", "n_comparisons", "significant_alpha"),
+        (
+            "test",
+            "unit",
+            "n_scenarios",
+            "mean_h_base",
+            "mean_h_variation",
+            "statistic",
+            "pval",
+            "pval_bonferroni",
+            "n_comparisons",
+            "significant_alpha",
+        ),
         paper_table="Table 4",
     ),
-)  # fmt: skip
+)
 
 REGISTRY: Registry[TableSpec] = Registry(
     "analysis table", {t.name: t for t in (*TABLES, *PAIRED_TABLES)}

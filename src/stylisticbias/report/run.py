@@ -236,5 +236,3 @@ def build_report(config: Config, root: Path | None = None) -> None:
     root = root or project_root()
     benchmark = load_benchmark(config.protocol)  # the protocol, resolved once for the stage
     family_of(benchmark).hook("report")(config, benchmark, root)  # its family's report
-
-
