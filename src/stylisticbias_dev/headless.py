@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -131,7 +133,9 @@ def open_page(
     exe = browser()
     if exe is None:
         raise NoBrowser("no Chromium on PATH (apt-get install -y chromium)")
-    with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
+    # the profile is removed once every Chromium process of the session has exited (they are
+    # one process group); a file a late child still writes cannot fail the caller
+    with tempfile.TemporaryDirectory(prefix="chromium-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
             [
                 exe,
@@ -149,6 +153,7 @@ def open_page(
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             port_file = Path(profile) / "DevToolsActivePort"
@@ -176,11 +181,28 @@ def open_page(
             yield page
             ws.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate Chromium and every process it started (its renderers, crash handler)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    end = time.monotonic() + 5  # the group's other members exit after the main process
+    while time.monotonic() < end:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 #: the widths a page must fit (a laptop, a desktop window)

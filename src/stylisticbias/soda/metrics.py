@@ -17,8 +17,15 @@ on the union of the values observed in the compared conditions.
 * **Permutation test** of BDS(g): the base and group images are pooled (each image keeps all
   its labels) and split at random into the two sizes ``n_perm`` times (seeded); one-sided
   ``p = (1 + #{BDS_null >= BDS_obs}) / (1 + n_perm)``.
-* **Mitigation**: a paired t-test (``scipy.stats.ttest_rel``) of a metric under the original
-  and the mitigated prompts, paired by (object, dimension), and the mean change in percent.
+* **Mitigation**: the mean change of a metric from the original to the mitigated prompts,
+  paired by (object, dimension) for CDS and (object, group) for VAC, with the paired t-test
+  (``scipy.stats.ttest_rel``, the paper's) and the mean change in percent. Its default p-value
+  is the **swap permutation test** (:func:`swap_counts`, :func:`cds_counts`,
+  :func:`vac_counts`, :func:`two_sided_permutation_p`): the images of each (object, group)'s
+  original and mitigated prompt are pooled and re-split at random, both sizes kept, and the
+  mean change recomputed. Its null -- the mitigated prompt draws every object as the original
+  -- holds whatever the images per prompt; the t-test's does not (a prompt refused more often
+  has fewer images and a larger expected CDS/VAC by chance alone).
 
 ``soda.definitions: official`` (the released analysis scripts of ``Dasol-Choi/soda-framework``,
 ``analysis/analysis_js.py`` + ``bds_score.py``, ``cds_score.py``, ``analysis_bias.py`` +
@@ -375,3 +382,106 @@ def mitigation_test(original: Sequence[float], mitigated: Sequence[float]) -> Pa
         t=float(res.statistic),
         pval=float(res.pvalue),
     )
+
+
+def _onehot_on(labels: Sequence[str | None], support: Sequence[str]) -> np.ndarray:
+    """One row per image, one column per value of ``support`` (a missing label: all zeros)."""
+    index = {v: i for i, v in enumerate(support)}
+    x = np.zeros((len(labels), max(1, len(support))))
+    for i, v in enumerate(labels):
+        if v is not None:
+            x[i, index[v]] = 1.0
+    return x
+
+
+def swap_counts(
+    original: Labels,
+    mitigated: Labels,
+    support: Mapping[str, Sequence[str]],
+    n_perm: int,
+    seed: int,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Label counts of one prompt's original and mitigated images, as observed (row 0) and
+    under ``n_perm`` seeded re-splits of the pooled images: ``(original, mitigated)``, each
+    attribute -> ``(n_perm + 1, k)`` counts on ``support[attribute]`` (one support per
+    attribute, shared by every condition compared).
+
+    Each image keeps all its labels (missing ones too) and both sizes are kept. (Re-splitting
+    within missingness patterns, to keep each prompt's labelled images per attribute, was
+    measured too: no closer to the level on the planted designs, and less power.)
+    """
+    attrs = sorted(set(original) & set(mitigated) & set(support))
+    if not attrs:
+        return {}, {}
+    n_o, n_m = len(original[attrs[0]]), len(mitigated[attrs[0]])
+    observed = np.r_[np.zeros(n_o), np.ones(n_m)][None, :]
+    masks = np.vstack([observed, split_masks(n_o + n_m, n_m, n_perm, seed)])
+    out_o: dict[str, np.ndarray] = {}
+    out_m: dict[str, np.ndarray] = {}
+    for a in attrs:
+        x = _onehot_on(list(original[a]) + list(mitigated[a]), support[a])
+        out_m[a] = masks @ x
+        out_o[a] = x.sum(axis=0) - out_m[a]
+    return out_o, out_m
+
+
+def cds_counts(
+    groups: Mapping[str, Mapping[str, np.ndarray]], s: JSSettings = DEFAULT_JS
+) -> np.ndarray:
+    """CDS of every row of label counts: group -> attribute -> ``(rows, k)`` counts (one
+    support per attribute). Row by row it equals :func:`cds` of the labels behind it: the
+    attributes every group has a label for, the mean JS over group pairs, the mean over those
+    attributes (NaN when none). Only the plain divergence/distance (``s.floor == 0``)."""
+    if s.floor > 0:
+        raise ValueError("cds_counts: the floored (released) JS is not supported")
+    attrs = sorted(set.intersection(*(set(v) for v in groups.values())))
+    names = sorted(groups)
+    rows = next(iter(groups[names[0]].values())).shape[0] if attrs else 0
+    total = np.zeros(rows)
+    used = np.zeros(rows)
+    first, second = np.array(list(itertools.combinations(range(len(names)), 2))).T
+    for a in attrs:
+        c = np.stack([groups[g][a] for g in names])  # (groups, rows, k)
+        has = np.all(c.sum(axis=-1) > 0, axis=0)
+        pairs = js(c[first], c[second], s.base, s.distance)  # (pairs, rows)
+        total += np.where(has, pairs.mean(axis=0), 0.0)
+        used += has
+    with np.errstate(invalid="ignore"):
+        return total / np.where(used > 0, used, np.nan)
+
+
+def vac_counts(counts: Mapping[str, np.ndarray]) -> np.ndarray:
+    """VAC of every row of label counts (attribute -> ``(rows, k)``): row by row it equals
+    :func:`vac` of the labels behind it (``H_max`` = log of the observed values)."""
+    if not counts:
+        return np.zeros(0)
+    width = max(c.shape[-1] for c in counts.values())
+    rows = next(iter(counts.values())).shape[0]
+    c = np.zeros((len(counts), rows, width))  # zero columns change neither H nor k
+    for i, a in enumerate(sorted(counts)):
+        c[i, :, : counts[a].shape[-1]] = counts[a]
+    tot = c.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = c / tot
+        h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=-1)
+        k = (c > 0).sum(axis=-1)
+        conc = np.where(k <= 1, 1.0, 1.0 - h / np.log2(np.maximum(k, 2)))
+    stack = np.where(tot[..., 0] > 0, conc, np.nan)
+    ok = ~np.isnan(stack)
+    with np.errstate(invalid="ignore"):
+        return np.where(ok, stack, 0.0).sum(axis=0) / np.where(
+            ok.any(axis=0), ok.sum(axis=0), np.nan
+        )
+
+
+def two_sided_permutation_p(statistic: np.ndarray) -> float:
+    """Two-sided p of ``statistic[0]`` (observed) against ``statistic[1:]`` (its permutation
+    distribution): ``min(1, 2 min(p_upper, p_lower))`` with ``p = (1 + #) / (1 + n_perm)``;
+    NaN rows of the null are left out."""
+    obs = float(statistic[0])
+    null = statistic[1:][~np.isnan(statistic[1:])]
+    if np.isnan(obs) or not len(null):
+        return float("nan")
+    up = (1 + int(np.sum(null >= obs - 1e-12))) / (1 + len(null))
+    lo = (1 + int(np.sum(null <= obs + 1e-12))) / (1 + len(null))
+    return float(min(1.0, 2 * min(up, lo)))

@@ -16,10 +16,12 @@
    :func:`stylisticbias.annotate.run.annotate_items` (resumable, cached; invalid answers
    are kept in ``annotations/`` and leave that image's label out).
 4. **Metrics** (:mod:`~.metrics`): BDS per (object, group) with its permutation p-value, CDS per
-   (object, dimension) and attribute, VAC per (object, condition), the mitigation paired t-tests
-   -- tables in ``tables/`` (:data:`~.tables.SODA_TABLES`), ``metrics.json`` and ``README.md``.
-   ``soda.definitions: official`` takes BDS with the released arithmetic and adds the released
-   CDS pooled over objects (``soda_cds_released``) and per-object VAC (``soda_vac_released``).
+   (object, dimension) and attribute, VAC per (object, condition), the mitigation tests (the
+   swap permutation test; ``official``: the paper's paired t-test) -- tables in ``tables/``
+   (:data:`~.tables.SODA_TABLES`), ``metrics.json`` and ``README.md``.
+   ``soda.definitions: official`` takes BDS with the released arithmetic, the mitigation's
+   paired t-test, and adds the released CDS pooled over objects (``soda_cds_released``) and
+   per-object VAC (``soda_vac_released``).
 """
 
 from __future__ import annotations
@@ -46,12 +48,16 @@ from stylisticbias.soda.metrics import (
     JSSettings,
     Labels,
     cds,
+    cds_counts,
     cds_per_attribute,
     cds_released,
     mitigation_test,
     permutation_seed,
     permutation_test,
+    swap_counts,
+    two_sided_permutation_p,
     vac,
+    vac_counts,
     vac_released,
 )
 from stylisticbias.soda.protocol import BASE, Condition, SodaProtocol, load_soda
@@ -255,14 +261,16 @@ def soda_metrics(
     """The SODA tables from the labelled images (see the module docstring).
 
     ``spec.definitions == "official"``: BDS (and its permutation test) with :data:`RELEASED_JS`
-    over every attribute of the object, CDS per object with the released base-2 divergence, and
-    the released tables ``soda_cds_released`` / ``soda_vac_released`` (empty otherwise).
+    over every attribute of the object, CDS per object with the released base-2 divergence, the
+    mitigation's paired t-test (``paper``: the swap permutation test, :func:`mitigation_table`),
+    and the released tables ``soda_cds_released`` / ``soda_vac_released`` (empty otherwise).
     """
     official = getattr(spec, "definitions", "paper") == "official"
     s = RELEASED_JS if official else JSSettings(float(spec.js_base), bool(spec.js_distance))
     s_cds = DEFAULT_JS if official else s
     bds_rows, cds_rows, vac_rows, vac_rel = [], [], [], []
     pooled: dict[str, dict[str, dict[str, list[Labels]]]] = {}
+    samples: dict[str, dict[str, Labels]] = {}
     for obj, rows in labels.groupby("object", sort=True):
         # official: every attribute of the object, in every condition (the released table's
         # columns); paper: the attributes a condition has labels for
@@ -272,6 +280,7 @@ def soda_metrics(
             else None
         )
         by_cond = {c: _sample(g, cols) for c, g in rows.groupby("condition", sort=True)}
+        samples[str(obj)] = by_cond
         n_by = rows.groupby("condition").size().to_dict()
         base = by_cond[BASE]
         for dim, groups in proto.dimensions.items():
@@ -334,16 +343,89 @@ def soda_metrics(
         "soda_cds_released": frame("soda_cds_released", cds_rel),
         "soda_vac_released": frame("soda_vac_released", vac_rel),
     }
-    tables["soda_mitigation"] = mitigation_table(tables, proto, spec)
+    tables["soda_mitigation"] = mitigation_table(
+        tables, proto, spec, None if official else samples, s_cds
+    )
     return tables
 
 
+#: ``soda_mitigation.test``: the default (``paper`` definitions) and the paper's (``official``)
+MITIGATION_TESTS = {
+    "paper": "swap permutation: images re-split between the original and the mitigated prompt "
+    "of each (object, group), sizes kept; two-sided p of the mean change",
+    "official": "paired t-test over the rows' pairs (paper Sec. 5.5)",
+}
+
+
+def _swapped(
+    samples: dict[str, dict[str, Labels]],
+    proto: SodaProtocol,
+    spec: SodaSpec,
+    s: JSSettings,
+) -> tuple[dict[tuple[str, str], np.ndarray], dict[tuple[str, str], np.ndarray]]:
+    """CDS per (object, dimension) and VAC per (object, group condition) of the mitigated
+    minus the original prompt: row 0 observed, then ``spec.n_perm`` swaps (seeded)."""
+    mit = str(spec.mitigation)
+    d_cds: dict[tuple[str, str], np.ndarray] = {}
+    d_vac: dict[tuple[str, str], np.ndarray] = {}
+    for obj, by_cond in samples.items():
+        support: dict[str, list[str]] = {}
+        for lab in by_cond.values():
+            for a, vals in lab.items():
+                support.setdefault(a, [])
+                support[a] = sorted(set(support[a]) | {v for v in vals if v is not None})
+        for dim, groups in proto.dimensions.items():
+            counts: dict[str, dict[str, dict[str, np.ndarray]]] = {"o": {}, "m": {}}
+            for g in groups:
+                cid = Condition(dim, g).id
+                mid = Condition(dim, g, mit).id
+                if cid not in by_cond or mid not in by_cond:
+                    continue
+                co, cm = swap_counts(
+                    by_cond[cid],
+                    by_cond[mid],
+                    support,
+                    int(spec.n_perm),
+                    permutation_seed(int(spec.seed), "mitigation", obj, cid),
+                )
+                counts["o"][g], counts["m"][g] = co, cm
+                d_vac[(obj, cid)] = vac_counts(cm) - vac_counts(co)
+            if len(counts["o"]) >= 2:
+                d_cds[(obj, dim)] = cds_counts(counts["m"], s) - cds_counts(counts["o"], s)
+    return d_cds, d_vac
+
+
+def _swap_p(diffs: dict[Any, np.ndarray], units: list[Any]) -> float:
+    """Two-sided swap-permutation p of the mean over ``units`` of their changes."""
+    stack = np.vstack([diffs[u] for u in units if u in diffs])
+    ok = ~np.isnan(stack)
+    with np.errstate(invalid="ignore"):
+        stat = np.where(ok, stack, 0.0).sum(axis=0) / ok.sum(axis=0)
+    return two_sided_permutation_p(stat)
+
+
 def mitigation_table(
-    tables: dict[str, pd.DataFrame], proto: SodaProtocol, spec: SodaSpec
+    tables: dict[str, pd.DataFrame],
+    proto: SodaProtocol,
+    spec: SodaSpec,
+    samples: dict[str, dict[str, Labels]] | None = None,
+    s: JSSettings = DEFAULT_JS,
 ) -> pd.DataFrame:
-    """Paired t-tests of CDS (pairs: objects) per dimension and overall, and of group VAC."""
+    """CDS (pairs: object x dimension) per dimension and overall, and group VAC (pairs: object
+    x group), under the original vs the mitigated prompt: the mean change, the paired t, and
+    the p-value of the row's ``test`` (:data:`MITIGATION_TESTS`).
+
+    With ``samples`` (object -> condition -> labels; the ``paper`` definitions) the p-value is
+    the swap permutation test (``spec.n_perm`` re-splits, seeded): valid under the null that
+    the mitigated prompt draws every object as the original one, whatever the images per
+    prompt (a prompt refused more often gives fewer images and a larger expected CDS/VAC by
+    chance alone, which the paired t-test reads as an effect). Without, the paper's paired
+    t-test (``official``).
+    """
     if not spec.mitigation:
         return empty("soda_mitigation")
+    swapped = _swapped(samples, proto, spec, s) if samples is not None else None
+    test = MITIGATION_TESTS["paper" if swapped is not None else "official"]
     rows = []
     c = tables["soda_cds"]
     c = c[c["attribute"] == "all"]
@@ -353,9 +435,10 @@ def mitigation_table(
         sub = sub.dropna()
         if len(sub) >= 2:
             res = mitigation_test(sub["original"].to_numpy(), sub[spec.mitigation].to_numpy())
-            rows.append(
-                {"metric": "cds", "dimension": dim, "variant": spec.mitigation, **_res(res)}
-            )
+            row = {"metric": "cds", "dimension": dim, "variant": spec.mitigation, **_res(res)}
+            if swapped is not None:
+                row["pval"] = _swap_p(swapped[0], [(str(o), str(d)) for o, d in sub.index])
+            rows.append({**row, "test": test})
     v = tables["soda_vac"].copy()
     v = v[v["condition"] != BASE]
     v["variant"] = np.where(v["condition"].str.contains(r"\+"), spec.mitigation, "original")
@@ -363,7 +446,10 @@ def mitigation_table(
     wide = v.pivot_table(index=["object", "cid"], columns="variant", values="vac").dropna()
     if len(wide) >= 2:
         res = mitigation_test(wide["original"].to_numpy(), wide[spec.mitigation].to_numpy())
-        rows.append({"metric": "vac", "dimension": "all", "variant": spec.mitigation, **_res(res)})
+        row = {"metric": "vac", "dimension": "all", "variant": spec.mitigation, **_res(res)}
+        if swapped is not None:
+            row["pval"] = _swap_p(swapped[1], [(str(o), str(c)) for o, c in wide.index])
+        rows.append({**row, "test": test})
     return pd.DataFrame(rows, columns=list(SODA_TABLES["soda_mitigation"][1].columns))
 
 
@@ -470,7 +556,10 @@ def readme(tables: dict[str, pd.DataFrame], summ: dict[str, Any], spec: SodaSpec
             + _md(tables["soda_vac_released"])
         )
     if not tables["soda_mitigation"].empty:
-        parts.append("## Mitigation (paired t-tests)\n\n" + _md(tables["soda_mitigation"]))
+        parts.append(
+            "## Mitigation (p: the `test` column's; t: the paired t statistic)\n\n"
+            + _md(tables["soda_mitigation"])
+        )
     parts.append("Every table is in `tables/` (docs/soda.md explains each column).")
     return "\n\n".join(parts) + "\n"
 

@@ -97,7 +97,8 @@ SODA_TABLES: Registry[tuple[str, pa.DataFrameSchema]] = Registry(
             ),
         ),
         "soda_mitigation": (
-            "CDS and VAC under the original vs the mitigated prompt: paired t-test (§5.5)",
+            "CDS and VAC under the original vs the mitigated prompt: the mean change, its "
+            "swap-permutation p (paper definitions) or the paired t-test's (official, §5.5)",
             pa.DataFrameSchema(
                 {
                     "metric": pa.Column(str),
@@ -109,6 +110,7 @@ SODA_TABLES: Registry[tuple[str, pa.DataFrameSchema]] = Registry(
                     "change_pct": pa.Column(float, nullable=True),
                     "t": pa.Column(float, nullable=True),
                     "pval": _f(_P),
+                    "test": pa.Column(str),
                 },
                 strict=True,
                 coerce=True,
