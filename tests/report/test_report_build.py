@@ -192,3 +192,23 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(
     monkeypatch.setattr(figures, "save", save)
     build_report(config_from_params(params), tmp_path)  # the next run removes the leftovers
     assert _files(tmp_path / "reports") == before
+
+
+def test_fig8_draws_the_ols_of_its_points_and_names_the_tables_slope(tmp_path, report_output):
+    """Fig. 8's line is the OLS of the points it shows (np.polyfit of the per-scenario means);
+    the table's cross-fitted slope (the test) is named beside it, not drawn as if it were."""
+    import re
+
+    import numpy as np
+
+    report_output(["simulated-strong", "simulated-weak"], simulated=True)
+    md = (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
+    cap = next(ln for ln in md.splitlines() if ln.startswith("*Fig. 8."))
+    sbs = pd.read_csv(tmp_path / "reports" / "tables" / "sbs_by_scenario.csv")
+    wide = sbs[sbs["model"] != "All"].pivot(index="scenario_id", columns="model", values="sbs")
+    x, y = wide["simulated-strong"], wide["simulated-weak"]
+    slope = np.polyfit(x, y, 1)[0]
+    got = float(re.search(r"OLS of the points slope (-?[0-9.]+)", cap).group(1))
+    assert got == pytest.approx(slope, abs=0.006)
+    reg = pd.read_csv(tmp_path / "reports" / "tables" / "model_pair_regressions.csv").iloc[0]
+    assert f"the table's slope {reg['slope']:.2f}" in cap
