@@ -280,3 +280,22 @@ def test_doc_check_sees_a_stale_name() -> None:
     assert _resolves("judge.run.model_section")
     assert not _resolves("judge.run.consolidate_everything")
     assert not _resolves("stylisticbias.no_such_module")
+
+
+#: the one place the formatter is off: the table of stage groups (one group a row, aligned)
+FORMAT_OFF = {"src/stylisticbias/stage_inputs.py"}
+
+
+def test_the_formatter_is_never_switched_off() -> None:
+    """ruff format decides every layout: no formatter switch (``fmt`` skip/off comments) but
+    the aligned table of :data:`FORMAT_OFF` (a table that wants its own layout is data)."""
+    root = Path(__file__).resolve().parents[1]
+    marks = ("# fmt: " + "skip", "# fmt: " + "off")
+    found = [
+        f"{p.relative_to(root)}:{i}"
+        for folder in ("src", "tests", "pipelines")
+        for p in sorted((root / folder).rglob("*.py"))
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if any(m in line for m in marks) and str(p.relative_to(root)) not in FORMAT_OFF
+    ]
+    assert found == []

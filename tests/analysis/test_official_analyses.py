@@ -88,8 +88,10 @@ def test_partial_eta2_matches_anova_lm(scores, tables, benchmark) -> None:
     df = _face_cat_frame(scores, benchmark)
     full = smf.ols("delta ~ C(vcat) + C(scat)", df).fit()
     got = tables["effect_sizes"].set_index("factor")
-    for factor, reduced in (("variation_category", "delta ~ C(scat)"),
-                            ("scenario_category", "delta ~ C(vcat)")):  # fmt: skip
+    for factor, reduced in (
+        ("variation_category", "delta ~ C(scat)"),
+        ("scenario_category", "delta ~ C(vcat)"),
+    ):
         red = smf.ols(reduced, df).fit()
         a = anova_lm(red, full)
         ss, f, p = a["ss_diff"].iloc[1], a["F"].iloc[1], a["Pr(>F)"].iloc[1]
@@ -184,8 +186,10 @@ def test_preference_screen_and_tails(scores, tables) -> None:
 def test_official_definitions_use_the_released_categories(scores, benchmark) -> None:
     d = scores[~scores["is_base"] & scores["delta"].notna()]
     faces = pd.Index(np.sort(scores["face_id"].astype(str).unique()))
-    pooled = {f"t12_{k}": cell_sums(d, ["attribute", "value", c], faces=faces)[0]
-              for k, c in DIMENSIONS.items()}  # fmt: skip
+    pooled = {
+        f"t12_{k}": cell_sums(d, ["attribute", "value", c], faces=faces)[0]
+        for k, c in DIMENSIONS.items()
+    }
     pooled["attribute_scenario"] = cell_sums(d, ["attribute", "scenario_id"], faces=faces)[0]
     by = pd.DataFrame({"model": ["m1"], "scenario_id": [1], "sbs": [0.0]})
     off = replace(S, definitions="official")
@@ -193,8 +197,9 @@ def test_official_definitions_use_the_released_categories(scores, benchmark) -> 
         columns=["model", "scenario_id", "mean_phi", "phi_sd", "n", "z", "flagged"]
     )
     tails = pd.DataFrame({"model": ["m1"], "n": [1], "n_tail_50": [0], "n_tail_75": [0]})
-    t = official_analyses(pooled, by, cells, tails, faces, benchmark, off, dimensions=DIMENSIONS,
-                          pooled_label="All")  # fmt: skip
+    t = official_analyses(
+        pooled, by, cells, tails, faces, benchmark, off, dimensions=DIMENSIONS, pooled_label="All"
+    )
     terms = " ".join(t["mixed_model"]["term"])
     assert "Hair color" in terms and "Hair length" in terms and "Socioeconomic]" in terms
 
@@ -226,8 +231,9 @@ def test_interaction_tests_match_statsmodels_and_scipy(scores, tables, benchmark
         y = sdf.loc[sdf["group"] == "young adult", "delta"].to_numpy()
         e = sdf.loc[sdf["group"] == "elderly", "delta"].to_numpy()
         r = stats.mannwhitneyu(y, e, alternative="two-sided")
-        sp = np.sqrt(((len(y) - 1) * y.var(ddof=1) + (len(e) - 1) * e.var(ddof=1))
-                     / (len(y) + len(e) - 2))  # fmt: skip
+        sp = np.sqrt(
+            ((len(y) - 1) * y.var(ddof=1) + (len(e) - 1) * e.var(ddof=1)) / (len(y) + len(e) - 2)
+        )
         got_row = t4.loc[("mann_whitney", style)]
         assert got_row["pval"] == pytest.approx(r.pvalue, rel=1e-9)
         assert got_row["cohens_d_pooled"] == pytest.approx((y.mean() - e.mean()) / sp, rel=1e-9)
@@ -271,19 +277,52 @@ def test_spearman_boot_equals_scipy_per_resample_and_pair() -> None:
 
 #: ``category_agreement.py``'s SCENARIO_CATEGORIES (label -> category), transcribed
 RELEASED_LABEL_CATEGORY = {
-    **dict.fromkeys(["Competent | Incompetent", "Likeable | Unlikeable",
-                     "Intelligent | Unintelligent", "Responsible | Irresponsible",
-                     "Open-minded | Closed-minded", "Conscientious | Careless",
-                     "Extraverted | Introverted", "Emotionally stable | Anxious",
-                     "Confident | Insecure", "Curious | Indifferent"], "Personality"),
-    **dict.fromkeys(["Loving | Cold", "Trustworthy | Untrustworthy", "Friendly | Unfriendly",
-                     "Loyal | Disloyal", "Polite | Rude", "Honest | Fraudulent"],
-                    "Interpersonal"),
-    **dict.fromkeys(["Obedient | Unruly", "Peaceful | Controversial", "Rational | Emotional",
-                     "Independent | Dependent"], "Behavioral"),
-    **dict.fromkeys(["Home owner | Renter", "Educated | Uneducated", "Attractive | Unattractive",
-                     "Stylish | Unstylish", "Wealthy | Poor"], "Socioeconomic"),
-}  # fmt: skip
+    **dict.fromkeys(
+        [
+            "Competent | Incompetent",
+            "Likeable | Unlikeable",
+            "Intelligent | Unintelligent",
+            "Responsible | Irresponsible",
+            "Open-minded | Closed-minded",
+            "Conscientious | Careless",
+            "Extraverted | Introverted",
+            "Emotionally stable | Anxious",
+            "Confident | Insecure",
+            "Curious | Indifferent",
+        ],
+        "Personality",
+    ),
+    **dict.fromkeys(
+        [
+            "Loving | Cold",
+            "Trustworthy | Untrustworthy",
+            "Friendly | Unfriendly",
+            "Loyal | Disloyal",
+            "Polite | Rude",
+            "Honest | Fraudulent",
+        ],
+        "Interpersonal",
+    ),
+    **dict.fromkeys(
+        [
+            "Obedient | Unruly",
+            "Peaceful | Controversial",
+            "Rational | Emotional",
+            "Independent | Dependent",
+        ],
+        "Behavioral",
+    ),
+    **dict.fromkeys(
+        [
+            "Home owner | Renter",
+            "Educated | Uneducated",
+            "Attractive | Unattractive",
+            "Stylish | Unstylish",
+            "Wealthy | Poor",
+        ],
+        "Socioeconomic",
+    ),
+}
 
 
 def _label(benchmark: Benchmark, sid: int) -> str:
@@ -333,8 +372,11 @@ def test_official_agreement_is_category_agreement_on_abs_delta(benchmark) -> Non
     rng = np.random.default_rng(11)
     models = ["m1", "m2", "m3"]
     base = rng.normal(0, 0.05, 25)
-    rows = [(m, sid, float(base[sid - 1] * (-1) ** i + rng.normal(0, 0.03)))
-            for i, m in enumerate(models) for sid in range(1, 26)]  # fmt: skip
+    rows = [
+        (m, sid, float(base[sid - 1] * (-1) ** i + rng.normal(0, 0.03)))
+        for i, m in enumerate(models)
+        for sid in range(1, 26)
+    ]
     by = pd.DataFrame(rows, columns=["model", "scenario_id", "sbs"])
     off = replace(S, definitions="official")
     got = scenario_agreement(by, off, scenario_categories(benchmark, off)).set_index("measure")

@@ -122,12 +122,27 @@ class Design:
 #: The designs of the benchmark: a null design, and planted designs at two sizes.
 DESIGNS: tuple[Design, ...] = (
     Design("null_strong_person", edit_effect=0.0, group_effect=0.0, seed=1),
-    Design("planted_strong_person", edit_effect=0.5, edit_share=0.5, group_effect=0.6,
-           group_share=0.4, seed=2),
-    Design("planted_weak_person_300", n_persons=300, person_sd=0.4, person_scenario_sd=0.4,
-           photo_sd=0.5, edit_effect=0.3, edit_share=0.5, group_effect=0.35, group_share=0.4,
-           seed=3),
-)  # fmt: skip
+    Design(
+        "planted_strong_person",
+        edit_effect=0.5,
+        edit_share=0.5,
+        group_effect=0.6,
+        group_share=0.4,
+        seed=2,
+    ),
+    Design(
+        "planted_weak_person_300",
+        n_persons=300,
+        person_sd=0.4,
+        person_scenario_sd=0.4,
+        photo_sd=0.5,
+        edit_effect=0.3,
+        edit_share=0.5,
+        group_effect=0.35,
+        group_share=0.4,
+        seed=3,
+    ),
+)
 
 
 #: Designs for W^attr, Table 4 and the halo interval only (their truth of the other tables is
@@ -135,12 +150,19 @@ DESIGNS: tuple[Design, ...] = (
 #: paper's W^attr over-rejects most), and the edit 1.2 times as strong for women (power).
 SUBGROUP_DESIGNS: tuple[Design, ...] = (
     Design("subgroup_null_edit_everywhere", edit_effect=0.5, edit_share=1.0, seed=4),
-    Design("subgroup_planted_female_x1.2", edit_effect=0.5, edit_share=0.5, edit_extra=0.2,
-           seed=5),
-    Design("subgroup_planted_female_x1.2_300", n_persons=300, person_sd=0.4,
-           person_scenario_sd=0.4, photo_sd=0.5, edit_effect=0.3, edit_share=0.5,
-           edit_extra=0.2, seed=6),
-)  # fmt: skip
+    Design("subgroup_planted_female_x1.2", edit_effect=0.5, edit_share=0.5, edit_extra=0.2, seed=5),
+    Design(
+        "subgroup_planted_female_x1.2_300",
+        n_persons=300,
+        person_sd=0.4,
+        person_scenario_sd=0.4,
+        photo_sd=0.5,
+        edit_effect=0.3,
+        edit_share=0.5,
+        edit_extra=0.2,
+        seed=6,
+    ),
+)
 
 #: The design of the fast W^attr check (``tests/families/paired_variation/
 #: test_paired_valid_inference.py``): the edit moves every person alike, subgroups unequal.
@@ -148,8 +170,9 @@ CHECK_SUBGROUP_DESIGN = Design("check_subgroup_null", edit_effect=0.5, edit_shar
 
 #: The design of the suite's fast check (``tests/families/paired_variation/
 #: test_paired_valid_inference.py``): a null design where pooling over-rejects several times.
-CHECK_DESIGN = Design("check_null_pooling", n_persons=60, person_sd=1.0, person_scenario_sd=1.0,
-                      photo_sd=0.2, seed=7)  # fmt: skip
+CHECK_DESIGN = Design(
+    "check_null_pooling", n_persons=60, person_sd=1.0, person_scenario_sd=1.0, photo_sd=0.2, seed=7
+)
 
 
 @dataclass(frozen=True)
@@ -225,13 +248,15 @@ def _expit_mean(mu: np.ndarray, sd: np.ndarray, nodes: int = 80) -> np.ndarray:
 
 def truth(design: Design, benchmark: Benchmark, p: Plan) -> dict[str, Any]:
     """Population means of phi: per scenario and kind, and per scenario, axis and group."""
-    sd = np.sqrt((p.loading * design.person_sd) ** 2 + design.person_scenario_sd**2
-                 + design.photo_sd**2)  # fmt: skip
+    sd = np.sqrt(
+        (p.loading * design.person_sd) ** 2 + design.person_scenario_sd**2 + design.photo_sd**2
+    )
     shares = {c: np.asarray(v) / np.sum(v) for c, v in design.shares.items()}
     groups = {c: list(benchmark.demographics[c]) for c in shares}
     # share of the population in each scenario's planted group
-    q = np.array([shares[a][groups[a].index(g)] for a, g in zip(p.group_axis, p.group_name,
-                                                                    strict=True)])  # fmt: skip
+    q = np.array(
+        [shares[a][groups[a].index(g)] for a, g in zip(p.group_axis, p.group_name, strict=True)]
+    )
     m_in = np.stack([_expit_mean(p.mu + p.beta + v * p.delta, sd) for v in (0, 1)], axis=-1)
     m_out = np.stack([_expit_mean(p.mu + v * p.delta, sd) for v in (0, 1)], axis=-1)
     kind = q[:, None] * m_in + (1 - q[:, None]) * m_out  # (S, 2)
@@ -239,9 +264,13 @@ def truth(design: Design, benchmark: Benchmark, p: Plan) -> dict[str, Any]:
     for col, gs in groups.items():
         out = np.empty((len(p.mu), len(gs)))
         for g, name in enumerate(gs):
-            share_in = np.array([(name == gn) if ax == col else qs
-                                 for ax, gn, qs in zip(p.group_axis, p.group_name, q,
-                                                       strict=True)], dtype=float)  # fmt: skip
+            share_in = np.array(
+                [
+                    (name == gn) if ax == col else qs
+                    for ax, gn, qs in zip(p.group_axis, p.group_name, q, strict=True)
+                ],
+                dtype=float,
+            )
             both = share_in[:, None] * m_in + (1 - share_in[:, None]) * m_out
             out[:, g] = both.mean(axis=1)  # both kinds, one image each per person
         by_group[col] = out
@@ -286,9 +315,13 @@ def _covers(lo: np.ndarray, hi: np.ndarray, true: np.ndarray) -> np.ndarray:
 
 
 def _subgroup_cells(
-    data: PairedData, benchmark: Benchmark, design: Design, boot: Bootstrap, paper: bool,
+    data: PairedData,
+    benchmark: Benchmark,
+    design: Design,
+    boot: Bootstrap,
+    paper: bool,
     add: Any,
-) -> None:  # fmt: skip
+) -> None:
     """W^attr, Table 4 and the halo rate of one replicate and variant."""
     spec = benchmark.statistics
     extra_col = design.extra_group[0] if design.edit_extra else None
@@ -299,10 +332,16 @@ def _subgroup_cells(
     add("w_p", w["pval"].to_numpy())
     add("w_pb", w["pval_bonferroni"].to_numpy())
     add("w_axis", w["axis"].to_numpy())
-    add("w_null", np.array([
-        spec.column(ax) != extra_col or design.extra_group[1] not in (ga, gb)
-        for ax, ga, gb in zip(w["axis"], w["group_a"], w["group_b"], strict=True)
-    ], dtype=bool))  # fmt: skip
+    add(
+        "w_null",
+        np.array(
+            [
+                spec.column(ax) != extra_col or design.extra_group[1] not in (ga, gb)
+                for ax, ga, gb in zip(w["axis"], w["group_a"], w["group_b"], strict=True)
+            ],
+            dtype=bool,
+        ),
+    )
     k = group_bias_by_kind(data, benchmark, spec, paper_tests=paper, boot=boot)
     add("k_p", k["pval"].to_numpy())
     add("k_pb", k["pval_bonferroni"].to_numpy())
@@ -311,9 +350,14 @@ def _subgroup_cells(
 
 
 def _replicate(
-    data: PairedData, benchmark: Benchmark, pl: Plan, tr: dict[str, Any], boot: Bootstrap,
-    paper: bool, add: Any,
-) -> None:  # fmt: skip
+    data: PairedData,
+    benchmark: Benchmark,
+    pl: Plan,
+    tr: dict[str, Any],
+    boot: Bootstrap,
+    paper: bool,
+    add: Any,
+) -> None:
     """One replicate's p-values, null flags and interval coverage of one variant (the tables
     but W^attr, Table 4 and the halo rate: :func:`_subgroup_cells`)."""
     spec = benchmark.statistics
@@ -323,24 +367,32 @@ def _replicate(
     add("var_p", bias["pval"].to_numpy())
     add("var_null", pl.delta == 0)
     add("cov_mean_base", _covers(bias["mean_base_low"], bias["mean_base_high"], kt[:, 0]))
-    add("cov_mean_variation",
-        _covers(bias["mean_variation_low"], bias["mean_variation_high"], kt[:, 1]))  # fmt: skip
+    add(
+        "cov_mean_variation",
+        _covers(bias["mean_variation_low"], bias["mean_variation_high"], kt[:, 1]),
+    )
     add("cov_shift", _covers(bias["shift_low"], bias["shift_high"], kt[:, 1] - kt[:, 0]))
     tests, means = group_tests(data, benchmark, spec, boot, paper)
     add("grp_p", tests["pval"].to_numpy())
     add("grp_axis", tests["axis"].to_numpy())
-    add("grp_null", np.array([
-        pl.beta[pos[int(sid)]] == 0 or pl.group_axis[pos[int(sid)]] != spec.column(ax)
-        for sid, ax in zip(tests["scenario_id"], tests["axis"], strict=True)
-    ]))  # fmt: skip
+    add(
+        "grp_null",
+        np.array(
+            [
+                pl.beta[pos[int(sid)]] == 0 or pl.group_axis[pos[int(sid)]] != spec.column(ax)
+                for sid, ax in zip(tests["scenario_id"], tests["axis"], strict=True)
+            ]
+        ),
+    )
     for axis in spec.group_tests:
         col = spec.column(axis)
         groups = axis_groups(data, benchmark, col)
         gi = [list(benchmark.demographics[col]).index(g) for g in groups]
         t = tr["by_group"][col][:, gi]  # (S, G)
         m = means[means["axis"] == axis]
-        cov = _covers(m["mean_low"].to_numpy().reshape(t.shape),
-                      m["mean_high"].to_numpy().reshape(t.shape), t)  # fmt: skip
+        cov = _covers(
+            m["mean_low"].to_numpy().reshape(t.shape), m["mean_high"].to_numpy().reshape(t.shape), t
+        )
         add("cov_group_mean", cov)
         add(f"cov_group_mean_{axis}", cov)
     st = stereotype_groups(data, benchmark, spec, paper)
@@ -361,13 +413,18 @@ def _family_wise(pb: np.ndarray, null: np.ndarray, axis: np.ndarray, rep: np.nda
 
 
 def _subgroup_tables(
-    c: dict[str, np.ndarray], halo: list[np.ndarray], theta: float, approximate: bool,
+    c: dict[str, np.ndarray],
+    halo: list[np.ndarray],
+    theta: float,
+    approximate: bool,
     paper: bool,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The measured rates of W^attr, Table 4 and the halo interval of one variant."""
     out: dict[str, Any] = {}
-    for key, table, names in (("w", "paired_subgroup_wilcoxon", SUBGROUP_TEST),
-                              ("k", "paired_group_bias_by_kind", BY_KIND_TEST)):  # fmt: skip
+    for key, table, names in (
+        ("w", "paired_subgroup_wilcoxon", SUBGROUP_TEST),
+        ("k", "paired_group_bias_by_kind", BY_KIND_TEST),
+    ):
         p, null, rep, axis = c[f"{key}_p"], c[f"{key}_null"], c[f"{key}_rep"], c[f"{key}_axis"]
         per_axis = {}
         for ax in np.unique(axis):
@@ -376,17 +433,20 @@ def _subgroup_tables(
         out[table] = {
             "test": names[paper][0],
             "unit": names[paper][1],
-            "null": "approximate (logit-scale null; group effects planted)" if approximate
+            "null": "approximate (logit-scale null; group effects planted)"
+            if approximate
             else "exact on the phi scale",
             "null_false_positive_rate": _rates(p[null], rep[null]),
             "null_false_positive_rate_by_axis": per_axis,
             # the Bonferroni family: W^attr the pairs of an axis, Table 4 the axes
             "family_wise_rate_bonferroni": _family_wise(
-                c[f"{key}_pb"], null, axis if key == "w" else np.full(len(axis), "all"), rep),
+                c[f"{key}_pb"], null, axis if key == "w" else np.full(len(axis), "all"), rep
+            ),
             "power_planted": _rates(p[~null], rep[~null]) if (~null).any() else None,
             "power_planted_bonferroni": _rates(c[f"{key}_pb"][~null], rep[~null])
-            if (~null).any() else None,
-        }  # fmt: skip
+            if (~null).any()
+            else None,
+        }
     if halo:
         h = np.concatenate(halo)  # (R, 3): rate, low, high
         expected = float(h[:, 0].mean())
@@ -448,10 +508,20 @@ def run_design(
     out["design"]["planted_group_scenarios"] = int((pl.beta != 0).sum())
     theta = float((pl.delta[halo_ix] > 0).mean()) if halo_ix.any() else float("nan")
     approximate = bool((pl.beta != 0).any() and (pl.delta != 0).any())
-    tables: dict[str, dict[str, Any]] = {k: {} for k in (
-        "paired_variation_bias", "paired_group_tests", "paired_group_means",
-        "paired_stereotype_groups", *SUBGROUP_TABLES)} if full else {
-        k: {} for k in SUBGROUP_TABLES}  # fmt: skip
+    tables: dict[str, dict[str, Any]] = (
+        {
+            k: {}
+            for k in (
+                "paired_variation_bias",
+                "paired_group_tests",
+                "paired_group_means",
+                "paired_stereotype_groups",
+                *SUBGROUP_TABLES,
+            )
+        }
+        if full
+        else {k: {} for k in SUBGROUP_TABLES}
+    )
     for label, paper in VARIANTS:
         a = acc[label]
         c = {k: np.concatenate(v) for k, v in a.items() if k != "halo"}
@@ -462,13 +532,18 @@ def run_design(
         if not full:
             continue
         tables["paired_variation_bias"][label] = {
-            "test": VARIATION_TEST[paper][0], "unit": VARIATION_TEST[paper][1],
+            "test": VARIATION_TEST[paper][0],
+            "unit": VARIATION_TEST[paper][1],
             **fpr_power(c, "var"),
-            "intervals": {k: _coverage(a[f"cov_{k}"])
-                          for k in ("mean_base", "mean_variation", "shift")},
-        }  # fmt: skip
-        gt: dict[str, Any] = {"test": GROUP_TEST[paper][0], "unit": GROUP_TEST[paper][1],
-                              "all_axes": fpr_power(c, "grp")}  # fmt: skip
+            "intervals": {
+                k: _coverage(a[f"cov_{k}"]) for k in ("mean_base", "mean_variation", "shift")
+            },
+        }
+        gt: dict[str, Any] = {
+            "test": GROUP_TEST[paper][0],
+            "unit": GROUP_TEST[paper][1],
+            "all_axes": fpr_power(c, "grp"),
+        }
         for axis in spec.group_tests:
             gt[axis] = fpr_power(c, "grp", c["grp_axis"] == axis)
         tables["paired_group_tests"][label] = gt
@@ -533,8 +608,12 @@ def check_power(seeds: int = 40, replicates: int = 15) -> dict[str, Any]:
         tables = ("paired_group_tests", "paired_stereotype_groups")
         caught += all(r[t]["paper"][0.01] >= 0.03 for t in tables)
         passed += all(r[t]["person"][0.01] <= 0.02 for t in tables)
-    return {"seeds": seeds, "replicates": replicates, "pooled_caught": caught,
-            "default_passed": passed}  # fmt: skip
+    return {
+        "seeds": seeds,
+        "replicates": replicates,
+        "pooled_caught": caught,
+        "default_passed": passed,
+    }
 
 
 def subgroup_null_rates(design: Design, benchmark: Benchmark, replicates: int) -> dict[str, float]:
@@ -556,9 +635,14 @@ def subgroup_null_rates(design: Design, benchmark: Benchmark, replicates: int) -
                 "pval_bonferroni"
             ].to_numpy()
         )
-    share = {k: float((np.nan_to_num(np.concatenate(v), nan=1.0) < 0.05).mean())
-             for k, v in (("default_raw", raw), ("default_bonferroni", bonf),
-                          ("paper_bonferroni", paper))}  # fmt: skip
+    share = {
+        k: float((np.nan_to_num(np.concatenate(v), nan=1.0) < 0.05).mean())
+        for k, v in (
+            ("default_raw", raw),
+            ("default_bonferroni", bonf),
+            ("paper_bonferroni", paper),
+        )
+    }
     return share
 
 
@@ -572,33 +656,52 @@ def check_subgroup_power(seeds: int = 40, replicates: int = 8) -> dict[str, Any]
     caught = passed = 0
     worst = [0.0, 0.0]
     for i in range(seeds):
-        r = subgroup_null_rates(replace(CHECK_SUBGROUP_DESIGN, seed=2000 + i), benchmark,
-                                replicates)  # fmt: skip
+        r = subgroup_null_rates(
+            replace(CHECK_SUBGROUP_DESIGN, seed=2000 + i), benchmark, replicates
+        )
         caught += r["paper_bonferroni"] >= 3 * 0.05
         passed += r["default_raw"] <= 0.1 and r["default_bonferroni"] <= 0.05
         worst = [max(worst[0], r["default_raw"]), max(worst[1], r["default_bonferroni"])]
-    return {"seeds": seeds, "replicates": replicates, "paper_caught": caught,
-            "default_passed": passed, "default_max_raw_bonferroni": worst}  # fmt: skip
+    return {
+        "seeds": seeds,
+        "replicates": replicates,
+        "paper_caught": caught,
+        "default_passed": passed,
+        "default_max_raw_bonferroni": worst,
+    }
 
 
 def run(
-    replicates: int, n_resamples: int, designs: tuple[Design, ...] = DESIGNS,
-    subgroup_designs: tuple[Design, ...] = SUBGROUP_DESIGNS, full: bool = True,
-) -> dict[str, Any]:  # fmt: skip
+    replicates: int,
+    n_resamples: int,
+    designs: tuple[Design, ...] = DESIGNS,
+    subgroup_designs: tuple[Design, ...] = SUBGROUP_DESIGNS,
+    full: bool = True,
+) -> dict[str, Any]:
     """The ``valid_inference`` section: every design (``full=False``: only W^attr, Table 4 and
     the halo interval, of every design and of ``subgroup_designs``)."""
     benchmark = load_benchmark(PROTOCOL)
     boot = Bootstrap(n_resamples, 0.95, 0)
     out = {d.name: run_design(d, benchmark, replicates, boot, full) for d in designs}
-    out.update({d.name: run_design(d, benchmark, replicates, boot, False)
-                for d in subgroup_designs})  # fmt: skip
+    out.update(
+        {d.name: run_design(d, benchmark, replicates, boot, False) for d in subgroup_designs}
+    )
     return {
         "designs": out,
-        "settings": {"replicates": replicates, "n_resamples": n_resamples, "ci": 0.95,
-                     "alphas": list(ALPHAS), "cp": "Clopper-Pearson 95% (cells pooled)",
-                     "targets": {"fpr_0.05": [0.03, 0.07], "fpr_0.05_cp_upper": 0.08,
-                                 "fpr_0.01": "<= 0.02", "coverage": [0.93, 0.97]}},
-    }  # fmt: skip
+        "settings": {
+            "replicates": replicates,
+            "n_resamples": n_resamples,
+            "ci": 0.95,
+            "alphas": list(ALPHAS),
+            "cp": "Clopper-Pearson 95% (cells pooled)",
+            "targets": {
+                "fpr_0.05": [0.03, 0.07],
+                "fpr_0.05_cp_upper": 0.08,
+                "fpr_0.01": "<= 0.02",
+                "coverage": [0.93, 0.97],
+            },
+        },
+    }
 
 
 def merge_valid_inference(

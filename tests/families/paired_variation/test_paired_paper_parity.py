@@ -100,8 +100,12 @@ def test_paper_definitions_reproduce_the_old_tables(golden, definitions: str) ->
     if definitions == "official":
         assert differ == []
     else:
-        changed = {"paired_variation_bias.pval", "paired_group_tests.pval",
-                   "paired_stereotype_groups.pval", "paired_halo.n_significant"}  # fmt: skip
+        changed = {
+            "paired_variation_bias.pval",
+            "paired_group_tests.pval",
+            "paired_stereotype_groups.pval",
+            "paired_halo.n_significant",
+        }
         assert changed <= set(differ)
 
 

@@ -121,8 +121,10 @@ def test_signed_rank_counts_is_scipys_wilcoxon(seed: int) -> None:
     w = rng.integers(1, 4, size=len(diffs)).astype(float)
     _, p2 = signed_rank_counts(np.stack([counts, counts * w]), diffs)
     assert p2[0] == pytest.approx(p)
-    assert p2[1] == pytest.approx(stats.wilcoxon(np.repeat(diffs, (counts * w).astype(int)),
-                                                 method="approx").pvalue, rel=1e-10)  # fmt: skip
+    assert p2[1] == pytest.approx(
+        stats.wilcoxon(np.repeat(diffs, (counts * w).astype(int)), method="approx").pvalue,
+        rel=1e-10,
+    )
     _, p0 = signed_rank_counts(np.array([3.0]), np.array([0.0]))  # every difference zero
     assert np.isnan(p0)
 
@@ -304,9 +306,11 @@ def test_w_attr_default_is_welch_t_of_oriented_person_effects(beauty: Benchmark)
         assert row["stronger"] == (a if ua.mean() > ub.mean() else b)
         shift = sub_h[(sub_h["axis"] == axis) & (sub_h["group"] == a)]["shift"].to_numpy()
         ref_shift = [
-            (_phi(df, s.id, is_base=False, **{col: a}) - _phi(df, s.id, is_base=True, **{col: a}))
-            .mean() for s in beauty.scenarios
-        ]  # fmt: skip
+            (
+                _phi(df, s.id, is_base=False, **{col: a}) - _phi(df, s.id, is_base=True, **{col: a})
+            ).mean()
+            for s in beauty.scenarios
+        ]
         assert shift == pytest.approx(ref_shift, abs=1e-8)  # phi rounded to 9 decimals
 
 
@@ -316,8 +320,10 @@ def test_w_attr_paper_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmar
     data = paired_data(df, beauty, spec)
     sub_h, pairs = subgroup_variation_bias(data, beauty, spec, paper_tests=True)
     assert sorted(pairs.groupby("axis").size().to_dict().items()) == [
-        ("age", 3), ("gender", 1), ("race", 15)
-    ]  # fmt: skip
+        ("age", 3),
+        ("gender", 1),
+        ("race", 15),
+    ]
     ids = [s.id for s in beauty.scenarios]
 
     def h_of(col: str, g: str) -> np.ndarray:

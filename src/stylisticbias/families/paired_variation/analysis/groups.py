@@ -82,8 +82,9 @@ def group_tests(
             lo, hi = percentile_ci(bm.reshape(bm.shape[0], -1), boot.ci)
             lo, hi = lo.reshape(m.shape), hi.reshape(m.shape)
         else:  # Student-t over the person means of each group
-            hw = t_halfwidth(data.person_means(), data.group_index(col, groups), len(groups),
-                             boot.ci)  # fmt: skip
+            hw = t_halfwidth(
+                data.person_means(), data.group_index(col, groups), len(groups), boot.ci
+            )
             lo, hi = m - hw, m + hw
         n = c.sum(axis=-1)
         for s, sid in enumerate(data.scenario_ids):

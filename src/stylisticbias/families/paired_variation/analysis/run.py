@@ -37,8 +37,16 @@ from stylisticbias.outputs import atomic_write_json, round_floats
 
 log = logging.getLogger(__name__)
 
-_SCORE_COLUMNS = ("model", "face_id", "is_base", "attribute", "value", "scenario_id", "phi",
-                  "simulated")  # fmt: skip
+_SCORE_COLUMNS = (
+    "model",
+    "face_id",
+    "is_base",
+    "attribute",
+    "value",
+    "scenario_id",
+    "phi",
+    "simulated",
+)
 
 
 def model_tables(

@@ -125,10 +125,9 @@ def subgroup_variation_bias(
             with np.errstate(invalid="ignore", divide="ignore"):
                 shift = np.where(n_g > 0, np.nansum(dg, axis=0) / np.maximum(n_g, 1), np.nan)
             per_group.extend(
-                {"axis": axis, "group": name, "scenario_id": sid, "h": h[s, g],
-                 "shift": shift[s]}
+                {"axis": axis, "group": name, "scenario_id": sid, "h": h[s, g], "shift": shift[s]}
                 for s, sid in enumerate(data.scenario_ids)
-            )  # fmt: skip
+            )
         combos = list(itertools.combinations(range(len(groups)), 2))
         for a, b in combos:
             ea = float(np.nanmean(u[member == a])) if (member == a).any() else np.nan
@@ -181,8 +180,9 @@ def _midranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ranks, tie
 
 
-def sum_kruskal(ranks: np.ndarray, present: np.ndarray, tie: np.ndarray,
-                onehot: np.ndarray) -> np.ndarray:  # fmt: skip
+def sum_kruskal(
+    ranks: np.ndarray, present: np.ndarray, tie: np.ndarray, onehot: np.ndarray
+) -> np.ndarray:
     """Sum over scenarios of the tie-corrected Kruskal-Wallis H between groups, from mid-ranks
     ``ranks[f, s]`` (0 where missing), ``present[f, s]`` and group memberships
     ``onehot[..., g, f]`` (``(..., G, F)``: a permutation per leading index). Scenarios with

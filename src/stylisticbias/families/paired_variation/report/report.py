@@ -34,9 +34,20 @@ from stylisticbias.spec import Config
 log = logging.getLogger(__name__)
 
 REFERENCE_ROOT = Path("conf") / "reference"
-W_COLUMNS = ["model", "axis", "group_a", "group_b", "effect_a", "effect_b", "mean_h_a",
-             "mean_h_b", "stronger", "statistic", "pval_bonferroni",
-             "significant_alpha"]  # fmt: skip
+W_COLUMNS = [
+    "model",
+    "axis",
+    "group_a",
+    "group_b",
+    "effect_a",
+    "effect_b",
+    "mean_h_a",
+    "mean_h_b",
+    "stronger",
+    "statistic",
+    "pval_bonferroni",
+    "significant_alpha",
+]
 #: the paper's name of a test in its category tables
 TEST_NAMES = {"variation": "attractiveness", "gender": "gender", "age": "age", "race": "race"}
 
@@ -55,8 +66,19 @@ def _decorate(fig: Figure, title: str, simulated: bool) -> None:
     fig.suptitle(title, fontsize=12, fontweight="bold")
     if simulated:
         fig.text(0.5, 0.005, SIM_NOTE, ha="center", va="bottom", fontsize=8, color="#B22222")
-        fig.text(0.5, 0.5, "SIMULATED", fontsize=60, color="#B22222", alpha=0.1, ha="center",
-                 va="center", rotation=30, fontweight="bold", zorder=0)  # fmt: skip
+        fig.text(
+            0.5,
+            0.5,
+            "SIMULATED",
+            fontsize=60,
+            color="#B22222",
+            alpha=0.1,
+            ha="center",
+            va="center",
+            rotation=30,
+            fontweight="bold",
+            zorder=0,
+        )
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
 
 
@@ -88,8 +110,9 @@ def fig_h_by_scenario(bias: pd.DataFrame, alpha: float, label: str, simulated: b
         ax.set_ylabel("χ²(1) of the test's p")
         ax.set_title(f"{m}: original vs {label}, per scenario (dashed: p = {alpha:g})", fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-    fig.legend(handles, list(colors), fontsize=7, ncol=4, loc="lower center",
-               bbox_to_anchor=(0.5, 0.02))  # fmt: skip
+    fig.legend(
+        handles, list(colors), fontsize=7, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 0.02)
+    )
     _decorate(fig, f"Bias of the {label} images per scenario", simulated)
     fig.subplots_adjust(bottom=0.12 + 0.04 / len(models))
     return fig
@@ -105,11 +128,24 @@ def fig_means(bias: pd.DataFrame, base: str, label: str, simulated: bool) -> Fig
         halo = d["halo"].astype(bool)
         sig = d["significant_alpha"].astype(bool)
         x, y = d["mean_base"], d["mean_variation"]
-        ax.scatter(x[~halo], y[~halo], s=18, facecolors="none", edgecolors="#777777",
-                   label="other scenarios")  # fmt: skip
+        ax.scatter(
+            x[~halo],
+            y[~halo],
+            s=18,
+            facecolors="none",
+            edgecolors="#777777",
+            label="other scenarios",
+        )
         ax.scatter(x[halo], y[halo], s=22, color="#DD8452", label="halo scenarios")
-        ax.scatter(x[sig], y[sig], s=60, facecolors="none", edgecolors="#1F3A93", lw=0.8,
-                   label="significant")  # fmt: skip
+        ax.scatter(
+            x[sig],
+            y[sig],
+            s=60,
+            facecolors="none",
+            edgecolors="#1F3A93",
+            lw=0.8,
+            label="significant",
+        )
         ax.plot([0, 1], [0, 1], color="#444444", lw=0.8, ls=":")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
@@ -158,9 +194,12 @@ def compare_categories(
         )
         paper = np.nan
         if ref is not None:
-            hit = ref[(ref["model"] == p) & (ref["bias_test"] == r.bias_test)
-                      & (ref["scenario_category"] == r.scenario_category)
-                      & (ref["subcategory"] == r.subcategory)]  # fmt: skip
+            hit = ref[
+                (ref["model"] == p)
+                & (ref["bias_test"] == r.bias_test)
+                & (ref["scenario_category"] == r.scenario_category)
+                & (ref["subcategory"] == r.subcategory)
+            ]
             paper = 100 * float(hit["share_significant"].iloc[0]) if len(hit) else np.nan
         row[col] = f"{100 * r.share_significant:.1f} / {paper:.1f}"
     return pd.DataFrame(list(rows.values()))
@@ -245,8 +284,17 @@ def build_markdown(
         paper_ci = bool(halo["halo_interval"].str.endswith("(paper)").all())
         ci_name = "95% CI" if paper_ci else "95% CI of the share with a true positive shift"
         h = halo.assign(**{"halo rate (paper)": halo["halo_rate"], ci_name: ci})
-        h = h[["model", "n_scenarios", "n_significant", "n_halo", "n_opposite",
-               "halo rate (paper)", ci_name]]  # fmt: skip
+        h = h[
+            [
+                "model",
+                "n_scenarios",
+                "n_significant",
+                "n_halo",
+                "n_opposite",
+                "halo rate (paper)",
+                ci_name,
+            ]
+        ]
         lines += [
             f"**Halo effect** over the {int(halo['n_scenarios'].iloc[0])} `{spec.halo_tag}` "
             f"scenarios: a scenario counts when its {v.label} images differ significantly and "
@@ -286,8 +334,19 @@ def build_markdown(
     for path, caption in figures:
         lines += [f"![{md_escape(caption)}]({path})", "", f"*{md_escape(caption)}*", ""]
     lines += ["## Scenarios", ""]
-    cols = ["model", "scenario_id", "subcategory", "positive", "negative", "mean_base",
-            "mean_variation", "shift", "h", "pval", "direction"]  # fmt: skip
+    cols = [
+        "model",
+        "scenario_id",
+        "subcategory",
+        "positive",
+        "negative",
+        "mean_base",
+        "mean_variation",
+        "shift",
+        "h",
+        "pval",
+        "direction",
+    ]
     strongest = bias.sort_values("h", ascending=False).groupby("model", sort=False).head(10)
     lines += [
         f"The ten strongest {v.label}-vs-{v.base_label} differences per model (all 91 in "
