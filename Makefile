@@ -13,7 +13,7 @@ export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 # pytest would re-rewrite every test module's asserts on every run (~35 CPU-s of `make test`).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-soda bench-overhead bench-exact-requests bench-scores bench-analysis bench-tests bench-tests-load clean-data
+.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-valid-inference bench-soda bench-overhead bench-exact-requests bench-scores bench-analysis bench-tests bench-tests-load clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -101,6 +101,15 @@ bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 
 
 bench-calibration-paired: $(STAMP)  ## reports/bench/calibration.json, protocols section: beauty-demo, 24 replicates (CPU, ~6 min)
 	$(BIN)/python -m stylisticbias_dev.bench.paired_calibration --experiment beauty-demo --replicates 24 --faces 108 --population 5000
+
+bench-valid-inference: $(STAMP)  ## reports/bench/calibration.json, protocols.*.valid_inference: every protocol's tests under person/photo/cluster effects (CPU, ~2.5 h)
+	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_validity --replicates 250
+	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_tables_validity --replicates 600 --effect-replicates 100
+	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --replicates 100
+	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only subgroups --replicates 150
+	$(BIN)/python -m stylisticbias_dev.bench.tasks_valid_inference --vignette-null 800
+	$(BIN)/python -m stylisticbias_dev.bench.soda_valid_inference --designs structured --null-objects 1000 --power-objects 250 --replicates 800 --power-replicates 150 --n-perm 499 --n-perm-mitigation 299
+	$(BIN)/python -m stylisticbias_dev.bench.soda_valid_inference --designs refusal_shift --null-objects 500 --power-objects 150 --replicates 600 --power-replicates 100 --n-perm 499 --n-perm-mitigation 299
 
 bench-exact-requests: $(STAMP)  ## reports/bench/openai_engine.json, exact_requests: served exact mode's requests per prompt on 40 planted answer trees (CPU, ~5 min)
 	$(BIN)/python -m stylisticbias_dev.bench.exact_requests --trees 40
