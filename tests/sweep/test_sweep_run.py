@@ -247,7 +247,7 @@ def test_task_protocol_demo_sweeps_log_intervals_per_job(tmp_path: Path, experim
     parent = next(i for i, r in runs.items() if not r["parent"])
     jobs_ = {r["name"]: i for i, r in runs.items() if r["parent"] == parent}
     assert {"model=simulated-strong", "model=simulated-weak"} <= set(jobs_)
-    table = "reflect_win_rates." if experiment == "reflect-demo" else "position_bias."
+    table = "reflect_win_rates." if experiment == "reflect-demo" else "task_position_bias."
     for name in ("model=simulated-strong", "model=simulated-weak"):
         model = name.split("=")[1]
         below = {r["name"] for r in runs.values() if r["parent"] == jobs_[name]}

@@ -105,7 +105,7 @@ IDENTITIES = ("doctor", "farmer", "teacher", "athlete")
 #: doctor's salary recommendation; conf/benchmark/vignette.yaml's "friendly"/"unfriendly"
 #: terms and the first cooking decision with the image and text-only.
 AFC_INCOME, MCQ_SALARY, SALARY_DOCTOR = 1, 11, 21
-FRIENDLY, UNFRIENDLY, DECISION, DECISION_TEXT = 101, 102, 301, 401
+FRIENDLY, UNFRIENDLY, DECISION, DECISION_TEXT = 101, 102, 3021, 4021
 #: targets of the acceptance check
 COVERAGE_TARGET = (0.93, 0.97)
 FDR_TARGET = 0.05
