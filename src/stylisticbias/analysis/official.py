@@ -77,6 +77,19 @@ BODY_COMPENSATION_STYLES = (
 #: (no ethnicity), all tattoo values pooled.
 TATTOO_DIMENSIONS = ("age", "gender", "body")
 
+#: the columns of Table 3's cells as both definitions compute them (``pval_corr`` follows)
+TABLE3_CELL_COLUMNS = (
+    "category",
+    "dimension",
+    "sbs",
+    "ci_low",
+    "ci_high",
+    "pval",
+    "n",
+    "n_faces",
+    "n_cells",
+)
+
 
 def adjust_untested_as_one(
     pval: np.ndarray, in_family: np.ndarray, method: str, *, extra: int = 0
@@ -187,17 +200,7 @@ def table3_official(
             rows.append((cat, str(dim), value, lo, hi, p, int(den[:, m].sum()), n_f, int(m.sum())))
     df = pd.DataFrame(
         rows,
-        columns=[
-            "category",
-            "dimension",
-            "sbs",
-            "ci_low",
-            "ci_high",
-            "pval",
-            "n",
-            "n_faces",
-            "n_cells",
-        ],
+        columns=list(TABLE3_CELL_COLUMNS),
     )
     n_dims = len(dict.fromkeys(dims))
     df["pval_corr"] = adjust_untested_as_one(

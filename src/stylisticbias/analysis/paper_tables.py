@@ -20,6 +20,7 @@ from stylisticbias.analysis.metrics import CellSums, cell_sums, sbs_frame
 from stylisticbias.analysis.official import (
     AGE_GRADIENT_STYLES,
     BODY_COMPENSATION_STYLES,
+    TABLE3_CELL_COLUMNS,
     TATTOO_DIMENSIONS,
     SectionCell,
     adjust_untested_as_one,
@@ -209,17 +210,7 @@ def table3(
             rows.append((cat, dim, eff, lo, hi, p, n, nf, int(m.sum())))
     df = pd.DataFrame(
         rows,
-        columns=[
-            "category",
-            "dimension",
-            "sbs",
-            "ci_low",
-            "ci_high",
-            "pval",
-            "n",
-            "n_faces",
-            "n_cells",
-        ],
+        columns=list(TABLE3_CELL_COLUMNS),
     )
     untested = df["pval"].isna() & df["sbs"].notna()
     if untested.any():
