@@ -582,17 +582,22 @@ def protocol_tasks(activities: Sequence[Activity], roles: Sequence[Role]) -> lis
                     },
                 )
             )
-    decisions = decision_questions(activities, roles)
-    for q in decisions:
-        k = DECISION_KEYS.index(q.key) + 1
-        fields = {
-            "paradigm": "decision",
-            "dimension": q.dimension,
-            "key": q.key,
-            "activity": q.activity.name,
-            "time": q.activity.time,
-            "role": q.role,
-        }
+    decisions = [
+        (
+            q,
+            DECISION_KEYS.index(q.key) + 1,
+            {
+                "paradigm": "decision",
+                "dimension": q.dimension,
+                "key": q.key,
+                "activity": q.activity.name,
+                "time": q.activity.time,
+                "role": q.role,
+            },
+        )
+        for q in decision_questions(activities, roles)
+    ]
+    for q, k, fields in decisions:  # asked with the image (3000s), then text-only (4000s)
         tasks.append(
             _task(
                 3000 + 10 * q.activity.index + k,
@@ -601,16 +606,7 @@ def protocol_tasks(activities: Sequence[Activity], roles: Sequence[Role]) -> lis
                 fields,
             )
         )
-    for q in decisions:
-        k = DECISION_KEYS.index(q.key) + 1
-        fields = {
-            "paradigm": "decision",
-            "dimension": q.dimension,
-            "key": q.key,
-            "activity": q.activity.name,
-            "time": q.activity.time,
-            "role": q.role,
-        }
+    for q, k, fields in decisions:
         tasks.append(
             _task(
                 4000 + 10 * q.activity.index + k,
