@@ -5,7 +5,8 @@ params.yaml is an experiment's view (stylisticbias.params_view): the settings us
 Hydra integration composes them from conf/dvc/ on `dvc exp run -S ...`. This stage composes
 conf/ with the view's choices and values (the checks `python -m stylisticbias.configure compose`
 runs), so a bad value stops the run here in one line (exit 2) before any other stage starts,
-and writes data/config/resolved.yaml (what every stage reads) and one file per group of stages
+and writes data/config/resolved.yaml, each protocol's job (data/config/<protocol>/resolved.yaml:
+what that protocol's stages read, stylisticbias.protocols) and one file per group of stages
 (settings + input hashes) that the group depends on. It runs on every `dvc repro`
 (always_changed); a file whose content is unchanged invalidates nothing.
 
@@ -15,9 +16,17 @@ With $STYLISTICBIAS_PARAMS set (a sweep job's params file) it only checks that f
 import os
 
 from stylisticbias.cli import run, stage, stage_arguments
-from stylisticbias.config import PARAMS_ENV, load_config, load_params, project_root
+from stylisticbias.config import (
+    PARAMS_ENV,
+    load_config,
+    load_params,
+    load_yaml_file,
+    project_root,
+)
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.params_view import view_conf_drift
+from stylisticbias.protocols import jobs as protocol_jobs
+from stylisticbias.spec.parse import config_from_params
 from stylisticbias.stage_inputs import write_stage_inputs
 from stylisticbias.validate import validate_params
 
@@ -37,12 +46,17 @@ def main() -> None:
     if os.environ.get(PARAMS_ENV):
         params = load_params()
         load_config()  # the typed specs: unknown keys, types, ranges
-    else:  # always from params.yaml and conf/ (never a resolved file of an earlier run)
-        params = load_params(project_root() / "params.yaml")
-        load_config(project_root() / "params.yaml")
-    validate_params(params)  # what needs more than the schema (configure compose's checks)
-    if not os.environ.get(PARAMS_ENV):
-        write_stage_inputs(params, project_root())
+        validate_params(params)  # what needs more than the schema (configure compose's checks)
+        return
+    # always from params.yaml and conf/ (never a resolved file of an earlier run)
+    view_file = project_root() / "params.yaml"
+    view = load_yaml_file(view_file)
+    params = load_params(view_file)
+    jobs = protocol_jobs(view if isinstance(view, dict) else params, where=view_file.name)
+    for job in jobs.values():  # every protocol's job: the typed specs, then the other checks
+        config_from_params(job, where=view_file.name)
+        validate_params(job)
+    write_stage_inputs(params, project_root(), jobs)
 
 
 if __name__ == "__main__":

@@ -68,9 +68,15 @@ _NO_OVERRIDES = (
 
 
 def stage_arguments(doc: str, *, model: bool = False) -> argparse.Namespace:
-    """Parse a stage script's command line: nothing, or one model name; anything else (e.g.
+    """Parse a stage script's command line: ``--protocol NAME`` (the protocol's job: set before
+    the stage starts, :func:`stage`), and nothing else or one model name; anything else (e.g.
     ``-m faces.n=4,8``) is an error saying how to change the configuration instead."""
     parser = argparse.ArgumentParser(description=doc.strip().splitlines()[0], epilog=_NO_OVERRIDES)
+    parser.add_argument(
+        "--protocol",
+        help="the protocol whose job to run (data/config/<protocol>/resolved.yaml, written by "
+        "the check stage); default: the configuration's first protocol",
+    )
     if model:
         parser.add_argument("model", help="model name (a key of params.yaml models)")
     args, extra = parser.parse_known_args()
@@ -99,6 +105,16 @@ def stage_lock_name(argv: list[str] | None = None, params_file: str | None = Non
     return "-".join(p.replace("/", "_") for p in parts if p)
 
 
+def _protocol_argument(argv: list[str]) -> str | None:
+    """The value of ``--protocol NAME`` / ``--protocol=NAME`` in ``argv`` (None: absent)."""
+    for i, arg in enumerate(argv):
+        if arg == "--protocol" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--protocol="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def stage(fn: Callable[..., Any]) -> Callable[..., int]:
     """Wrap a stage entry point: bad input becomes one ``error:`` line and exit status 2.
 
@@ -118,6 +134,11 @@ def stage(fn: Callable[..., Any]) -> Callable[..., int]:
 
         setup_logging()
         try:
+            protocol = _protocol_argument(sys.argv[1:])
+            if protocol:
+                from stylisticbias.protocols import use_job
+
+                use_job(protocol)
             with OutputLock(project_root(), Path(f"stage-{stage_lock_name()}")):
                 if not {"-h", "--help"} & set(sys.argv[1:]):
                     check_all_outputs(load_params(), project_root())

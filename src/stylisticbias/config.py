@@ -151,6 +151,7 @@ def _compose(
                 cfg = OmegaConf.merge(cfg, dict(values))
             except OmegaConfBaseException as exc:
                 raise StylisticBiasError(_merge_error(exc, cfg, where or "values")) from None
+        cfg = _protocol_job(cfg, where or "conf/")
         container = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         raise StylisticBiasError(explain(exc, overrides, conf_dir())) from None
@@ -166,6 +167,41 @@ def _compose(
         where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
     config_from_params(container, where=where)  # ranges, keys added with `+`
     return container  # type: ignore[return-value]
+
+
+#: keys a protocol's settings (``protocol_settings.<name>``) may not set: they choose the jobs
+_JOB_KEYS = ("protocol", "protocols", "generator_protocols", "protocol_settings")
+
+
+def _protocol_job(cfg: Any, where: str) -> Any:
+    """``cfg`` as the configuration of one protocol's job: ``protocol`` (unset: the first of
+    ``protocols``/``generator_protocols``) with ``protocol_settings.<protocol>`` merged on top
+    (:mod:`stylisticbias.protocols`)."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    if OmegaConf.is_missing(cfg, "protocol"):
+        chosen = [*(cfg.get("protocols") or {}), *(cfg.get("generator_protocols") or {})]
+        if not chosen:
+            raise StylisticBiasError(
+                f"{where}: no protocol chosen; choose them with protocols=[...] (valid: "
+                f"{', '.join(available('protocols'))})"
+            )
+        cfg.protocol = str(chosen[0])
+    settings = (cfg.get("protocol_settings") or {}).get(str(cfg.protocol))
+    if not settings:
+        return cfg
+    bad = [k for k in settings if k in _JOB_KEYS]
+    if bad:
+        raise StylisticBiasError(
+            f"{where}: protocol_settings.{cfg.protocol}.{bad[0]}: a protocol's settings cannot "
+            "choose protocols; set them at the top level"
+        )
+    try:
+        return OmegaConf.merge(cfg, OmegaConf.to_container(settings))
+    except OmegaConfBaseException as exc:
+        where = f"{where}: protocol_settings.{cfg.protocol}"
+        raise StylisticBiasError(_merge_error(exc, cfg, where)) from None
 
 
 def _merge_error(exc: Exception, cfg: Any, where: str) -> str:
@@ -436,6 +472,9 @@ def choices(view: Mapping[str, Any]) -> list[str]:
         )
     out.append(f"model=[{','.join(str(m) for m in models)}]")
     out.append(f"annotator=[{','.join(str(a) for a in view.get('annotators') or {})}]")
+    if "protocols" in view or "generator_protocols" in view:
+        chosen = [*(view.get("protocols") or {}), *(view.get("generator_protocols") or {})]
+        out.append(f"protocols=[{','.join(str(p) for p in chosen)}]")
     for group, choice in (view.get("choice") or {}).items():
         if group not in CHOICE_GROUPS:
             raise StylisticBiasError(

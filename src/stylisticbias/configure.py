@@ -25,6 +25,7 @@ from typing import Any
 
 from stylisticbias import config, params_view
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.protocols import jobs as protocol_jobs
 from stylisticbias.stage_inputs import write_stage_inputs
 from stylisticbias.validate import validate_params
 
@@ -63,7 +64,7 @@ def write_params(
         view = params_view.compose_view(params_view.view_overrides(overrides))
         params = params_view.full_params(view)
     path.write_text(params_view.dump_view(view), encoding="utf-8")
-    write_stage_inputs(params, root)
+    write_stage_inputs(params, root, protocol_jobs(view))
     log.info("wrote %s", path)
     return path
 

@@ -106,9 +106,18 @@ REPORT_MEMBERS = (
     "plots",
     "tables",
 )
-#: the committed report (dvc.yaml's ``reports/...`` outputs): its git-tracked files are the
-#: report stages' own outputs
+#: the committed reports (dvc.yaml's ``reports/<protocol>/...`` outputs, one folder per
+#: protocol): their git-tracked files are the report stages' own outputs
 COMMITTED_REPORTS = "reports"
+#: the run-wide outputs (dvc.yaml's audit stage, the protocols' report manifests), under the
+#: project root and ``paths.data``
+AUDIT_OUTPUT = "reports/audit"
+MANIFEST_OUTPUT = "report_manifests"
+
+
+def committed_report(params: Mapping[str, Any]) -> str:
+    """``reports/<protocol>``: the committed report folder of a protocol's job."""
+    return f"{COMMITTED_REPORTS}/{params.get('protocol')}"
 #: the ``check`` stage's output (dvc.yaml; not persistent: DVC deletes it before the stage runs)
 CHECK_OUTPUT = "data/config"
 
@@ -237,7 +246,9 @@ def tracked_files(root: Path, paths: Iterable[Path]) -> list[Path]:
     return [rootr / n for n in names if n]
 
 
-def _check_tracked(root: Path, outs: Mapping[str, tuple[str, Path]]) -> None:
+def _check_tracked(
+    root: Path, outs: Mapping[str, tuple[str, Path]], committed_rel: str = COMMITTED_REPORTS
+) -> None:
     """Refuse an output that is or holds a git-tracked file its stage does not own.
 
     ``outs``: ``{key: (raw value, resolved path)}``. The committed report (``paths.reports``
@@ -246,7 +257,7 @@ def _check_tracked(root: Path, outs: Mapping[str, tuple[str, Path]]) -> None:
     are names those stages never write.
     """
     rootr = Path(root).resolve()
-    committed = rootr / COMMITTED_REPORTS
+    committed = rootr / committed_rel
     asked = {
         out: (key, raw)
         for key, (raw, out) in outs.items()
@@ -303,13 +314,12 @@ def check_output_path(
             + ("the data root itself" if out == data else "outside the data root")
             + f" {data}; stage outputs must lie inside it (e.g. {data.name}/faces)"
         )
-    committed = rootr / COMMITTED_REPORTS
     for other_key, other_raw in others.items():
         if other_key == key or other_raw is None:
             continue
-        if other_key.startswith(_REPORT_OUTPUT) and key == "paths.reports" and out == committed:
-            continue  # the committed report's folders are this output's own
         other = _resolve(rootr, other_raw, other_key)
+        if other_key.startswith(_REPORT_OUTPUT) and key == "paths.reports" and other.parent == out:
+            continue  # the committed report's folders are this output's own
         if out == other or out.is_relative_to(other) or other.is_relative_to(out):
             raise StylisticBiasError(
                 f"{key}={str(raw)!r}: overlaps {other_key}={str(other_raw)!r} "
@@ -342,9 +352,12 @@ def declared_outputs(params: Mapping[str, Any]) -> dict[str, str]:
     if data is not None:
         out["render cache"] = str(Path(str(data)) / ".render-cache")
         out["tracking output"] = str(Path(str(data)) / "tracking")
+        out["report manifests"] = str(Path(str(data)) / MANIFEST_OUTPUT)
     out["check output"] = CHECK_OUTPUT  # dvc.yaml: DVC deletes it before `check` runs
+    out["audit output"] = AUDIT_OUTPUT  # dvc.yaml's audit stage (committed, run-wide)
+    committed = committed_report(params)
     for m in REPORT_MEMBERS:  # dvc.yaml's committed report (cache: false, not persistent)
-        out[f"{_REPORT_OUTPUT}{COMMITTED_REPORTS}/{m}"] = f"{COMMITTED_REPORTS}/{m}"
+        out[f"{_REPORT_OUTPUT}{committed}/{m}"] = f"{committed}/{m}"
     out["input data/import"] = "data/import"  # the import generator's watched folder (dvc.yaml)
     generator = dict(params.get("generator") or {})
     for k in ("source", "watch_dir"):
@@ -363,7 +376,7 @@ def stage_output(params: Mapping[str, Any], key: str, root: Path, *, tracked: bo
     data = data_root(root, paths["data"])
     out = check_output_path(root, paths[key], f"paths.{key}", data, declared_outputs(params))
     if tracked:
-        _check_tracked(root, {f"paths.{key}": (str(paths[key]), out)})
+        _check_tracked(root, {f"paths.{key}": (str(paths[key]), out)}, committed_report(params))
     return out
 
 
@@ -382,7 +395,7 @@ def check_all_outputs(params: Mapping[str, Any], root: Path) -> None:
     for name in ("render cache", "tracking output"):
         raw = declared_outputs(params)[name]
         outs[name] = (raw, _resolve(Path(root).resolve(), raw, name))
-    _check_tracked(root, outs)
+    _check_tracked(root, outs, committed_report(params))
 
 
 def check_replaceable(path: Path, key: str, raw: str, marker: str) -> None:

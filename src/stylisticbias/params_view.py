@@ -8,8 +8,12 @@ writes ``params.yaml`` by composing a Hydra config on ``dvc exp run -S``. So tha
 - ``conf/dvc/model/<name>.yaml``: the judged model's engine name (``models.<name>.engine.name``);
 - ``conf/dvc/annotator/<name>.yaml``: the annotator's engine (``annotators.<name>.engine``; the
   ``annotate`` stages are one per annotator, so ``dvc.yaml`` iterates over them);
-- ``conf/dvc/experiment/<name>.yaml``: the experiment's model choice, protocol, ``faces.n`` and
-  ``judge.seeds``, as ``conf/`` composes them for that experiment (and its annotators);
+- ``conf/dvc/protocols/<name>.yaml``: the protocol, under ``protocols`` (or
+  ``generator_protocols`` for SODA, whose stages are not a judged model's), so that
+  ``dvc exp run -S 'protocols=[reflect]'`` chooses protocols as ``model=[...]`` chooses models
+  and ``dvc.yaml`` iterates over them;
+- ``conf/dvc/experiment/<name>.yaml``: the experiment's model and protocol choice, ``faces.n``
+  and ``judge.seeds``, as ``conf/`` composes them for that experiment (and its annotators);
 - ``conf/dvc/<group>/<option>.yaml`` for the other groups (``generator``, ``tracking``,
   ``analysis``): the choice, recorded under ``choice`` when appended with ``+group=option``;
 - ``conf/dvc/config.yaml``: the defaults (``conf/config.yaml``'s models, annotators and
@@ -39,7 +43,9 @@ __all__ = ["full_params", "is_view"]
 #: the view's Hydra config directory, under ``conf/`` (generated; ``.dvc/config`` names it)
 VIEW_DIR = "dvc"
 #: values every experiment's view shows (dotted keys of the configuration)
-SHOWN = ("protocol", "faces.n", "judge.seeds")
+SHOWN = ("faces.n", "judge.seeds")
+#: the group choosing the protocols an experiment runs (``conf/protocols/``)
+PROTOCOLS = "protocols"
 HEADER = (
     "# GENERATED from conf/ by `python -m stylisticbias.configure compose` (the view DVC composes\n"
     "# into params.yaml on `dvc exp run`; src/stylisticbias/params_view.py). Do not edit.\n"
@@ -99,6 +105,15 @@ def _engine_name(model: str) -> str:
     return str(config.load_group_option("model", model)["engine"]["name"])
 
 
+def _package(group: str, option: str) -> str:
+    """The ``# @package`` of a ``conf/<group>/<option>.yaml`` (its first such line)."""
+    path = config.conf_dir() / group / f"{option}.yaml"
+    for line in config.read_config_text(path).splitlines():
+        if line.startswith("# @package "):
+            return line.removeprefix("# @package ").strip()
+    return group
+
+
 def _dump(package: str | None, body: Mapping[str, Any]) -> str:
     pkg = f"# @package {package}\n" if package else ""
     text = yaml.safe_dump(dict(body), sort_keys=False, width=100) if body else ""
@@ -115,6 +130,8 @@ def view_conf_files() -> dict[str, str]:
     for name in config.available("annotator"):
         engine = config.load_group_option("annotator", name).get("engine")
         files[f"annotator/{name}.yaml"] = _dump(f"annotators.{name}", {"engine": engine})
+    for name in config.available(PROTOCOLS):
+        files[f"{PROTOCOLS}/{name}.yaml"] = _dump(_package(PROTOCOLS, name), {})
     for group in CHOICE_GROUPS:
         for option in config.available(group):
             files[f"{group}/{option}.yaml"] = _dump("choice", {group: option})
@@ -124,6 +141,7 @@ def view_conf_files() -> dict[str, str]:
             "defaults": [
                 {"override /model": list(full.get("models") or {})},
                 {"override /annotator": list(full.get("annotators") or {})},
+                {f"override /{PROTOCOLS}": chosen_protocols(full)},
             ],
             "experiment": experiment,
         }
@@ -135,12 +153,21 @@ def view_conf_files() -> dict[str, str]:
             "_self_",
             {"model": list(defaults.get("model") or [])},
             {"annotator": list(defaults.get("annotator") or [])},
+            {PROTOCOLS: list(defaults.get(PROTOCOLS) or [])},
             {"experiment": defaults.get("experiment")},
         ],
         "judged_models": "${oc.dict.keys:models}",
+        # filled by the protocols group: one key per protocol (dvc.yaml iterates over them)
+        "protocols": {},
+        "generator_protocols": {},
     }
     files["config.yaml"] = _dump(None, root)
     return files
+
+
+def chosen_protocols(params: Mapping[str, Any]) -> list[str]:
+    """The protocols a configuration (or view) runs: ``protocols``, then ``generator_protocols``."""
+    return [*(params.get(PROTOCOLS) or {}), *(params.get("generator_protocols") or {})]
 
 
 def write_view_conf() -> list[Path]:
@@ -192,7 +219,7 @@ def view_overrides(overrides: Sequence[str]) -> list[str]:
         engine_name |= key.startswith("annotators.") and key.endswith(".engine")
         if ov.is_delete():
             raise StylisticBiasError(f"override {text}: deleting a key is not supported here")
-        if key in ("model", "annotator", "experiment") or key in SHOWN or engine_name:
+        if key in ("model", "annotator", "experiment", PROTOCOLS) or key in SHOWN or engine_name:
             out.append(bare)
         elif key in CHOICE_GROUPS:
             out.append(f"+{bare}")

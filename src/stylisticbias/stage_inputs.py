@@ -11,8 +11,14 @@ settings those stages read and the SHA-256 of their code and ``conf/`` inputs:
   (with the content hash of the imported image sets, ``data/import``: :func:`input_hash`);
 - ``data/config/judge/<model>.yaml``: ``judge@<model>`` and ``scores@<model>``;
 - ``data/config/analysis.yaml``: analyze, calibrate;
-- ``data/config/report.yaml``: report, track (a setting only reporting reads, ``tracking.*``,
-  re-runs these two and nothing before them).
+- ``data/config/report.yaml``: report (a setting only reporting reads re-runs it and nothing
+  before it);
+- ``data/config/audit.yaml``: audit, track -- once per run, over every protocol.
+
+Every group but the last is written once per protocol the experiment runs, under
+``data/config/<protocol>/`` beside that protocol's job (its whole configuration,
+``resolved.yaml``: :mod:`stylisticbias.protocols`); a protocol that audits a generator (SODA)
+gets the dataset group only.
 
 A stage depends on its group's file (and on the data it reads), so it re-runs when one of those
 settings or inputs changes and not otherwise: the file's bytes change only then. A group holds
@@ -54,6 +60,7 @@ from stylisticbias.errors import StylisticBiasError
 from stylisticbias.family import PACKAGE as FAMILY_PACKAGE
 from stylisticbias.family import family_of
 from stylisticbias.outputs import atomic_write_json
+from stylisticbias.protocols import chosen
 from stylisticbias.registry import REFERENCE
 
 log = logging.getLogger(__name__)
@@ -81,6 +88,11 @@ class StageGroup:
     settings: tuple[str, ...]
     inputs: tuple[str, ...]
     per_model: bool = False  #: one file per judged model (``{model}`` in ``settings``)
+    #: written once for the whole run (``data/config/<name>.yaml``: the audit and its MLflow
+    #: runs, over every protocol), not once per protocol's job
+    root: bool = False
+    #: written for the protocols that audit a generator (SODA: ``generator_protocols``) too
+    generator: bool = False
     skip: tuple[str, ...] = ()
     #: the hooks of the protocol's family these stages call (stylisticbias.family.HOOKS): the
     #: family's package and the modules those hooks name are hashed too
@@ -139,7 +151,7 @@ READ_BY_NO_STAGE = ("release", "sweep", "judged_models")
 # fmt: off
 GROUPS: tuple[StageGroup, ...] = (
     StageGroup(
-        "dataset",
+        "dataset", generator=True,
         settings=(
             "seed", "protocol", "paths", "faces", "generation", "gallery", "variations",
             "generator", "qa", "annotate", "annotators", "soda",
@@ -206,7 +218,24 @@ GROUPS: tuple[StageGroup, ...] = (
             PROTOCOL, ".dvc/plots/offline.html",
         ),
         skip=ENGINE_SPEED,
+        hooks=("scenario", "report"),
+    ),
+    # audit, track (once per run): every protocol's findings per model (bias cards, the
+    # cross-protocol leaderboard) and the MLflow runs of every protocol; the protocols' reports
+    # are their DVC dependencies. Hashes every chosen protocol's family (report, track hooks).
+    StageGroup(
+        "audit",
+        settings=(
+            "protocols", "generator_protocols", "models", "tracking", "paths.audit",
+            "paths.reports",
+        ),
+        inputs=(
+            "pipelines/audit.py", "pipelines/track.py", "src/stylisticbias/report",
+            "src/stylisticbias/tracking", "conf/protocols",
+        ),
+        skip=ENGINE_SPEED,
         hooks=("scenario", "report", "track"),
+        root=True,
     ),
 )
 # fmt: on
@@ -387,13 +416,18 @@ def _covered(rel: str, inputs: tuple[str, ...]) -> bool:
 
 
 def group_inputs(
-    group: StageGroup, root: Path, protocol: str, settings: Any = None
+    group: StageGroup, root: Path, protocol: str | list[str], settings: Any = None
 ) -> tuple[str, ...]:
     """What a group hashes: its listed inputs, then the modules its scripts import (and its
-    settings' ``_target_`` classes reach) that they do not cover."""
-    listed = tuple(rel.format(protocol=protocol) for rel in group.inputs)
+    settings' ``_target_`` classes reach) that they do not cover. ``protocol``: the job's, or
+    every protocol of the run (a root group)."""
+    protocols = [protocol] if isinstance(protocol, str) else list(protocol)
+    listed = tuple(rel.format(protocol=p) for rel in group.inputs for p in protocols[:1])
+    listed += tuple(
+        PROTOCOL.format(protocol=p) for p in protocols[1:] if PROTOCOL in group.inputs
+    )
     scripts = tuple(rel for rel in listed if rel.startswith("pipelines/"))
-    family = family_modules(protocol, group.hooks)
+    family = set().union(*(family_modules(p, group.hooks) for p in protocols))
     extra = [f for f in code_closure(root, scripts, settings, family) if not _covered(f, listed)]
     return listed + tuple(extra)
 
@@ -413,7 +447,9 @@ def group_file(
     for k in group.settings:
         key = k.format(model=model)
         settings[key] = _pruned(subtree(params, key), tuple(key.split(".")), skip)
-    protocol = str(params.get("protocol"))
+    protocol: str | list[str] = str(params.get("protocol"))
+    if group.root:
+        protocol = chosen(params) or [str(params.get("protocol"))]
     memo = hashes if hashes is not None else {}
     inputs = {}
     for rel in group_inputs(group, root, protocol, settings):
@@ -428,34 +464,54 @@ def group_file(
     return head + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)
 
 
-def stage_input_files(params: Mapping[str, Any], root: Path) -> dict[Path, str]:
-    """Every file the first stage writes (relative path -> text): the resolved configuration
-    and one file per group (per judged model for the judge group)."""
+def stage_input_files(
+    params: Mapping[str, Any], root: Path, jobs: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[Path, str]:
+    """Every file the first stage writes (relative path -> text): the resolved configuration,
+    each protocol's job (``jobs``: ``{protocol: its whole configuration}``, default the one job
+    ``params`` is) and its groups' files (per judged model for the judge group), and the files
+    of the groups written once per run."""
     out: dict[Path, str] = {RESOLVED: dump_params(dict(params))}
+    jobs = jobs if jobs is not None else {str(params.get("protocol")): params}
+    generators = set(params.get("generator_protocols") or {})
     hashes: dict[str, str] = {}
+    for protocol, job in jobs.items():
+        base = CONFIG_DIR / protocol
+        out[base / RESOLVED.name] = dump_params(dict(job))
+        for group in GROUPS:
+            if group.root or (protocol in generators and not group.generator):
+                continue
+            if group.per_model:
+                for model in job.get("models") or {}:
+                    out[base / group.name / f"{model}.yaml"] = group_file(
+                        group, job, root, str(model), hashes
+                    )
+            else:
+                out[base / f"{group.name}.yaml"] = group_file(group, job, root, hashes=hashes)
     for group in GROUPS:
-        if group.per_model:
-            for model in params.get("models") or {}:
-                out[CONFIG_DIR / group.name / f"{model}.yaml"] = group_file(
-                    group, params, root, str(model), hashes
-                )
-        else:
+        if group.root:
             out[CONFIG_DIR / f"{group.name}.yaml"] = group_file(group, params, root, hashes=hashes)
     return out
 
 
-def write_stage_inputs(params: Mapping[str, Any], root: Path) -> list[Path]:
+def write_stage_inputs(
+    params: Mapping[str, Any], root: Path, jobs: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Path]:
     """Write :func:`stage_input_files` under ``root`` (a file whose text is unchanged is left
-    alone; files of models no longer judged are removed). Returns the files rewritten."""
-    files = stage_input_files(params, root)
+    alone; files of models and protocols no longer run are removed). Returns the files
+    rewritten."""
+    files = stage_input_files(params, root, jobs)
     written = []
     base = root / CONFIG_DIR
     for old in base.rglob("*.yaml") if base.exists() else []:
         if old.relative_to(root) not in files:
             old.unlink()
+    for folder in sorted(base.rglob("*"), reverse=True) if base.exists() else []:
+        if folder.is_dir() and not any(folder.iterdir()):  # a protocol or model no longer run
+            folder.rmdir()
     for rel, text in files.items():
         path = root / rel
-        if rel == RESOLVED:  # always rewritten: newer than params.yaml (config.default_params)
+        if rel.name == RESOLVED.name:  # always rewritten: newer than params.yaml (default_params)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             continue

@@ -18,7 +18,8 @@ log = logging.getLogger(__name__)
 def validate_params(params: dict[str, Any]) -> None:
     """Raise :class:`StylisticBiasError` naming the first bad key of ``params`` and its choices.
 
-    Checks: the benchmark definition parses and names a registered task type; ``faces`` and
+    A job of a protocol that audits a generator (SODA, ``generator_protocols``) checks its
+    outputs and its protocol file only. Otherwise checks: the benchmark definition parses and names a registered task type; ``faces`` and
     ``judge`` settings have valid types and ranges; every output path lies inside the data root
     and overlaps no other; every judged model's name can name a DVC stage and its engine
     settings parse (an openai model's endpoint included); ``judge.scenarios`` is ``all`` or
@@ -31,6 +32,13 @@ def validate_params(params: dict[str, Any]) -> None:
     from stylisticbias.judge.protocol.tasks.registry import task_type
     from stylisticbias.output_paths import check_all_outputs
 
+    if params.get("protocol") in (params.get("generator_protocols") or {}):
+        # a generator audit's job (SODA): nothing is judged; its stage reads soda.protocol
+        check_all_outputs(params, project_root())
+        from stylisticbias.soda.protocol import load_soda
+
+        load_soda(str((params.get("soda") or {}).get("protocol")))
+        return
     bench = benchmark_from_params(params)
     task_type(bench.task)  # the protocol's task type is registered
     check_all_outputs(params, project_root())

@@ -33,7 +33,7 @@ class SimulatedEngineSpec:
 
     name: str = MISSING
     decoding: str = MISSING
-    planted: str = MISSING
+    planted: str | None = None  # None: the protocol's own planted effects (or the default)
     image_batch_size: int = MISSING
     lightning: LightningSpec = field(default_factory=LightningSpec)
 

@@ -15,7 +15,7 @@ from stylisticbias.spec.annotate import ANNOTATOR_ENGINES, ANNOTATOR_SPECS, Anno
 from stylisticbias.spec.errors import explain
 from stylisticbias.spec.models import MODEL_SPECS
 from stylisticbias.spec.nodes import schema
-from stylisticbias.spec.root import GENERATOR_TARGETS, Config
+from stylisticbias.spec.root import GENERATOR_TARGETS, Config, ProtocolSpec
 
 
 @cache
@@ -79,13 +79,23 @@ def config_from_params(params: Mapping[str, Any], where: str = "params.yaml") ->
     if isinstance(params, DictConfig):
         params = OmegaConf.to_container(params, resolve=True)  # type: ignore[assignment]
     body = {**params, "models": {}, "generator": None, "annotators": {}}
+    body.update(protocols={}, generator_protocols={})
     base = typed(Config, body, where)
+    chosen = {
+        key: {
+            str(k): typed(ProtocolSpec, v, f"conf/protocols/{k}.yaml")
+            for k, v in (params.get(key) or {}).items()
+        }
+        for key in ("protocols", "generator_protocols")
+    }
     models = {str(k): model_spec(str(k), v) for k, v in (params.get("models") or {}).items()}
     generator = generator_spec(params.get("generator") or {})
     annotators = {
         str(k): annotator_spec(str(k), v) for k, v in (params.get("annotators") or {}).items()
     }
-    return replace(base, models=models, generator=generator, annotators=annotators)
+    return replace(
+        base, models=models, generator=generator, annotators=annotators, **chosen
+    )
 
 
 def annotator_spec(name: str, data: Mapping[str, Any]) -> AnnotatorSpec:

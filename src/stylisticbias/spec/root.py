@@ -40,10 +40,23 @@ GENERATOR_TARGETS: dict[str, type] = {
 
 
 @dataclass(frozen=True)
+class ProtocolSpec:
+    """One protocol an experiment runs (``conf/protocols/<name>.yaml``, chosen with
+    ``protocols=[...]``): what the audit's bias card says of it. Its settings for the
+    experiment are ``protocol_settings.<name>``; its protocol file ``conf/benchmark/<name>.yaml``."""
+
+    title: str = MISSING
+    paper: str = MISSING
+    measures: str = MISSING
+
+
+@dataclass(frozen=True)
 class Config:
     """Every section of ``params.yaml``, typed. ``models`` maps each judged model's name to its
     spec (its kind follows its engine); ``generator`` is the chosen generator's spec;
-    ``protocol`` names the benchmark protocol (``conf/benchmark/<protocol>.yaml``)."""
+    ``protocol`` names the benchmark protocol of one job (``conf/benchmark/<protocol>.yaml``);
+    ``protocols``/``generator_protocols`` every protocol the experiment runs, each as a job of
+    its own (:mod:`stylisticbias.protocols`)."""
 
     seed: int = MISSING
     paths: PathsSpec = field(default_factory=PathsSpec)
@@ -53,6 +66,12 @@ class Config:
     variations: VariationsSpec = field(default_factory=VariationsSpec)
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     protocol: str = MISSING
+    #: the judged-model protocols the experiment runs (stylisticbias.protocols), in order
+    protocols: dict[str, Any] = field(default_factory=dict)  # each a ProtocolSpec
+    #: the protocols that audit an image generator instead (SODA): their own stages
+    generator_protocols: dict[str, Any] = field(default_factory=dict)  # each a ProtocolSpec
+    #: per protocol, the settings its job runs with on top of this configuration
+    protocol_settings: dict[str, Any] = field(default_factory=dict)
     models: dict[str, Any] = field(default_factory=dict)
     judged_models: list[str] = field(default_factory=list)  # derived in conf/: list(models)
     generator: Any = MISSING

@@ -43,6 +43,7 @@ class PathsSpec:
     qa: str = MISSING  # the locality and QA tables (stylisticbias.qa)
     annotations: str = MISSING  # one directory per annotator (stylisticbias.annotate)
     soda: str = MISSING  # the SODA audit: images, annotations, tables (stylisticbias.soda)
+    audit: str = MISSING  # every protocol's findings per model: bias cards, leaderboard
 
 
 @dataclass(frozen=True)

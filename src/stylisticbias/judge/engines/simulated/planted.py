@@ -20,6 +20,8 @@ from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark
 from stylisticbias.errors import StylisticBiasError
 
 DEFAULT_PLANTED = "conf/planted/default.yaml"
+#: a protocol's own planted effects, used when neither the model nor the engine names a file
+PROTOCOL_PLANTED = "conf/planted/{protocol}.yaml"
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,18 @@ def _group_index(benchmark: Benchmark, axis: str, group: str, where: str) -> int
     return groups.index(group)
 
 
-def load_planted(source: str | Path | Mapping[str, Any], benchmark: Benchmark) -> PlantedEffects:
-    """Read and validate a planted-effects file (or mapping) against ``benchmark``.
+def load_planted(
+    source: str | Path | Mapping[str, Any] | None, benchmark: Benchmark
+) -> PlantedEffects:
+    """Read and validate a planted-effects file (or mapping) against ``benchmark``; ``None``:
+    the protocol's own file (``conf/planted/<protocol>.yaml``) if it has one, else
+    :data:`DEFAULT_PLANTED` -- so one simulated judge serves every protocol of an experiment.
 
     Unknown scenario ids, scenario categories, demographic groups, attributes or values raise
     :class:`StylisticBiasError` naming the file, the key and the valid choices.
     """
+    if source is None:
+        source = protocol_planted(benchmark.name)
     if isinstance(source, Mapping):
         cfg, where = dict(source), "planted"
     else:
@@ -252,6 +260,15 @@ def selected_scenarios(benchmark: Benchmark, judge_cfg: Mapping[str, Any]) -> li
     return ids
 
 
+def protocol_planted(protocol: str) -> str:
+    """The planted-effects file of ``protocol`` when a model names none: its own, or the default."""
+    from stylisticbias.config import project_root
+
+    own = PROTOCOL_PLANTED.format(protocol=protocol)
+    return own if (project_root() / own).is_file() else DEFAULT_PLANTED
+
+
 def planted_source(model_cfg: Mapping[str, Any], engine_cfg: Mapping[str, Any] | None) -> Any:
-    """The planted-effects file a model uses: its own ``planted``, the engine's, or the default."""
-    return model_cfg.get("planted") or (engine_cfg or {}).get("planted") or DEFAULT_PLANTED
+    """The planted-effects file a model names (its own ``planted``, else the engine's), or None:
+    the protocol's own (:func:`load_planted`)."""
+    return model_cfg.get("planted") or (engine_cfg or {}).get("planted") or None
