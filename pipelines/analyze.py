@@ -1,6 +1,7 @@
-"""DVC stage `analyze`: all scores (+ judgments) -> reports/tables/*.csv, reports/metrics.json.
+"""DVC stage `analyze@PROTOCOL`: all models' scores (+ judgments) of one protocol ->
+reports/<protocol>/tables/*.csv, reports/<protocol>/metrics.json.
 
-Usage: ``python pipelines/analyze.py``.
+Usage: ``python pipelines/analyze.py --protocol NAME``.
 """
 
 from stylisticbias.cli import run, stage, stage_arguments

@@ -1,6 +1,7 @@
-"""Stage `calibrate`: simulated judge -> analysis -> reports/calibration.json (planted recovery).
+"""Stage `calibrate@PROTOCOL`: simulated judge -> analysis -> reports/<protocol>/calibration.json
+(planted recovery). Usage: ``python pipelines/calibrate.py --protocol NAME``.
 
-Default: the pipeline's own procedural dataset and simulated scores (data/scores/model=MODEL/).
+Default: the pipeline's own procedural dataset and simulated scores (data/<protocol>/scores/model=MODEL/).
 ``--synthetic N`` calibrates on a synthetic N-face manifest instead.
 """
 

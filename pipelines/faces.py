@@ -1,4 +1,7 @@
-"""DVC stage `faces`: sample identities and render base faces -> data/faces/."""
+"""DVC stage `faces@PROTOCOL`: sample identities and render base faces -> data/<protocol>/faces/.
+
+Usage: ``python pipelines/faces.py --protocol NAME`` (the protocol's job, written by the check
+stage; without it: the configuration's first protocol)."""
 
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.cli import run, stage, stage_arguments

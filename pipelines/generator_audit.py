@@ -1,4 +1,6 @@
-"""DVC stage `generator_audit`: the variation generator's own bias -> data/qa/."""
+"""DVC stage `generator_audit@PROTOCOL`: the variation generator's own bias -> data/<protocol>/qa/.
+
+Usage: ``python pipelines/generator_audit.py --protocol NAME``."""
 
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config

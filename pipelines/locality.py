@@ -1,4 +1,6 @@
-"""DVC stage `locality`: pixel-level edit locality of every variation -> data/qa/."""
+"""DVC stage `locality@PROTOCOL`: pixel-level edit locality of every variation -> data/<protocol>/qa/.
+
+Usage: ``python pipelines/locality.py --protocol NAME``."""
 
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config

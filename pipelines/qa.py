@@ -1,4 +1,5 @@
-"""DVC stage `qa`: locality + annotator checks per edit -> data/qa/ (table, summary, gallery)."""
+"""DVC stage `qa@PROTOCOL`: locality + annotator checks per edit -> data/<protocol>/qa/ (table,
+summary, gallery). Usage: ``python pipelines/qa.py --protocol NAME``."""
 
 from stylisticbias.cli import run, stage, stage_arguments
 from stylisticbias.config import load_config

@@ -1,6 +1,7 @@
-"""DVC stage `scores@MODEL`: phi per image x scenario, delta -> data/scores/model=MODEL/.
+"""DVC stage `scores@PROTOCOL-MODEL`: phi per image x scenario, delta (or the task scores) ->
+data/<protocol>/scores/model=MODEL/.
 
-Usage: ``python pipelines/scores.py MODEL``.
+Usage: ``python pipelines/scores.py --protocol NAME MODEL``.
 """
 
 import gc

@@ -51,29 +51,33 @@ def _make_exp_keep() -> str:
     return keep.group(1).replace("$$", "$")
 
 
-def test_plain_view_is_at_most_40_columns_and_names_the_model_choice() -> None:
-    """The workspace's plain view: the view's params, the headline metrics, the dependencies."""
+def test_plain_view_lists_data_only_and_names_the_model_choice() -> None:
+    """The workspace's plain view: the view's params, the run-wide headline metrics, the
+    dependencies -- data only, one column per protocol's data folder and group file (the stages
+    are one per protocol: `make exp` is the compact view)."""
     workspace = json.loads(_exp_show(ROOT, "--json"))[0]["data"]
-    params = _leaves(yaml.safe_load((ROOT / "params.yaml").read_text()))
-    metrics = _leaves(json.loads((ROOT / "reports/metrics.json").read_text()), lists=False)
     deps = {Path(d).as_posix() for d in workspace["deps"]}
-    assert 2 + metrics + params + len(deps) <= MAX_COLUMNS, (metrics, params, sorted(deps))
-    assert set(workspace["metrics"]) == {"reports/metrics.json"}  # the headline only
-    # no code or conf/ path: the first stage hashes those into data/config/<group>.yaml
+    assert set(workspace["metrics"]) == {"reports/metrics.json"}  # the run-wide headline only
+    # no code or conf/ path: the first stage hashes those into data/config/<protocol>/<group>.yaml
     assert not [d for d in deps if d.startswith(("src/", "pipelines/", "conf/"))], sorted(deps)
+    assert all(d.startswith(("data/", "reports/")) for d in deps), sorted(deps)
     view = workspace["params"]["params.yaml"]["data"]
     assert view["judged_models"] == list(view["models"])
     assert {m["engine"]["name"] for m in view["models"].values()} <= {"simulated", "hf", "openai"}
-    assert {"experiment", "protocol", "faces", "judge"} <= set(view)
+    assert {"experiment", "protocols", "generator_protocols", "faces", "judge"} <= set(view)
+    # a column per protocol's data and config: the count grows with the protocols, not the code
+    n = len(view["protocols"]) + len(view["generator_protocols"])
+    assert len(deps) <= 2 + 20 * n, sorted(deps)
 
 
 def test_make_exp_is_compact_and_names_the_model_choice() -> None:
     cols = _columns(ROOT, "--drop", ".*", "--keep", _make_exp_keep())
-    assert len(cols) <= 25, cols
-    models = list(yaml.safe_load((ROOT / "params.yaml").read_text())["models"])
-    want = {"Experiment", "Created", "judged_models", "protocol", "faces.n", "experiment"}
+    assert len(cols) <= MAX_COLUMNS, cols
+    view = yaml.safe_load((ROOT / "params.yaml").read_text())
+    models = list(view["models"])
+    want = {"Experiment", "Created", "judged_models", "faces.n", "experiment"}
     want |= {f"models.{m}.engine.name" for m in models}
-    want |= {f"{m}.{k}" for m in models for k in ("sbs", "sbs_ci_low", "sbs_ci_high")}
+    want |= {f"{m}.stylisticbias.{k}" for m in models for k in ("sbs", "sbs_ci_low", "sbs_ci_high")}
     assert want <= set(cols), sorted(want - set(cols))
 
 

@@ -26,10 +26,10 @@ TRACKED = (
     "dvc.yaml",
     "data/import/README.md",
     "data/notes/notes.md",
-    "reports/README.md",
-    "reports/calibration.json",
-    "reports/tables/t.csv",
-    "reports/figures/f.png",
+    "reports/stylisticbias/README.md",
+    "reports/stylisticbias/calibration.json",
+    "reports/stylisticbias/tables/t.csv",
+    "reports/stylisticbias/figures/f.png",
     "reports/bench/README.md",
     "reports/bench/calibration.json",
     "reports/notes/notes.md",
@@ -72,12 +72,12 @@ def _params(**paths: str) -> dict:
         "judgments": "data/judgments",
         "scores": "data/scores",
         "analysis_cache": "data/analysis",
-        "reports": "reports",
+        "reports": "reports/stylisticbias",
         "qa": "data/qa",
         "annotations": "data/annotations",
         "soda": "data/soda",
     }
-    return {"paths": {**base, **paths}}
+    return {"protocol": "stylisticbias", "paths": {**base, **paths}}
 
 
 # --------------------------------------------------------------------------- case 1
@@ -98,8 +98,13 @@ def test_no_output_inside_the_check_stages_data_config(git_project: Path, key: s
     [
         ("reports/bench", "holds reports/bench/README.md, a file tracked by git"),
         ("reports/notes", "holds reports/notes/notes.md, a file tracked by git"),
-        ("reports/tables", "overlaps report output reports/tables"),
-        ("reports/figures/mine", "overlaps report output reports/figures"),
+        ("reports/stylisticbias/tables", "overlaps report output reports/stylisticbias/tables"),
+        (
+            "reports/stylisticbias/figures/mine",
+            "overlaps report output reports/stylisticbias/figures",
+        ),
+        # every protocol's report and the audit sit inside it
+        ("reports", "overlaps audit output='reports/audit'"),
         ("reports/bench/README.md", "overlaps|is a file|tracked by git"),
     ],
 )
@@ -112,10 +117,10 @@ def test_reports_may_not_hold_tracked_files_it_does_not_own(
 
 
 def test_the_committed_report_and_new_folders_are_accepted(git_project: Path) -> None:
-    """``paths.reports=reports`` (the default): its tracked files are the report stages' own
-    outputs (README.md, calibration.json, tables/, figures/, ...) and the stages never write
-    ``reports/bench``; a new folder holds nothing tracked."""
-    for good in ("reports", "reports/new", "data/run1/reports"):
+    """``paths.reports=reports/<protocol>`` (the default): its tracked files are the report
+    stages' own outputs (README.md, calibration.json, tables/, figures/, ...) and the stages
+    never write ``reports/bench``; a new folder holds nothing tracked."""
+    for good in ("reports/stylisticbias", "reports/new", "data/run1/reports"):
         check_all_outputs(_params(reports=good), git_project)
 
 

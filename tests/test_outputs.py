@@ -48,9 +48,9 @@ def _params(**paths: str) -> dict:
         "judgments": "data/judgments",
         "scores": "data/scores",
         "analysis_cache": "data/analysis",
-        "reports": "reports",
+        "reports": "reports/stylisticbias",
     }
-    return {"paths": {**base, **paths}}
+    return {"protocol": "stylisticbias", "paths": {**base, **paths}}
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_good_paths_resolve_inside_the_data_root(tmp_path: Path) -> None:
     p = _params(data=str(scratch), faces=str(scratch / "faces"))
     assert stage_output(p, "faces", tmp_path / "project") == scratch / "faces"
     # reports in the project's reports/ (or below it) or inside the data root (a sweep job's)
-    for good in ("reports", "reports/run1", "data/run1/reports"):
+    for good in ("reports/stylisticbias", "reports/run1", "data/run1/reports"):
         check_all_outputs(_params(reports=good), tmp_path)
     job = tmp_path / "sweep" / "job"
     check_all_outputs(
@@ -291,7 +291,7 @@ def _bad_params(kind: str, outside: Path, composed: dict) -> tuple[str, dict, tu
         "seeds=[]",
         "temperature=-1",
         "paths.faces=data/import@faces",
-        "paths.faces=data/analysis@faces",
+        "paths.faces=data/stylisticbias/analysis@faces",
         "paths.variations=data/tracking@variations",
         "paths.analysis_cache=outside@analyze",
         "paths.reports=outside@report",

@@ -72,20 +72,21 @@ def test_the_dataset_group_hashes_the_image_sets_and_reporting_has_its_own_file(
     dataset = next(g for g in si.GROUPS if g.name == "dataset")
     assert si.IMPORT_DIR in dataset.inputs
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    deps = {name: [str(d) for d in st.get("deps", [])] for name, st in stages.items()}
+    deps = {
+        name: [str(d) for d in (st.get("do", st).get("deps", []))] for name, st in stages.items()
+    }
     assert not [n for n, d in deps.items() if si.IMPORT_DIR in d]  # no DVC column of its own
     assert (
-        "data/config/dataset.yaml" in deps["faces"]
-        and "data/config/dataset.yaml" in deps["variations"]
+        "data/config/${key}/dataset.yaml" in deps["faces"]
+        and "data/config/${key}/dataset.yaml" in deps["variations"]
     )
     for name in ("analyze", "calibrate"):
         assert (
-            "data/config/analysis.yaml" in deps[name]
-            and "data/config/report.yaml" not in deps[name]
+            "data/config/${key}/analysis.yaml" in deps[name]
+            and "data/config/${key}/report.yaml" not in deps[name]
         )
-    for name in ("report", "track"):
-        assert (
-            "data/config/report.yaml" in deps[name]
-            and "data/config/analysis.yaml" not in deps[name]
-        )
-    assert si.readers("tracking.experiment_name") == ("report",)
+    assert "data/config/${key}/report.yaml" in deps["report"]
+    assert "data/config/${key}/analysis.yaml" not in deps["report"]
+    for name in ("audit", "track"):  # run-wide: every protocol's report, through its manifest
+        assert deps[name][:2] == ["data/config/audit.yaml", "data/report_manifests"]
+    assert si.readers("tracking.experiment_name") == ("report", "audit")

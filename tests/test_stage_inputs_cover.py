@@ -86,9 +86,15 @@ MODELS = ("simulated-strong", "simulated-weak")
 
 
 def _files(*groups: str, models: tuple[str, ...] = MODELS) -> set[str]:
-    """The data/config files of ``groups`` (one per judged model for the judge group)."""
+    """The data/config files of ``groups`` (one per judged model for the judge group) of the
+    composition's one job (the demo's first protocol), and the run-wide audit group's."""
+    job = "data/config/stylisticbias"
     return {
-        f"data/config/{g}/{m}.yaml" if g == "judge" else f"data/config/{g}.yaml"
+        "data/config/audit.yaml"
+        if g == "audit"
+        else f"{job}/{g}/{m}.yaml"
+        if g == "judge"
+        else f"{job}/{g}.yaml"
         for g in groups
         for m in (models if g == "judge" else ("",))
     }
@@ -109,8 +115,8 @@ CHANGES: dict[tuple[str, Any], set[str]] = {
     ("qa.policy", "exclude"): _files("dataset", "judge"),
     # read in reporting only (the report and its MLflow runs): report and track re-run, no
     # analyze or calibrate; and by the dataset stages
-    ("tracking.timeout_s", 9): _files("report"),
-    ("tracking.experiment_name", "another"): _files("report"),
+    ("tracking.timeout_s", 9): _files("report", "audit"),
+    ("tracking.experiment_name", "another"): _files("report", "audit"),
     ("soda.alpha", 0.05): _files("dataset", "report"),
     ("faces.n", 7): _files("dataset", "analysis", "report"),
     ("generator.size", 48): _files("dataset", "analysis", "report"),
@@ -118,7 +124,7 @@ CHANGES: dict[tuple[str, Any], set[str]] = {
     ("analysis.definitions", "official"): _files("judge", "analysis", "report"),
     # a model's settings: its own judge stage; a speed setting of its engine: that stage only
     ("models.simulated-weak.noise_sd", 0.2): _files(
-        "judge", "analysis", "report", models=("simulated-weak",)
+        "judge", "analysis", "report", "audit", models=("simulated-weak",)
     ),
     ("models.simulated-weak.engine.image_batch_size", 8): _files(
         "judge", models=("simulated-weak",)
@@ -148,9 +154,7 @@ def demo() -> tuple[dict[str, Any], dict[str, str]]:
 
 def _group_texts(params: dict[str, Any]) -> dict[str, str]:
     files = stage_input_files(params, ROOT)
-    return {
-        p.as_posix(): t for p, t in files.items() if p.as_posix() != "data/config/resolved.yaml"
-    }
+    return {p.as_posix(): t for p, t in files.items() if p.name != "resolved.yaml"}
 
 
 @pytest.fixture(autouse=False)

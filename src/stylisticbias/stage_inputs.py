@@ -144,9 +144,10 @@ IMPORT_DIR = "data/import"
 #: the first stage reads an imported image again only when it changed (like DVC's own state)
 HASH_STATE = Path(".cache/stage-input-hashes.json")
 
-#: settings no stage reads: the release command's, a sweep's, and the derived list of models
-#: (``models`` holds the names)
-READ_BY_NO_STAGE = ("release", "sweep", "judged_models")
+#: settings no stage reads: the release command's, a sweep's, the derived list of models
+#: (``models`` holds the names), and the protocols' settings (merged into each protocol's job:
+#: the job's groups hold what they change)
+READ_BY_NO_STAGE = ("release", "sweep", "judged_models", "protocol_settings")
 
 # fmt: off
 GROUPS: tuple[StageGroup, ...] = (
@@ -226,8 +227,7 @@ GROUPS: tuple[StageGroup, ...] = (
     StageGroup(
         "audit",
         settings=(
-            "protocols", "generator_protocols", "models", "tracking", "paths.audit",
-            "paths.reports",
+            "protocols", "generator_protocols", "models", "tracking", "paths",
         ),
         inputs=(
             "pipelines/audit.py", "pipelines/track.py", "src/stylisticbias/report",

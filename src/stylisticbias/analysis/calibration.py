@@ -209,7 +209,7 @@ def calibrate(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: write reports/calibration.json."""
+    """CLI: write ``<paths.reports>/calibration.json`` (``--protocol``: that protocol's job)."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias.analysis.calibration")
     ap.add_argument(
         "--synthetic",
@@ -219,10 +219,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="calibrate on a synthetic N-face manifest, not the pipeline's dataset and scores",
     )
     ap.add_argument("--out", default=None)
+    ap.add_argument("--protocol", default=None, help="the protocol's job (check stage) to run")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    config = load_config()
     try:
+        if args.protocol:
+            from stylisticbias.protocols import use_job
+
+            use_job(args.protocol)
+        config = load_config()
         bench = load_benchmark(config.protocol)
         res = family_of(bench).hook("calibrate")(config, args.synthetic)  # its family's truth
     except StylisticBiasError as exc:
