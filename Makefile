@@ -13,7 +13,7 @@ export PYTHONPATH := $(abspath src)$(if $(PYTHONPATH),:$(PYTHONPATH))
 # pytest would re-rewrite every test module's asserts on every run (~35 CPU-s of `make test`).
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-valid-inference bench-soda bench-overhead bench-exact-requests bench-scores bench-analysis bench-tests bench-tests-load clean-data
+.PHONY: help setup lock repro exp test test-slow test-all lint tiny params check-params bench bench-gpu bench-grammar bench-calibration bench-calibration-paired bench-valid-inference bench-soda bench-overhead bench-exact-requests bench-scores bench-analysis bench-tests bench-tests-load bench-demo clean-data
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' Makefile | sed 's/:.*## /\t/'
@@ -127,6 +127,9 @@ bench-grammar: $(STAMP)  ## reports/bench/grammar_check.json: full-size models o
 
 bench-tests: $(STAMP)  ## reports/bench/tests.json: wall time of make test and make test-slow, with the load average
 	$(BIN)/python -m stylisticbias_dev.bench.tests --tier test --tier test-slow
+
+bench-demo: $(STAMP)  ## reports/bench/demo_repro.json: the default demo (every protocol) from scratch in a fresh clone of HEAD, target <= 300 s
+	$(BIN)/python -m stylisticbias_dev.bench.demo_repro
 
 bench-tests-load: $(STAMP)  ## reports/bench/tests.json under_load: make test 3x in a row with 8 busy processes on the cores
 	$(BIN)/python -m stylisticbias_dev.bench.tests --hog 8 --repeat 3 --tier test

@@ -1,7 +1,8 @@
 """DVC stage `annotate@PROTOCOL-ANNOTATOR`: the QA questions about every edit ->
 data/<protocol>/annotations/NAME/.
 
-Usage: ``python pipelines/annotate.py --protocol NAME ANNOTATOR`` (a key of params.yaml ``annotators``).
+Usage: ``python pipelines/annotate.py --protocol NAME ANNOTATOR`` (a key of params.yaml
+``annotators``).
 Resumes an interrupted run; answers are cached (docs/annotate.md).
 """
 

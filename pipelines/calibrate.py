@@ -1,7 +1,8 @@
 """Stage `calibrate@PROTOCOL`: simulated judge -> analysis -> reports/<protocol>/calibration.json
 (planted recovery). Usage: ``python pipelines/calibrate.py --protocol NAME``.
 
-Default: the pipeline's own procedural dataset and simulated scores (data/<protocol>/scores/model=MODEL/).
+Default: the pipeline's own procedural dataset and simulated scores
+(data/<protocol>/scores/model=MODEL/).
 ``--synthetic N`` calibrates on a synthetic N-face manifest instead.
 """
 

@@ -1,10 +1,10 @@
 """DVC stage `judge@PROTOCOL-MODEL`: one model's judgments under one protocol ->
 data/<protocol>/judgments/MODEL/.
 
-Usage: ``python pipelines/judge.py --protocol NAME MODEL`` (a key of params.yaml ``models``). Resumes an
-interrupted run. Multi-GPU/multi-node: set ``lightning:`` under the model's ``engine:`` and
-launch with ``torchrun --nproc_per_node N pipelines/judge.py MODEL`` or
-``srun python pipelines/judge.py MODEL``.
+Usage: ``python pipelines/judge.py --protocol NAME MODEL`` (a key of params.yaml ``models``).
+Resumes an interrupted run. Multi-GPU/multi-node: set ``lightning:`` under the model's
+``engine:`` and launch with ``torchrun --nproc_per_node N pipelines/judge.py --protocol NAME
+MODEL`` or ``srun python pipelines/judge.py --protocol NAME MODEL``.
 """
 
 from dataclasses import asdict

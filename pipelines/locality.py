@@ -1,4 +1,5 @@
-"""DVC stage `locality@PROTOCOL`: pixel-level edit locality of every variation -> data/<protocol>/qa/.
+"""DVC stage `locality@PROTOCOL`: pixel-level edit locality of every variation ->
+data/<protocol>/qa/.
 
 Usage: ``python pipelines/locality.py --protocol NAME``."""
 

@@ -1,5 +1,7 @@
-"""DVC stage `variations@PROTOCOL`: render every single-attribute edit -> data/<protocol>/variations/
-(+ gallery). Usage: ``python pipelines/variations.py --protocol NAME``."""
+"""DVC stage `variations@PROTOCOL`: render every single-attribute edit ->
+data/<protocol>/variations/ (+ gallery).
+
+Usage: ``python pipelines/variations.py --protocol NAME``."""
 
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias.cli import run, stage, stage_arguments

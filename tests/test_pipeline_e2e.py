@@ -1,6 +1,8 @@
 """End to end through DVC on a copy of the project: every experiment of ``conf/experiment/``
 (found by glob, not a hand list) through `configure compose experiment=<name> && dvc repro`,
-then a second `dvc repro` that runs nothing but ``check``."""
+then a second `dvc repro` that runs nothing but ``check``. Each protocol an experiment runs
+writes its own folders (data/<protocol>/, reports/<protocol>/; the default ``demo`` runs all
+five) and the audit writes reports/audit/."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 import yaml
 
 from stylisticbias.config import ROOT, load_group_option
+from stylisticbias.protocols import chosen, judged
 from stylisticbias.report.mlflow_log import TAG_KIND
 from stylisticbias.score_store import read_model_scores
 from stylisticbias_dev import tiny
@@ -63,24 +66,31 @@ SHRINK: dict[str, tuple[str, ...]] = {
 }
 
 
+def _protocols(project: Path) -> tuple[list[str], list[str]]:
+    """(every protocol the composed experiment runs, the judged ones among them)."""
+    view = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
+    return chosen(view), judged(view)
+
+
 def _check_smoke(project: Path) -> None:
-    j = pd.read_parquet(project / "data/judgments/tiny-llava-next/judgments.parquet")
+    data = project / "data/stylisticbias"
+    j = pd.read_parquet(data / "judgments/tiny-llava-next/judgments.parquet")
     assert set(j["engine"]) == {"hf"} and set(j["decoding"]) == {"exact"}
     assert not j["simulated"].any()
     assert j.groupby("image_id").size().eq(4 * 4).all()  # 4 scenarios x 4 orderings
-    s = read_model_scores(project / "data/scores", "tiny-llava-next")
+    s = read_model_scores(data / "scores", "tiny-llava-next")
     assert s["phi"].notna().all() and len(s) == j["image_id"].nunique() * 4
-    report = (project / "reports/README.md").read_text()
+    report = (project / "reports/stylisticbias/README.md").read_text()
     assert "tiny-llava-next" in report and "SIMULATED" not in report.splitlines()[0]
 
 
-def _check_demo(project: Path) -> None:
-    report = (project / "reports/README.md").read_text()
+def _check_stylisticbias(project: Path) -> None:
+    report = (project / "reports/stylisticbias/README.md").read_text()
     assert report.splitlines()[0].endswith("SIMULATED data")
-    assert (project / "reports/calibration.json").exists()
+    assert (project / "reports/stylisticbias/calibration.json").exists()
 
 
-def _task_check(tables: set[str]) -> Callable[[Path], None]:
+def _task_check(protocol: str, tables: set[str]) -> Callable[[Path], None]:
     def check(project: Path) -> None:
         listed = subprocess.run(
             ["dvc", "stage", "list", "--name-only"],
@@ -92,20 +102,29 @@ def _task_check(tables: set[str]) -> Callable[[Path], None]:
         ).stdout.split()
         locked = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
         models = ["simulated-strong", "simulated-weak"]
-        assert {f"judge@{m}" for m in models} <= set(listed)
+        assert {f"judge@{protocol}-{m}" for m in models} <= set(listed)  # judge@PROTOCOL-MODEL
         assert set(listed) <= set(locked), set(listed) - set(locked)  # every stage ran
         for m in models:
-            rec = pd.read_parquet(project / f"data/judgments/{m}/task_records.parquet")
+            rec = pd.read_parquet(project / f"data/{protocol}/judgments/{m}/task_records.parquet")
             assert {"reason", "undecided"} <= set(rec.columns) and len(rec) > 0
-        written = {p.stem for p in (project / "reports/tables").glob("*.csv")}
+        tables_dir = project / "reports" / protocol / "tables"
+        written = {p.stem for p in tables_dir.glob("*.csv")}
         assert tables <= written, tables - written
-        assert (project / "reports/tables/task_report.md").is_file()
+        assert (tables_dir / "task_report.md").is_file()
 
     return check
 
 
+_check_reflect = _task_check(
+    "reflect", {"reflect_win_rates", "reflect_mcq_distribution", "reflect_salary_gaps"}
+)
+_check_vignette = _task_check(
+    "vignette", {"vignette_selection", "vignette_log_odds", "vignette_text_vs_image"}
+)
+
+
 def _check_soda(project: Path) -> None:
-    assert (project / "data/soda/metrics.json").is_file()
+    assert (project / "data/soda/audit/metrics.json").is_file()  # paths.soda of the soda job
     record = json.loads((project / "data/tracking/report_runs.json").read_text())
     assert record["soda_digest"], record  # the track stage logged the audit
     client = mlflow.MlflowClient(f"sqlite:///{project / 'mlflow.db'}")
@@ -115,21 +134,29 @@ def _check_soda(project: Path) -> None:
 
 
 def _check_beauty(project: Path) -> None:
-    written = {p.stem for p in (project / "reports/tables").glob("*.csv")}
+    written = {p.stem for p in (project / "reports/beauty-and-the-bias/tables").glob("*.csv")}
     assert {"paired_group_tests", "paired_variation_bias"} <= written, written
 
 
-#: what each experiment's run must have written, beyond a report and a clean second repro
+def _check_demo(project: Path) -> None:
+    """The default experiment runs every protocol, each into its own folders."""
+    assert _protocols(project) == (
+        ["stylisticbias", "beauty-and-the-bias", "reflect", "vignette", "soda"],
+        ["stylisticbias", "beauty-and-the-bias", "reflect", "vignette"],
+    )
+    for check in (_check_stylisticbias, _check_beauty, _check_reflect, _check_vignette):
+        check(project)
+    _check_soda(project)
+
+
+#: what each experiment's run must have written, beyond a report per judged protocol, the
+#: audit and a clean second repro
 CHECKS: dict[str, Callable[[Path], None]] = {
     "smoke": _check_smoke,
     "demo": _check_demo,
-    "paper": _check_demo,
-    "reflect-demo": _task_check(
-        {"reflect_win_rates", "reflect_mcq_distribution", "reflect_salary_gaps"}
-    ),
-    "vignette-demo": _task_check(
-        {"vignette_selection", "vignette_log_odds", "vignette_text_vs_image"}
-    ),
+    "paper": _check_stylisticbias,
+    "reflect-demo": _check_reflect,
+    "vignette-demo": _check_vignette,
     "soda-demo": _check_soda,
     "beauty-demo": _check_beauty,
 }
@@ -150,6 +177,10 @@ def test_experiment_runs_end_to_end(tmp_path: Path, experiment: str) -> None:
         cfg = load_group_option("model", "tiny-llava-next")  # the judge never builds checkpoints
         tiny.ensure_built(cfg["local_build"], project / cfg["hub_id"])
     _repro(project, f"experiment={experiment}", *SHRINK.get(experiment, ()))
-    assert (project / "reports/README.md").is_file()
+    run, judged_ = _protocols(project)
+    assert run, "the experiment runs no protocol"
+    for protocol in judged_:  # each judged protocol's report in its own folder
+        assert (project / "reports" / protocol / "README.md").is_file(), protocol
+    assert (project / "reports/audit/README.md").is_file()  # every protocol's findings
     CHECKS.get(experiment, lambda _p: None)(project)
     assert _repro_again(project) == ["check"]

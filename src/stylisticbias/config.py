@@ -79,21 +79,26 @@ def compose(
     *,
     values: Mapping[str, Any] | None = None,
     where: str | None = None,
+    after: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compose ``conf/<config_name>.yaml`` with Hydra overrides and return a resolved plain dict.
 
     ``values`` (a nested mapping, e.g. the settings of ``params.yaml``, the experiment's view)
     are merged on top before interpolations resolve, checked against the same typed specs;
-    ``where`` names their source in an error.
+    ``where`` names their source in an error. The result is one protocol's job
+    (:func:`_protocol_job`): its ``protocol_settings`` come after ``values`` and the experiment,
+    and before what a user set -- a value override in ``overrides`` (``faces.n=8``) and
+    ``after`` (the values of a view that differ from its experiment's: :func:`full_params`) --
+    so an explicit setting applies to every protocol.
 
     A composition already made in this process is returned again (a copy) while ``conf/``, the
     arguments and the environment are unchanged (:func:`_compose_key`); a failing one is not
     kept."""
-    key = _compose_key(overrides, config_name, values)
+    key = _compose_key(overrides, config_name, values, after)
     if key in _COMPOSED:
         _COMPOSED.move_to_end(key)
         return copy.deepcopy(_COMPOSED[key])
-    container = _compose(overrides, config_name, values=values, where=where)
+    container = _compose(overrides, config_name, values=values, where=where, after=after)
     _COMPOSED[key] = copy.deepcopy(container)
     while len(_COMPOSED) > _COMPOSED_MAX:
         _COMPOSED.popitem(last=False)
@@ -101,7 +106,10 @@ def compose(
 
 
 def _compose_key(
-    overrides: Sequence[str], config_name: str, values: Mapping[str, Any] | None
+    overrides: Sequence[str],
+    config_name: str,
+    values: Mapping[str, Any] | None,
+    after: Mapping[str, Any] | None = None,
 ) -> tuple[Any, ...]:
     """What a composition depends on: the names and text of the files under ``conf/`` (their
     digest; not where ``conf/`` is: a copy of it composes the same), the arguments and the
@@ -109,7 +117,7 @@ def _compose_key(
     (``where`` words an error only, and a failing composition is not kept)."""
     base = conf_dir()
     digest = hashlib.blake2b(digest_size=20)
-    texts = [repr(values), *overrides]
+    texts = [repr(values), repr(after), *overrides]
     for path in sorted(base.rglob("*.yaml")):
         # every file strictly decoded here, before Hydra reads any (a byte that is not UTF-8 is
         # one line naming the file and its offset, not Hydra's UnicodeDecodeError traceback)
@@ -119,7 +127,7 @@ def _compose_key(
         texts.append(text)
     names = sorted({name for text in texts for name in _ENV_REF.findall(text)})
     env = tuple((name, os.environ.get(name)) for name in names)
-    return (digest.hexdigest(), config_name, tuple(overrides), repr(values), env)
+    return (digest.hexdigest(), config_name, tuple(overrides), repr(values), repr(after), env)
 
 
 def _compose(
@@ -128,6 +136,7 @@ def _compose(
     *,
     values: Mapping[str, Any] | None,
     where: str | None,
+    after: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compose with Hydra and check the result (what :func:`compose` keeps)."""
     from hydra import compose as hydra_compose
@@ -151,7 +160,16 @@ def _compose(
                 cfg = OmegaConf.merge(cfg, dict(values))
             except OmegaConfBaseException as exc:
                 raise StylisticBiasError(_merge_error(exc, cfg, where or "values")) from None
+        user = _value_overrides(overrides)
+        kept = {k: OmegaConf.select(cfg, k) for k in user}
         cfg = _protocol_job(cfg, where or "conf/")
+        for k, v in kept.items():  # a value the user set wins over the protocol's settings
+            OmegaConf.update(cfg, k, v, merge=False)
+        if after:
+            try:
+                cfg = OmegaConf.merge(cfg, dict(after))
+            except OmegaConfBaseException as exc:
+                raise StylisticBiasError(_merge_error(exc, cfg, where or "values")) from None
         container = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         raise StylisticBiasError(explain(exc, overrides, conf_dir())) from None
@@ -167,6 +185,22 @@ def _compose(
         where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
     config_from_params(container, where=where)  # ranges, keys added with `+`
     return container  # type: ignore[return-value]
+
+
+def _value_overrides(overrides: Sequence[str]) -> list[str]:
+    """The keys ``overrides`` set a value of (``faces.n=8``, ``++qa.policy=x``), not a group
+    choice (``model=[...]``, ``experiment=...``, ``+generator=import``)."""
+    if not overrides:
+        return []
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    groups = {p.name for p in conf_dir().iterdir() if p.is_dir()}
+    out = []
+    for ov in OverridesParser.create().parse_overrides(list(overrides)):
+        key = ov.key_or_group
+        if key.split("/")[0].split("@")[0] not in groups and not ov.is_delete():
+            out.append(key)
+    return out
 
 
 #: keys a protocol's settings (``protocol_settings.<name>``) may not set: they choose the jobs
@@ -188,15 +222,22 @@ def _protocol_job(cfg: Any, where: str) -> Any:
                 f"{', '.join(available('protocols'))})"
             )
         cfg.protocol = str(chosen[0])
-    settings = (cfg.get("protocol_settings") or {}).get(str(cfg.protocol))
+    every = cfg.get("protocol_settings") or {}
+    known = available("protocols")
+    for name, entry in every.items():
+        if name not in known:
+            raise StylisticBiasError(
+                f"{where}: protocol_settings.{name}: unknown protocol; valid: {', '.join(known)}"
+            )
+        bad = [k for k in (entry or {}) if k in _JOB_KEYS]
+        if bad:
+            raise StylisticBiasError(
+                f"{where}: protocol_settings.{name}.{bad[0]}: a protocol's settings cannot "
+                "choose protocols; set them at the top level"
+            )
+    settings = every.get(str(cfg.protocol))
     if not settings:
         return cfg
-    bad = [k for k in settings if k in _JOB_KEYS]
-    if bad:
-        raise StylisticBiasError(
-            f"{where}: protocol_settings.{cfg.protocol}.{bad[0]}: a protocol's settings cannot "
-            "choose protocols; set them at the top level"
-        )
     try:
         return OmegaConf.merge(cfg, OmegaConf.to_container(settings))
     except OmegaConfBaseException as exc:
@@ -495,7 +536,33 @@ def full_params(view: Mapping[str, Any], where: str = "params.yaml") -> dict[str
             f"({models}); choose the models with model=[...], not judged_models"
         )
     values = {k: v for k, v in view.items() if k not in VIEW_ONLY}
-    return compose(choices(view), values=values, where=where)
+    return compose(choices(view), values=values, where=where, after=user_values(view, values))
+
+
+def user_values(view: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of a view a user set: those that differ from its experiment's composition
+    (``dvc exp run -S faces.n=20``), nested; they apply to every protocol's job, after its
+    ``protocol_settings`` (the experiment's own values do not: each protocol keeps its own)."""
+    base = compose(choices(view))
+    out: dict[str, Any] = {}
+
+    def walk(node: Any, ref: Any, path: list[str]) -> None:
+        if isinstance(node, Mapping) and node and isinstance(ref, Mapping):
+            for k, v in node.items():
+                walk(v, ref.get(k, _ABSENT), [*path, str(k)])
+        elif node != ref:
+            target = out
+            for part in path[:-1]:
+                target = target.setdefault(part, {})
+            target[path[-1]] = node
+
+    for key in values:
+        if key not in ("protocols", "generator_protocols", "protocol_settings", "models"):
+            walk(values[key], base.get(key, _ABSENT), [key])
+    return out
+
+
+_ABSENT = object()
 
 
 #: the keys every whole configuration holds (the sections of :class:`stylisticbias.spec.Config`

@@ -118,6 +118,8 @@ MANIFEST_OUTPUT = "report_manifests"
 def committed_report(params: Mapping[str, Any]) -> str:
     """``reports/<protocol>``: the committed report folder of a protocol's job."""
     return f"{COMMITTED_REPORTS}/{params.get('protocol')}"
+
+
 #: the ``check`` stage's output (dvc.yaml; not persistent: DVC deletes it before the stage runs)
 CHECK_OUTPUT = "data/config"
 
@@ -428,7 +430,8 @@ def safe_member(
     ``base`` itself). An absolute path, one that climbs out of ``root`` with ``..``, or a symlink
     that points outside it raises :class:`StylisticBiasError` naming ``what`` (e.g.
     ``faces.parquet row 3``); such a path is never opened. (Imported images referenced in place
-    live under ``data/import/`` and are reached as ``../import/...``: inside the data root.)
+    live under ``data/import/`` and are reached as ``../../import/...`` from
+    ``data/<protocol>/faces``: inside the data root, ``paths.data``.)
     """
     text = str(rel)
     p = Path(text)

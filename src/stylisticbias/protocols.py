@@ -30,6 +30,7 @@ from stylisticbias.config import (
     is_view,
     load_config,
     project_root,
+    user_values,
 )
 from stylisticbias.errors import StylisticBiasError
 
@@ -54,7 +55,9 @@ def judged(params: Mapping[str, Any] | Config) -> list[str]:
     return list(params.protocols)
 
 
-def job_params(view: Mapping[str, Any], protocol: str, where: str = "params.yaml") -> dict[str, Any]:
+def job_params(
+    view: Mapping[str, Any], protocol: str, where: str = "params.yaml"
+) -> dict[str, Any]:
     """The whole configuration of ``protocol``'s job in the experiment ``view`` stands for."""
     if protocol not in chosen(view):
         raise StylisticBiasError(
@@ -62,8 +65,9 @@ def job_params(view: Mapping[str, Any], protocol: str, where: str = "params.yaml
             f"{', '.join(chosen(view)) or '(none)'}"
         )
     values = {k: v for k, v in view.items() if k not in VIEW_ONLY}
+    after = user_values(view, values)  # what a user set applies to every protocol
     values["protocol"] = protocol
-    return compose(choices(view), values=values, where=where)
+    return compose(choices(view), values=values, where=where, after=after)
 
 
 def jobs(view: Mapping[str, Any], where: str = "params.yaml") -> dict[str, dict[str, Any]]:
@@ -96,7 +100,8 @@ def use_job(protocol: str) -> None:
         return
     path = job_params_path(protocol)
     if not path.is_file():
-        have = sorted(p.parent.name for p in (project_root() / RESOLVED.parent).glob("*/resolved.yaml"))
+        written = (project_root() / RESOLVED.parent).glob("*/resolved.yaml")
+        have = sorted(p.parent.name for p in written)
         raise StylisticBiasError(
             f"--protocol {protocol}: {path.relative_to(project_root())} not found (run the check "
             f"stage first: dvc repro check); jobs written: {', '.join(have) or '(none)'}"

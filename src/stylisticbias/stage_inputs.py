@@ -423,9 +423,7 @@ def group_inputs(
     every protocol of the run (a root group)."""
     protocols = [protocol] if isinstance(protocol, str) else list(protocol)
     listed = tuple(rel.format(protocol=p) for rel in group.inputs for p in protocols[:1])
-    listed += tuple(
-        PROTOCOL.format(protocol=p) for p in protocols[1:] if PROTOCOL in group.inputs
-    )
+    listed += tuple(PROTOCOL.format(protocol=p) for p in protocols[1:] if PROTOCOL in group.inputs)
     scripts = tuple(rel for rel in listed if rel.startswith("pipelines/"))
     family = set().union(*(family_modules(p, group.hooks) for p in protocols))
     extra = [f for f in code_closure(root, scripts, settings, family) if not _covered(f, listed)]

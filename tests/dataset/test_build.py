@@ -40,9 +40,10 @@ def test_counts_and_schema(project: Path) -> None:
     assert var.groupby("face_id").size().isin([48, 51]).all()
     ev = var[var["evaluated"]]
     assert len(ev) == 31 * n_m + 32 * n_f
+    out = project / params["paths"]["variations"]
     for row in var.itertuples():
-        assert (project / "data/variations" / row.path).exists()
-    assert (project / "data/variations/gallery.html").exists()
+        assert (out / row.path).exists()
+    assert (out / "gallery.html").exists()
     # male faces never get makeup or braid/bun; female faces never get facial hair
     male = var[var["gender"] == "male"]
     assert not male["attribute"].isin(["Makeup", "Lip makeup"]).any()
@@ -120,7 +121,7 @@ def test_killed_run_resumes_without_redoing(project: Path) -> None:
     edits = [x for x in (project / "renders.log").read_text().splitlines() if x.startswith("edit")]
     # nothing rendered twice except at most the batch in flight when killed (<= batch_size)
     assert len(edits) - len(set(edits)) <= 4
-    var = pd.read_parquet(project / "data/variations/variations.parquet")
+    var = pd.read_parquet(project / params["paths"]["variations"] / "variations.parquet")
     assert var["image_id"].is_unique and len(set(edits)) == len(var)
     # identical to an uninterrupted build
     other = project / "clean"
@@ -128,9 +129,9 @@ def test_killed_run_resumes_without_redoing(project: Path) -> None:
     _write_params(other, params)
     assert _run_stage(other, "faces", env).wait(60) == 0
     assert _run_stage(other, "variations", env).wait(120) == 0
-    clean = pd.read_parquet(other / "data/variations/variations.parquet")
+    clean = pd.read_parquet(other / params["paths"]["variations"] / "variations.parquet")
     pd.testing.assert_frame_equal(var, clean)
-    for d in ("data/faces", "data/variations"):  # whole directories, byte for byte
+    for d in (params["paths"]["faces"], params["paths"]["variations"]):  # byte for byte
         assert _tree(project / d) == _tree(other / d), d
     assert not [p for p in (project / "data").rglob("*.tmp")], "a temp file was left behind"
 
@@ -151,7 +152,7 @@ def test_transient_errors_are_retried_not_cached(
     params = fake_params(3)
     with pytest.raises(StylisticBiasError, match=r"transient error.*HTTP 503"):
         build_faces(config_from_params(params))
-    assert not (project / "data/faces").exists()
+    assert not (project / params["paths"]["faces"]).exists()
     outage.unlink()
     faces = pd.read_parquet(build_faces(config_from_params(params)))
     assert (faces["status"] == "ok").all() and len(faces) == 3
@@ -160,7 +161,7 @@ def test_transient_errors_are_retried_not_cached(
 def test_corrupt_or_missing_base_image(project: Path) -> None:
     params = fake_params(2)
     faces = pd.read_parquet(build_faces(config_from_params(params)))
-    img = project / "data/faces" / faces["path"].iloc[0]
+    img = project / params["paths"]["faces"] / faces["path"].iloc[0]
     img.unlink()
     img.write_bytes(b"not a png")
     with pytest.raises(StylisticBiasError, match=r"corrupt image of face F0000"):
@@ -168,7 +169,7 @@ def test_corrupt_or_missing_base_image(project: Path) -> None:
     img.unlink()
     with pytest.raises(StylisticBiasError, match=r"missing image of face F0000"):
         build_variations(config_from_params(params))
-    assert not (project / "data/variations").exists()
+    assert not (project / params["paths"]["variations"]).exists()
 
 
 def _faces_with(params: dict, row: int, column: str, value: object) -> tuple[Path, pd.DataFrame]:
@@ -235,7 +236,7 @@ def test_unknown_variation_value_fails_before_rendering(project: Path) -> None:
     msg = str(err.value)
     assert "1 variation value(s) the procedural generator cannot render" in msg
     assert "Frecklez" in msg and "valid: Freckles" in msg and "nothing was rendered" in msg
-    assert not (project / "data/variations").exists()
+    assert not (project / params["paths"]["variations"]).exists()
 
 
 def test_demographic_value_outside_the_benchmark(project: Path) -> None:
@@ -247,4 +248,4 @@ def test_demographic_value_outside_the_benchmark(project: Path) -> None:
         r" \(1 such row\(s\)\); valid: young adult, middle-aged adult, elderly",
     ):
         build_variations(config_from_params(params))
-    assert not (project / "data/variations").exists()
+    assert not (project / params["paths"]["variations"]).exists()

@@ -23,7 +23,8 @@ from stylisticbias.spec.parse import config_from_params
 
 
 def reflect_params(n: int) -> dict:
-    params = compose(["experiment=reflect-demo", f"faces.n={n}"])
+    # the job's own settings (protocol_settings.reflect) are merged over the top level's
+    params = compose(["experiment=reflect-demo", f"protocol_settings.reflect.faces.n={n}"])
     params["generator"]["size"] = 64
     return params
 

@@ -41,7 +41,7 @@ def _sha(path: Path) -> str:
 def test_variations_stage_rebuilds_a_corrupt_cache_entry(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A corrupt entry must not be linked into data/variations with a manifest sha256 that
+    """A corrupt entry must not be linked into the variations folder with a manifest sha256 that
     contradicts the file: it is rendered again, alone, and the manifest matches every file."""
     log = project / "renders.log"
     monkeypatch.setenv("FAKE_GENERATOR_LOG", str(log))
@@ -50,9 +50,11 @@ def test_variations_stage_rebuilds_a_corrupt_cache_entry(
     build_faces(config_from_params(params))
     var = pd.read_parquet(build_variations(config_from_params(params)))
     row = var[var["status"] == "ok"].iloc[3]
-    image = project / "data/variations" / row["path"]
+    image = project / params["paths"]["variations"] / row["path"]
     entry = next(
-        p for p in (project / "data/.render-cache").rglob("*.png") if p.samefile(image)
+        p
+        for p in (project / params["paths"]["data"] / ".render-cache").rglob("*.png")
+        if p.samefile(image)
     )  # the output is a hard link into the cache
     with open(entry, "r+b") as fh:
         fh.seek(40)
@@ -62,5 +64,5 @@ def test_variations_stage_rebuilds_a_corrupt_cache_entry(
     redone = log.read_text().splitlines()[renders:]
     assert len(redone) == 1 and redone[0].startswith(f"edit {row['face_id']} "), redone
     for r in var[var["status"] == "ok"].itertuples():
-        assert _sha(project / "data/variations" / r.path) == r.sha256, r.image_id
+        assert _sha(project / params["paths"]["variations"] / r.path) == r.sha256, r.image_id
     assert entry.with_name(entry.name + ".corrupt").exists()

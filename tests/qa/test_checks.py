@@ -66,7 +66,8 @@ def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.
         known = [getattr(r, c) for c in ("locality_pass", "attribute_pass", "identity_pass")]
         fails = any(not pd.isna(k) and not bool(k) for k in known)
         assert bool(r.qa_pass) is (not fails)
-    summary = json.loads((project / "data/qa/summary.json").read_text())
+    qa = project / params["paths"]["qa"]
+    summary = json.loads((qa / "summary.json").read_text())
     blonde = [
         v
         for v in summary["checks"]["attribute"]["per_value"]
@@ -75,12 +76,12 @@ def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.
     assert blonde and blonde[0]["passed"] == 0  # planted at rate 1.0: every one fails
     assert summary["policy"] == "report" and summary["excluded"] == []
     assert summary["failed_any"] == int((~table["qa_pass"]).sum()) > 0
-    assert (project / "data/qa/gallery.html").read_text().count('class="card"') > 0
+    assert (qa / "gallery.html").read_text().count('class="card"') > 0
     # the variations gallery loads the per-image checks from the qa stage's data script
-    data = (project / "data/qa/gallery_qa.js").read_text()
+    data = (qa / "gallery_qa.js").read_text()
     assert data.startswith("window.STYLISTICBIAS_QA = ")
     assert all(f'"{i}": [' in data for i in table["image_id"])
-    page = (project / "data/variations/gallery.html").read_text()
+    page = (project / params["paths"]["variations"] / "gallery.html").read_text()
     assert '<script src="../qa/gallery_qa.js"></script>' in page
     assert all(f'data-image-id="{i}"' in page for i in table["image_id"])
     assert qa_exclusions(config) == set()
@@ -91,7 +92,7 @@ def test_qa_table_policy_and_judge_exclusion(project: Path, monkeypatch: pytest.
     failing = set(table.loc[~table["qa_pass"], "image_id"])
     assert set(table.loc[table["excluded"], "image_id"]) == failing and failing
     assert qa_exclusions(excl) == failing
-    summary = json.loads((project / "data/qa/summary.json").read_text())
+    summary = json.loads((project / excl.paths.qa / "summary.json").read_text())
     assert summary["excluded"] == sorted(failing)
     kept = {it.image_id for it in judge_items(excl)}
     assert kept == all_items - failing

@@ -124,14 +124,15 @@ def test_stage_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     var = schemas.read_table(build_variations(config_from_params(params)), schemas.VARIATIONS)
     # plant a leak into one face edit (a new file: images are hard links into the render cache)
     gen = ProceduralGenerator(size=SIZE)
-    faces = pd.read_parquet(tmp_path / "data/faces/faces.parquet")
+    out = {k: tmp_path / v for k, v in params["paths"].items() if v}
+    faces = pd.read_parquet(out["faces"] / "faces.parquet")
     row = var[var["framing"] == "face"].iloc[0]
     face = faces.set_index("face_id").loc[row["face_id"]]
     face_row = {"face_id": row["face_id"], **face.to_dict()}
     v = BENCH.variation(row["attribute"], row["value"])
     mask = GeneratorMasks(gen).mask(face_row, v)
-    img_path = tmp_path / "data/variations" / row["path"]
-    base = np.asarray(Image.open(tmp_path / "data/faces" / face["path"]).convert("RGB"))
+    img_path = out["variations"] / row["path"]
+    base = np.asarray(Image.open(out["faces"] / face["path"]).convert("RGB"))
     edit = np.asarray(Image.open(img_path).convert("RGB"))
     leaked = _plant_leak(base, edit, mask, 300)
     img_path.unlink()
@@ -151,6 +152,6 @@ def test_stage_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(body) and (body["mask_source"] == "not_comparable").all()
     assert body["locality_pass"].isna().all() and body["reason"].str.contains("framing|x").all()
     # deterministic: a rerun writes the same bytes
-    first = (tmp_path / "data/qa/locality.parquet").read_bytes()
+    first = (out["qa"] / "locality.parquet").read_bytes()
     build_locality(config_from_params(params))
-    assert (tmp_path / "data/qa/locality.parquet").read_bytes() == first
+    assert (out["qa"] / "locality.parquet").read_bytes() == first

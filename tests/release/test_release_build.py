@@ -110,8 +110,9 @@ def test_checksums_rows_and_refusals(release: Path, project: Path) -> None:
     for d in objects:
         assert d["sha256"] == _sha(release / d["contentUrl"]), d["contentUrl"]
     table = pd.read_parquet(release / "images.parquet")
-    faces = pd.read_parquet(project / "data/faces/faces.parquet")
-    var = pd.read_parquet(project / "data/variations/variations.parquet")
+    paths = project_params()["paths"]
+    faces = pd.read_parquet(project / paths["faces"] / "faces.parquet")
+    var = pd.read_parquet(project / paths["variations"] / "variations.parquet")
     assert len(table) == len(faces) + len(var) and table["is_base"].sum() == len(faces)
     for row in table[table["status"] == "ok"].itertuples():
         f = release / row.file_name
@@ -151,7 +152,7 @@ def test_rerun_is_byte_identical_and_hardlinks(project: Path) -> None:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     table = pd.read_parquet(a / "images.parquet")
     first = table[table["is_base"]].iloc[0]
-    src = project / "data/faces/images" / Path(first["file_name"]).name
+    src = project / project_params()["paths"]["faces"] / "images" / Path(first["file_name"]).name
     assert (a / first["file_name"]).stat().st_ino == src.stat().st_ino  # hard link
     assert (b / first["file_name"]).stat().st_ino != src.stat().st_ino  # copy
 
@@ -185,7 +186,7 @@ def test_bad_input_is_one_line_and_keeps_the_previous_release(
     monkeypatch.chdir(copy)
     old = build_release(config_from_params(project_params(out="rel"))).out
     before = (old / "croissant.json").read_bytes()
-    img = next((copy / "data/variations/images").rglob("*.png"))
+    img = next((copy / project_params()["paths"]["variations"] / "images").rglob("*.png"))
     img.unlink()
     img.write_bytes(b"not the image")
     with pytest.raises(StylisticBiasError, match=r"sha256 differs from the variations manifest"):

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from dvc_render.html import PAGE_HTML
 
+from stylisticbias.config import compose
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.report.offline_plots import (
     PLOTS_DIR,
@@ -29,6 +30,10 @@ from stylisticbias.report.offline_plots import (
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / PLOTS_DIR / TEMPLATE_NAME
 CHROMIUM = Path("/usr/bin/chromium")
+#: the committed report whose plots dvc.yaml declares (the default protocol's: reports/<protocol>)
+REPORTS = compose()["paths"]["reports"]
+#: DVC's element id of a plot's CSV: its path with "/" and "." as "_"
+PLOT_ID = REPORTS.replace("/", "_") + "_plots_{}_csv"
 #: dvc.yaml's bar plots: CSV -> (value column, label column); and its line plot.
 BARS = {"sbs_by_scenario": ("sbs", "scenario"), "cross_model_variance": ("variance", "scenario")}
 LINE = ("pareto", "rank", "cum_share")
@@ -145,7 +150,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT / PLOTS_DIR, dst / PLOTS_DIR, dirs_exist_ok=True)
     for f in ("dvc.yaml", "params.yaml"):
         shutil.copy(ROOT / f, dst / f)
-    for d in ("reports/plots", "reports/figures"):
+    for d in (f"{REPORTS}/plots", f"{REPORTS}/figures"):
         shutil.copytree(ROOT / d, dst / d)
     return dst
 
@@ -196,17 +201,15 @@ def test_dvc_plots_show_renders_offline_in_chromium(project: Path, tmp_path: Pat
     assert not re.search(r"<script[^>]*\ssrc=", page), "the page loads a script from elsewhere"
     assert list((html.parent / "static").glob("*.png")), "the report's figures are missing"
 
-    ids = {f"reports_plots_{name}_csv" for name in [*BARS, LINE[0]]}
+    ids = {PLOT_ID.format(name) for name in [*BARS, LINE[0]]}
     parser = _Marks(ids)
     parser.feed(_offline_dom(html, tmp_path / "profile"))
 
     # Each bar plot draws one bar per CSV row, labelled with that row, of width ∝ |value|.
     for name, (value, label) in BARS.items():
-        csv = pd.read_csv(ROOT / "reports" / "plots" / f"{name}.csv")
+        csv = pd.read_csv(ROOT / REPORTS / "plots" / f"{name}.csv")
         bars = [
-            m
-            for m in parser.marks[f"reports_plots_{name}_csv"]
-            if m.get("aria-roledescription") == "bar"
+            m for m in parser.marks[PLOT_ID.format(name)] if m.get("aria-roledescription") == "bar"
         ]
         assert len(bars) == len(csv), f"{name}: {len(bars)} bars for {len(csv)} rows"
         drawn = {_label(b)[label]: float(_label(b)[value]) for b in bars}
@@ -221,10 +224,10 @@ def test_dvc_plots_show_renders_offline_in_chromium(project: Path, tmp_path: Pat
 
     # The Pareto line passes through every (rank, cum_share) point, in order.
     name, xcol, ycol = LINE
-    csv = pd.read_csv(ROOT / "reports" / "plots" / f"{name}.csv").sort_values(xcol)
+    csv = pd.read_csv(ROOT / REPORTS / "plots" / f"{name}.csv").sort_values(xcol)
     lines = [
         m
-        for m in parser.marks[f"reports_plots_{name}_csv"]
+        for m in parser.marks[PLOT_ID.format(name)]
         if m.get("aria-roledescription") == "line mark"
     ]
     assert lines, f"{name}: no line drawn"
@@ -246,7 +249,7 @@ def test_stock_dvc_page_draws_nothing_offline(project: Path, tmp_path: Path) -> 
     stock.write_text(PAGE_HTML, encoding="utf-8")
     html = _plots_show(project, "--html-template", str(stock), "-o", "stock_plots")
     assert "cdn.jsdelivr.net" in html.read_text(encoding="utf-8")
-    ids = {f"reports_plots_{name}_csv" for name in [*BARS, LINE[0]]}
+    ids = {PLOT_ID.format(name) for name in [*BARS, LINE[0]]}
     parser = _Marks(ids)
     parser.feed(_offline_dom(html, tmp_path / "profile"))
     assert all(not marks for marks in parser.marks.values())

@@ -50,12 +50,13 @@ def test_sweep_config_selects_one_model(sweep_params: dict[str, Any]) -> None:
 
 def test_dataset_keys_are_what_the_dataset_stages_read() -> None:
     """Every setting a sweep keys its shared datasets by is one DVC re-runs the dataset stages
-    on (data/config/dataset.yaml), and the faces/variations stages depend on that file."""
+    on (data/config/<protocol>/dataset.yaml), and each protocol's faces/variations stages
+    depend on that file."""
     from stylisticbias.stage_inputs import GROUPS
 
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    for s in ("faces", "variations"):
-        assert "data/config/dataset.yaml" in stages[s]["deps"]
+    for s in ("faces", "variations"):  # one stage per protocol (foreach ... do)
+        assert "data/config/${key}/dataset.yaml" in stages[s]["do"]["deps"]
     dataset = next(g for g in GROUPS if g.name == "dataset")
     assert "conf/benchmark/{protocol}.yaml" in dataset.inputs  # the protocol file
     covered = set(dataset.settings)

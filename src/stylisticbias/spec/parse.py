@@ -93,9 +93,7 @@ def config_from_params(params: Mapping[str, Any], where: str = "params.yaml") ->
     annotators = {
         str(k): annotator_spec(str(k), v) for k, v in (params.get("annotators") or {}).items()
     }
-    return replace(
-        base, models=models, generator=generator, annotators=annotators, **chosen
-    )
+    return replace(base, models=models, generator=generator, annotators=annotators, **chosen)
 
 
 def annotator_spec(name: str, data: Mapping[str, Any]) -> AnnotatorSpec:

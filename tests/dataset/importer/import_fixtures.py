@@ -277,3 +277,9 @@ def write_table(release: Path, table: Path, faces: list[FaceFiles], bench: Bench
 def import_params(*overrides: str) -> dict[str, Any]:
     """conf/ composed with generator=import (source data/import/release) and ``overrides``."""
     return compose(["generator=import", "generator.source=data/import/release", *overrides])
+
+
+def output(project: Path, name: str, params: dict[str, Any] | None = None) -> Path:
+    """The stage output folder ``paths.<name>`` of ``params`` (default :func:`import_params`,
+    the default protocol's job: ``data/<protocol>/<name>``) under ``project``."""
+    return project / (params or import_params())["paths"][name]

@@ -146,12 +146,13 @@ def test_each_bad_edit_is_one_line_and_nothing_is_written(
         over = ["generator.pattern='{ethnicity}_{gender}'"]
     (focus / "edits.csv").write_text(_manifest(rows), encoding="utf-8")
     phrase, names = CASES[case]
+    params = _params(*over)
     with pytest.raises(StylisticBiasError) as exc:
-        build_faces(config_from_params(_params(*over)))
+        build_faces(config_from_params(params))
     msg = str(exc.value)
     assert "\n" not in msg and phrase in msg and names in msg, msg
     assert "nothing was written" in msg
-    assert not (project / "data" / "faces").exists()
+    assert not (project / params["paths"]["faces"]).exists()
 
 
 def test_missing_manifest_column_names_the_valid_ones(project: Path, focus: Path) -> None:

@@ -63,7 +63,7 @@ def test_pairs_become_faces_and_their_one_variation(project: Path, pairs: Path) 
     assert set(zip(var["attribute"], var["value"])) == {("Beauty filter", "Beautified")}
     assert var["evaluated"].all() and (var["status"] == "ok").all()
     # the bytes are the user's images
-    p01 = project / "data" / "variations" / var.loc[var["face_id"] == "p01", "path"].iloc[0]
+    p01 = project / params["paths"]["variations"] / var.loc[var["face_id"] == "p01", "path"].iloc[0]
     assert p01.read_bytes() == (pairs / "beautified" / "p01.jpg").read_bytes()
 
 
@@ -89,12 +89,13 @@ def test_each_bad_pair_is_one_line_and_nothing_is_written(
     elif case == "unknown_label":
         (pairs / "labels.csv").write_text(LABELS.replace("Asian", "Martian"), encoding="utf-8")
     phrase, names = CASES[case]
+    params = _params()
     with pytest.raises(StylisticBiasError) as exc:
-        build_faces(config_from_params(_params()))
+        build_faces(config_from_params(params))
     msg = str(exc.value)
     assert "\n" not in msg and phrase in msg and names in msg, msg
     assert "nothing was written" in msg
-    assert not (project / "data" / "faces").exists()
+    assert not (project / params["paths"]["faces"]).exists()
 
 
 def test_missing_labels_column_names_the_valid_ones(project: Path, pairs: Path) -> None:
@@ -112,5 +113,5 @@ def test_skip_lists_the_bad_pair_and_imports_the_rest(project: Path, pairs: Path
     assert list(var["face_id"]) == ["p01", "p03"]
     import pandas as pd
 
-    skipped = pd.read_parquet(project / "data" / "variations" / "skipped.parquet")
+    skipped = pd.read_parquet(project / params["paths"]["variations"] / "skipped.parquet")
     assert list(skipped["check"]) == ["missing_half"]

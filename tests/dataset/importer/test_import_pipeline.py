@@ -33,14 +33,15 @@ def _run_pipeline(project: Path, params: dict) -> str:
         out = run_judge(m, config_from_params(params), progress=False)
         judged = pd.read_parquet(out / "judgments.parquet")
         assert set(judged["image_id"]) == items  # every imported evaluated image, nothing else
-        written = write_scores(m, config_from_params(params))  # data/scores/model=<m>/...
+        written = write_scores(m, config_from_params(params))  # <paths.scores>/model=<m>/...
         scores = read_model_scores(written.parent.parent, m)
         assert set(scores["image_id"]) == items and scores["simulated"].all()
         assert scores.loc[~scores["is_base"], "delta"].notna().all()
     run_analysis(config_from_params(params))
     build_report(config_from_params(params), root=project)
-    assert (project / "reports/tables").is_dir() and (project / "reports/metrics.json").exists()
-    return (project / "reports/README.md").read_text(encoding="utf-8")
+    reports = project / params["paths"]["reports"]
+    assert (reports / "tables").is_dir() and (reports / "metrics.json").exists()
+    return (reports / "README.md").read_text(encoding="utf-8")
 
 
 def _pipeline_params(*overrides: str) -> dict:
@@ -80,6 +81,7 @@ def test_csv_manifest_referenced_in_place_through_the_report(
     report = _run_pipeline(project, params)
     assert "imported: data/import/set.csv (a CSV/Parquet manifest, referenced in place)" in report
     assert "4 faces in 4 of 90 demographic cells, 126 of 126 evaluated" in report
-    faces = pd.read_parquet(project / "data/faces/faces.parquet")
+    faces = pd.read_parquet(project / params["paths"]["faces"] / "faces.parquet")
     assert list(faces["face_id"]) == ["person00", "person01", "person02", "person03"]
-    assert faces["path"].str.startswith("../import/release/").all()
+    # relative to the manifest's folder, data/<protocol>/faces
+    assert faces["path"].str.startswith("../../import/release/").all()

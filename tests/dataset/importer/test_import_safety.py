@@ -1,8 +1,9 @@
 """generator=import refuses before it reads, is all or nothing, converts modes by a stated rule
 and lists what it ignored: paths that leave the manifest's folder or (in place) the data root are
 never opened; no memory address reaches a message or the ``reason`` column; a corrupt variation
-stops ``faces`` before ``data/faces`` is swapped; 16-bit grayscale and alpha are converted (and
-warned about); unclaimed files are listed; a huge image is our one line, not Pillow's warning."""
+stops ``faces`` before ``data/<protocol>/faces`` is swapped; 16-bit grayscale and alpha are
+converted (and warned about); unclaimed files are listed; a huge image is our one line, not
+Pillow's warning."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from import_fixtures import import_params, meta_of, write_release, write_table
+from import_fixtures import import_params, meta_of, output, write_release, write_table
 from PIL import Image
 
 from stylisticbias import schemas
@@ -75,14 +76,14 @@ def test_paths_leaving_the_manifest_folder_are_refused_unread(
         assert "\n" not in msg and f"set.csv line {line}" in msg and "refused, not read" in msg
         assert "0x" not in msg and "unsafe_path" in msg, msg
         assert secret.resolve() not in {p.resolve() for p in opened}
-    assert not (project / "data/faces").exists()
+    assert not output(project, "faces").exists()
     # policy skip: listed with its reason, the rest imported, the file still never opened
     df.loc[2, "path"] = str(secret)
     df.to_csv(project / TABLE, index=False)
     params = _table_params("generator.on_error=skip")
     faces = schemas.read_table(_faces(params), schemas.FACES)
     var = schemas.read_table(_variations(params), schemas.VARIATIONS)
-    skipped = pd.read_parquet(project / "data/variations/skipped.parquet")
+    skipped = pd.read_parquet(output(project, "variations", params) / "skipped.parquet")
     assert list(skipped["check"]) == ["unsafe_path"]
     assert skipped["reason"].str.contains("leaves the manifest's folder").all()
     assert (faces["status"] == "ok").all() and len(faces) == 2
@@ -122,9 +123,9 @@ def test_no_memory_address_in_messages_or_the_reason_column(
     _faces(import_params("generator.on_error=skip"))
     _variations(import_params("generator.on_error=skip"))
     for d in ("faces", "variations"):
-        skipped = pd.read_parquet(project / f"data/{d}/skipped.parquet")
+        skipped = pd.read_parquet(output(project, d) / "skipped.parquet")
         assert not skipped["reason"].str.contains("0x").any()
-    var = pd.read_parquet(project / "data/variations/variations.parquet")
+    var = pd.read_parquet(output(project, "variations") / "variations.parquet")
     bad = var[var["status"] == "error"]
     assert len(bad) == 1 and "not an image format" in bad["reason"].iloc[0]
     assert not var["reason"].fillna("").str.contains("0x").any()
@@ -134,7 +135,7 @@ def _files(project: Path) -> dict[Path, bytes]:
     return {
         p: p.read_bytes()
         for d in ("faces", "variations")
-        for p in (project / "data" / d).rglob("*")
+        for p in output(project, d).rglob("*")
         if p.is_file()
     }
 
@@ -197,15 +198,15 @@ def test_16_bit_grey_and_alpha_are_converted_by_the_stated_rule_with_a_warning(
     assert "16-bit grayscale scaled to 8 bits" in text and base.name in text
     assert "alpha channel composited on white" in text and rgba.name in text
     # what the judge sees: mid grey (not white); the transparent half white, the rest red
-    seen = np.asarray(decode_image(str(project / "data/faces" / faces["path"].iloc[0])))
+    seen = np.asarray(decode_image(str(output(project, "faces", params) / faces["path"].iloc[0])))
     assert (seen == 128).all()
     row = var.set_index("image_id").loc[f"{written[0].stem}-hair-color--gray"]
-    px = np.asarray(decode_image(str(project / "data/variations" / row["path"])))
+    px = np.asarray(decode_image(str(output(project, "variations", params) / row["path"])))
     assert (px[:, :24] == 255).all() and (px[:, 24:] == [200, 0, 0]).all()
-    info = json.loads((project / "data/faces/import.json").read_text())
+    info = json.loads((output(project, "faces", params) / "import.json").read_text())
     assert list(info["converted"].values()) == ["16-bit grayscale scaled to 8 bits (value // 257)"]
     if materialize == "copy":  # stored converted: every later stage sees the same pixels
-        stored = Image.open(project / "data/faces" / faces["path"].iloc[0])
+        stored = Image.open(output(project, "faces", params) / faces["path"].iloc[0])
         assert stored.mode == "RGB"
 
 
@@ -226,12 +227,13 @@ def test_ignored_files_are_listed(
     expected = sorted(
         ["README.txt", "loose.png", misnamed.relative_to(project / RELEASE).as_posix()]
     )
-    assert json.loads((project / "data/faces/import.json").read_text())["ignored_files"] == expected
-    cov = json.loads((project / "data/variations/coverage.json").read_text())
+    imported = json.loads((output(project, "faces", params) / "import.json").read_text())
+    assert imported["ignored_files"] == expected
+    cov = json.loads((output(project, "variations", params) / "coverage.json").read_text())
     assert cov["ignored_files"] == expected
     assert "3 file(s) under data/import/release" in caplog.text and "README.txt" in caplog.text
     # the image of the misnamed metadata is itself listed as a row without metadata
-    skipped = pd.read_parquet(project / "data/variations/skipped.parquet")
+    skipped = pd.read_parquet(output(project, "variations", params) / "skipped.parquet")
     assert (skipped["check"] == "no_metadata").sum() == 1
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from import_fixtures import import_params, meta_of, write_release, write_table
+from import_fixtures import import_params, meta_of, output, write_release, write_table
 
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.build import build_faces, build_variations
@@ -129,7 +129,7 @@ def _one_line_refusal(params: dict, *phrases: str) -> str:
 
 
 def _skipped(project: Path, kind: str) -> pd.DataFrame:
-    return pd.read_parquet(project / f"data/{kind}/skipped.parquet")
+    return pd.read_parquet(output(project, kind) / "skipped.parquet")
 
 
 # --------------------------------------------------------------------------- the import
@@ -149,7 +149,7 @@ def test_a_copy_mode_image_linked_to_dev_zero_is_refused_unopened(
         "refused, not opened",
         "1 unreadable_image",
     )
-    assert "Traceback" not in msg and not (project / "data/faces").exists()
+    assert "Traceback" not in msg and not output(project, "faces").exists()
     # policy skip: the row is listed with its reason, the rest is imported
     build_faces(config_from_params(import_params("generator.on_error=skip")))
     build_variations(config_from_params(import_params("generator.on_error=skip")))
@@ -183,7 +183,7 @@ def test_a_fifo_under_an_image_or_metadata_name_is_refused_unopened(
         import_params(), path.name, "a FIFO (named pipe)", "not a regular file", f"1 {check}"
     )
     assert opened == [] and fifos[0].readers == 0
-    assert not (project / "data/faces").exists()
+    assert not output(project, "faces").exists()
 
 
 def test_a_table_row_naming_a_fifo_or_a_folder_names_the_row(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from import_fixtures import BREAKERS, PAPER_SPELLING, import_params, meta_of, write_release
+from import_fixtures import BREAKERS, PAPER_SPELLING, import_params, meta_of, output, write_release
 
 from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark
@@ -60,7 +61,7 @@ def test_release_full_grid_imports_with_paper_spellings(project: Path, bench: Be
             v.evaluated,
         )
         src = written[[f.stem for f in written].index(r.face_id)].variations[v.slug]
-        assert _sha(project / "data/variations" / r.path) == r.sha256 == _sha(src)
+        assert _sha(output(project, "variations") / r.path) == r.sha256 == _sha(src)
     # the paper's spellings that differ from ours arrived under our values
     for ours in PAPER_SPELLING:
         assert (var["value"] == ours).any()
@@ -68,14 +69,14 @@ def test_release_full_grid_imports_with_paper_spellings(project: Path, bench: Be
     items = judge_items(config_from_params(import_params()))
     assert len(items) == 3 + int(var["evaluated"].sum())
     assert all(Path(it.path).exists() for it in items)
-    skipped = pd.read_parquet(project / "data/variations/skipped.parquet")
+    skipped = pd.read_parquet(output(project, "variations") / "skipped.parquet")
     assert skipped.empty
-    info = json.loads((project / "data/faces/import.json").read_text())
+    info = json.loads((output(project, "faces") / "import.json").read_text())
     assert info["source"].startswith("data/import/release (the paper's release layout, copied")
-    cov = json.loads((project / "data/variations/coverage.json").read_text())
+    cov = json.loads((output(project, "variations") / "coverage.json").read_text())
     assert cov["evaluated_present"] == cov["evaluated_expected"] == int(var["evaluated"].sum())
     assert cov["cells_with_faces"] == 3 and cov["cells_total"] == 90
-    html = (project / "data/variations/gallery.html").read_text()
+    html = (output(project, "variations") / "gallery.html").read_text()
     assert "Imported image set: coverage" in html and "data/import/release" in html
 
 
@@ -98,10 +99,10 @@ def test_each_bad_case_stops_with_one_line_naming_the_file(
     bad = BREAKERS[check](written)
     phrase, stage = EXPECTED[check]
     # an earlier, complete output must survive the failed import untouched
-    for d in ("faces", "variations"):
-        (project / "data" / d).mkdir(parents=True)
-        (project / "data" / d / "earlier.txt").write_text("earlier output")
     params = import_params()
+    for d in ("faces", "variations"):
+        output(project, d, params).mkdir(parents=True)
+        (output(project, d, params) / "earlier.txt").write_text("earlier output")
     if stage == "variations":
         build_faces(config_from_params(params))
     with pytest.raises(StylisticBiasError) as exc:
@@ -112,8 +113,9 @@ def test_each_bad_case_stops_with_one_line_naming_the_file(
     summary = re.search(r"problem\(s\): (.*); nothing was written", msg)
     assert summary, msg  # that check only (and the variations of a face it left out)
     assert {c.split()[1] for c in summary.group(1).split(", ")} <= {check, "base_skipped"}, msg
-    assert (project / "data" / stage / "earlier.txt").read_text() == "earlier output"
-    assert not any(p.name.endswith((".tmp", ".old")) for p in (project / "data").iterdir())
+    assert (output(project, stage, params) / "earlier.txt").read_text() == "earlier output"
+    siblings = output(project, stage, params).parent.iterdir()  # where a swap stages its folders
+    assert not any(p.name.endswith((".tmp", ".old")) for p in siblings)
 
 
 def test_skip_policy_lists_every_bad_row_with_its_reason(project: Path, bench: Benchmark) -> None:
@@ -121,7 +123,7 @@ def test_skip_policy_lists_every_bad_row_with_its_reason(project: Path, bench: B
     broken = {check: fn(written) for check, fn in BREAKERS.items()}
     faces, var = _import(import_params("generator.on_error=skip"))
     skipped = pd.concat(
-        [pd.read_parquet(project / f"data/{d}/skipped.parquet") for d in ("faces", "variations")]
+        [pd.read_parquet(output(project, d) / "skipped.parquet") for d in ("faces", "variations")]
     )
     for check, path in broken.items():
         rows = skipped[skipped["check"] == check]
@@ -151,7 +153,7 @@ def test_skip_policy_lists_every_bad_row_with_its_reason(project: Path, bench: B
     assert err["path"].isna().all() and err["sha256"].isna().all()
     assert (var[var["status"] == "ok"]["sha256"].str.len() == 64).all()
     # coverage: what is missing relative to the design
-    cov = json.loads((project / "data/variations/coverage.json").read_text())
+    cov = json.loads((output(project, "variations") / "coverage.json").read_text())
     per_face = {p["face_id"]: p for p in cov["per_face"]}
     assert set(per_face) == {written[i].stem for i in (0, 1, 3)}
     f0 = per_face[written[0].stem]
@@ -185,7 +187,7 @@ def test_unmapped_values_are_one_error_listing_them_and_the_valid_ones(
     msg = str(exc.value)
     assert "'Platinum'" in msg and "'Shades'" in msg and "Black, Brown, Blonde" in msg, msg
     assert "Thick-rimmed" in msg and "generator.aliases" in msg and "\n" not in msg
-    assert not (project / "data/faces").exists()
+    assert not output(project, "faces").exists()
     # an alias maps one, `to: null` leaves the other out on purpose (listed as skipped)
     aliases = (
         "+generator.aliases=[{field: value, attribute: hair_color, from: Platinum, to: Blonde},"
@@ -200,7 +202,7 @@ def test_unmapped_values_are_one_error_listing_them_and_the_valid_ones(
     _, var = _import(params)
     f0 = var[var["face_id"] == written[0].stem]
     assert (f0["value"] == "Blonde").sum() == 1 and not (f0["value"] == "Sunglasses").any()
-    skipped = pd.read_parquet(project / "data/variations/skipped.parquet")
+    skipped = pd.read_parquet(output(project, "variations", params) / "skipped.parquet")
     assert list(skipped["check"]) == ["excluded"]
 
 
@@ -210,12 +212,15 @@ def test_reference_in_place_stores_paths_relative_to_the_manifest(
     written = write_release(project / RELEASE, bench, 2)
     params = import_params("generator.materialize=reference")
     faces, var = _import(params)
-    assert not (project / "data/faces/images").exists()
-    assert not (project / "data/variations/images").exists()
+    assert not (output(project, "faces", params) / "images").exists()
+    assert not (output(project, "variations", params) / "images").exists()
     f0 = written[0]
     row = faces.set_index("face_id").loc[f0.stem]
-    assert row.path == f"../import/release/{f0.stem}/{f0.stem}.png"
-    assert all(p.startswith("../import/release/") for p in var["path"])
+    # relative to each manifest's folder (data/<protocol>/faces, .../variations)
+    up = Path(os.path.relpath(project / RELEASE, output(project, "faces", params))).as_posix()
+    assert up == "../../import/release"
+    assert row.path == f"{up}/{f0.stem}/{f0.stem}.png"
+    assert all(p.startswith(f"{up}/") for p in var["path"])
     for it in judge_items(
         config_from_params(params)
     ):  # the judge's own path resolution finds the source files
@@ -249,7 +254,7 @@ def test_hardlink_shares_the_source_bytes(project: Path, bench: Benchmark) -> No
     written = write_release(project / RELEASE, bench, 1)
     faces, _ = _import(import_params("generator.materialize=hardlink"))
     src = written[0].folder / f"{written[0].stem}.png"
-    dest = project / "data/faces" / faces["path"].iloc[0]
+    dest = output(project, "faces") / faces["path"].iloc[0]
     assert dest.stat().st_ino == src.stat().st_ino
 
 

@@ -78,10 +78,14 @@ def test_every_output_the_dvc_stages_declare_is_written(report) -> None:
     and its report the leaderboard folder)."""
     root, _ = report
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
-    for name in ("analyze", "report"):
-        for out in stages[name]["outs"]:
+    prefix = "reports/${key}/"  # the protocol's paths.reports: here root/reports
+    checked = []
+    for name in ("analyze", "report"):  # one stage per protocol (foreach ... do)
+        for out in stages[name]["do"]["outs"]:
             path = next(iter(out)) if isinstance(out, dict) else out
-            if path.startswith("reports/"):
-                assert (root / path).exists(), (name, path)
+            if path.startswith(prefix):
+                assert (root / "reports" / path.removeprefix(prefix)).exists(), (name, path)
+                checked.append(path.removeprefix(prefix))
+    assert {"tables", "metrics.json", "README.md", "figures"} <= set(checked), checked
     metrics = root / "reports" / "metrics.json"
     assert (root / "reports" / "metrics_all.json").read_bytes() == metrics.read_bytes()

@@ -26,9 +26,9 @@ leaves the previous output whole.
 
 **What DVC tracks.** ``copy``/``hardlink``: the images are files of the stage's output
 directory, hashed and cached by DVC. ``reference``: the manifests hold each image's path
-relative to the manifest's own folder (e.g. ``../import/release/face_1/face_1.png`` from
-``data/faces``; the source must lie inside the data root) and the sha256 of its bytes, so the
-manifest -- a DVC output -- changes whenever an image does; the stages also depend on
+relative to the manifest's own folder (e.g. ``../../import/release/face_1/face_1.png`` from
+``data/<protocol>/faces``; the source must lie inside the data root) and the sha256 of its
+bytes, so the manifest -- a DVC output -- changes whenever an image does; the stages also depend on
 ``data/import`` (``dvc.yaml``), so a changed source re-runs the import under ``dvc repro``.
 """
 
@@ -433,7 +433,8 @@ def import_variations(config: Config) -> Path:
 
     ctx = _Context(config)
     faces_dir = ctx.root / config.paths.faces
-    faces = load_base_faces(faces_dir, ctx.benchmark)  # sha256 of every base image re-checked
+    # sha256 of every base image re-checked; references reach data/import: inside paths.data
+    faces = load_base_faces(faces_dir, ctx.benchmark, ctx.data_root)
     ok = faces[faces["status"] == "ok"].set_index("face_id")
     plan = ctx.plan("variations")
     checked = []
