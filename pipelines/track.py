@@ -1,4 +1,5 @@
-"""DVC stage `track`: the written report -> MLflow runs (one per model + comparison).
+"""DVC stage `track`: every protocol's report and the audit -> MLflow runs (a parent run per
+model with a child per protocol, the audit run with every protocol's comparison run).
 
 Usage: ``python pipelines/track.py``.
 """

@@ -117,11 +117,11 @@ CHANGES: dict[tuple[str, Any], set[str]] = {
     # analyze or calibrate; and by the dataset stages
     ("tracking.timeout_s", 9): _files("report", "audit"),
     ("tracking.experiment_name", "another"): _files("report", "audit"),
-    ("soda.alpha", 0.05): _files("dataset", "report"),
+    ("soda.alpha", 0.05): _files("dataset", "report", "audit"),
     ("faces.n", 7): _files("dataset", "analysis", "report"),
     ("generator.size", 48): _files("dataset", "analysis", "report"),
-    ("analysis.bootstrap.n_resamples", 10): _files("analysis", "report"),
-    ("analysis.definitions", "official"): _files("judge", "analysis", "report"),
+    ("analysis.bootstrap.n_resamples", 10): _files("analysis", "report", "audit"),
+    ("analysis.definitions", "official"): _files("judge", "analysis", "report", "audit"),
     # a model's settings: its own judge stage; a speed setting of its engine: that stage only
     ("models.simulated-weak.noise_sd", 0.2): _files(
         "judge", "analysis", "report", "audit", models=("simulated-weak",)

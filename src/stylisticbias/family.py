@@ -74,6 +74,7 @@ HOOKS: dict[str, str] = {
     "calibrate": "(config, synthetic) -> the calibration report (a JSON mapping)",
     "report": "(config, benchmark, root) -> None: figures + reports/README.md",
     "track": "(config, root, benchmark, report_digest, run_log) -> None: MLflow runs",
+    "audit": "(config, root) -> each judged model's headline findings (report.audit_findings)",
 }
 
 #: the package of the families (``families/<name>/__init__.py`` defines ``FAMILY``)

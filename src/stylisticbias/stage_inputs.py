@@ -227,14 +227,16 @@ GROUPS: tuple[StageGroup, ...] = (
     StageGroup(
         "audit",
         settings=(
-            "protocols", "generator_protocols", "models", "tracking", "paths",
+            "protocols", "generator_protocols", "models", "tracking", "paths", "analysis",
+            "soda",
         ),
         inputs=(
-            "pipelines/audit.py", "pipelines/track.py", "src/stylisticbias/report",
-            "src/stylisticbias/tracking", "conf/protocols",
+            "pipelines/audit.py", "pipelines/track.py", "src/stylisticbias/audit",
+            "src/stylisticbias/report", "src/stylisticbias/tracking",
+            "src/stylisticbias/protocols.py", "src/stylisticbias/family.py", "conf/protocols",
         ),
         skip=ENGINE_SPEED,
-        hooks=("scenario", "report", "track"),
+        hooks=("scenario", "report", "track", "audit"),
         root=True,
     ),
 )

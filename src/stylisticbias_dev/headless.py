@@ -79,6 +79,13 @@ class Page:
         self.wait(ready, timeout)
         self.load_s = time.monotonic() - t0
 
+    def goto(self, url: str, ready: str = "true", timeout: float = 60.0) -> None:
+        """Load ``url`` (any address: an ``http`` server's page too) and wait for ``ready``."""
+        self._send("Page.navigate", url=url)
+        self.wait(f"location.href.startsWith({json.dumps(url.split('#')[0])})", timeout)
+        self.wait("document.readyState === 'complete'", timeout)
+        self.wait(ready, timeout)
+
     def _send(self, method: str, **params: Any) -> dict[str, Any]:
         self._id += 1
         my = self._id

@@ -29,6 +29,7 @@ EXPECTED_HOOKS = {
         "calibrate": "stylisticbias.families.variation_shift.analysis.stage:calibrate_shift",
         "report": "stylisticbias.families.variation_shift.report.stage:report_shift",
         "track": "stylisticbias.families.variation_shift.report.track:log_report_runs",
+        "audit": "stylisticbias.families.variation_shift.report.audit:shift_findings",
     },
     "paired_variation": {
         "judge": "stylisticbias.judge.run:judge_forced_choice",
@@ -39,6 +40,7 @@ EXPECTED_HOOKS = {
         "calibrate": "stylisticbias.families.paired_variation.analysis.stage:calibrate_paired",
         "report": "stylisticbias.families.paired_variation.report.stage:report_paired",
         "track": "stylisticbias.families.paired_variation.report.track:log_paired_runs",
+        "audit": "stylisticbias.families.paired_variation.report.audit:paired_findings",
     },
     "tasks": {
         "judge": "stylisticbias.families.tasks.judge.stage:judge_tasks",
@@ -49,6 +51,7 @@ EXPECTED_HOOKS = {
         "calibrate": "stylisticbias.families.tasks.analysis.stage:calibrate_tasks",
         "report": "stylisticbias.families.tasks.report.stage:report_tasks",
         "track": "stylisticbias.families.tasks.report.stage:log_task_runs",
+        "audit": "stylisticbias.families.tasks.report.audit:task_findings",
     },
     "soda": dict.fromkeys(HOOKS, "-"),
 }

@@ -95,6 +95,40 @@ def test_dvc_plots_page_fits_the_window_and_is_marked_simulated_by_its_data(
 
 
 @needs_browser
+def test_the_layout_check_catches_a_page_wider_than_the_window_and_a_blank_viewport(
+    tmp_path: Path,
+) -> None:
+    """The check can fail: a table wider than the window and not framed (the leaderboard's
+    before its frame scrolled: scrollWidth 1757 at both widths) and a page whose first
+    viewport is empty (its content below the fold), each named at 1280 and 1500 px."""
+    cells = "".join(f"<th>column {i} of a wide table</th>" for i in range(30))
+    wide = tmp_path / "wide.html"
+    wide.write_text(
+        "<!doctype html><html><body><table style='white-space: nowrap; background: #cde'>"
+        f"{f'<tr>{cells}</tr>' * 20}</table></body></html>",
+        encoding="utf-8",
+    )
+    blank = tmp_path / "blank.html"
+    blank.write_text(
+        "<!doctype html><html><body><div style='height: 4000px'></div>"
+        "<p>everything below the fold</p></body></html>",
+        encoding="utf-8",
+    )
+    too_wide = layout_problems(wide)
+    assert [p.split(": ", 1)[0] for p in too_wide] == [
+        "wide.html at 1280x1100",
+        "wide.html at 1500x1100",
+    ]
+    assert all("scrollWidth" in p and "> innerWidth" in p for p in too_wide), too_wide
+    empty = layout_problems(blank)
+    assert [p.split(": ", 1)[0] for p in empty] == [
+        "blank.html at 1280x1100",
+        "blank.html at 1500x1100",
+    ]
+    assert all("blank first viewport" in p for p in empty), empty
+
+
+@needs_browser
 def test_hundred_model_leaderboard_fits_the_window(tmp_path: Path) -> None:
     page = tmp_path / "index.html"
     page.write_text(render(synthetic_models(100), vendored_builds(project_root())), "utf-8")

@@ -311,6 +311,10 @@ _SCRIPT = """
 })();
 """
 
+#: the page's style, sorting script and Content-Security-Policy, for the other static
+#: leaderboards (the audit's cross-protocol one: :mod:`stylisticbias.audit.render`)
+PAGE_STYLE, SORT_SCRIPT, PAGE_CSP = _STYLE, _SCRIPT, _CSP
+
 
 def render(
     models: Sequence[LeaderboardModel],

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,38 +61,108 @@ def written_figures(figures_dir: Path) -> list[FigureRecord]:
     return [FigureRecord(p.stem, p, "", "comparison") for p in sorted(figures_dir.glob("*.png"))]
 
 
-def track_report(config: Config, root: Path | None = None) -> Path:
-    """Log ``reports/`` to MLflow when ``tracking.enabled``; write RUNS_FILE and its run log.
+def _jobs(config: Config, root: Path) -> dict[str, Config]:
+    """Every job of ``config`` the check stage wrote under ``root``
+    (``data/config/<protocol>/resolved.yaml``); a configuration whose jobs are not written
+    there (a job's own configuration, a test's) stands for its one job."""
+    from stylisticbias.config import load_config
+    from stylisticbias.protocols import chosen, job_params_path
 
-    The protocol (``config.protocol``) is resolved here, once, and passed on.
+    names = chosen(config)
+    paths = {p: job_params_path(p, root) for p in names}
+    if names and all(path.is_file() for path in paths.values()):
+        return {p: load_config(path) for p, path in paths.items()}
+    return {config.protocol: config}
+
+
+def track_report(
+    config: Config, root: Path | None = None, jobs: Mapping[str, Config] | None = None
+) -> Path:
+    """Log every protocol's report and the audit to MLflow when ``tracking.enabled``; write
+    RUNS_FILE and its run log.
+
+    ``config`` is the experiment's root configuration, ``jobs`` its protocols' configurations
+    (default: the jobs the check stage wrote, :func:`_jobs`). When the audit ran
+    (``<paths.audit>/findings.json``), each judged model gets a parent run (``run_kind =
+    model-audit``: every protocol's headline as metrics, ``headline.json`` and
+    ``bias_card.md`` at its artifact root) and the models together one ``audit`` run (the
+    cross-protocol leaderboard); each protocol's runs -- its family's ``track`` hook, run with
+    the protocol's job -- become children: a model's run of the model's parent, the
+    protocol's comparison run and the SODA audit's run of the ``audit`` run
+    (:func:`stylisticbias.tracking.child_runs`, :mod:`stylisticbias.report.audit_runs`).
     """
+    from stylisticbias.protocols import judged
+
     root = (root or project_root()).resolve()
+    jobs = dict(jobs) if jobs is not None else _jobs(config, root)
     tracking = config.tracking
     out = runs_file(config.paths, root)
     out.parent.mkdir(parents=True, exist_ok=True)
-    reports = root / str(config.paths.reports)
+    judged_jobs = {p: j for p, j in jobs.items() if p in judged(config) or len(jobs) == 1}
+    digests = {p: _report_digest(root / str(j.paths.reports)) for p, j in judged_jobs.items()}
+    audit_dir = root / str(config.paths.audit)
+    audit = audit_dir / "findings.json"
     record: dict[str, Any] = {
         "enabled": bool(tracking.enabled),
-        "report_digest": _report_digest(reports),
+        "report_digest": _combined(digests),
+        "protocols": digests,
         "models": judged_models(config),
         "tracking_uri": tracking.tracking_uri,
         "experiment_name": tracking.experiment_name,
     }
+    if audit.is_file():
+        record["audit_digest"] = audit_dir_digest(audit_dir)
     run_log: dict[str, Any] = {"runs": {}}
-    benchmark = load_benchmark(config.protocol)
-    if record["enabled"]:  # its family's runs
-        track = family_of(benchmark).hook("track")
-        track(config, root, benchmark, record["report_digest"], run_log)
+    parents: dict[str, str] = {}
+    default: str | None = None
+    prefix = len(judged_jobs) > 1 or audit.is_file()
+    if record["enabled"] and audit.is_file():
+        from stylisticbias.report.audit_runs import log_audit_parents
+
+        parents, default = log_audit_parents(config, audit_dir, record["audit_digest"])
+        run_log["runs"] |= {f"audit/{m}": rid for m, rid in parents.items()}
+        run_log["runs"]["audit"] = default
+    if record["enabled"]:  # each protocol's family's runs, under the audit's parents
+        from stylisticbias.tracking import child_runs
+
+        for p, job in judged_jobs.items():
+            benchmark = load_benchmark(job.protocol)
+            track = family_of(benchmark).hook("track")
+            own: dict[str, Any] = {"runs": {}}
+            with child_runs(parents, default, p if prefix else None):
+                track(job, root, benchmark, digests[p], own)
+            run_log["runs"] |= {(f"{p}/{k}" if prefix else k): v for k, v in own["runs"].items()}
+            if own.get("tracking_uri"):
+                run_log["tracking_uri"] = own["tracking_uri"]
+        soda_jobs = [jobs[p] for p in config.generator_protocols if p in jobs]
+        with child_runs({}, default):
+            for job in soda_jobs or ([config] if len(jobs) == 1 else []):
+                _track_soda(job, root, record, run_log)
     else:
         log.info("tracking.enabled is false: nothing logged to MLflow")
-    if record["enabled"]:
-        _track_soda(config, root, record, run_log)
     if record["enabled"] and run_log["runs"]:
         run_log |= _ui_urls(config, run_log["runs"])
     run_log["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     atomic_write_json(run_log_path(out), {**record, **run_log})
     atomic_write_json(out, record)
     return out
+
+
+def _combined(digests: Mapping[str, str]) -> str:
+    """One protocol's report digest, or the md5 over every protocol's (name and digest)."""
+    if len(digests) == 1:
+        return next(iter(digests.values()))
+    return hashlib.md5("".join(f"{p}:{d}\n" for p, d in digests.items()).encode()).hexdigest()
+
+
+def audit_dir_digest(audit_dir: Path) -> str:
+    """md5 over the audit's files (names and bytes), in name order."""
+    h = hashlib.md5()
+    for f in sorted(audit_dir.iterdir()):
+        if f.is_file():
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def _track_soda(
@@ -104,7 +175,7 @@ def _track_soda(
     soda_dir = root / str(config.paths.soda)
     if read_audit(soda_dir) is None:
         return
-    record["soda_digest"] = audit_digest(soda_dir)
+    record.setdefault("soda_digest", audit_digest(soda_dir))
     spec = tracking_spec({"tracking": asdict(config.tracking)})
     with bounded(spec):
         run_id = log_soda(spec, soda_dir, asdict(config.soda), float(config.analysis.bootstrap.ci))

@@ -12,7 +12,8 @@ import numbers
 import os
 import subprocess
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import Any
 
 from stylisticbias.spec.sections import TrackingSpec
@@ -49,6 +50,46 @@ JUDGE_METRICS = (
     "n_records",
     "n_failures",
 )
+
+
+@dataclass(frozen=True)
+class ChildRuns:
+    """Where the runs started inside :func:`child_runs` go: the parent of each ``model`` tag
+    (``parents``), else ``default``; named ``<label>/<name>`` when ``label`` is set."""
+
+    parents: Mapping[str, str]
+    default: str | None = None
+    label: str | None = None
+
+    def parent(self, tags: Mapping[str, Any] | None) -> str | None:
+        """The parent run id of a run with ``tags`` (None: no parent from here)."""
+        model = (tags or {}).get("model")
+        return self.parents.get(str(model), self.default) if model is not None else self.default
+
+    def name(self, run_name: str) -> str:
+        """``run_name`` under its parent."""
+        return f"{self.label}/{run_name}" if self.label else run_name
+
+
+_CHILDREN: ContextVar[ChildRuns | None] = ContextVar("stylisticbias_child_runs", default=None)
+
+
+@contextlib.contextmanager
+def child_runs(
+    parents: Mapping[str, str], default: str | None = None, label: str | None = None
+) -> Iterator[ChildRuns]:
+    """Make every run :func:`start_run` starts inside a child of a given parent: the run whose
+    ``model`` tag is a key of ``parents`` goes under that run, any other under ``default``
+    (none: as without this context); ``label`` prefixes their names (``reflect/<model>``).
+    The audit's track stage logs each protocol's runs this way, under one parent run per
+    model and one cross-model run (:mod:`stylisticbias.report.track`). It takes precedence
+    over ``STYLISTICBIAS_PARENT_RUN_ID``, ``nested`` and a sweep's parent."""
+    children = ChildRuns(dict(parents), default, label)
+    token = _CHILDREN.set(children)
+    try:
+        yield children
+    finally:
+        _CHILDREN.reset(token)
 
 
 def git_commit() -> str | None:
@@ -114,7 +155,7 @@ def start_run(
     the currently active run; otherwise, if ``STYLISTICBIAS_PARENT_RUN_ID`` is set, the run is a
     child of that run (``mlflow.parentRunId`` tag); otherwise, with ``sweep`` (an id of
     :func:`stylisticbias.tracking.grouping.sweep_id`), of that sweep's parent run (created if
-    missing).
+    missing). Inside :func:`child_runs` the run's parent (and name) come from there.
     """
     if not tracking.enabled:
         yield None
@@ -133,6 +174,10 @@ def start_run(
         }
     )
     parent = os.environ.get(PARENT_ENV)
+    children = _CHILDREN.get()
+    under = children.parent(tags) if children is not None else None
+    if under is not None and children is not None:
+        parent, run_name, nested, sweep = under, children.name(run_name), False, None
     with bounded(spec):
         preflight(spec)
         exp_id = ensure_experiment(spec)

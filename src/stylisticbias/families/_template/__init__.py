@@ -30,5 +30,6 @@ FAMILY = Family(
     lacks={
         "calibrate": "the family has no planted-effect calibration yet (see its README)",
         "track": "the family's report is not logged to MLflow yet (reports/ holds it)",
+        "audit": "the family says nothing on the bias cards yet (its report holds its findings)",
     },
 )

@@ -16,5 +16,6 @@ FAMILY = Family(
         "calibrate": "stylisticbias.families.paired_variation.analysis.stage:calibrate_paired",
         "report": "stylisticbias.families.paired_variation.report.stage:report_paired",
         "track": "stylisticbias.families.paired_variation.report.track:log_paired_runs",
+        "audit": "stylisticbias.families.paired_variation.report.audit:paired_findings",
     },
 )

@@ -22,6 +22,7 @@ FAMILY = Family(
             "calibrate",
             "report",
             "track",
+            "audit",
         )
     },
 )

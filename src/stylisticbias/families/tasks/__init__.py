@@ -17,6 +17,7 @@ FAMILY = Family(
         "calibrate": "stylisticbias.families.tasks.analysis.stage:calibrate_tasks",
         "report": "stylisticbias.families.tasks.report.stage:report_tasks",
         "track": "stylisticbias.families.tasks.report.stage:log_task_runs",
+        "audit": "stylisticbias.families.tasks.report.audit:task_findings",
     },
     paradigms={
         "reflect": "stylisticbias.families.tasks.reflect:PARADIGM",

@@ -15,5 +15,6 @@ FAMILY = Family(
         "calibrate": "stylisticbias.families.variation_shift.analysis.stage:calibrate_shift",
         "report": "stylisticbias.families.variation_shift.report.stage:report_shift",
         "track": "stylisticbias.families.variation_shift.report.track:log_report_runs",
+        "audit": "stylisticbias.families.variation_shift.report.audit:shift_findings",
     },
 )
