@@ -76,6 +76,26 @@ def test_judge_run_is_logged_and_nested(tmp_path: Path, monkeypatch: pytest.Monk
     assert "tags.git_commit" in runs
 
 
+def test_a_batch_run_logs_every_batch_job_it_billed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The provider batch jobs of the run log (ids, lines, tokens, cost) reach MLflow: the
+    ids as a tag, every job in ``batch_jobs.json``."""
+    params = _params(tmp_path)
+    jobs = [
+        {"batch_id": "batch_a1", "round": 0, "lines": 10, "status": "completed", "cost": 0.5},
+        {"batch_id": "batch_b2", "round": 1, "lines": 4, "status": "expired", "cost": 0.1},
+    ]
+    run_id = log_judge_run(tracking_spec(params), RUN_PARAMS, {**SUMMARY, "batch_jobs": jobs})
+    assert run_id
+    mlflow.set_tracking_uri(params["tracking"]["tracking_uri"])
+    run = mlflow.get_run(run_id)
+    assert run.data.tags["batch_ids"] == "batch_a1,batch_b2"
+    monkeypatch.chdir(tmp_path)  # the store's artifacts lie beside it (tracking.in_store_dir)
+    logged = mlflow.artifacts.load_dict(f"runs:/{run_id}/batch_jobs.json")
+    assert logged == {"batch_jobs": jobs}
+
+
 def test_a_run_that_judged_nothing_logs_nothing(tmp_path: Path) -> None:
     params = _params(tmp_path)
     assert log_judge_run(tracking_spec(params), RUN_PARAMS, SUMMARY)

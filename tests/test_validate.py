@@ -67,3 +67,19 @@ def test_compose_cli_refuses_and_leaves_params_alone(tmp_path, monkeypatch) -> N
     monkeypatch.setattr(config, "conf_dir", lambda: config.ROOT / "conf")
     assert main(["compose", "model=[gpt-17]"]) == 2
     assert target.read_text() == "sentinel\n"
+
+
+def test_a_documented_added_key_composes_and_a_misspelt_endpoint_key_fails_at_compose() -> None:
+    """``+models.M.endpoint.batch=true`` (docs/engines.md) composes into the view and checks;
+    ``endpoint.batchx`` is refused at compose time in one line, not when the judge starts."""
+    from stylisticbias.config import full_params
+    from stylisticbias.params_view import compose_view, view_overrides
+
+    base = ["model=[openai-gpt-4o-mini]", "protocols=[stylisticbias]"]
+    view = compose_view(view_overrides([*base, "+models.openai-gpt-4o-mini.endpoint.batch=true"]))
+    assert view["models"]["openai-gpt-4o-mini"]["endpoint"]["batch"] is True
+    validate_params(full_params(view))
+    bad = compose_view(view_overrides([*base, "+models.openai-gpt-4o-mini.endpoint.batchx=1"]))
+    with pytest.raises(StylisticBiasError, match=r"unknown endpoint key\(s\) \['batchx'\]") as exc:
+        validate_params(full_params(bad))
+    assert "\n" not in str(exc.value)

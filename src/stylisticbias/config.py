@@ -156,6 +156,9 @@ def _compose(
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             cfg = hydra_compose(config_name=config_name, overrides=list(overrides))
         if values:
+            # a key a view adds (`+models.m.endpoint.batch=true`) is merged, not refused here:
+            # the typed parse below refuses what no spec knows, in one line
+            OmegaConf.set_struct(cfg, False)
             try:
                 cfg = OmegaConf.merge(cfg, dict(values))
             except OmegaConfBaseException as exc:

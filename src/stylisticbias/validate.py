@@ -19,12 +19,12 @@ def validate_params(params: dict[str, Any]) -> None:
     """Raise :class:`StylisticBiasError` naming the first bad key of ``params`` and its choices.
 
     A job of a protocol that audits a generator (SODA, ``generator_protocols``) checks its
-    outputs and its protocol file only. Otherwise checks: the benchmark definition parses and names a registered task type; ``faces`` and
-    ``judge`` settings have valid types and ranges; every output path lies inside the data root
-    and overlaps no other; every judged model's name can name a DVC stage and its engine
-    settings parse (an openai model's endpoint included); ``judge.scenarios`` is ``all`` or
-    known ids; and, for the procedural generator, that it can draw every variation value of the
-    benchmark.
+    outputs and its protocol file only. Otherwise checks: the benchmark definition parses and
+    names a registered task type; ``faces`` and ``judge`` settings have valid types and ranges;
+    every output path lies inside the data root and overlaps no other; every judged model's
+    name can name a DVC stage and its engine settings parse (an openai model's endpoint
+    included); ``judge.scenarios`` is ``all`` or known ids; and, for the procedural generator,
+    that it can draw every variation value of the benchmark.
     """
     from stylisticbias.benchmark import benchmark_from_params
     from stylisticbias.config import project_root
@@ -73,6 +73,10 @@ def _check_model(name: str, model: dict[str, Any]) -> None:
             f"models.{name}.name={model.get('name')!r}: must equal the key {name!r} "
             f"(conf/model/{name}.yaml)"
         )
+    if (model.get("engine") or {}).get("name") == "openai":  # endpoint keys, URL, batch limits
+        from stylisticbias.judge.engines.openai.spec import endpoint_spec
+
+        endpoint_spec(model)
 
 
 def _check_tasks(name: str, model: dict[str, Any], bench: Any, ids: Any = None) -> None:

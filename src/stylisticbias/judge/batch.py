@@ -133,16 +133,26 @@ def import_file(engine: Any, requests: Sequence[Any], path: str | Path) -> Any:
     return res
 
 
-def _engine(model: str, overrides: Sequence[str], params_file: str | None) -> tuple[Any, list]:
+def _engine(
+    model: str, overrides: Sequence[str], params_file: str | None, protocol: str | None = None
+) -> tuple[Any, list]:
     """The model's engine and the requests its protocol's judging still needs (the family's
-    ``requests`` hook: forced-choice images, or task prompts of faces and pairs)."""
+    ``requests`` hook: forced-choice images, or task prompts of faces and pairs). ``protocol``:
+    that protocol's job of the experiment (``params_file``, default ``params.yaml``; without it
+    the experiment's first protocol)."""
     from stylisticbias.benchmark import load_benchmark
     from stylisticbias.config import compose, load_params
     from stylisticbias.family import family_of
     from stylisticbias.judge.run import model_section
     from stylisticbias.spec.parse import config_from_params
 
-    if params_file:
+    if protocol:
+        from stylisticbias.config import load_yaml_file, project_root
+        from stylisticbias.protocols import job_params
+
+        path = params_file or str(project_root() / "params.yaml")
+        config = config_from_params(job_params(load_yaml_file(path), protocol, path), path)
+    elif params_file:
         config = config_from_params(load_params(params_file), params_file)
     else:
         config = config_from_params(compose([f"model=[{model}]", *overrides]))
@@ -175,17 +185,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex.add_argument("--max-lines", type=int, default=None)
     ex.add_argument("--max-bytes", type=int, default=None)
     ex.add_argument("--params", default=None, help="a params.yaml view instead of conf/")
+    ex.add_argument("--protocol", default=None, help="that protocol's job of --params")
     im = sub.add_parser("import", help="read a batch output file into the response cache")
     im.add_argument("model")
     im.add_argument("path")
     im.add_argument("overrides", nargs="*")
     im.add_argument("--params", default=None)
+    im.add_argument("--protocol", default=None)
     args = ap.parse_args(argv)
     from stylisticbias.cli import setup_logging
 
     setup_logging()
     try:
-        engine, requests = _engine(args.model, args.overrides, args.params)
+        engine, requests = _engine(args.model, args.overrides, args.params, args.protocol)
         if args.cmd == "export":
             export_requests(
                 engine, requests, args.path, max_lines=args.max_lines, max_bytes=args.max_bytes

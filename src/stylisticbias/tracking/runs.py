@@ -282,4 +282,11 @@ def log_judge_run(
                 if k.startswith("api_") and isinstance(v, int | float):
                     api[k] = api.get(k, 0.0) + float(v)
         log_metrics(api)
+        jobs = summary.get("batch_jobs") or []
+        if jobs:  # every provider batch job billed: ids, lines, tokens, cost (the run log's)
+            import mlflow
+
+            mlflow.log_dict({"batch_jobs": list(jobs)}, "batch_jobs.json")
+            ids = [str(j.get("batch_id") or "") for j in jobs if isinstance(j, dict)]
+            mlflow.set_tag("batch_ids", ",".join(i for i in ids if i)[:5000])
         return str(run.info.run_id)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
+from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.openai.cache import ResponseCache
 from stylisticbias.judge.engines.openai.requests import EncodedImage, RequestBuilder
 from stylisticbias.judge.engines.openai.spec import endpoint_spec
@@ -120,3 +123,21 @@ def test_a_read_only_view_creates_nothing_and_sees_what_is_stored(tmp_path: Path
     assert ro.contains("k") and not ro.contains("other")
     ro.close()
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_file_that_is_no_cache_is_one_line_and_left_as_it_is(
+    tmp_path: Path, read_only: bool
+) -> None:
+    """``engine.cache`` naming a file SQLite cannot read (any other file, or a damaged cache):
+    one line naming it, not sqlite3's traceback from the judge stage, ``export`` or ``import``;
+    the file keeps its bytes and no journal is left beside it."""
+    path = tmp_path / "api-responses.sqlite"
+    path.write_bytes(b"precious, not a database\n" * 8)
+    with pytest.raises(StylisticBiasError) as exc:
+        ResponseCache(path, read_only=read_only)
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith(f"{path}: not a readable response cache")
+    assert "engine.cache" in msg
+    assert path.read_bytes() == b"precious, not a database\n" * 8
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]

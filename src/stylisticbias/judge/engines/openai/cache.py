@@ -21,10 +21,12 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from stylisticbias.errors import StylisticBiasError
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +79,28 @@ class ResponseCache:
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
             if not self._absent:
                 self._db = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+                self._checked(lambda: self._db.execute("SELECT count(*) FROM sqlite_master"))
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        self._checked(self._open)
+
+    def _open(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a killed process loses nothing
         self._db.executescript(_SCHEMA)
+
+    def _checked(self, step: Callable[[], object]) -> None:
+        """Run the first statement(s) on the file: a file that is not an SQLite database (or not
+        one SQLite can read) is one :class:`StylisticBiasError` line naming it, left as it is."""
+        try:
+            step()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StylisticBiasError(
+                f"{self.path}: not a readable response cache ({exc}); it is left as it is: move "
+                "it aside, or point the model's engine.cache at another file"
+            ) from None
 
     def close(self) -> None:
         """Close the connection."""
