@@ -40,7 +40,7 @@ repro: $(STAMP)  ## run the main job: the demo pipeline (dvc repro)
 	$(BIN)/dvc repro
 
 # the columns one compares experiments by (README "Reading dvc exp show")
-EXP_KEEP := Experiment$$|Created$$|experiment$$|judged_models$$|protocols\..*|generator_protocols\..*|faces\.n$$|judge\.seeds$$|.*engine\.name$$|[^.]+\.[^.]+\.(sbs|sbs_ci_low|sbs_ci_high|halo_rate|significant_share)$$
+EXP_KEEP := Experiment$$|Created$$|experiment$$|judged_models$$|protocols\..*|generator_protocols\..*|faces\.n$$|judge\.seeds$$|.*engine\.name$$|[^.]+\.stylisticbias\.(sbs|sbs_ci_low|sbs_ci_high)$$|[^.]+\.[^.]+\.(halo_rate|win_rate_max|log_odds_max_abs)$$
 exp: $(STAMP)  ## dvc exp show without the dependency hashes: the view's params and the headline metrics
 	$(BIN)/dvc exp show --no-pager --drop '.*' --keep '$(EXP_KEEP)'
 

@@ -68,6 +68,12 @@ def _judgments(
     return eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
 
 
+def output_path(root: Path, params: dict[str, Any], key: str) -> Path:
+    """Where ``params``' ``paths.<key>`` (relative to the project root) lies under ``root``:
+    ``root/reports/<protocol>`` for ``reports``, ``root/data/<protocol>/scores`` for ``scores``."""
+    return root / params["paths"][key]
+
+
 def analyse(
     root: Path, params: dict[str, Any], models: tuple[str, ...], simulated: bool
 ) -> dict[str, Any]:
@@ -75,13 +81,14 @@ def analyse(
     params = copy.deepcopy(params)
     benchmark = benchmark_from_params(params)
     faces, var = synthetic_dataset(benchmark, N_FACES, seed=3)
+    judgments, scores = output_path(root, params, "judgments"), output_path(root, params, "scores")
     for i, name in enumerate(models):
         j = _judgments(params, benchmark, faces, var, name, i)
         j["simulated"] = simulated
-        jp = root / "data" / "judgments" / name / "judgments.parquet"
+        jp = judgments / name / "judgments.parquet"
         jp.parent.mkdir(parents=True, exist_ok=True)
         j.to_parquet(jp, index=False)
-        write_model_scores(compute_scores(j, faces, var, benchmark), root / "data" / "scores", name)
+        write_model_scores(compute_scores(j, faces, var, benchmark), scores, name)
     params["models"] = {  # a conf/model name keeps its section (paper name, hub id)
         name: load_group_option("model", name)
         if name in available("model")
@@ -90,9 +97,9 @@ def analyse(
     }
     run = copy.deepcopy(params)
     run["paths"].update(
-        scores=str(root / "data" / "scores"),
-        judgments=str(root / "data" / "judgments"),
-        reports=str(root / "reports"),
+        scores=str(scores),
+        judgments=str(judgments),
+        reports=str(output_path(root, params, "reports")),
         analysis_cache=None,
     )
     run_analysis(config_from_params(run))
@@ -104,10 +111,11 @@ def analysed(
     tmp_path_factory: pytest.TempPathFactory, default_params: dict[str, Any]
 ) -> Callable[[tuple[str, ...], bool], tuple[Path, dict[str, Any]]]:
     """The real ``analyze`` stage on small simulated data, once per (models, simulated) a
-    session: returns (root holding data/{judgments,scores} and reports/, params with paths
-    relative to root). Each model is a simulated judge (the demo's strong and weak ones in
-    turn, re-seeded) on :data:`N_FACES` synthetic faces; ``simulated=False`` relabels its rows
-    as not simulated (to exercise the real-model path on the same data)."""
+    session: returns (root holding the judgments, scores and reports where the params' ``paths``
+    name them -- ``data/<protocol>/{judgments,scores}``, ``reports/<protocol>/`` -- and those
+    params, with paths relative to root). Each model is a simulated judge (the demo's strong
+    and weak ones in turn, re-seeded) on :data:`N_FACES` synthetic faces; ``simulated=False``
+    relabels its rows as not simulated (to exercise the real-model path on the same data)."""
     params = copy.deepcopy(default_params)
     params["analysis"]["bootstrap"]["n_resamples"] = 50
     params["analysis"]["n_permutations"] = 50

@@ -3,11 +3,12 @@
 No hand-built tables: a few synthetic faces (the paper's demographic marginals, the evaluated
 variations) are judged by the simulated engine -- one simulated judge per model name, with the
 demo's planted effects at full or 40% strength -- their scores are computed as the ``scores``
-stage does, and :func:`stylisticbias.analysis.run.run_analysis` writes ``reports/tables/*.csv``
-(every table validated against the table registry) and ``reports/metrics.json``. Each model set
-is analysed once per session (``analysed`` in tests/conftest.py) and copied into the test's
-``tmp_path``; ``report_output`` adds that analysis's report (``build_report``, also once per
-session and model set).
+stage does, and :func:`stylisticbias.analysis.run.run_analysis` writes ``tables/*.csv`` (every
+table validated against the table registry) and ``metrics.json`` into the params'
+``paths.reports`` (``reports/<protocol>``; read it as ``tmp_path / params["paths"]["reports"]``).
+Each model set is analysed once per session (``analysed`` in tests/conftest.py) and copied into
+the test's ``tmp_path``; ``report_output`` adds that analysis's report (``build_report``, also
+once per session and model set).
 
 ``simulated=False`` relabels the judged rows as not simulated (``simulated`` column of the
 judgments and scores) so that the report's real-model path (no SIMULATED banner, comparison
@@ -34,8 +35,9 @@ def analysis_output(
     tmp_path: Path, analysed: Callable[[tuple[str, ...], bool], tuple[Path, dict[str, Any]]]
 ) -> Callable[..., dict[str, Any]]:
     """Factory: ``analysis_output(models, simulated=True)`` puts the real analysis of ``models``
-    (reports/tables, reports/metrics.json, data/scores, data/judgments) into ``tmp_path`` and
-    returns params for a report there (tracking to ``tmp_path/mlflow.db``)."""
+    (tables, metrics.json, scores, judgments: where the params' ``paths`` name them, e.g.
+    ``reports/stylisticbias/tables``) into ``tmp_path`` and returns those params, relative to
+    ``tmp_path``, for a report there (tracking to ``tmp_path/mlflow.db``)."""
 
     def make(models: list[str], simulated: bool = True) -> dict[str, Any]:
         src, params = analysed(tuple(models), simulated)
@@ -65,7 +67,7 @@ def built_reports(
     analysed: Callable[[tuple[str, ...], bool], tuple[Path, dict[str, Any]]],
 ) -> Callable[[tuple[str, ...], bool], Path]:
     """``build_report`` on ``analysed(models, simulated)``, once per session: the root holding
-    its ``reports/`` (tables, metrics, figures, README.md) and ``conf/reference``."""
+    its ``paths.reports`` (tables, metrics, figures, README.md) and ``conf/reference``."""
     done: dict[tuple[tuple[str, ...], bool], Path] = {}
 
     def get(models: tuple[str, ...], simulated: bool) -> Path:
@@ -82,7 +84,7 @@ def built_reports(
             track = {**params["tracking"], "enabled": True, "tracking_uri": store}
             params = {**params, "tracking": track}
             build_report(config_from_params(params), root)
-            readme = (root / "reports" / "README.md").read_text(encoding="utf-8")
+            readme = (root / params["paths"]["reports"] / "README.md").read_text(encoding="utf-8")
             assert str(root) not in readme  # what makes a copy elsewhere the same report
             done[key] = root
         return done[key]
@@ -97,8 +99,8 @@ def report_output(
     built_reports: Callable[[tuple[str, ...], bool], Path],
 ) -> Callable[..., dict[str, Any]]:
     """Factory: ``report_output(models, simulated=True)`` is :func:`analysis_output` plus the
-    report built from it (``reports/README.md``, figures, ``conf/reference``) in ``tmp_path``:
-    what the ``report`` stage leaves for the ``track`` stage. The params track to
+    report built from it (``README.md`` and figures in ``paths.reports``, ``conf/reference``) in
+    ``tmp_path``: what the ``report`` stage leaves for the ``track`` stage. The params track to
     ``tmp_path/mlflow.db``."""
 
     def make(models: list[str], simulated: bool = True) -> dict[str, Any]:

@@ -284,7 +284,8 @@ def test_report_figures_keep_their_text_inside_the_canvas(
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     problems = check_saves(F, monkeypatch)
     build_report(config_from_params(params), tmp_path)
-    written = sorted(p.name for p in (tmp_path / "reports" / "figures").glob("*.png"))
+    figures = tmp_path / params["paths"]["reports"] / "figures"
+    written = sorted(p.name for p in figures.glob("*.png"))
     assert len(written) >= 10 and "fig8_model_pairs_all.png" in written
     assert not problems, "\n".join(f"{k}: {'; '.join(v)}" for k, v in sorted(problems.items()))
 

@@ -54,8 +54,8 @@ def test_headline_bullets_are_short_with_unit_direction_and_comparison(
 
     from stylisticbias.report.findings import MAX_WORDS
 
-    report_output(["simulated-strong", "simulated-weak"], simulated=True)
-    text = (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
+    params = report_output(["simulated-strong", "simulated-weak"], simulated=True)
+    text = (tmp_path / params["paths"]["reports"] / "README.md").read_text(encoding="utf-8")
     head = text.split("## Headline findings\n\n", 1)[1].split("\n\n", 1)[0]
     bullets = [b[2:] for b in head.splitlines()]
     assert len(bullets) >= 5

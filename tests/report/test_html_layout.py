@@ -38,8 +38,8 @@ DRAWN = (
 
 @pytest.fixture
 def demo_board(tmp_path: Path, report_output) -> Path:
-    report_output(["simulated-strong", "simulated-weak"], simulated=True)  # built once a session
-    return tmp_path / "reports" / "leaderboard" / "index.html"
+    params = report_output(["simulated-strong", "simulated-weak"], simulated=True)  # once a session
+    return tmp_path / params["paths"]["reports"] / "leaderboard" / "index.html"
 
 
 @needs_browser
@@ -77,16 +77,16 @@ def _dvc_plots_page(root: Path) -> Path:
 
 @needs_browser
 def test_dvc_plots_page_fits_the_window_and_is_marked_simulated_by_its_data(
-    demo_board: Path,
+    demo_board: Path, tmp_path: Path
 ) -> None:
-    root = demo_board.parents[2]  # the simulated demo's report
+    root, reports = tmp_path, demo_board.parents[1]  # the simulated demo's project, its report
     page = _dvc_plots_page(root)
     assert len(list((page.parent / "static").glob("*.png"))) >= 5  # the report's figures too
     assert layout_problems(page, VEGA_DRAWN) == []  # no figure cut at the window's edge
     with open_page(page, VEGA_DRAWN, size=(1500, 1100)) as shown:
         assert shown.eval(WATERMARKS) == [PLOT_CAVEAT] * 3  # one per plot of the CSVs
     # the same plots from a real model: the report writes no caveat, the plots show none
-    plots = root / "reports" / "plots"
+    plots = reports / "plots"
     frames = {p.stem: pd.read_csv(p).drop(columns="caveat") for p in plots.glob("*.csv")}
     write_plot_data(frames, plots, simulated=False)
     with open_page(_dvc_plots_page(root), VEGA_DRAWN, size=(1500, 1100)) as shown:

@@ -36,8 +36,8 @@ def _value(page, key: str) -> list[float]:
 
 @pytest.fixture
 def demo_board(tmp_path: Path, report_output) -> Path:
-    report_output(["simulated-strong", "simulated-weak"], simulated=True)  # built once a session
-    return tmp_path / "reports" / "leaderboard" / "index.html"
+    params = report_output(["simulated-strong", "simulated-weak"], simulated=True)  # once a session
+    return tmp_path / params["paths"]["reports"] / "leaderboard" / "index.html"
 
 
 def test_wilson_matches_statsmodels() -> None:

@@ -34,20 +34,21 @@ def _report(tmp_path: Path, params: dict) -> str:
     params["tracking"]["enabled"] = False
     shutil.copytree(project_root() / "conf" / "reference", tmp_path / "conf" / "reference")
     build_report(config_from_params(params), tmp_path)
-    return (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
+    return (tmp_path / params["paths"]["reports"] / "README.md").read_text(encoding="utf-8")
 
 
 def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, report_output):
-    report_output(["simulated-strong", "simulated-weak"], simulated=True)  # built once a session
-    md = (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
+    params = report_output(["simulated-strong", "simulated-weak"], simulated=True)  # once a session
+    reports = tmp_path / params["paths"]["reports"]
+    md = (reports / "README.md").read_text(encoding="utf-8")
     assert md.splitlines()[0] == "# StylisticBias report — SIMULATED data"
     for name in FIGS:
-        png = tmp_path / "reports" / "figures" / f"{name}.png"
+        png = reports / "figures" / f"{name}.png"
         assert png.exists(), name
         with Image.open(png) as im:
             assert im.width > 500 and im.height > 300
         assert f"(figures/{name}.png)" in md
-    assert not (tmp_path / "reports" / "figures" / "fig8_model_pairs_all.png").exists()
+    assert not (reports / "figures" / "fig8_model_pairs_all.png").exists()
     for t in (
         "Table 2.",
         "Table 3.",
@@ -59,7 +60,7 @@ def test_simulated_report_has_every_figure_table_and_the_label(tmp_path, report_
         "Table 12.",
     ):
         assert f"### {t}" in md
-    wide = (tmp_path / "reports" / "tables" / "table02_vs.csv").read_text().splitlines()
+    wide = (reports / "tables" / "table02_vs.csv").read_text().splitlines()
     assert "| " + wide[1].replace(",", " | ") + " |" in md  # embedded as analyze wrote it
     assert "nothing to compare" in md
     assert "Not estimable" not in md  # everything is, on this design: no empty section
@@ -111,19 +112,19 @@ def test_paper_models_get_a_comparison_and_the_gemma_pair(tmp_path, analysis_out
     assert "Paper models in this run: Gemma-3, Gemma-4, Qwen3" in md
     assert "Fig. 8. Gemma-3 vs. Gemma-4" in md
     assert "Pearson r, Gemma-3 vs Gemma-4 (Fig. 8)" in md
-    assert (tmp_path / "reports" / "figures" / "fig8_model_pairs_all.png").exists()
+    assert (tmp_path / params["paths"]["reports"] / "figures" / "fig8_model_pairs_all.png").exists()
 
 
 def test_missing_table_names_the_file_and_the_stage(tmp_path, analysis_output):
     params = analysis_output(["simulated-strong"], simulated=True)
-    (tmp_path / "reports" / "tables" / "pareto.csv").unlink()
+    (tmp_path / params["paths"]["reports"] / "tables" / "pareto.csv").unlink()
     with pytest.raises(StylisticBiasError, match=r"pareto\.csv: not found.*`analyze` stage"):
         _report(tmp_path, params)
 
 
 def test_missing_scores_names_the_scores_stage(tmp_path, analysis_output):
     params = analysis_output(["simulated-strong"], simulated=True)
-    scores_file(tmp_path / "data" / "scores", "simulated-strong").unlink()
+    scores_file(tmp_path / params["paths"]["scores"], "simulated-strong").unlink()
     with pytest.raises(StylisticBiasError, match=r"model=simulated-strong.*: not found.*scores@"):
         _report(tmp_path, params)
 
@@ -174,7 +175,8 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(
 
     params = analysis_output(["simulated-strong", "simulated-weak"], simulated=True)
     _report(tmp_path, params)
-    before = _files(tmp_path / "reports")
+    reports = tmp_path / params["paths"]["reports"]
+    before = _files(reports)
     save, calls = figures.save, []
 
     def dies_on_the_fourth(fig, path):
@@ -187,11 +189,11 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(
     monkeypatch.setattr(figures, "save", dies_on_the_fourth)
     with pytest.raises(KeyboardInterrupt):
         build_report(config_from_params(params), tmp_path)
-    after = {k: v for k, v in _files(tmp_path / "reports").items() if not k.startswith(".")}
+    after = {k: v for k, v in _files(reports).items() if not k.startswith(".")}
     assert after == before
     monkeypatch.setattr(figures, "save", save)
     build_report(config_from_params(params), tmp_path)  # the next run removes the leftovers
-    assert _files(tmp_path / "reports") == before
+    assert _files(reports) == before
 
 
 def test_fig8_draws_the_ols_of_its_points_and_names_the_tables_slope(tmp_path, report_output):
@@ -201,14 +203,15 @@ def test_fig8_draws_the_ols_of_its_points_and_names_the_tables_slope(tmp_path, r
 
     import numpy as np
 
-    report_output(["simulated-strong", "simulated-weak"], simulated=True)
-    md = (tmp_path / "reports" / "README.md").read_text(encoding="utf-8")
+    params = report_output(["simulated-strong", "simulated-weak"], simulated=True)
+    reports = tmp_path / params["paths"]["reports"]
+    md = (reports / "README.md").read_text(encoding="utf-8")
     cap = next(ln for ln in md.splitlines() if ln.startswith("*Fig. 8."))
-    sbs = pd.read_csv(tmp_path / "reports" / "tables" / "sbs_by_scenario.csv")
+    sbs = pd.read_csv(reports / "tables" / "sbs_by_scenario.csv")
     wide = sbs[sbs["model"] != "All"].pivot(index="scenario_id", columns="model", values="sbs")
     x, y = wide["simulated-strong"], wide["simulated-weak"]
     slope = np.polyfit(x, y, 1)[0]
     got = float(re.search(r"OLS of the points slope (-?[0-9.]+)", cap).group(1))
     assert got == pytest.approx(slope, abs=0.006)
-    reg = pd.read_csv(tmp_path / "reports" / "tables" / "model_pair_regressions.csv").iloc[0]
+    reg = pd.read_csv(reports / "tables" / "model_pair_regressions.csv").iloc[0]
     assert f"the table's slope {reg['slope']:.2f}" in cap

@@ -21,8 +21,11 @@ def test_reference_copies_are_in_the_repo():
 
 
 def test_paper_numbers_fed_back_give_zero_differences(tmp_path, analysis_output):
-    analysis_output(["Gemma-3", "Gemma-4"], simulated=False)
-    tables = {p.stem: pd.read_csv(p) for p in (tmp_path / "reports" / "tables").glob("*.csv")}
+    params = analysis_output(["Gemma-3", "Gemma-4"], simulated=False)
+    tables = {
+        p.stem: pd.read_csv(p)
+        for p in (tmp_path / params["paths"]["reports"] / "tables").glob("*.csv")
+    }
     paper_vs = pd.read_csv(REF / "vs_by_model.csv")
     tables["vs_by_model"] = (
         paper_vs[paper_vs["model"].isin(["Gemma-3", "Gemma-4"])]
@@ -43,8 +46,12 @@ def test_paper_numbers_fed_back_give_zero_differences(tmp_path, analysis_output)
 
 
 def test_no_paper_model_means_no_comparison(tmp_path, analysis_output):
-    analysis_output(["simulated-strong", "simulated-weak"])
-    tables = {p.stem: pd.read_csv(p) for p in (tmp_path / "reports" / "tables").glob("*.csv")}
+    params = analysis_output(["simulated-strong", "simulated-weak"])
+    tables = {
+        p.stem: pd.read_csv(p)
+        for p in (tmp_path / params["paths"]["reports"] / "tables").glob("*.csv")
+    }
+    assert "vs_by_model" in tables  # the analysis is there: no comparison because no paper model
     assert compare(tables, REF) is None
 
 

@@ -163,7 +163,7 @@ def test_report_stage_alone_logs_nothing(tmp_path, report_output, built_reports)
     # a store in the build's root), copied here.
     params = report_output(["simulated-strong"], simulated=True)
     built = built_reports(("simulated-strong",), True)
-    assert (built / "reports" / "README.md").exists()
+    assert (built / params["paths"]["reports"] / "README.md").exists()
     assert not (built / "mlflow.db").exists() and not (built / RUNS_FILE).exists()
     assert not (tmp_path / "mlflow.db").exists()
     first = (tmp_path / RUNS_FILE).read_bytes() if (tmp_path / RUNS_FILE).exists() else None
@@ -211,14 +211,15 @@ def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict
     img = image_attrs(faces, var)
     attrs = img[["age", "gender", "ethnicity", "body_type", "attribute", "value"]].astype(object)
     attrs = attrs.where(attrs.notna(), None).to_dict("records")
+    judgments, scores = root / params["paths"]["judgments"], root / params["paths"]["scores"]
     for name in DEMO_MODELS:
         cfg = load_group_option("model", name)
         eng = SimulatedJudgeEngine(cfg, cfg["engine"], params["judge"], bench)
         j = eng.judge_records(img["image_id"].tolist(), img["face_id"].tolist(), attrs)
-        jp = root / "data" / "judgments" / name / "judgments.parquet"
+        jp = judgments / name / "judgments.parquet"
         jp.parent.mkdir(parents=True)
         j.to_parquet(jp, index=False)
-        write_model_scores(compute_scores(j, faces, var, bench), root / "data" / "scores", name)
+        write_model_scores(compute_scores(j, faces, var, bench), scores, name)
     params["models"] = {m: load_group_option("model", m) for m in DEMO_MODELS}
     params["analysis"]["bootstrap"]["n_resamples"] = 200
     params["analysis"]["n_permutations"] = 200
@@ -233,8 +234,9 @@ def tracked(tmp_path_factory) -> tuple[Path, dict, dict[str, pd.DataFrame], dict
     with contextlib.chdir(root):
         run_analysis(config_from_params(params))
     track_report(config_from_params(params), root)
-    tables = {p.stem: pd.read_csv(p) for p in (root / "reports" / "tables").glob("*.csv")}
-    metrics = json.loads((root / "reports" / "metrics_all.json").read_text())
+    reports = root / params["paths"]["reports"]
+    tables = {p.stem: pd.read_csv(p) for p in (reports / "tables").glob("*.csv")}
+    metrics = json.loads((reports / "metrics_all.json").read_text())
     return root, params, tables, metrics
 
 

@@ -43,7 +43,7 @@ def _project(make: Any, root: Path, models: list[str] = MODELS) -> dict[str, Any
     """A report under ``root`` tracked to root/mlflow.db: ``make`` is ``report_output`` (the
     session's report, copied) or ``analysis_output`` (the report is built here, in ``root``)."""
     params = make(models, simulated=True)
-    if not (root / "reports" / "README.md").exists():
+    if not (root / params["paths"]["reports"] / "README.md").exists():
         shutil.copytree(project_root() / "conf" / "reference", root / "conf" / "reference")
         build_report(config_from_params(params), root)
     params["tracking"].update(max_retries=1, timeout_s=1)
@@ -386,7 +386,7 @@ def test_moved_project_still_opens_logged_artifacts(
     ids = track_report(config_from_params(params), proj) and json.loads(
         run_log_path(proj / RUNS_FILE).read_text()
     )
-    readme = (proj / "reports" / "README.md").read_text()
+    readme = (proj / params["paths"]["reports"] / "README.md").read_text()
     exp = mlflow.get_experiment_by_name(params["tracking"]["experiment_name"])
     assert exp.artifact_location == f"mlruns/{exp.experiment_id}"
     moved = tmp_path_factory.mktemp("elsewhere") / "clone"

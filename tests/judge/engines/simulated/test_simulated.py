@@ -9,16 +9,19 @@ import pandas as pd
 import pytest
 from judge_tables import make_tables
 
-from stylisticbias.benchmark import Benchmark
-from stylisticbias.config import load_group_option, load_params
+from stylisticbias.benchmark import Benchmark, load_benchmark
+from stylisticbias.config import load_group_option, load_params, project_root
 from stylisticbias.errors import StylisticBiasError
 from stylisticbias.judge.engines.base import ImageItem
 from stylisticbias.judge.engines.factory import make_engine
 from stylisticbias.judge.engines.simulated.engine import (
+    DEFAULT_PLANTED,
     SimulatedJudgeEngine,
     load_planted,
     planted_truth,
 )
+from stylisticbias.judge.engines.simulated.planted import planted_source, protocol_planted
+from stylisticbias.protocols import judged
 from stylisticbias.schemas import JUDGMENTS, validate
 
 JUDGE = {"orderings": [1, 2, 3, 4], "seeds": [1, 2, 3], "scenarios": "all"}
@@ -165,5 +168,20 @@ def test_default_planted_shape(benchmark: Benchmark) -> None:
     socio = [i for i, c in enumerate(cats) if c == "Socioeconomic & Appearance"]
     other = [i for i, c in enumerate(cats) if c != "Socioeconomic & Appearance"]
     assert pe.sensitivity[socio].mean() > 2 * pe.sensitivity[other].mean()
-    for model in load_params()["models"].values():
-        assert model["engine"]["planted"] == "conf/planted/default.yaml"
+    # the demo's simulated judges name no file (planted: null): each protocol's judge reads the
+    # protocol's own conf/planted/<protocol>.yaml if there is one, else the default file
+    view = load_params()
+    for model in view["models"].values():
+        assert planted_source(model, model["engine"]) is None
+    own = {p: f"conf/planted/{p}.yaml" for p in judged(view)}
+    want = {p: f if (project_root() / f).is_file() else DEFAULT_PLANTED for p, f in own.items()}
+    assert {p: protocol_planted(p) for p in want} == want
+    assert want["stylisticbias"] == DEFAULT_PLANTED == "conf/planted/default.yaml"
+    assert want["beauty-and-the-bias"] == "conf/planted/beauty-and-the-bias.yaml"
+    # what load_planted(None, ...) resolves to, for the protocols whose judge reads these files
+    # (the tasks family's, REFLECT and VIGNETTE, read conf/planted/tasks.yaml: its own plants)
+    for protocol in ("stylisticbias", "beauty-and-the-bias"):
+        assert load_planted(None, load_benchmark(protocol)).source == want[protocol], protocol
+    resolved = load_planted(None, benchmark)  # this protocol's: the file checked above
+    assert np.array_equal(resolved.variations, pe.variations)
+    assert np.array_equal(resolved.sensitivity, pe.sensitivity)
