@@ -113,3 +113,19 @@ def test_a_stage_names_its_protocol_or_fails_in_one_line(tmp_path: Path) -> None
 def test_settings_of_an_unknown_protocol_fail_in_one_line() -> None:
     with pytest.raises(StylisticBiasError, match=r"protocol_settings\.reflct: unknown protocol"):
         compose(["++protocol_settings.reflct.faces.n=3"])
+
+
+def test_the_judge_run_logs_of_every_protocol_are_no_dvc_data() -> None:
+    """``data/<protocol>/judgments/<model>.run.json`` holds timings and MLflow run ids: DVC
+    ignores it (.dvcignore), or the analyze stage's dependency hash -- and dvc.lock -- would
+    change on every run."""
+    for protocol in ALL[:4]:
+        stash = f"data/{protocol}/judgments/.m.stash/judgments.parquet"
+        for rel in (f"data/{protocol}/judgments/m.run.json", stash):
+            proc = subprocess.run(
+                [str(Path(sys.executable).parent / "dvc"), "check-ignore", rel],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
+            assert proc.returncode == 0, (rel, proc.stdout, proc.stderr)

@@ -32,11 +32,14 @@ from stylisticbias_dev.bench.tests import LoadSampler
 log = logging.getLogger(__name__)
 
 TARGET_S = 300.0
-_RUNNING = re.compile(r"^Running stage '([^']+)':")
+#: DVC's line before each stage; a stage's progress bars end in "\r" without a newline, so the
+#: line may not start with it
+_RUNNING = re.compile(r"Running stage '([^']+)':")
 
 
 def _timed_repro(clone: Path, env: dict[str, str]) -> tuple[float, dict[str, float], int, str]:
-    """``dvc repro`` in ``clone``: wall seconds, seconds per stage, exit status, output tail."""
+    """``dvc repro`` in ``clone``: wall seconds, seconds per stage, exit status, output tail
+    (the whole output is kept beside the clone, ``dvc-repro.log``)."""
     start = time.monotonic()
     proc = subprocess.Popen(
         ["dvc", "repro"],
@@ -52,14 +55,14 @@ def _timed_repro(clone: Path, env: dict[str, str]) -> tuple[float, dict[str, flo
     assert proc.stdout is not None
     for line in proc.stdout:
         lines.append(line)
-        match = _RUNNING.match(line)
-        if match:
+        for match in _RUNNING.finditer(line):
             now = time.monotonic()
             if current:
                 stages[current] = round(now - since, 2)
             current, since = match.group(1), now
     code = proc.wait()
     end = time.monotonic()
+    (clone.parent / "dvc-repro.log").write_text("".join(lines), encoding="utf-8")
     if current:
         stages[current] = round(end - since, 2)
     return round(end - start, 2), stages, code, "".join(lines[-20:])
@@ -88,7 +91,7 @@ def run(venv: Path, keep: bool = False) -> dict[str, Any]:
     second = subprocess.run(
         ["dvc", "repro"], cwd=clone, env=env, capture_output=True, text=True
     ).stdout
-    reran = [m.group(1) for m in map(_RUNNING.match, second.splitlines()) if m]
+    reran = _RUNNING.findall(second)
     if not keep:
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
     slowest = dict(sorted(stages.items(), key=lambda kv: -kv[1])[:15])

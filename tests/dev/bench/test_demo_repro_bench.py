@@ -15,7 +15,7 @@ def test_stage_times_come_from_the_running_stage_lines(tmp_path: Path) -> None:
     fake.write_text(
         "#!/bin/sh\n"
         "echo \"Running stage 'check':\"; sleep 0.2\n"
-        "echo \"Running stage 'faces@reflect':\"; sleep 0.6\n"
+        "printf \"faces: 100%%\\rRunning stage 'faces@reflect':\\n\"; sleep 0.6\n"
         "echo 'Updating lock file'; exit 3\n"
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
