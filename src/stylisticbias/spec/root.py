@@ -43,7 +43,8 @@ GENERATOR_TARGETS: dict[str, type] = {
 class ProtocolSpec:
     """One protocol an experiment runs (``conf/protocols/<name>.yaml``, chosen with
     ``protocols=[...]``): what the audit's bias card says of it. Its settings for the
-    experiment are ``protocol_settings.<name>``; its protocol file ``conf/benchmark/<name>.yaml``."""
+    experiment are ``protocol_settings.<name>``; its protocol file is
+    ``conf/benchmark/<name>.yaml``."""
 
     title: str = MISSING
     paper: str = MISSING
