@@ -129,3 +129,15 @@ def test_the_judge_run_logs_of_every_protocol_are_no_dvc_data() -> None:
                 text=True,
             )
             assert proc.returncode == 0, (rel, proc.stdout, proc.stderr)
+
+
+def test_one_protocol_alone_is_the_same_job_as_in_the_demo() -> None:
+    """``dvc exp run -S 'protocols=[reflect]'`` keeps the view's shown values (the demo's
+    ``faces.n``, its first protocol's): they are no user setting, so the REFLECT job alone is
+    the demo's REFLECT job -- the same data, the same report."""
+    alone = jobs(compose_view(["protocols=[reflect]"]))["reflect"]
+    in_demo = jobs(compose_view([]))["reflect"]
+    skip = ("protocols", "generator_protocols")
+    assert {k: v for k, v in alone.items() if k not in skip} == {
+        k: v for k, v in in_demo.items() if k not in skip
+    }

@@ -543,10 +543,15 @@ def full_params(view: Mapping[str, Any], where: str = "params.yaml") -> dict[str
 
 
 def user_values(view: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
-    """The values of a view a user set: those that differ from its experiment's composition
-    (``dvc exp run -S faces.n=20``), nested; they apply to every protocol's job, after its
-    ``protocol_settings`` (the experiment's own values do not: each protocol keeps its own)."""
-    base = compose(choices(view))
+    """The values of a view a user set: those that differ from the view its choices alone
+    compose (``conf/dvc/``: the experiment, models, protocols; ``dvc exp run -S faces.n=20``
+    differs, ``-S 'protocols=[reflect]'`` leaves the experiment's shown values as they were),
+    nested; they apply to every protocol's job, after its ``protocol_settings`` (the
+    experiment's own values do not: each protocol keeps its own)."""
+    from stylisticbias.params_view import compose_view
+
+    picks = [c if c.split("=", 1)[0] not in CHOICE_GROUPS else f"+{c}" for c in choices(view)]
+    base = compose_view(picks)
     out: dict[str, Any] = {}
 
     def walk(node: Any, ref: Any, path: list[str]) -> None:
