@@ -28,7 +28,9 @@ def _flat(obj: object, prefix: str = "") -> dict[str, object]:
 
 def test_demo_metrics_unchanged() -> None:
     before = _flat(json.loads(BEFORE.read_text()))
-    now = _flat(json.loads((project_root() / "reports" / "metrics_all.json").read_text()))
+    now = _flat(
+        json.loads((project_root() / "reports" / "stylisticbias" / "metrics_all.json").read_text())
+    )
     missing = sorted(set(before) - set(now))
     assert not missing, f"metrics gone: {missing[:10]}"
     changed = {

@@ -113,8 +113,8 @@ def test_documented_duckdb_query_runs_on_the_tree(tmp_path, monkeypatch) -> None
     doc = (project_root() / "docs" / "storage.md").read_text(encoding="utf-8")
     sql = re.search(r"```sql\n(.*?)```", doc, re.S).group(1)  # type: ignore[union-attr]
     a, b = _scores("m-a"), _scores("m-b", 0.1)
-    write_model_scores(a, tmp_path / "data" / "scores", "m-a")
-    write_model_scores(b, tmp_path / "data" / "scores", "m-b")
+    write_model_scores(a, tmp_path / "data" / "stylisticbias" / "scores", "m-a")
+    write_model_scores(b, tmp_path / "data" / "stylisticbias" / "scores", "m-b")
     monkeypatch.chdir(tmp_path)
     got = duckdb.sql(sql).df()
     assert got["model"].tolist() == ["m-a", "m-b"]

@@ -49,6 +49,7 @@ def test_value_the_procedural_generator_cannot_draw(params: dict, tmp_path) -> N
         skin["values"][0]["value"] = "Frecklez"
 
     p["protocol"] = edited_protocol(tmp_path, frecklez)
+    p["paths"]["reports"] = "reports/stylisticbias-edited"  # the edited protocol's own
     with pytest.raises(
         StylisticBiasError, match=r"cannot render, e.g. .*Frecklez.*valid: Freckles"
     ):

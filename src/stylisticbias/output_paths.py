@@ -116,8 +116,9 @@ MANIFEST_OUTPUT = "report_manifests"
 
 
 def committed_report(params: Mapping[str, Any]) -> str:
-    """``reports/<protocol>``: the committed report folder of a protocol's job."""
-    return f"{COMMITTED_REPORTS}/{params.get('protocol')}"
+    """``reports/<protocol>``: the committed report folder of a protocol's job (a protocol given
+    as a file path counts by its file name)."""
+    return f"{COMMITTED_REPORTS}/{Path(str(params.get('protocol'))).stem}"
 
 
 #: the ``check`` stage's output (dvc.yaml; not persistent: DVC deletes it before the stage runs)

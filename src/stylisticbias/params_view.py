@@ -41,7 +41,7 @@ from stylisticbias.errors import StylisticBiasError
 __all__ = ["full_params", "is_view"]
 
 #: the view's Hydra config directory, under ``conf/`` (generated; ``.dvc/config`` names it)
-VIEW_DIR = "dvc"
+VIEW_DIR = config.VIEW_DIR
 #: values every experiment's view shows (dotted keys of the configuration)
 SHOWN = ("faces.n", "judge.seeds")
 #: the group choosing the protocols an experiment runs (``conf/protocols/``)
@@ -231,25 +231,7 @@ def view_overrides(overrides: Sequence[str]) -> list[str]:
 def compose_view(overrides: Sequence[str] = ()) -> dict[str, Any]:
     """``conf/dvc/config.yaml`` composed with ``overrides`` (of the view) and resolved: the
     ``params.yaml`` DVC's Hydra integration writes for ``dvc exp run -S <overrides>``."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.errors import HydraException
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(config_dir=str(view_dir()), version_base="1.3"):
-            cfg = hydra_compose(config_name="config", overrides=list(overrides))
-        out = OmegaConf.to_container(cfg, resolve=True)
-    except (HydraException, OmegaConfBaseException) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StylisticBiasError(f"conf/{VIEW_DIR}: {' '.join(overrides)}: {first}") from None
-    finally:
-        GlobalHydra.instance().clear()
-    assert isinstance(out, dict)
-    return out  # type: ignore[return-value]
+    return config.compose_dvc_view(overrides)
 
 
 def dump_view(view: Mapping[str, Any]) -> str:

@@ -24,7 +24,7 @@ TWO = ("simulated-strong", "simulated-weak")
 
 
 def _tables(root: Path) -> Path:
-    return root / "reports" / "tables"
+    return root / "reports" / "stylisticbias" / "tables"  # the default protocol's paths.reports
 
 
 def test_every_column_is_a_vocabulary_word_and_every_schema_builds() -> None:
