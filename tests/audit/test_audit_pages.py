@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import LOG_ODDS, MODELS, SBS, WIN
+from audit_plants import LOG_ODDS, MODELS, SBS, WIN
 
 from stylisticbias.audit.stage import write_audit
 from stylisticbias.errors import StylisticBiasError

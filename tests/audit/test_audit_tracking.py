@@ -21,7 +21,7 @@ from typing import Any
 import mlflow
 import pandas as pd
 import pytest
-from conftest import MODELS, PROTOCOLS, configs, plant
+from audit_plants import MODELS, PROTOCOLS, configs, plant
 
 from stylisticbias.audit.stage import write_audit
 from stylisticbias.report.audit_runs import AUDIT_KIND, CARD_ARTIFACT, MODEL_KIND

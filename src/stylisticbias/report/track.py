@@ -98,7 +98,11 @@ def track_report(
     tracking = config.tracking
     out = runs_file(config.paths, root)
     out.parent.mkdir(parents=True, exist_ok=True)
-    judged_jobs = {p: j for p, j in jobs.items() if p in judged(config) or len(jobs) == 1}
+    judged_jobs = {  # a generator audit (SODA) is no judged protocol, even alone
+        p: j
+        for p, j in jobs.items()
+        if p not in config.generator_protocols and (p in judged(config) or len(jobs) == 1)
+    }
     digests = {p: _report_digest(root / str(j.paths.reports)) for p, j in judged_jobs.items()}
     audit_dir = root / str(config.paths.audit)
     audit = audit_dir / "findings.json"
