@@ -163,11 +163,7 @@ def _compose(
                 cfg = OmegaConf.merge(cfg, dict(values))
             except OmegaConfBaseException as exc:
                 raise StylisticBiasError(_merge_error(exc, cfg, where or "values")) from None
-        user = _value_overrides(overrides)
-        kept = {k: OmegaConf.select(cfg, k) for k in user}
-        cfg = _protocol_job(cfg, where or "conf/")
-        for k, v in kept.items():  # a value the user set wins over the protocol's settings
-            OmegaConf.update(cfg, k, v, merge=False)
+        cfg = as_protocol_job(cfg, overrides, where or "conf/")
         if after:
             try:
                 cfg = OmegaConf.merge(cfg, dict(after))
@@ -188,6 +184,20 @@ def _compose(
         where = f"conf/ with {' '.join(overrides)}" if overrides else "conf/"
     config_from_params(container, where=where)  # ranges, keys added with `+`
     return container  # type: ignore[return-value]
+
+
+def as_protocol_job(cfg: Any, overrides: Sequence[str], where: str) -> Any:
+    """A composed (unresolved) Hydra config as one protocol's job (:func:`_protocol_job`), the
+    values ``overrides`` set (``faces.n=8``) winning over the protocol's settings: what
+    :func:`compose` and a sweep job (:mod:`stylisticbias.sweep`) both do."""
+    from omegaconf import OmegaConf
+
+    user = _value_overrides(overrides)
+    kept = {k: OmegaConf.select(cfg, k) for k in user}
+    cfg = _protocol_job(cfg, where)
+    for k, v in kept.items():  # a value the user set wins over the protocol's settings
+        OmegaConf.update(cfg, k, v, merge=False)
+    return cfg
 
 
 def _value_overrides(overrides: Sequence[str]) -> list[str]:

@@ -65,9 +65,13 @@ def _jobs(config: Config, root: Path) -> dict[str, Config]:
     """Every job of ``config`` the check stage wrote under ``root``
     (``data/config/<protocol>/resolved.yaml``); a configuration whose jobs are not written
     there (a job's own configuration, a test's) stands for its one job."""
-    from stylisticbias.config import load_config
+    import os
+
+    from stylisticbias.config import PARAMS_ENV, load_config
     from stylisticbias.protocols import chosen, job_params_path
 
+    if os.environ.get(PARAMS_ENV):  # a sweep job's (or one job's) own configuration
+        return {config.protocol: config}
     names = chosen(config)
     paths = {p: job_params_path(p, root) for p in names}
     if names and all(path.is_file() for path in paths.values()):

@@ -34,9 +34,16 @@ FAILED: list[str] = []
 
 
 def pipeline_config(config: DictConfig) -> dict[str, Any]:
-    """The task part of a Hydra config (no ``hydra`` node), resolved."""
+    """The task part of a Hydra config (no ``hydra`` node), resolved: one protocol's job (the
+    experiment's first protocol, or ``protocol=<name>``; the job's overrides win over the
+    protocol's settings, as :func:`stylisticbias.config.compose` does)."""
+    from stylisticbias.config import as_protocol_job
+
     keys = [k for k in config if k != "hydra"]
-    out = OmegaConf.to_container(OmegaConf.masked_copy(config, keys), resolve=True)
+    overrides = list(OmegaConf.select(config, "hydra.overrides.task", default=[]) or [])
+    task = OmegaConf.masked_copy(config, keys)
+    task = as_protocol_job(task, overrides, "the sweep job")
+    out = OmegaConf.to_container(task, resolve=True)
     assert isinstance(out, dict)
     return out  # type: ignore[return-value]
 

@@ -53,6 +53,7 @@ JOB_PATHS = {
     "qa": "data/qa",
     "annotations": "data/annotations",
     "soda": "data/soda",
+    "audit": "audit",  # the job's own (its track stage reads it): never the project's
 }
 _UNSAFE = re.compile(r"[^0-9A-Za-z_.,=+\-\[\]]+")
 
@@ -159,6 +160,7 @@ def dataset_params(params: Mapping[str, Any], datasets: Path, key: str) -> dict[
         "qa": posixpath.normpath(f"{key}/variations/{link}") if link else f"{key}/.unused-qa",
         "annotations": f"{key}/.unused-annotations",
         "soda": f"{key}/.unused-soda",
+        "audit": f"{key}/.unused-audit",
     }
     return with_paths(params, datasets, layout)
 
