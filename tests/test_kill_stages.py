@@ -21,18 +21,25 @@ from test_pipeline_e2e import _copy_project, _env
 pytestmark = pytest.mark.slow
 
 MODEL = "simulated-weak"
+#: the one protocol composed here (its job's data and report folders)
+PROTOCOL = "stylisticbias"
+DATA, REPORTS = f"data/{PROTOCOL}", f"reports/{PROTOCOL}"
 #: stage -> (command args, outputs to compare, what to remove first so the run does real work)
 STAGES: dict[str, tuple[list[str], list[str], list[str]]] = {
-    "faces": (["faces"], ["data/faces"], ["data/.render-cache"]),
-    "variations": (["variations"], ["data/variations"], ["data/.render-cache"]),
-    "judge": (["judge", MODEL], [f"data/judgments/{MODEL}"], [f"data/judgments/{MODEL}"]),
-    "scores": (["scores", MODEL], [f"data/scores/model={MODEL}"], []),
+    "faces": (["faces"], [f"{DATA}/faces"], ["data/.render-cache"]),
+    "variations": (["variations"], [f"{DATA}/variations"], ["data/.render-cache"]),
+    "judge": (["judge", MODEL], [f"{DATA}/judgments/{MODEL}"], [f"{DATA}/judgments/{MODEL}"]),
+    "scores": (["scores", MODEL], [f"{DATA}/scores/model={MODEL}"], []),
     "analyze": (
         ["analyze"],
-        ["reports/tables", "reports/metrics.json", "reports/metrics_all.json"],
+        [f"{REPORTS}/tables", f"{REPORTS}/metrics.json", f"{REPORTS}/metrics_all.json"],
         [],
     ),
-    "report": (["report"], ["reports/figures", "reports/plots", "reports/README.md"], []),
+    "report": (
+        ["report"],
+        [f"{REPORTS}/figures", f"{REPORTS}/plots", f"{REPORTS}/README.md"],
+        [],
+    ),
     "track": (["track"], ["data/tracking/report_runs.json"], []),
 }
 
@@ -107,6 +114,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "compose",
             "faces.n=10",
             f"model=[{MODEL}]",
+            f"protocols=[{PROTOCOL}]",
             "analysis.n_permutations=200",
             "analysis.bootstrap.n_resamples=200",
         ],

@@ -99,8 +99,8 @@ def setup(root: Path, n_faces: int) -> dict[str, Any]:
     faces.to_parquet(root / "faces" / "faces.parquet", index=False)
     var.to_parquet(root / "variations" / "variations.parquet", index=False)
     write_judgments(params, benchmark, faces, var, root, 1)
-    # params.yaml's default paths (data/faces, data/judgments, ...): ``root`` is the scratch
-    # project's data/ directory
+    # params.yaml's default paths (data/<protocol>/faces, .../judgments, ...): ``root`` is the
+    # scratch project's data/<protocol>/ directory
     params["models"] = {MODEL: {**load_group_option("model", "simulated-strong"), "name": MODEL}}
     (root / "params.json").write_text(json.dumps(params))
     return params
@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.workdir or tempfile.mkdtemp(prefix="sb-bench-scores-")).resolve()
     # the stage script reads params.yaml from its project: a scratch project, data/ inside it
     proj = root / "project"
-    root = proj / "data"
+    # the default protocol's data folder (paths.faces = data/<protocol>/faces)
+    root = proj / Path(compose()["paths"]["faces"]).parent
     root.mkdir(parents=True, exist_ok=True)
     params = setup(root, args.faces)
     (proj / "pipelines").mkdir(parents=True, exist_ok=True)
