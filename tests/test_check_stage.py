@@ -120,8 +120,9 @@ def test_exp_run_records_the_model_choice_in_one_column(project: Path) -> None:
     assert (project / STAMP).is_file()
     resolved = yaml.safe_load((project / STAMP).read_text())
     assert list(resolved["models"]) == ["simulated-weak"]
-    assert (project / "data/config/judge/simulated-weak.yaml").is_file()
-    assert not (project / "data/config/judge/simulated-strong.yaml").exists()
+    for protocol in resolved["protocols"]:  # the judge group's file per protocol and model
+        assert (project / f"data/config/{protocol}/judge/simulated-weak.yaml").is_file()
+        assert not (project / f"data/config/{protocol}/judge/simulated-strong.yaml").exists()
     show = _dvc(project, "exp", "show", "--no-pager", "--csv", "--keep", "judged_models$")
     rows = {r.split(",", 1)[0]: r for r in show.stdout.splitlines()}
     assert "simulated-weak" in rows["one-judge"] and "simulated-strong" not in rows["one-judge"]
