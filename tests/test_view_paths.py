@@ -96,7 +96,9 @@ def test_every_paths_key_overridden_composes_checks_and_runs_a_stage(project: Pa
     accept it and write where it says, also with ``data/config/`` gone (the stage resolves
     ``params.yaml`` itself)."""
     paths = _good_paths()
-    overrides = ["faces.n=3", *(f"paths.{k}={v}" for k, v in paths.items())]
+    # one protocol: a path set without ${protocol} would be every protocol's
+    overrides = ["faces.n=3", "protocols=[stylisticbias]"]
+    overrides += [f"paths.{k}={v}" for k, v in paths.items()]
     proc = _run(project, "-m", "stylisticbias.configure", "compose", *overrides)
     assert proc.returncode == 0, proc.stderr
     view = yaml.safe_load((project / "params.yaml").read_text(encoding="utf-8"))
@@ -109,7 +111,7 @@ def test_every_paths_key_overridden_composes_checks_and_runs_a_stage(project: Pa
     resolved = yaml.safe_load((project / "data/config/resolved.yaml").read_text("utf-8"))
     assert resolved["paths"] == paths
     assert resolved["faces"]["n"] == 3 and "experiment" not in resolved
-    dataset = (project / "data/config/dataset.yaml").read_text(encoding="utf-8")
+    dataset = (project / "data/config/stylisticbias/dataset.yaml").read_text(encoding="utf-8")
     assert f"{RUN}/qa2" in dataset  # the dataset group's settings hold the new paths
 
     proc = _run(project, "pipelines/faces.py")
