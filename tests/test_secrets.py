@@ -41,7 +41,12 @@ def test_canary_key_appears_nowhere_the_pipeline_writes(tmp_path: Path) -> None:
     py = sys.executable
     compose = [py, "-m", "stylisticbias.configure", "compose"]
     outputs: list[str] = []
-    small = ["faces.n=3", "judge.seeds=[1]", "model=[simulated-strong]"]
+    small = [
+        "faces.n=3",
+        "judge.seeds=[1]",
+        "model=[simulated-strong]",
+        "protocols=[stylisticbias]",
+    ]
     proc = _run(project, *compose, *small, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     proc = _run(project, "dvc", "repro", env=env)
