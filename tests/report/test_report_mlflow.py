@@ -462,3 +462,33 @@ def test_generator_param_is_the_config_option_name() -> None:
     assert generator_option({"_target_": "pkg.mod.OtherGenerator"}) == "OtherGenerator"
     composed = compose(["generator=diffusers-sdxl"])["generator"]
     assert generator_option(composed) == "diffusers-sdxl"
+
+
+def test_frame_schema_is_the_schema_mlflow_infers_from_the_whole_table() -> None:
+    import warnings
+
+    import numpy as np
+    import pandas as pd
+    from mlflow.types.utils import _infer_schema
+
+    from stylisticbias.report.mlflow_log import frame_schema
+
+    n = 500
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "model": ["m"] * n,
+            "image_id": [f"img{i}" for i in range(n)],
+            "late_missing": [f"x{i}" if i < n - 1 else None for i in range(n)],  # after the sample
+            "first_missing": [None] * 100 + ["y"] * (n - 100),  # the sample skips missing values
+            "phi": rng.random(n),
+            "nan_late": np.r_[rng.random(n - 1), np.nan],
+            "k": np.arange(n, dtype="int64"),
+            "k32": np.arange(n, dtype="int32"),
+            "flag": rng.random(n) < 0.5,
+        }
+    )
+    with warnings.catch_warnings():  # "schema contains integer column(s)"
+        warnings.simplefilter("ignore", UserWarning)
+        assert frame_schema(df) == _infer_schema(df)
+        assert frame_schema(df.iloc[0:0]) == _infer_schema(df.iloc[0:0])

@@ -84,3 +84,27 @@ def test_no_edits_give_an_empty_audit():
 
     out = audit_table(pd.DataFrame(), n_perm=10, seed=0, alpha=0.05)
     assert out.empty and list(out.columns) == list(AUDIT_COLUMNS)
+
+
+def _reference_dominant(img: np.ndarray, region: np.ndarray, max_pixels: int = 4000) -> str | None:
+    """The dominant bucket by strings: ``np.unique`` of the names (ties: alphabetical first)."""
+    px = img[region]
+    if not len(px):
+        return None
+    names = colour_bucket(px[:: max(1, len(px) // max_pixels)]).astype(str)
+    values, counts = np.unique(names, return_counts=True)
+    return str(values[np.argmax(counts)])
+
+
+def test_dominant_colour_counts_a_bucket_over_all_its_hue_ranges() -> None:
+    # red is both ends of the hue circle (0-20 and 330-360 degrees): one bucket, counted once
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        img = rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)
+        region = rng.random((8, 8)) < 0.5
+        assert dominant_colour(img, region) == _reference_dominant(img, region)
+    img = np.zeros((1, 4, 3), np.uint8)
+    img[0] = [(255, 10, 0), (255, 0, 20), (0, 0, 255), (0, 0, 250)]  # red x2 (both ends), blue x2
+    assert dominant_colour(img, np.ones((1, 4), bool)) == "blue"  # a tie: alphabetical first
+    img[0, 2] = (255, 0, 10)  # now 3 reds across both ends
+    assert dominant_colour(img, np.ones((1, 4), bool)) == "red"

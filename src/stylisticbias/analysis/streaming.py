@@ -41,7 +41,7 @@ from stylisticbias.analysis.beyond_tables import (
 from stylisticbias.analysis.bootstrap import face_weights
 from stylisticbias.analysis.estimators import order_rows as estimator_order
 from stylisticbias.analysis.metrics import CellSums, sbs_frame
-from stylisticbias.analysis.model_pool import summary_pool
+from stylisticbias.forked import forked_pool
 from stylisticbias.analysis.model_tables import table2_finish, table7_finish, table11_finish
 from stylisticbias.analysis.official_analyses import official_analyses
 from stylisticbias.analysis.paper_tables import (
@@ -307,7 +307,7 @@ def analyze_streaming(
         todo = {n for n in order if not (cache and summary_key(cache / n) == cache_key(n))}
         # processes for two or more models to compute, forked before the loader starts threads
         with (
-            summary_pool(compute, s.workers if len(todo) > 1 else 1) as submit,
+            forked_pool(compute, s.workers if len(todo) > 1 else 1) as submit,
             ThreadPoolExecutor(max_workers=s.workers) as loader,
         ):
             # at most `workers` models in memory; summaries are consumed in sorted order

@@ -32,6 +32,7 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.dataset.render_cache import sha256_file
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.forked import ordered_map
 from stylisticbias.generators.base import FaceSpec
 from stylisticbias.outputs import atomic_dir
 from stylisticbias.sampling import sample_identities
@@ -87,14 +88,84 @@ def _png(array: np.ndarray, path: Path) -> None:
     Image.fromarray(array).save(path, format="PNG")
 
 
+def _source_set(
+    r: Any, benchmark: Benchmark, cells: list[dict[str, str]], size: int, tmp: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Render every edit of source identity ``r`` into ``tmp``: its faces and sets rows."""
+    from stylisticbias.generators.procedural.counterfactual import counterfactual_set
+
+    faces: list[dict[str, Any]] = []
+    sets: list[dict[str, Any]] = []
+    src = FaceSpec(
+        str(r.face_id),
+        str(r.age),
+        str(r.gender),
+        str(r.ethnicity),
+        str(r.body_type),
+        int(r.seed),
+        "",
+    )
+    cs = counterfactual_set(src, cells, size)
+    _png(cs.source, tmp / "sources" / f"{src.face_id}.png")
+    _png((cs.mask * 255).astype(np.uint8), tmp / "masks" / f"{src.face_id}.png")
+    outside = ~cs.mask
+    for cell, img in zip(cells, cs.images):
+        slug = edit_slug(cell)
+        diff = np.any(img != cs.source, axis=-1)
+        if diff[outside].any():
+            raise StylisticBiasError(
+                f"faces: edit {slug} of {src.face_id} changes {int(diff[outside].sum())} "
+                "pixel(s) outside its face mask; nothing written"
+            )
+        face_id = f"{src.face_id}-{slug}"
+        rel = f"images/{src.face_id}/{slug}.png"
+        _png(img, tmp / rel)
+        demo = {
+            "age": src.age,
+            "gender": src.gender,
+            "ethnicity": src.ethnicity,
+            "body_type": src.body_type,
+            **cell,
+        }
+        faces.append(
+            {
+                "face_id": face_id,
+                "image_id": f"{face_id}-base",
+                **demo,
+                "generator": "procedural",
+                "prompt": benchmark.base_face_prompt(**demo)
+                if "base_face" in benchmark.prompts
+                else "",
+                "seed": src.seed,
+                "path": rel,
+                "sha256": sha256_file(tmp / rel),
+                "width": img.shape[1],
+                "height": img.shape[0],
+                "status": "ok",
+                "reason": None,
+                "evaluated": True,
+            }
+        )
+        sets.append(
+            {
+                "image_id": f"{face_id}-base",
+                "face_id": face_id,
+                "source_id": src.face_id,
+                "edit": slug,
+                "mask_pixels": int(cs.mask.sum()),
+                "changed_inside": int(diff[cs.mask].sum()),
+                "changed_outside": 0,
+            }
+        )
+    return faces, sets
+
+
 def build_procedural_sets(
     benchmark: Benchmark, settings: FacesSpec, gen_cfg: Mapping[str, Any], out_dir: Path
 ) -> Path:
     """Draw ``settings.n`` source identities and render every edit of each with the procedural
     generator; writes ``faces.parquet``, :data:`SETS_FILE`, ``images/``, ``sources/`` and
     ``masks/`` into ``out_dir`` atomically. Returns ``faces.parquet``'s path."""
-    from stylisticbias.generators.procedural.counterfactual import counterfactual_set
-
     target = str(gen_cfg.get("_target_", ""))
     if not target.endswith("ProceduralGenerator"):
         raise StylisticBiasError(
@@ -107,69 +178,16 @@ def build_procedural_sets(
     ids = sample_identities(benchmark, settings.n, seed=settings.seed, sampler=settings.sampler)
     faces: list[dict[str, Any]] = []
     sets: list[dict[str, Any]] = []
+    rows = list(ids.itertuples())
     with atomic_dir(out_dir) as tmp:
-        for r in ids.itertuples():
-            src = FaceSpec(
-                str(r.face_id),
-                str(r.age),
-                str(r.gender),
-                str(r.ethnicity),
-                str(r.body_type),
-                int(r.seed),
-                "",
-            )
-            cs = counterfactual_set(src, cells, size)
-            _png(cs.source, tmp / "sources" / f"{src.face_id}.png")
-            _png((cs.mask * 255).astype(np.uint8), tmp / "masks" / f"{src.face_id}.png")
-            outside = ~cs.mask
-            for cell, img in zip(cells, cs.images):
-                slug = edit_slug(cell)
-                diff = np.any(img != cs.source, axis=-1)
-                if diff[outside].any():
-                    raise StylisticBiasError(
-                        f"faces: edit {slug} of {src.face_id} changes {int(diff[outside].sum())} "
-                        "pixel(s) outside its face mask; nothing written"
-                    )
-                face_id = f"{src.face_id}-{slug}"
-                rel = f"images/{src.face_id}/{slug}.png"
-                _png(img, tmp / rel)
-                demo = {
-                    "age": src.age,
-                    "gender": src.gender,
-                    "ethnicity": src.ethnicity,
-                    "body_type": src.body_type,
-                    **cell,
-                }
-                faces.append(
-                    {
-                        "face_id": face_id,
-                        "image_id": f"{face_id}-base",
-                        **demo,
-                        "generator": "procedural",
-                        "prompt": benchmark.base_face_prompt(**demo)
-                        if "base_face" in benchmark.prompts
-                        else "",
-                        "seed": src.seed,
-                        "path": rel,
-                        "sha256": sha256_file(tmp / rel),
-                        "width": img.shape[1],
-                        "height": img.shape[0],
-                        "status": "ok",
-                        "reason": None,
-                        "evaluated": True,
-                    }
-                )
-                sets.append(
-                    {
-                        "image_id": f"{face_id}-base",
-                        "face_id": face_id,
-                        "source_id": src.face_id,
-                        "edit": slug,
-                        "mask_pixels": int(cs.mask.sum()),
-                        "changed_inside": int(diff[cs.mask].sum()),
-                        "changed_outside": 0,
-                    }
-                )
+
+        def one_source(i: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            return _source_set(rows[i], benchmark, cells, size, tmp)
+
+        # sources at once in the generator's worker processes; the files do not depend on it
+        for f, s in ordered_map(one_source, range(len(rows)), int(gen_cfg.get("workers", 1))):
+            faces += f
+            sets += s
         schemas.write_table(pd.DataFrame(faces), tmp / "faces.parquet", schemas.FACES)
         schemas.write_table(pd.DataFrame(sets), tmp / SETS_FILE, COUNTERFACTUALS)
     log.info(

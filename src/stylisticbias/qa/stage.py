@@ -21,6 +21,7 @@ from stylisticbias import schemas
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.config import config_output, config_path, project_root
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.forked import ordered_map
 from stylisticbias.output_paths import data_root, safe_member
 from stylisticbias.outputs import OutputLock
 from stylisticbias.qa.locality import (
@@ -79,69 +80,93 @@ def locality_table(
     masks: MaskSource,
     limits: LocalityThresholds,
     data: Path | None = None,
+    workers: int = 1,
 ) -> pd.DataFrame:
-    """One :data:`LOCALITY` row per variation (edits grouped by face: masks reuse its scene)."""
+    """One :data:`LOCALITY` row per variation (edits grouped by face: masks reuse its scene).
+
+    ``workers``: processes measuring faces at once (:func:`~stylisticbias.forked.ordered_map`);
+    the table does not depend on it."""
     face_rows = {str(r["face_id"]): r for r in faces.to_dict("records")}
-    rows: list[dict[str, Any]] = []
-    nan = float("nan")
-    for face_id, group in variations.groupby("face_id", sort=True):
-        face = face_rows.get(str(face_id))
-        base: np.ndarray | None = None
-        if face is not None and face["status"] == "ok":
-            where = f"faces.parquet face {face_id}"
-            base = _rgb(safe_member(faces_dir, str(face["path"]), where, data))
-        for v in group.sort_values("image_id").to_dict("records"):
-            row: dict[str, Any] = {
-                k: v[k] for k in ("image_id", "face_id", "attribute", "value", "framing")
-            }
-            row.update(
-                mask_source="not_comparable",
-                mask_share=nan,
-                diff_inside=nan,
-                diff_outside=nan,
-                diff_all=nan,
-                gap=nan,
-                ratio=nan,
-                changed_outside=nan,
-                leak=nan,
-                locality_pass=None,
-                reason=None,
-            )
-            if v["status"] != "ok":
-                row["reason"] = f"edit not rendered ({v['status']})"
-            elif base is None:
-                row["reason"] = "no rendered base face"
-            else:
-                where = f"variations.parquet image {v['image_id']}"
-                edit = _rgb(safe_member(variations_dir, str(v["path"]), where, data))
-                if edit.shape != base.shape:
-                    row["reason"] = (
-                        f"{v['framing']} edit is {edit.shape[1]}x{edit.shape[0]}, its base face "
-                        f"{base.shape[1]}x{base.shape[0]}: no pixel correspondence"
-                    )
-                else:
-                    variation = benchmark.variation(str(v["attribute"]), str(v["value"]))
-                    mask = masks.mask(face, variation) if face is not None else None
-                    loc = edit_locality(base, edit, mask, limits.pixel_tol)
-                    row.update(
-                        mask_source=masks.name if mask is not None else "none",
-                        mask_share=loc.mask_share,
-                        diff_inside=loc.diff_inside,
-                        diff_outside=loc.diff_outside,
-                        diff_all=loc.diff_all,
-                        gap=loc.gap,
-                        ratio=loc.ratio,
-                        changed_outside=loc.changed_outside,
-                        leak=loc.leak,
-                        locality_pass=loc.passes(limits),
-                    )
-                    if mask is None:
-                        row["reason"] = "no mask for this generator (whole-image change only)"
-            rows.append(row)
+    groups = {str(k): g for k, g in variations.groupby("face_id", sort=True)}
+
+    def face_table(face_id: str) -> list[dict[str, Any]]:
+        face = face_rows.get(face_id)
+        dirs = (faces_dir, variations_dir, data)
+        return _face_locality(face, groups[face_id], dirs, benchmark, masks, limits)
+
+    rows = [r for part in ordered_map(face_table, list(groups), workers) for r in part]
     cols = list(LOCALITY.columns)
     out = pd.DataFrame(rows, columns=cols)
     out["locality_pass"] = out["locality_pass"].astype("boolean")
     return out.sort_values("image_id", kind="stable").reset_index(drop=True)
+
+
+def _face_locality(
+    face: dict[str, Any] | None,
+    group: pd.DataFrame,
+    dirs: tuple[Path, Path, Path | None],
+    benchmark: Benchmark,
+    masks: MaskSource,
+    limits: LocalityThresholds,
+) -> list[dict[str, Any]]:
+    """The locality rows of one face's edits (``group``) against its base image; ``dirs``:
+    the faces and variations directories and the data root."""
+    faces_dir, variations_dir, data = dirs
+    nan = float("nan")
+    rows: list[dict[str, Any]] = []
+    base: np.ndarray | None = None
+    if face is not None and face["status"] == "ok":
+        where = f"faces.parquet face {face['face_id']}"
+        base = _rgb(safe_member(faces_dir, str(face["path"]), where, data))
+    for v in group.sort_values("image_id").to_dict("records"):
+        row: dict[str, Any] = {
+            k: v[k] for k in ("image_id", "face_id", "attribute", "value", "framing")
+        }
+        row.update(
+            mask_source="not_comparable",
+            mask_share=nan,
+            diff_inside=nan,
+            diff_outside=nan,
+            diff_all=nan,
+            gap=nan,
+            ratio=nan,
+            changed_outside=nan,
+            leak=nan,
+            locality_pass=None,
+            reason=None,
+        )
+        if v["status"] != "ok":
+            row["reason"] = f"edit not rendered ({v['status']})"
+        elif base is None:
+            row["reason"] = "no rendered base face"
+        else:
+            where = f"variations.parquet image {v['image_id']}"
+            edit = _rgb(safe_member(variations_dir, str(v["path"]), where, data))
+            if edit.shape != base.shape:
+                row["reason"] = (
+                    f"{v['framing']} edit is {edit.shape[1]}x{edit.shape[0]}, its base face "
+                    f"{base.shape[1]}x{base.shape[0]}: no pixel correspondence"
+                )
+            else:
+                variation = benchmark.variation(str(v["attribute"]), str(v["value"]))
+                mask = masks.mask(face, variation) if face is not None else None
+                loc = edit_locality(base, edit, mask, limits.pixel_tol)
+                row.update(
+                    mask_source=masks.name if mask is not None else "none",
+                    mask_share=loc.mask_share,
+                    diff_inside=loc.diff_inside,
+                    diff_outside=loc.diff_outside,
+                    diff_all=loc.diff_all,
+                    gap=loc.gap,
+                    ratio=loc.ratio,
+                    changed_outside=loc.changed_outside,
+                    leak=loc.leak,
+                    locality_pass=loc.passes(limits),
+                )
+                if mask is None:
+                    row["reason"] = "no mask for this generator (whole-image change only)"
+        rows.append(row)
+    return rows
 
 
 def build_locality(config: Config) -> Path:
@@ -157,7 +182,15 @@ def build_locality(config: Config) -> Path:
     with OutputLock(root, out_dir):
         masks = mask_source(config)
         table = locality_table(
-            faces, variations, faces_dir, var_dir, benchmark, masks, limits, data
+            faces,
+            variations,
+            faces_dir,
+            var_dir,
+            benchmark,
+            masks,
+            limits,
+            data,
+            workers=config.qa.workers,
         )
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / LOCALITY_FILE

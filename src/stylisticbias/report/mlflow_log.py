@@ -143,6 +143,9 @@ def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
         ds = mlflow.data.from_pandas(
             df, source=rel, name=f"scores/{m.name}", digest=combined_digest(versions)
         )
+        # MLflow infers an object column's type element by element (seconds per model); the
+        # table is validated, so one row per column tells its type, and NaNs its ``required``
+        ds.__dict__["schema"] = frame_schema(df)
         mlflow.log_input(ds, context="scores")
     # keyed by role, not path (a model's partition is data/scores/model=<name>): the same tag
     # keys in every model run, so the compare view lines them up
@@ -152,6 +155,22 @@ def _model_dataset(inputs: ReportInputs, m: ModelInfo, scores_dir: str) -> None:
             for v in versions
         }
     )
+
+
+def frame_schema(df: pd.DataFrame, sample: int = 64) -> Any:
+    """The MLflow schema of a validated table ``df``: each column's type from its first
+    ``sample`` non-missing values (a validated column holds one type), ``required`` from all
+    of it. The same schema MLflow infers from the whole table, without a pass per element."""
+    from mlflow.types.schema import ColSpec, Schema
+    from mlflow.types.utils import _infer_pandas_column
+
+    cols = []
+    for name in df.columns:
+        col = df[name]
+        present = col.dropna()
+        kind = _infer_pandas_column((present if len(present) else col).iloc[:sample])
+        cols.append(ColSpec(kind, str(name), required=not bool(col.isna().any())))
+    return Schema(cols)
 
 
 def _data_role(path: str, scores_dir: str) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,7 @@ from statsmodels.stats.multitest import multipletests
 
 from stylisticbias import schemas
 from stylisticbias.config import config_output, config_path, project_root
+from stylisticbias.forked import ordered_map
 from stylisticbias.output_paths import safe_member
 from stylisticbias.outputs import OutputLock, atomic_write_text
 from stylisticbias.qa.locality import pixel_change
@@ -66,31 +68,40 @@ HUES = (
 )
 
 
-def colour_bucket(rgb: np.ndarray) -> np.ndarray:
-    """The colour bucket of each pixel of ``rgb`` (N x 3 uint8) as strings."""
+#: every bucket's name, alphabetical (a tie of the dominant colour goes to the first)
+BUCKETS = tuple(sorted({name for _, name in HUES} | {"white", "grey", "black"}))
+#: the bucket (index into :data:`BUCKETS`) of each hue interval of :data:`HUES`
+_HUE_BUCKET = np.array([BUCKETS.index(name) for _, name in HUES])
+_WHITE, _GREY, _BLACK = (BUCKETS.index(n) for n in ("white", "grey", "black"))
+
+
+def _bucket_codes(rgb: np.ndarray) -> np.ndarray:
+    """The index into :data:`BUCKETS` of each pixel of ``rgb`` (N x 3 uint8)."""
     from matplotlib.colors import rgb_to_hsv
 
     x = np.asarray(rgb, dtype=np.float64).reshape(-1, 3) / 255.0
     h, s, v = rgb_to_hsv(x).T if len(x) else (np.zeros(0),) * 3
-    deg = h * 360.0
-    names = np.array([name for _, name in HUES], dtype=object)
     bounds = np.array([b for b, _ in HUES], dtype=np.float64)
-    out = names[np.minimum(np.searchsorted(bounds, deg, side="right"), len(names) - 1)]
-    out = np.where(s < 0.15, np.where(v > 0.85, "white", "grey"), out)
-    return np.where(v < 0.2, "black", out).astype(object)
+    out = _HUE_BUCKET[np.minimum(np.searchsorted(bounds, h * 360.0, side="right"), len(HUES) - 1)]
+    out = np.where(s < 0.15, np.where(v > 0.85, _WHITE, _GREY), out)
+    return np.where(v < 0.2, _BLACK, out)
+
+
+def colour_bucket(rgb: np.ndarray) -> np.ndarray:
+    """The colour bucket of each pixel of ``rgb`` (N x 3 uint8) as strings."""
+    return np.array(BUCKETS, dtype=object)[_bucket_codes(rgb)]
 
 
 def dominant_colour(img: np.ndarray, region: np.ndarray, max_pixels: int = 4000) -> str | None:
-    """The most common colour bucket of ``img`` over ``region`` (None for an empty region).
+    """The most common colour bucket of ``img`` over ``region`` (None for an empty region;
+    a tie goes to the alphabetically first name).
 
     Large regions are subsampled on a fixed stride (deterministic)."""
     px = img[region]
     if not len(px):
         return None
     step = max(1, len(px) // max_pixels)
-    buckets = colour_bucket(px[::step])
-    values, counts = np.unique(buckets.astype(str), return_counts=True)
-    return str(values[np.argmax(counts)])
+    return BUCKETS[int(np.argmax(np.bincount(_bucket_codes(px[::step]), minlength=len(BUCKETS))))]
 
 
 def _rgb(path: Path) -> np.ndarray:
@@ -105,45 +116,66 @@ def edit_labels(
     variations_dir: Path,
     pixel_tol: float,
     data: Path | None = None,
+    workers: int = 1,
 ) -> pd.DataFrame:
-    """One row per rendered edit: its demographic cell, ``colour`` and ``changed_share``."""
+    """One row per rendered edit: its demographic cell, ``colour`` and ``changed_share``.
+
+    ``workers``: processes labelling faces at once (:func:`~stylisticbias.forked.ordered_map`);
+    the table does not depend on it."""
     base_path = {r.face_id: r.path for r in faces.itertuples() if r.status == "ok"}
-    rows = []
     ok = variations[variations["status"] == "ok"].sort_values("image_id")
-    for face_id, group in ok.groupby("face_id", sort=True):
+    groups = dict(list(ok.groupby("face_id", sort=True)))
+
+    def face_labels(face_id: Any) -> list[dict[str, Any]]:
         base = None
         if face_id in base_path:
             base = _rgb(safe_member(faces_dir, str(base_path[face_id]), f"face {face_id}", data))
-        imgs = {
-            r.image_id: _rgb(safe_member(variations_dir, str(r.path), r.image_id, data))
-            for r in group.itertuples()
-        }
-        body = [i for i, r in zip(group["image_id"], group["framing"]) if r == "full_body"]
-        outfit = None
-        if len(body) >= 2:  # pixels that differ between this face's outfits
-            stack = np.stack([imgs[i].astype(np.int16) for i in body])
-            outfit = (np.abs(stack - stack[0]).max(axis=(0, 3)) > 255 * pixel_tol) | (
-                np.abs(stack - stack[-1]).max(axis=(0, 3)) > 255 * pixel_tol
-            )
-        for r in group.itertuples():
-            img = imgs[r.image_id]
-            region = None
-            if r.framing == "full_body":
-                region = outfit
-            elif base is not None and base.shape == img.shape:
-                region = pixel_change(base, img) > pixel_tol
-            rows.append(
-                {
-                    "image_id": r.image_id,
-                    "attribute": r.attribute,
-                    "value": r.value,
-                    "framing": r.framing,
-                    **{d: getattr(r, d) for d in DIMENSIONS},
-                    "colour": dominant_colour(img, region) if region is not None else None,
-                    "changed_share": float(region.mean()) if region is not None else np.nan,
-                }
-            )
-    return pd.DataFrame(rows)
+        return _face_labels(base, groups[face_id], variations_dir, pixel_tol, data)
+
+    return pd.DataFrame(
+        [r for part in ordered_map(face_labels, list(groups), workers) for r in part]
+    )
+
+
+def _face_labels(
+    base: np.ndarray | None,
+    group: pd.DataFrame,
+    variations_dir: Path,
+    pixel_tol: float,
+    data: Path | None,
+) -> list[dict[str, Any]]:
+    """The label rows of one face's rendered edits (``group``)."""
+    imgs = {
+        r.image_id: _rgb(safe_member(variations_dir, str(r.path), r.image_id, data))
+        for r in group.itertuples()
+    }
+    body = [i for i, r in zip(group["image_id"], group["framing"]) if r == "full_body"]
+    outfit = None
+    if len(body) >= 2:  # pixels that differ between this face's outfits
+        stack = np.stack([imgs[i].astype(np.int16) for i in body])
+        outfit = (np.abs(stack - stack[0]).max(axis=(0, 3)) > 255 * pixel_tol) | (
+            np.abs(stack - stack[-1]).max(axis=(0, 3)) > 255 * pixel_tol
+        )
+    rows = []
+    for r in group.itertuples():
+        img = imgs[r.image_id]
+        region = None
+        if r.framing == "full_body":
+            region = outfit
+        elif base is not None and base.shape == img.shape:
+            region = pixel_change(base, img) > pixel_tol
+        rows.append(
+            {
+                "image_id": r.image_id,
+                "attribute": r.attribute,
+                "value": r.value,
+                "framing": r.framing,
+                **{d: getattr(r, d) for d in DIMENSIONS},
+                "colour": dominant_colour(img, region) if region is not None else None,
+                "changed_share": float(region.mean()) if region is not None else np.nan,
+            }
+        )
+    return rows
 
 
 def _extent(df: pd.DataFrame) -> pd.Series:
@@ -218,7 +250,9 @@ def build_generator_audit(config: Config) -> Path:
     faces_dir, var_dir = config_path(config, "faces"), config_path(config, "variations")
     faces = schemas.read_table(faces_dir / "faces.parquet", schemas.FACES)
     variations = schemas.read_table(var_dir / "variations.parquet", schemas.VARIATIONS)
-    labels = edit_labels(faces, variations, faces_dir, var_dir, float(spec.locality.pixel_tol))
+    labels = edit_labels(
+        faces, variations, faces_dir, var_dir, float(spec.locality.pixel_tol), workers=spec.workers
+    )
     audit = spec.audit
     table = audit_table(labels, int(audit.n_perm), int(config.seed), float(audit.alpha))
     with OutputLock(root, out_dir / "audit"):

@@ -46,7 +46,8 @@ class QASpec:
     """The QA policy, the locality thresholds and the annotator that checks the edits.
 
     ``annotator``: the name of an annotator (``annotators.<name>``) whose attribute and identity
-    answers enter the QA table, or null (locality only).
+    answers enter the QA table, or null (locality only). ``workers``: processes measuring the
+    edits (locality, generator audit), one face at a time each; the tables do not depend on it.
     """
 
     policy: str = MISSING
@@ -54,8 +55,10 @@ class QASpec:
     min_confidence: float = MISSING
     locality: LocalitySpec = field(default_factory=LocalitySpec)
     audit: AuditSpec = field(default_factory=AuditSpec)
+    workers: int = 1
 
     def __post_init__(self) -> None:
+        at_least("qa.workers", self.workers, 1)
         if self.policy != MISSING:
             choice("qa.policy", self.policy, QA_POLICIES)
         if self.min_confidence != MISSING:

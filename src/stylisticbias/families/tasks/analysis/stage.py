@@ -27,6 +27,7 @@ from stylisticbias.families.tasks.analysis.records import (
     task_tables_from_records,
 )
 from stylisticbias.families.tasks.analysis.tables import validate_task_table
+from stylisticbias.forked import ordered_map
 from stylisticbias.judge.protocol.tasks.records import RECORDS_FILE, read_task_records
 from stylisticbias.outputs import atomic_path
 from stylisticbias.spec import Config
@@ -62,10 +63,10 @@ def write_task_report(
     table sizes and each model's intervals and tests (:func:`.metrics.task_metrics`) ->
     ``reports/metrics.json`` (and ``metrics_all.json``)."""
     parts: dict[str, list[pd.DataFrame]] = {}
-    for m in models:
-        rec = read_task_records(judg_dir / m / RECORDS_FILE)
-        tabs = task_tables_from_records(
-            rec,
+
+    def model_tables(m: str) -> dict[str, pd.DataFrame]:
+        return task_tables_from_records(
+            read_task_records(judg_dir / m / RECORDS_FILE),
             benchmark,
             m,
             n_boot=s.n_resamples,
@@ -73,6 +74,9 @@ def write_task_report(
             simulated=is_simulated(m, config),
             paper_tests=s.official,
         )
+
+    # models at once in s.workers forked processes; the tables do not depend on where
+    for tabs in ordered_map(model_tables, list(models), s.workers):
         for name, df in tabs.items():
             parts.setdefault(name, []).append(df)
     tables = {n: pd.concat(d, ignore_index=True) for n, d in parts.items()}

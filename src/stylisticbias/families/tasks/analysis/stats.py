@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -71,31 +72,36 @@ def win_rates(pairs: pd.DataFrame, cross_group_only: bool = True) -> pd.Series:
     kept = pairs[pairs["status"] == "consistent"]
     if cross_group_only:
         kept = kept[kept["first"] != kept["second"]]
-    groups = sorted(set(kept["first"]) | set(kept["second"]))
-    out = {}
-    for g in groups:
-        appears = (kept["first"] == g) | (kept["second"] == g)
-        n = int(appears.sum())
-        out[g] = float((kept.loc[appears, "winner"] == g).sum() / n) if n else math.nan
+    first, second = kept["first"].to_numpy(object), kept["second"].to_numpy(object)
+    appears = Counter(first)
+    appears.update(s for f, s in zip(first, second) if s != f)  # a same-group pair: once
+    wins = Counter(kept["winner"].to_numpy(object))  # a retained pair's winner is in it
+    out = {g: wins[g] / appears[g] for g in sorted(appears)}
     return pd.Series(out, name="win_rate", dtype=float)
+
+
+def pair_counts(pairs: pd.DataFrame) -> tuple[Counter, Counter]:
+    """(retained r-vs-c pairs, those r won) per ordered ``(r, c)`` of two different groups
+    (both orders of a pair count it: ``n[(r, c)] == n[(c, r)]``)."""
+    kept = pairs[(pairs["status"] == "consistent") & (pairs["first"] != pairs["second"])]
+    n: Counter = Counter()
+    won: Counter = Counter()
+    for f, s, w in zip(*(kept[c].to_numpy(object) for c in ("first", "second", "winner"))):
+        n[(f, s)] += 1
+        n[(s, f)] += 1
+        won[(w, s if w == f else f)] += 1
+    return n, won
 
 
 def win_rate_matrix(pairs: pd.DataFrame) -> pd.DataFrame:
     """M[r, c]: the share of retained r-vs-c pairs in which r is chosen (M[r,c] + M[c,r] = 1)."""
-    kept = pairs[(pairs["status"] == "consistent") & (pairs["first"] != pairs["second"])]
-    groups = sorted(set(kept["first"]) | set(kept["second"]))
-    m = pd.DataFrame(np.nan, index=groups, columns=groups)
-    for r in groups:
-        for c in groups:
-            if r == c:
-                continue
-            both = kept[
-                ((kept["first"] == r) & (kept["second"] == c))
-                | ((kept["first"] == c) & (kept["second"] == r))
-            ]
-            if len(both):
-                m.loc[r, c] = float((both["winner"] == r).mean())
-    return m
+    n, won = pair_counts(pairs)
+    groups = sorted({r for r, _ in n})
+    m = np.full((len(groups), len(groups)), np.nan)
+    at = {g: i for i, g in enumerate(groups)}
+    for (r, c), k in n.items():
+        m[at[r], at[c]] = won[(r, c)] / k
+    return pd.DataFrame(m, index=groups, columns=groups)
 
 
 def inconsistent_rate(pairs: pd.DataFrame) -> float:

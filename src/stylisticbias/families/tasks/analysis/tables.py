@@ -210,16 +210,24 @@ def pairwise_tables(
     kept = pairs[(pairs["status"] == "consistent") & (pairs["first"] != pairs["second"])]
     units = sorted(answers["unit"].unique())
     incons = ts.inconsistent_rate(pairs)
+    # one row per (retained pair, group in it): per unit, the group's wins and appearances
+    first, second = kept["first"].to_numpy(object), kept["second"].to_numpy(object)
+    winner, unit = kept["winner"].to_numpy(object), kept["unit"].to_numpy()
+    per_group = (
+        pd.DataFrame(
+            {
+                "g": np.concatenate([first, second]),
+                "unit": np.concatenate([unit, unit]),
+                "w": np.concatenate([winner == first, winner == second]),
+                "a": 1,
+            }
+        )
+        .groupby(["g", "unit"])[["w", "a"]]
+        .sum()
+    )
     rows = []
     for g, wr in ts.win_rates(pairs).items():
-        appears = (kept["first"] == g) | (kept["second"] == g)
-        per = (
-            pd.DataFrame({"unit": kept["unit"], "w": appears & (kept["winner"] == g), "a": appears})
-            .groupby("unit")[["w", "a"]]
-            .sum()
-            .reindex(units, fill_value=0)
-            .to_numpy(float)
-        )
+        per = per_group.loc[g].reindex(units, fill_value=0).to_numpy(float)
         lo, hi = _ratio_ci(per, lambda s: s[0] / s[1] if s[1] else math.nan, n_boot, seed)
         rows.append(
             {
@@ -230,7 +238,7 @@ def pairwise_tables(
                 "ci_low": lo,
                 "ci_high": hi,
                 "inconsistent_rate": incons,
-                "n": int(appears.sum()),
+                "n": int(per[:, 1].sum()),
             }
         )
     valid = answers[answers["choice"] != ts.INVALID]
@@ -256,14 +264,12 @@ def pairwise_tables(
         }
     ]
     matrix = ts.win_rate_matrix(pairs)
+    n_pairs, _ = ts.pair_counts(pairs)
     cells = []
     for g in matrix.index:
         for o in matrix.columns:
             if g == o or math.isnan(matrix.loc[g, o]):
                 continue
-            both = ((kept["first"] == g) & (kept["second"] == o)) | (
-                (kept["first"] == o) & (kept["second"] == g)
-            )
             cells.append(
                 {
                     "model": model,
@@ -271,7 +277,7 @@ def pairwise_tables(
                     "group": g,
                     "opponent": o,
                     "win_rate": float(matrix.loc[g, o]),
-                    "n": int(both.sum()),
+                    "n": int(n_pairs[(g, o)]),
                 }
             )
     return {
