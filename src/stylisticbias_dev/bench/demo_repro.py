@@ -92,6 +92,7 @@ def run(venv: Path, keep: bool = False) -> dict[str, Any]:
         ["dvc", "repro"], cwd=clone, env=env, capture_output=True, text=True
     ).stdout
     reran = _RUNNING.findall(second)
+    sensitivity = headline_sensitivity(clone) if code == 0 else {}
     if not keep:
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
     slowest = dict(sorted(stages.items(), key=lambda kv: -kv[1])[:15])
@@ -112,8 +113,48 @@ def run(venv: Path, keep: bool = False) -> dict[str, Any]:
         "git_status_clean": status == "",
         "git_status": status.splitlines()[:20],
         "second_repro_ran": reran,
+        "headline_sensitivity": sensitivity,
         "output_tail": tail if code else "",
     }
+
+
+#: the value of a headline when the judge has no bias (0, or an even pairwise win rate)
+NO_BIAS = {"win_rate_max": 0.5}
+_Z95, _Z80 = 1.959964, 0.841621
+
+
+def headline_sensitivity(clone: Path) -> dict[str, Any]:
+    """What the demo's size resolves, per protocol and model, from the run-wide
+    ``reports/metrics.json``: each headline's estimate and 95% interval, the no-bias value, whether
+    the interval excludes it (the planted effect detected), the standard error the interval
+    implies (width / 3.92) and the **minimum detectable effect** at 80% power (two-sided 5% test,
+    normal approximation: 2.80 x SE) -- the smallest true departure from no bias the demo's size
+    finds four times in five; a one-sided bound (the halo rate's step-down interval) has none.
+    StylisticBias's per-cell power against its planted truths (the
+    ``calibrate`` stage's ``power_non_null``) is added where the demo wrote it."""
+    metrics = json.loads((clone / "reports/metrics.json").read_text(encoding="utf-8"))
+    out: dict[str, Any] = {}
+    for model, protocols in sorted(metrics.items()):
+        for protocol, values in sorted(protocols.items()):
+            key = next((k for k in values if not k.endswith(("_ci_low", "_ci_high"))), None)
+            if key is None:
+                continue
+            est, lo, hi = values[key], values.get(f"{key}_ci_low"), values.get(f"{key}_ci_high")
+            null = NO_BIAS.get(key, 0.0)
+            row: dict[str, Any] = {"headline": key, "estimate": est, "ci95": [lo, hi]}
+            row["no_bias"] = null
+            if lo is not None and hi is not None:
+                row["detected"] = bool(lo > null or hi < null)
+                if lo < est < hi:  # a two-sided interval (not a bound, e.g. the halo rate's)
+                    se = (hi - lo) / (2 * _Z95)
+                    row["se"] = round(se, 6)
+                    row["mde80"] = round((_Z95 + _Z80) * se, 6)
+            out.setdefault(protocol, {})[model] = row
+    cal = clone / "reports/stylisticbias/calibration.json"
+    if cal.is_file() and "stylisticbias" in out:
+        power = json.loads(cal.read_text(encoding="utf-8")).get("power_non_null")
+        out["stylisticbias"]["power_non_null_cells"] = power
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
