@@ -99,14 +99,14 @@ bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B model
 bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 3 plants + 500-replicate null FDR study (CPU, ~40 min)
 	$(BIN)/python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000 --fdr-replicates 500 --jobs 2
 
-bench-calibration-paired: $(STAMP)  ## reports/bench/calibration.json, protocols section: beauty-demo, 24 replicates (CPU, ~6 min)
-	$(BIN)/python -m stylisticbias_dev.bench.paired_calibration --experiment beauty-demo --replicates 24 --faces 108 --population 5000
+bench-calibration-paired: $(STAMP)  ## reports/bench/calibration.json, protocols section: beauty-demo, 96 replicates (CPU, ~11 min)
+	$(BIN)/python -m stylisticbias_dev.bench.paired_calibration --experiment beauty-demo --replicates 96 --faces 108 --population 5000
 
 bench-valid-inference: $(STAMP)  ## reports/bench/calibration.json, protocols.*.valid_inference: every protocol's tests under person/photo/cluster effects (CPU, ~2.5 h)
 	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_validity --replicates 250
 	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_tables_validity --replicates 600 --effect-replicates 100
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --replicates 100
-	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only subgroups --replicates 150
+	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only subgroups --replicates 600
 	$(BIN)/python -m stylisticbias_dev.bench.tasks_valid_inference --vignette-null 800
 	$(BIN)/python -m stylisticbias_dev.bench.soda_valid_inference --designs structured --null-objects 1000 --power-objects 250 --replicates 800 --power-replicates 150 --n-perm 499 --n-perm-mitigation 299
 	$(BIN)/python -m stylisticbias_dev.bench.soda_valid_inference --designs refusal_shift --null-objects 500 --power-objects 150 --replicates 600 --power-replicates 100 --n-perm 499 --n-perm-mitigation 299

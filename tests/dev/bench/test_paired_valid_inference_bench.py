@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.special import expit
 
 from stylisticbias.benchmark import load_benchmark
 from stylisticbias_dev.bench import paired_calibration
@@ -53,3 +54,82 @@ def test_both_writers_keep_each_others_keys(tmp_path: Path) -> None:
     assert doc["plants"] == {"x": 1} and doc["protocols"]["reflect"] == {"y": 2}
     sec = doc["protocols"]["beauty-and-the-bias"]
     assert sec["valid_inference"] == {"designs": {}} and sec["halo"] == {"coverage": 0.95}
+
+
+def test_group_shifts_are_the_mean_shift_of_each_group_of_a_large_population(beauty) -> None:
+    """The exact per-group shift (Gauss-Hermite over the cells of the other columns) equals the
+    mean shift of a simulated population (expit of the design's logits, drawn here directly)."""
+    design = vi.DESIGNS[1]  # group and edit effects planted
+    pl = vi.plan(design, beauty)
+    got = vi.group_shifts(design, beauty, pl)
+    rng = np.random.default_rng(0)
+    n = 40_000
+    labels = {
+        col: np.array(beauty.demographics[col])[
+            rng.choice(len(sh), size=n, p=np.asarray(sh) / np.sum(sh))
+        ]
+        for col, sh in design.shares.items()
+    }
+    member = np.stack(
+        [labels[a] == g for a, g in zip(pl.group_axis, pl.group_name, strict=True)], axis=1
+    )
+    eta = (
+        pl.mu
+        + rng.normal(0.0, design.person_sd, (n, 1)) * pl.loading
+        + rng.normal(0.0, design.person_scenario_sd, (n, len(pl.mu)))
+        + pl.beta * member
+    )
+    c0, c1 = rng.normal(0.0, design.photo_sd, (2, n, len(pl.mu)))
+    shift = expit(eta + c1 + pl.delta) - expit(eta + c0)
+    for col in ("gender", "ethnicity"):
+        for g, name in enumerate(beauty.demographics[col]):
+            sim = shift[labels[col] == name].mean(axis=0)
+            assert np.abs(sim - got[col][:, g]).max() < 0.02, (col, name)
+    men, women = shift[labels["gender"] == "male"], shift[labels["gender"] == "female"]
+    gap = men.mean(axis=0) - women.mean(axis=0)
+    gender = np.array([a == "gender" for a in pl.group_axis])
+    planted_both = (pl.delta != 0) & (pl.beta != 0) & gender
+    exact = got["gender"][:, 0] - got["gender"][:, 1]
+    assert np.abs(gap - exact)[planted_both].max() < 0.02
+    assert planted_both.any() and np.abs(exact[planted_both]).min() > 1e-4  # small, real
+    assert np.abs(exact[~planted_both]).max() < vi.NULL_TOLERANCE
+
+
+def test_w_attr_and_table_4_nulls_are_decided_from_the_design(beauty) -> None:
+    """A cell is a null only where every group's true shift is equal in every scenario: all
+    of them without group effects; with group effects planted beside the edit, the gender pair
+    (men are the planted group of the scenarios without a stereotype) is a small true
+    difference, not a null; the age pairs keep their null (no age group planted with an
+    edit in this design)."""
+    null = vi.subgroup_truth(vi.DESIGNS[0], beauty, vi.plan(vi.DESIGNS[0], beauty))
+    assert all(null["pair_null"].values()) and all(null["axis_null"].values())
+    assert max(abs(v) for v in null["pair"].values()) < vi.NULL_TOLERANCE
+    planted = vi.subgroup_truth(vi.DESIGNS[1], beauty, vi.plan(vi.DESIGNS[1], beauty))
+    assert not planted["pair_null"][("gender", "male", "female")]
+    assert 5e-4 < abs(planted["pair"][("gender", "male", "female")]) < 5e-3
+    assert not planted["axis_null"]["gender"]
+    assert all(v for (axis, _, _), v in planted["pair_null"].items() if axis == "age")
+    assert planted["axis_null"]["age"]
+    women = vi.SUBGROUP_DESIGNS[1]  # the edit 1.2 times as strong for women
+    extra = vi.subgroup_truth(women, beauty, vi.plan(women, beauty))
+    assert not extra["pair_null"][("gender", "male", "female")]
+    assert extra["pair"][("gender", "male", "female")] < -5e-3
+    assert all(v for (axis, _, _), v in extra["pair_null"].items() if axis != "gender")
+
+
+def test_halo_coverage_is_reported_against_each_interval_s_own_estimand() -> None:
+    """The default interval is for theta (coverage where theta < 1; theta = 1 is a boundary it
+    holds by construction, reported apart); the paper's bootstrap is of its rate, so its
+    coverage is of the rate's expectation, and theta is shown only as not its estimand."""
+    h = np.array([[0.5, 0.45, 1.0], [0.55, 0.58, 1.0], [0.6, 0.62, 1.0], [0.5, 0.5, 0.9]])
+    default = vi._halo_section(h, 0.6, paper=False)
+    assert default["coverage_of_true_positive_share"]["coverage"] == 0.75
+    assert "coverage_of_expected_halo_rate" not in default
+    assert "theta" in default["estimand"]
+    boundary = vi._halo_section(h, 1.0, paper=False)
+    assert "coverage_of_true_positive_share" not in boundary
+    assert boundary["boundary_theta_1"]["share_holding_theta"] == 0.75
+    paper = vi._halo_section(h, 0.6, paper=True)
+    assert paper["coverage_of_expected_halo_rate"]["coverage"] == 0.5  # expected 0.5375
+    assert "coverage_of_true_positive_share" not in paper
+    assert paper["not_its_estimand"]["share_holding_true_positive_share"] == 0.75

@@ -166,17 +166,23 @@ def subgroup_variation_bias(
 
 def _midranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per scenario the mid-ranks of the non-missing values of ``d[f, s]`` (0 where missing) and
-    the tie correction ``1 - sum(t^3 - t) / (N^3 - N)`` per scenario."""
+    the tie correction ``1 - sum(t^3 - t) / (N^3 - N)`` per scenario (0 where fewer than two
+    values). Vectorised: an element in a tie group of size ``t`` has ``max - min + 1 = t``
+    ranks, and ``sum(t^3 - t)`` over the groups is ``sum(t_i^2 - 1)`` over the elements."""
     ok = ~np.isnan(d)
-    ranks = np.zeros_like(d, dtype=np.float64)
-    tie = np.zeros(d.shape[1])
-    for s in range(d.shape[1]):
-        x = d[ok[:, s], s]
-        if len(x) < 2:
-            continue
-        ranks[ok[:, s], s] = stats.rankdata(x)
-        _, t = np.unique(x, return_counts=True)
-        tie[s] = 1.0 - float((t**3 - t).sum()) / (len(x) ** 3 - len(x))
+    n = ok.sum(axis=0)
+    if d.size == 0:
+        return np.zeros_like(d, dtype=np.float64), np.zeros(d.shape[1])
+    mid = stats.rankdata(d, method="average", axis=0, nan_policy="omit")
+    lo = stats.rankdata(d, method="min", axis=0, nan_policy="omit")
+    hi = stats.rankdata(d, method="max", axis=0, nan_policy="omit")
+    t = np.where(ok, hi - lo + 1.0, 1.0)
+    ties = (t**2 - 1.0).sum(axis=0)
+    enough = n >= 2
+    nn = n.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tie = np.where(enough, 1.0 - ties / np.where(enough, nn**3 - nn, 1.0), 0.0)
+    ranks = np.where(ok & enough[None, :], mid, 0.0)
     return ranks, tie
 
 
