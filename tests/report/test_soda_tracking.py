@@ -11,10 +11,14 @@ import mlflow
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 from stylisticbias.report.mlflow_log import ALL_METRICS_TABLE, MAX_RUN_METRICS
-from stylisticbias.report.soda_tracking import log_soda, read_audit
+from stylisticbias.report.soda_tracking import (
+    cluster_share_ci,
+    log_soda,
+    read_audit,
+    skew_mean_ci,
+)
 from stylisticbias.tracking import tracking_spec
 
 GROUPS = {"age": ["young adults", "elderly"], "gender": ["men", "women"]}
@@ -118,10 +122,15 @@ def test_soda_run_headline_intervals_tables_and_rerun(tmp_path: Path, monkeypatc
     age = bds[bds["dimension"] == "age"].groupby("object")["bds"].mean()
     assert np.isclose(m["bds.age"], age.mean())
     hits = int((bds["pval"] < 0.05).sum())
-    plo, phi = proportion_confint(hits, len(bds), alpha=0.05, method="beta")
+    per = (bds["pval"] < 0.05).groupby(bds["object"]).sum()
+    share = cluster_share_ci("significant_share", per, bds.groupby("object").size(), 0.95)
     assert np.isclose(m["significant_share"], hits / len(bds))
-    assert np.isclose(m["significant_share.ci_low"], plo)
-    assert np.isclose(m["significant_share.ci_high"], phi)
+    assert np.isclose(m["significant_share.ci_low"], share["significant_share.ci_low"])
+    assert np.isclose(m["significant_share.ci_high"], share["significant_share.ci_high"])
+    vac = pd.read_csv(soda / "tables/soda_vac.csv").groupby("object")["vac"].mean()
+    want = skew_mean_ci("vac", vac, 0.95)
+    assert np.isclose(m["vac.ci_low"], want["vac.ci_low"])
+    assert np.isclose(m["vac.ci_high"], want["vac.ci_high"])
     cds = pd.read_csv(soda / "tables/soda_cds.csv")
     orig = cds[(cds["attribute"] == "all") & (cds["variant"] == "original")]
     assert np.isclose(m["cds"], orig.groupby("object")["cds"].mean().mean())

@@ -176,8 +176,9 @@ def _soda_section(soda: SodaAudit, level: float) -> list[str]:
         lines.append(f"| {what} | {v:.3f} | {ci} |")
     lines += [
         "",
-        f"Intervals: {level:.0%}, over objects (Student t; Clopper-Pearson for the share). Its "
-        f"tables and README: `{soda.where}/` (a DVC output; docs/soda.md).",
+        f"Intervals: {level:.0%}, over objects (Student t; VAC skewness-corrected; the share: "
+        f"Wilson on the effective number of tests). Its tables and README: `{soda.where}/` (a "
+        "DVC output; docs/soda.md).",
         "",
     ]
     return lines

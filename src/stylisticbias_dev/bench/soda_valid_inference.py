@@ -28,9 +28,14 @@ vac`, :func:`~stylisticbias.soda.stage.mitigation_table`, and the MLflow headlin
   back.
 * ``intervals``: coverage of every headline interval (``bds``, ``bds.<dimension>``, ``cds``,
   ``vac``, ``significant_share``) of the expected value of its estimate over the object
-  population (the grand mean over all replicates' objects), on the planted-effect design.
+  population (the grand mean over all replicates' objects), on the planted-effect design;
+  ``--only-intervals`` measures them alone (no mitigation test) on more replicates, with the
+  alternatives beside them (``intervals_alternatives``: ``vac``'s corrected interval for the
+  means that keep the Student t, the Student t for ``vac``, Clopper-Pearson over the tests for
+  ``significant_share``).
 
-The bench file's numbers (2 shared cores; ~8, ~4, ~1 and ~6 min of one core)::
+The bench file's numbers (2 shared cores; ~8, ~4, ~6 and ~13 min of one core, the last ~23 min
+of wall time)::
 
     python -m stylisticbias_dev.bench.soda_valid_inference --designs structured \
         --null-objects 1000 --power-objects 250 --replicates 800 --power-replicates 150 \
@@ -38,9 +43,9 @@ The bench file's numbers (2 shared cores; ~8, ~4, ~1 and ~6 min of one core)::
     python -m stylisticbias_dev.bench.soda_valid_inference --designs refusal_shift \
         --null-objects 500 --power-objects 150 --replicates 600 --power-replicates 100 \
         --n-perm 499 --n-perm-mitigation 299
-    python -m stylisticbias_dev.bench.soda_valid_inference --designs structured --more-vac 1200
     python -m stylisticbias_dev.bench.soda_valid_inference --only-mitigation \
         --designs refusal_shift --replicates 1200 --power-replicates 100 --n-perm-mitigation 299
+    python -m stylisticbias_dev.bench.soda_valid_inference --only-intervals --replicates 2500
 
 ``--check-power``: the power of the test suite's fast check (:func:`check_power`).
 """
@@ -62,7 +67,7 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from stylisticbias.outputs import atomic_write_text
-from stylisticbias.report.soda_tracking import mean_ci
+from stylisticbias.report.soda_tracking import mean_ci, share_ci, skew_mean_ci
 from stylisticbias.report.soda_tracking import soda_metrics as headline
 from stylisticbias.soda.metrics import (
     DEFAULT_JS,
@@ -277,9 +282,10 @@ def audit_tables(
     mitigation_effect: bool,
     n_perm: int,
     seed: int,
+    variants: tuple[str, ...] = ("original", MITIGATION),
 ) -> tuple[dict[str, pd.DataFrame], dict[str, dict[str, Labels]]]:
     """The soda_bds / soda_cds / soda_vac tables of one planted audit (paper definitions) and
-    its labels (object -> condition -> labels)."""
+    its labels (object -> condition -> labels); CDS of the prompt ``variants``."""
     bds_rows, cds_rows, vac_rows = [], [], []
     samples: dict[str, dict[str, Labels]] = {}
     for o in range(design.objects):
@@ -299,7 +305,7 @@ def audit_tables(
                 bds_rows.append(
                     {"object": obj, "dimension": dim, "group": g, "bds": obs, "pval": p}
                 )
-            for variant in ("original", MITIGATION):
+            for variant in variants:
                 gs = {g: labels[Condition(dim, g, variant).id] for g in groups}
                 cds_rows.append(
                     {
@@ -348,18 +354,41 @@ def mitigation_study(
     return pd.concat(rows, ignore_index=True), pd.DataFrame(heads)
 
 
-def vac_coverage(design: Design, proto: SodaProtocol, replicates: int, seed: int) -> pd.DataFrame:
-    """More replicates of the headline ``vac`` interval alone (cheap: no permutation), on the
-    planted-effect design: one row per replicate with ``vac`` and its interval."""
+def alternatives(tables: dict[str, pd.DataFrame]) -> dict[str, float]:
+    """The intervals not adopted, on one audit's tables: ``vac``'s skewness- and
+    kurtosis-corrected interval (``<name>.hall``) for the means that keep the Student t, the
+    Student t of ``vac`` (``vac.student_t``, the previous default) and Clopper-Pearson over
+    the tests of ``significant_share`` (``significant_share.clopper_pearson``, the previous
+    default)."""
+    out: dict[str, float] = {}
+    b = tables["soda_bds"]
+    out |= skew_mean_ci("bds.hall", b.groupby("object")["bds"].mean(), 0.95)
+    for dim, rows in b.groupby("dimension", sort=True):
+        out |= skew_mean_ci(f"bds.{dim}.hall", rows.groupby("object")["bds"].mean(), 0.95)
+    c = tables["soda_cds"]
+    c = c[(c["attribute"] == "all") & (c["variant"] == "original")]
+    out |= skew_mean_ci("cds.hall", c.groupby("object")["cds"].mean(), 0.95)
+    out |= mean_ci("vac.student_t", tables["soda_vac"].groupby("object")["vac"].mean(), 0.95)
+    tested = b["pval"].notna()
+    hits = int((b["pval"] < 0.05).sum())
+    out |= share_ci("significant_share.clopper_pearson", hits, int(tested.sum()), 0.95)
+    return out
+
+
+def interval_study(
+    design: Design, proto: SodaProtocol, replicates: int, seed: int, n_perm: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(headline metrics per replicate, :func:`alternatives` per replicate) of planted-effect
+    audits (as :func:`mitigation_study`'s intervals, without the mitigation table)."""
     rng = np.random.default_rng(seed)
-    heads = []
+    heads, alts = [], []
     for r in range(replicates):
-        per = [
-            np.mean([vac(lab) for lab in draw_object(design, proto, rng, True).values()])
-            for _ in range(design.objects)
-        ]
-        heads.append({"replicate": r, **mean_ci("vac", per, 0.95)})
-    return pd.DataFrame(heads)
+        tables, _ = audit_tables(design, proto, rng, True, False, n_perm, seed + r, ("original",))
+        tables["soda_mitigation"] = pd.DataFrame()
+        head, _ = headline(tables, {}, 0.05, 0.95)
+        heads.append({"replicate": r, **head})
+        alts.append({"replicate": r, **alternatives(tables)})
+    return pd.DataFrame(heads), pd.DataFrame(alts)
 
 
 def coverage(heads: pd.DataFrame) -> dict[str, Any]:
@@ -393,37 +422,40 @@ def acceptance(sec: dict[str, Any]) -> dict[str, bool]:
         if key != "test":
             out[f"soda_mitigation.{key}"] = _ok_null(r["null"])
     for key, r in sec.get("intervals", {}).items():
-        r = sec.get("intervals_more", {}).get(key, {}).get("pooled", r)
         out[f"interval.{key}"] = bool(0.93 <= r["rate"] <= 0.97)
     return out
 
 
-def more_vac(path: Path, designs: list[str], replicates: int, command: str) -> None:
-    """Add ``replicates`` more replicates of the headline ``vac`` interval to each design's
-    section of the bench file (``intervals_more.vac``, pooled with ``intervals.vac``)."""
+def only_intervals(
+    path: Path, designs: list[str], replicates: int, n_perm: int, command: str
+) -> None:
+    """Re-measure every headline interval alone on each design (``intervals``, with the
+    alternatives in ``intervals_alternatives``; its section's other studies kept)."""
     proto = load_soda("soda")
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    secs = doc["protocols"][PROTOCOL][KEY]["designs"]
+    done = {}
     for name in designs:
         t0 = time.perf_counter()
-        sec = secs[name]
-        more = coverage(vac_coverage(DESIGNS[name], proto, replicates, 31))["vac"]
-        first = sec["intervals"]["vac"]
-        k, n = first["k"] + more["k"], first["n"] + more["n"]
-        sec["intervals_more"] = {
-            "vac": {
-                **more,
-                "pooled": _rate(k, n),
+        heads, alts = interval_study(DESIGNS[name], proto, replicates, 41, n_perm)
+        done[name] = {
+            "intervals": coverage(heads),
+            "intervals_alternatives": coverage(alts),
+            "intervals_run": {
                 "command": command,
+                "machine": machine_info(),
                 "date": datetime.now(UTC).strftime("%Y-%m-%d"),
                 "seconds": round(time.perf_counter() - t0, 1),
-            }
+                "replicates": replicates,
+                "n_perm": n_perm,
+            },
         }
-        sec["passed"] = acceptance(sec)
-        log.info("%s vac: %s", name, sec["intervals_more"])
-    doc = json.loads(path.read_text(encoding="utf-8"))  # re-read: others may have written
-    doc["protocols"][PROTOCOL][KEY]["designs"].update({n: secs[n] for n in designs})
+        log.info("%s intervals: %s", name, done[name]["intervals"])
+        log.info("%s alternatives: %s", name, done[name]["intervals_alternatives"])
+    doc = json.loads(path.read_text(encoding="utf-8"))  # read, updated, written at once
     tops = doc["protocols"][PROTOCOL][KEY]
+    for name, new in done.items():
+        tops["designs"][name].pop("intervals_more", None)  # the previous default's vac
+        tops["designs"][name].update(new)
+        tops["designs"][name]["passed"] = acceptance(tops["designs"][name])
     tops["passed"] = all(all(d.get("passed", {}).values()) for d in tops["designs"].values())
     atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
@@ -550,10 +582,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="measure, do not write")
     ap.add_argument("--check-power", action="store_true", help="only the fast check's power")
     ap.add_argument(
-        "--more-vac",
-        type=int,
-        default=0,
-        help="only: this many more replicates of the vac interval",
+        "--only-intervals",
+        action="store_true",
+        help="only: re-measure the headline intervals (--replicates audits, 199 shuffles)",
     )
     ap.add_argument(
         "--only-mitigation", action="store_true", help="only: re-measure soda_mitigation"
@@ -573,8 +604,8 @@ def main(argv: list[str] | None = None) -> int:
             command,
         )
         return 0
-    if args.more_vac:
-        more_vac(Path(args.out), args.designs, args.more_vac, command)
+    if args.only_intervals:
+        only_intervals(Path(args.out), args.designs, args.replicates, 199, command)
         return 0
     if args.check_power:
         log.info("fast check: %s", check_power())
