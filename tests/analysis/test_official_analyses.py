@@ -55,7 +55,7 @@ def test_mixed_model_matches_statsmodels(scores, tables, benchmark) -> None:
         method="lbfgs", maxiter=2000
     )
     got = tables["mixed_model"].set_index("term")
-    assert (got["method"] == "mixedlm").all()
+    assert (got["method"] == "mixedlm+cr1_face").all()  # default: face-clustered inference
     fe = res.fe_params.to_numpy()
     ours = got["estimate"].iloc[: len(fe)].to_numpy()
     np.testing.assert_allclose(ours, fe, atol=1e-6)
@@ -94,10 +94,23 @@ def test_partial_eta2_matches_anova_lm(scores, tables, benchmark) -> None:
     ):
         red = smf.ols(reduced, df).fit()
         a = anova_lm(red, full)
-        ss, f, p = a["ss_diff"].iloc[1], a["F"].iloc[1], a["Pr(>F)"].iloc[1]
+        ss = a["ss_diff"].iloc[1]
         assert got.loc[factor, "partial_eta2"] == pytest.approx(ss / (ss + full.ssr), rel=1e-9)
-        assert got.loc[factor, "statistic"] == pytest.approx(f, rel=1e-9)
-        assert got.loc[factor, "pval"] == pytest.approx(p, rel=1e-6, abs=1e-300)
+        # the default test: statsmodels' face-clustered Wald, F = W (G - q) / (q (G - 1))
+        codes = pd.factorize(df["face_id"])[0]
+        cl = smf.ols("delta ~ C(vcat) + C(scat)", df).fit(
+            cov_type="cluster", cov_kwds={"groups": codes}
+        )
+        key = "C(vcat)" if factor == "variation_category" else "C(scat)"
+        r = np.array(
+            [[float(n == t) for n in cl.params.index] for t in cl.params.index if key in t]
+        )
+        wald = float(cl.wald_test(r, use_f=False, scalar=True).statistic)
+        q, g = r.shape[0], codes.max() + 1
+        f = wald * (g - q) / (q * (g - 1))
+        assert got.loc[factor, "model_kind"] == "mixed_cluster_wald"
+        assert got.loc[factor, "statistic"] == pytest.approx(f, rel=1e-6)
+        assert got.loc[factor, "pval"] == pytest.approx(stats.f.sf(f, q, g - q), rel=1e-6)
     d = scores[~scores["is_base"] & scores["delta"].notna()]
     fm = d.groupby("face_id", observed=True).agg(
         delta=("delta", "mean"), **{dim: (col, "first") for dim, col in DIMENSIONS.items()}

@@ -103,8 +103,16 @@ VOCABULARY: dict[str, Col] = {
     ),
     "term": Col("str", "a mixed-model fixed effect, variance component or R^2", nullable=False),
     "factor": Col("str", "the factor an effect size belongs to", nullable=False),
-    "model_kind": Col("str", "mixed (face x category means) or one_way (face means)"),
-    "method": Col("str", "how the model was fitted (mixedlm, or ols at face variance 0)"),
+    "model_kind": Col(
+        "str",
+        "mixed (face x category means; mixed_cluster_wald: its face-clustered Wald F, the "
+        "default) or one_way (face means)",
+    ),
+    "method": Col(
+        "str",
+        "how the model was fitted (mixedlm, or ols at face variance 0); +cr1_face: SE and p "
+        "face-clustered (CR1, t on faces - 1 df; the default)",
+    ),
     "pair": Col("str", "a positive/negative variation pair", nullable=False),
     "table": Col("str", "the paper table a test belongs to", nullable=False),
     "cohens_d_pooled": Col("float", "Cohen's d of two groups of faces (pooled SD, ddof 1)"),

@@ -324,14 +324,17 @@ OFFICIAL_TABLES: tuple[tuple[str, str, str], ...] = (
         "effect_sizes",
         "Partial η² (variation/scenario category: nested OLS on face × category means; "
         "demographics: one-way OLS on face means)",
-        "CIs: face bootstrap (percentile).",
+        "Category factors' test: face-clustered Wald F (`model_kind` mixed_cluster_wald; "
+        "`official`: the released nested-OLS F). CIs: face bootstrap (percentile), lower end 0 "
+        "where the row's test does not reject (`official`: plain percentile).",
     ),
     (
         "mixed_model",
         "Mixed model of Δ: `delta ~ C(variation_category) + C(scenario_category) + (1 | face)`",
         "`r2_marginal`: Nakagawa, var(Xβ) / (var(Xβ) + σ²_face + σ²_resid); "
         "`r2_marginal_released`: the released code's var(fitted − resid), for comparison; "
-        "`method` ols: the face variance was estimated at 0 (the OLS fit is that model).",
+        "`method` ols: the face variance was estimated at 0 (the OLS fit is that model); "
+        "`+cr1_face`: SEs and p face-clustered (CR1, t on faces − 1 df; `official`: model-based).",
     ),
     (
         "negativity_asymmetry",
@@ -343,7 +346,8 @@ OFFICIAL_TABLES: tuple[tuple[str, str, str], ...] = (
         "scenario_agreement",
         "Cross-model agreement of the per-scenario SBS",
         "ICC(2,1): two-way random, absolute agreement; ICC(3,1): two-way mixed, consistency "
-        '(the released code prints ICC(3,1) as "ICC(2,1)"). CIs: bootstrap over scenarios.',
+        '(the released code prints ICC(3,1) as "ICC(2,1)"). Kendall\'s W p: permutation test; '
+        "ICC CIs: F intervals (McGraw & Wong); `official`: χ² p and bootstrap over scenarios.",
     ),
     (
         "preference_summary",

@@ -13,7 +13,11 @@ code's analyses") documents them. Definitions follow the released code
   var(X beta) / (var(X beta) + sigma2_face + sigma2_resid) -- the released code's
   var(fittedvalues - resid) is not the fixed-effect variance (it is reported beside it as
   ``r2_marginal_released``). A face variance estimated at 0 (or a fit that fails) is the
-  OLS fit: the mixed model with sigma2_face = 0 (``method`` says which).
+  OLS fit: the mixed model with sigma2_face = 0 (``method`` says which). Default definitions
+  (valid inference; ``official`` keeps the released code's): the fixed effects' SEs and p-values
+  are face-clustered (CR1, t on G - 1; ``method`` ``+cr1_face``), the category factors' F is the
+  face-clustered Wald F on (q, G - q) df (``model_kind`` ``mixed_cluster_wald``), and an eta^2
+  interval's lower end is 0 when its test does not reject at ``1 - ci``.
 * :func:`negativity_asymmetry` -- the released code's five positive/negative variation pairs:
   per face |Delta_neg| - |Delta_pos| (face means over the pair's rows, models pooled), one-sided
   Wilcoxon (greater), BH over the pairs (a pair with < 3 faces as p = 1), ratio of the median
@@ -22,6 +26,7 @@ code's analyses") documents them. Definitions follow the released code
   random, absolute agreement) and ICC(3,1) (two-way mixed, consistency; the released code calls
   this one "ICC(2,1)"), pairwise Spearman; bootstrap CIs over scenarios. Under ``official``
   on the released inputs: |SBS| per scenario, W over the four released scenario categories.
+  Default: W's p from a permutation test, the ICCs' CIs from the F distribution.
 * :func:`base_preference` / :func:`preference_summary` -- the absolute-preference screen of the
   base faces (per model x scenario: z = |mean phi - 0.5| / (sd / sqrt(n)) >= 3.29,
   |mean phi - 0.5| >= 0.20, n >= 50) and the |Delta| >= 0.5 / >= 0.75 tail rates.
@@ -74,7 +79,7 @@ def official_analyses(
     tail counts of each model."""
     out: dict[str, pd.DataFrame] = {}
     mf = mixed_frame(pooled["attribute_scenario"], faces, benchmark, s)
-    out["mixed_model"] = mixed_effects(mf)
+    out["mixed_model"] = mixed_effects(mf, cluster=not s.official)
     a = pooled["attribute_scenario"]
     fm = pd.DataFrame({"face_id": faces, "delta": cell_ratio(a.num.sum(axis=1), a.den.sum(axis=1))})
     groups = face_groups({d: pooled[f"t12_{d}"] for d in dimensions}, dimensions)

@@ -5,7 +5,12 @@ the pairwise Spearman replicates all at once, :func:`spearman_boot`).
 Under ``analysis.definitions: official`` the inputs are the released ``category_agreement.py``'s:
 every statistic reads |SBS| per scenario (the mean |Delta| it plots), and Kendall's W ranks the
 four scenario categories (the mean |SBS| over each category's scenarios, the released
-categories) per model rather than the 25 scenarios, without a tie correction, as it does."""
+categories) per model rather than the 25 scenarios, without a tie correction, as it does; its
+p-value is the chi-square approximation and the ICCs' intervals the bootstrap over scenarios.
+
+Under the default definitions, W's p-value is a permutation test (:func:`kendalls_w_permutation`:
+the chi-square approximation is far too conservative with a few models) and the ICCs' intervals
+are the F-distribution intervals (:func:`icc_ci`)."""
 
 from __future__ import annotations
 
@@ -40,6 +45,58 @@ def icc(x: np.ndarray) -> tuple[float, float]:
         icc2 = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
         icc3 = (msr - mse) / (msr + (k - 1) * mse)
     return float(icc2), float(icc3)
+
+
+def icc_ci(x: np.ndarray, ci: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """F-distribution confidence intervals of ``(ICC(2,1), ICC(3,1))`` of an (items x raters)
+    matrix at level ``ci``: ICC(3,1) the exact interval from ``MSR / MSE ~ F`` (Shrout &
+    Fleiss 1979), ICC(2,1) McGraw & Wong's (1996, case 2A) Satterthwaite interval -- what R's
+    ``psych::ICC`` reports. Exact (3,1) or near-exact (2,1) under the normal two-way model,
+    unlike a bootstrap over few items (the percentile interval covers a true 0 too rarely)."""
+    n, k = x.shape
+    grand = x.mean()
+    ss_r = k * ((x.mean(axis=1) - grand) ** 2).sum()
+    ss_c = n * ((x.mean(axis=0) - grand) ** 2).sum()
+    ss_e = ((x - grand) ** 2).sum() - ss_r - ss_c
+    msr, msc, mse = ss_r / (n - 1), ss_c / (k - 1), ss_e / ((n - 1) * (k - 1))
+    a2 = (1.0 - ci) / 2.0
+    df1, df2 = n - 1, (n - 1) * (k - 1)
+    nan2 = (np.nan, np.nan)
+    if not (mse > 0 and msr > 0):
+        return nan2, nan2
+    f_obs = msr / mse
+    fl = f_obs / stats.f.ppf(1 - a2, df1, df2)
+    fu = f_obs * stats.f.ppf(1 - a2, df2, df1)
+    i3 = ((fl - 1) / (fl + k - 1), (fu - 1) / (fu + k - 1))
+    i2_hat = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
+    a = k * i2_hat / (n * (1 - i2_hat))
+    b = 1 + k * i2_hat * (n - 1) / (n * (1 - i2_hat))
+    v = (a * msc + b * mse) ** 2 / ((a * msc) ** 2 / (k - 1) + (b * mse) ** 2 / df2)
+    if not np.isfinite(v) or v <= 0:
+        return nan2, (float(i3[0]), float(i3[1]))
+    fs_l, fs_u = stats.f.ppf(1 - a2, df1, v), stats.f.ppf(1 - a2, v, df1)
+    lo = n * (msr - fs_l * mse) / (fs_l * (k * msc + (k * n - k - n) * mse) + n * msr)
+    hi = n * (fs_u * msr - mse) / (k * msc + (k * n - k - n) * mse + n * fs_u * msr)
+    return (float(lo), float(hi)), (float(i3[0]), float(i3[1]))
+
+
+def kendalls_w_permutation(ratings: np.ndarray, n_perm: int, seed: int) -> float:
+    """Monte Carlo permutation p-value of Kendall's W of a (raters x items) matrix: each
+    rater's ranks permuted over the items independently (the null of no agreement: every
+    rater's ordering independent of the others'), ``(1 + #{W* >= W}) / (1 + n_perm)``.
+
+    The chi-square approximation ``m (n - 1) W ~ chi2(n - 1)`` needs many raters; with two or
+    three models it is far too conservative. Ties keep their average ranks (the tie-corrected
+    denominator is the same in every permutation, so W* >= W is S* >= S)."""
+    r = stats.rankdata(np.asarray(ratings, dtype=np.float64), axis=1)
+    m, n = r.shape
+    centre = m * (n + 1) / 2.0
+    s_obs = float(((r.sum(axis=0) - centre) ** 2).sum())
+    rng = np.random.default_rng(seed)
+    perm = np.argsort(rng.random((n_perm, m, n)), axis=2)
+    rp = np.take_along_axis(np.broadcast_to(r, (n_perm, m, n)), perm, axis=2)
+    s_perm = ((rp.sum(axis=1) - centre) ** 2).sum(axis=1)
+    return float((1 + np.sum(s_perm >= s_obs * (1 - 1e-12))) / (1 + n_perm))
 
 
 def kendalls_w_released(ratings: np.ndarray) -> tuple[float, float, float]:
@@ -118,10 +175,16 @@ def scenario_agreement(
         rows.append(("kendall_w", "all", "all", w, lo, hi, chi2, p, len(names)))
     else:
         w, chi2, p = kendalls_w(x.T)
+        if not s.official:  # the permutation p (module docstring)
+            p = kendalls_w_permutation(x.T, s.n_permutations, s.seed)
         rows.append(("kendall_w", "all", "all", w, *ci(lambda m: kendalls_w(m.T)[0]), chi2, p, n))
     i2, i3 = icc(x)
-    rows.append(("icc_2_1", "all", "all", i2, *ci(lambda m: icc(m)[0]), np.nan, np.nan, n))
-    rows.append(("icc_3_1", "all", "all", i3, *ci(lambda m: icc(m)[1]), np.nan, np.nan, n))
+    if s.official:  # the released code's bootstrap over scenarios
+        ci2, ci3 = ci(lambda m: icc(m)[0]), ci(lambda m: icc(m)[1])
+    else:
+        ci2, ci3 = icc_ci(x, s.ci)
+    rows.append(("icc_2_1", "all", "all", i2, *ci2, np.nan, np.nan, n))
+    rows.append(("icc_3_1", "all", "all", i3, *ci3, np.nan, np.nan, n))
     pairs = []
     # every pair's bootstrap at once, from the same scenario resamples as W and the ICCs
     boot_rho = spearman_boot(x, idx) if idx is not None else None
