@@ -141,7 +141,8 @@ def build_faces(config: Config) -> Path:
         benchmark = load_benchmark(config.protocol)
         if benchmark.counterfactual:  # every source photo edited to each cell of the axes
             gen_cfg = generator_config(config.generator)
-            return build_procedural_sets(benchmark, config.faces, gen_cfg, out_dir)
+            workers = int(generator_section(config.generator).get("workers", 1) or 1)
+            return build_procedural_sets(benchmark, config.faces, gen_cfg, out_dir, workers)
         return _build_faces(config, config.faces, out_dir)
 
 

@@ -161,11 +161,16 @@ def _source_set(
 
 
 def build_procedural_sets(
-    benchmark: Benchmark, settings: FacesSpec, gen_cfg: Mapping[str, Any], out_dir: Path
+    benchmark: Benchmark,
+    settings: FacesSpec,
+    gen_cfg: Mapping[str, Any],
+    out_dir: Path,
+    workers: int = 1,
 ) -> Path:
     """Draw ``settings.n`` source identities and render every edit of each with the procedural
     generator; writes ``faces.parquet``, :data:`SETS_FILE`, ``images/``, ``sources/`` and
-    ``masks/`` into ``out_dir`` atomically. Returns ``faces.parquet``'s path."""
+    ``masks/`` into ``out_dir`` atomically. Returns ``faces.parquet``'s path. ``workers``
+    (the generator's builder processes) render sources at once; the files do not depend on it."""
     target = str(gen_cfg.get("_target_", ""))
     if not target.endswith("ProceduralGenerator"):
         raise StylisticBiasError(
@@ -184,8 +189,7 @@ def build_procedural_sets(
         def one_source(i: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             return _source_set(rows[i], benchmark, cells, size, tmp)
 
-        # sources at once in the generator's worker processes; the files do not depend on it
-        for f, s in ordered_map(one_source, range(len(rows)), int(gen_cfg.get("workers", 1))):
+        for f, s in ordered_map(one_source, range(len(rows)), workers):
             faces += f
             sets += s
         schemas.write_table(pd.DataFrame(faces), tmp / "faces.parquet", schemas.FACES)
