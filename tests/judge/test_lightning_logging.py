@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from judge_tables import make_tables
+from judge_tables import judge_with, make_tables
 
 from stylisticbias.config import dump_params
 
@@ -36,6 +36,7 @@ def test_judge_stage_prints_each_lightning_line_once(tmp_path: Path) -> None:
     project.mkdir()
     os.symlink(ROOT / "conf", project / "conf")
     params = make_tables(project / "data", 1)
+    judge_with(params, "simulated-weak", runner="lightning")  # (alone it needs no Trainer)
     (project / "params.yaml").write_text(dump_params(params), encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "pipelines" / "judge.py"), "simulated-weak"],

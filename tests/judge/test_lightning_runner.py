@@ -116,3 +116,49 @@ def test_two_cpu_ranks_write_disjoint_complete_shards(tmp_path: Path, strategy: 
     pd.testing.assert_frame_equal(df, ref)
     run = json.loads(run_log_path(out).read_text())
     assert run["images_judged"] == len(items)
+
+
+def test_an_engine_without_weights_is_judged_in_process_as_lightning_judges_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The simulated judge on one device runs without a Trainer: the same records, failures and
+    run log as Lightning's run of it (``runner: lightning``)."""
+    from stylisticbias.judge import inline_runner, lightning_runner
+    from stylisticbias.judge.predict_core import runs_inline
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the other runner ran")
+
+    inline = make_tables(tmp_path / "inline", 3)
+    judge_with(inline, MODEL, image_batch_size=7)
+    with monkeypatch.context() as m:
+        m.setattr(lightning_runner, "predict", refuse)
+        out_i, got = _run(inline)
+    lightning = make_tables(tmp_path / "lightning", 3)
+    judge_with(lightning, MODEL, image_batch_size=7, runner="lightning")
+    with monkeypatch.context() as m:
+        m.setattr(inline_runner, "predict", refuse)
+        out_l, want = _run(lightning)
+    pd.testing.assert_frame_equal(got, want)
+    assert (out_i / "failures.json").read_text() == (out_l / "failures.json").read_text()
+    run_i, run_l = (json.loads(run_log_path(o).read_text()) for o in (out_i, out_l))
+    for key in ("images_judged", "n_images", "images_per_rank", "n_failures", "invalid_rate"):
+        assert run_i[key] == run_l[key], key
+    eng = type("E", (), {"needs_device": False})()
+    assert runs_inline(eng, {"lightning": {"devices": 1}})
+    assert not runs_inline(eng, {"lightning": {"devices": 2}})  # ranks to shard over
+    assert not runs_inline(eng, {"lightning": {"num_nodes": 2}})
+    assert not runs_inline(eng, {"runner": "lightning"})
+    assert not runs_inline(type("W", (), {"needs_device": True})(), {})  # weights to place
+
+
+def test_the_in_process_runner_does_not_import_lightning() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, stylisticbias.judge.inline_runner, stylisticbias.judge.run;"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('lightning', 'torchmetrics'));"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

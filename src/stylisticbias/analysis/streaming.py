@@ -41,7 +41,6 @@ from stylisticbias.analysis.beyond_tables import (
 from stylisticbias.analysis.bootstrap import face_weights
 from stylisticbias.analysis.estimators import order_rows as estimator_order
 from stylisticbias.analysis.metrics import CellSums, sbs_frame
-from stylisticbias.forked import forked_pool
 from stylisticbias.analysis.model_tables import table2_finish, table7_finish, table11_finish
 from stylisticbias.analysis.official_analyses import official_analyses
 from stylisticbias.analysis.paper_tables import (
@@ -68,6 +67,7 @@ from stylisticbias.analysis.significance import p_adjust
 from stylisticbias.analysis.undecided import order_rows as undecided_order
 from stylisticbias.benchmark import Benchmark
 from stylisticbias.errors import StylisticBiasError
+from stylisticbias.forked import forked_pool
 
 log = logging.getLogger(__name__)
 

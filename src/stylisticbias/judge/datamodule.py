@@ -7,22 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import lightning.pytorch as L
-from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
-from stylisticbias.dataset.imaging import to_rgb
 from stylisticbias.judge.engines.base import ImageItem
+from stylisticbias.judge.predict_core import collate_items, load_sample
 
 log = logging.getLogger(__name__)
-
-
-def decode_image(path: str) -> Image.Image:
-    """Open and fully decode an image as 8-bit RGB by the stated rule of
-    :mod:`stylisticbias.dataset.imaging` (16-bit grayscale scaled, alpha on white; raises on a
-    missing or corrupt file)."""
-    with Image.open(path) as im:
-        im.load()
-        return to_rgb(im)
 
 
 class ImageDataset(Dataset):
@@ -36,26 +26,7 @@ class ImageDataset(Dataset):
         return len(self.items)
 
     def __getitem__(self, index: int) -> dict[str, Any]:
-        item = self.items[index]
-        image, error = None, None
-        if self.reads_pixels:
-            try:
-                image = decode_image(item.path)
-            except Exception as exc:  # PIL raises many types for bad files
-                error = f"{type(exc).__name__}: {exc}"
-                log.warning(
-                    "image %s could not be decoded (%s): %s", item.image_id, item.path, error
-                )
-        return {"item": item, "image": image, "error": error}
-
-
-def collate_items(samples: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
-    """Batch as plain lists (no tensors): ``items``, ``images``, ``errors``."""
-    return {
-        "items": [s["item"] for s in samples],
-        "images": [s["image"] for s in samples],
-        "errors": [s["error"] for s in samples],
-    }
+        return load_sample(self.items[index], self.reads_pixels)
 
 
 class JudgeDataModule(L.LightningDataModule):

@@ -19,6 +19,7 @@ from stylisticbias.judge.engines.base import JudgeEngine
 _NON_RESULT_ENGINE_KEYS = {
     "allow_remote_licensed_images",
     "lightning",
+    "runner",
     "image_batch_size",
     "num_workers",
     "device",

@@ -20,22 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import lightning.pytorch as L
-import pandas as pd
 
 from stylisticbias.cli import adopt_lightning_logging
 from stylisticbias.judge.datamodule import JudgeDataModule
 from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
+from stylisticbias.judge.predict_core import judge_batch, lightning_settings
 from stylisticbias.judge.writer import ShardWriter
 
 log = logging.getLogger(__name__)
 adopt_lightning_logging()  # Lightning's handlers were attached by the import above
-
-DEFAULT_LIGHTNING: dict[str, Any] = {
-    "accelerator": "cpu",
-    "devices": 1,
-    "strategy": "auto",
-    "num_nodes": 1,
-}
 
 
 class JudgeModule(L.LightningModule):
@@ -55,31 +48,9 @@ class JudgeModule(L.LightningModule):
         return batch
 
     def predict_step(self, batch: Mapping[str, list[Any]], batch_idx: int) -> dict[str, Any]:
-        """Judge the decodable images of a batch; report the others as failures.
-
-        Each record gets ``image_sha256``, the hash of the bytes of the image it judged.
-        """
-        items: list[ImageItem] = []
-        images: list[Any] = []
-        failures: list[dict[str, str]] = []
-        for item, image, error in zip(batch["items"], batch["images"], batch["errors"]):
-            if error is not None:
-                failures.append({"image_id": item.image_id, "path": item.path, "error": error})
-                continue
-            items.append(item)
-            images.append(image)
-        records = self.engine.judge(items, images) if items else pd.DataFrame()
-        if not records.empty:  # every record names the bytes it is about
-            shas = {it.image_id: it.sha256 for it in items}
-            records = records.assign(image_sha256=records["image_id"].map(shas).fillna(""))
-        return {"records": records, "failures": failures}
-
-
-def lightning_settings(engine_cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """Trainer device settings: ``DEFAULT_LIGHTNING`` updated by ``engine_cfg['lightning']``."""
-    out = dict(DEFAULT_LIGHTNING)
-    out.update({k: v for k, v in (engine_cfg.get("lightning") or {}).items() if v is not None})
-    return out
+        """Judge the decodable images of a batch; report the others as failures
+        (:func:`~stylisticbias.judge.predict_core.judge_batch`)."""
+        return judge_batch(self.engine, batch)
 
 
 def make_trainer(

@@ -62,6 +62,7 @@ from stylisticbias.judge.engines.base import ImageItem, JudgeEngine
 from stylisticbias.judge.engines.factory import engine_class, make_engine
 from stylisticbias.judge.fingerprint import fingerprint
 from stylisticbias.judge.items import judge_items
+from stylisticbias.judge.predict_core import runs_inline
 from stylisticbias.judge.preflight import check_model
 from stylisticbias.judge.protocol.settings import JudgeSettings
 from stylisticbias.judge.records import finished_records, stash_dir, switch_configuration
@@ -230,7 +231,10 @@ def _run_locked(
 
     t0 = time.perf_counter()
     if todo:
-        from stylisticbias.judge.lightning_runner import predict
+        if runs_inline(engine, engine_cfg):  # no weights, one process: no Trainer needed
+            from stylisticbias.judge.inline_runner import predict
+        else:  # weights to place, or ranks to shard over: Lightning, one replica per rank
+            from stylisticbias.judge.lightning_runner import predict
 
         if hasattr(engine, "prefetch"):  # openai with endpoint.batch: batch jobs fill its cache
             engine.prefetch(todo, out)

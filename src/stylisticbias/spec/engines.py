@@ -36,10 +36,14 @@ class SimulatedEngineSpec:
     planted: str | None = None  # None: the protocol's own planted effects (or the default)
     image_batch_size: int = MISSING
     lightning: LightningSpec = field(default_factory=LightningSpec)
+    #: auto: on one device of one node, judged in the stage's process (no Trainer); lightning:
+    #: always through Lightning's Trainer, as engines with weights are (same records)
+    runner: str = "auto"
 
     def __post_init__(self) -> None:
         if self.name != MISSING:
             choice("engine.name", self.name, ("simulated",))
+        choice("engine.runner", self.runner, ("auto", "lightning"))
         if isinstance(self.image_batch_size, int):
             at_least("engine.image_batch_size", self.image_batch_size, 1)
 

@@ -25,7 +25,7 @@ from stylisticbias.dataset.build import build_faces, build_variations
 from stylisticbias.dataset.imaging import to_rgb
 from stylisticbias.dataset.importer import images as import_images
 from stylisticbias.errors import StylisticBiasError
-from stylisticbias.judge.datamodule import decode_image
+from stylisticbias.judge.predict_core import decode_image
 from stylisticbias.spec.parse import config_from_params
 
 RELEASE = Path("data/import/release")

@@ -37,6 +37,10 @@ class JudgeEngine(ABC):
 
     #: whether the runner must decode the image files (the simulated engine never does)
     reads_pixels: bool = True
+    #: whether the engine holds weights to place on devices: Lightning's Trainer runs it, one
+    #: replica per rank (``lightning:`` settings); an engine without (the simulated judge) is
+    #: run in the stage's process (:mod:`stylisticbias.judge.inline_runner`)
+    needs_device: bool = True
 
     def __init__(
         self,

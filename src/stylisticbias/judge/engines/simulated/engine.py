@@ -93,6 +93,7 @@ class SimulatedJudgeEngine(JudgeEngine):
     """
 
     reads_pixels = False
+    needs_device = False  # no weights: judged in the stage's process (engine.runner: auto)
 
     def __init__(
         self,
