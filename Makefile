@@ -96,15 +96,17 @@ bench-gpu:  ## reports/bench/judge_gpu.json: full-size random-weight 8B/7B model
 	$(PYTHON) -m stylisticbias_dev.bench.judge_gpu --model qwen3-vl-8b
 	$(PYTHON) -m stylisticbias_dev.bench.judge_gpu --model llava-v1-6-mistral-7b
 
-bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 3 plants + 500-replicate null FDR study (CPU, ~40 min)
+bench-calibration: $(STAMP)  ## reports/bench/calibration.json: 30 replicates x 3 plants + 500-replicate null FDR study + 200-replicate de-biased VS coverage (CPU, ~48 min)
 	$(BIN)/python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000 --fdr-replicates 500 --jobs 2
+	$(BIN)/python -m stylisticbias_dev.bench.calibration --only vs_debiased --replicates 200 --plants default,null
 
 bench-calibration-paired: $(STAMP)  ## reports/bench/calibration.json, protocols section: beauty-demo, 96 replicates (CPU, ~11 min)
 	$(BIN)/python -m stylisticbias_dev.bench.paired_calibration --experiment beauty-demo --replicates 96 --faces 108 --population 5000
 
 bench-valid-inference: $(STAMP)  ## reports/bench/calibration.json, protocols.*.valid_inference: every protocol's tests under person/photo/cluster effects (CPU, ~2.5 h)
-	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_validity --replicates 250
+	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_validity --replicates 600 --null-test-replicates 2000
 	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_tables_validity --replicates 600 --effect-replicates 100
+	$(BIN)/python -m stylisticbias_dev.bench.stylisticbias_answer_tables --replicates 800
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --replicates 100
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only subgroups --replicates 600
 	$(BIN)/python -m stylisticbias_dev.bench.tasks_valid_inference --vignette-null 800

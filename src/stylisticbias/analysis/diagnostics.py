@@ -7,8 +7,18 @@ fractional responses. Invalid = ``choice == "invalid"`` (or ``p_invalid + p_unde
 - position bias: share of valid responses that pick the option written *first*;
 - letter bias: share of valid responses that pick the protocol's first letter (``(a)``);
 both against 0.5 (the paper's four orderings balance pole, position and letter). Responses of
-one face are correlated, so the CI is a face-level bootstrap of the ratio and the p-value a
-face-level Wilcoxon signed-rank test of (per-face share - 0.5).
+one face (and of each of its photos) are correlated, so the face is the unit of every test and
+interval: the share is the pooled ratio ``sum_f first_f / sum_f valid_f``, its standard error the
+face-clustered (CR1) linearisation ``sqrt(F/(F-1) sum_f (first_f - share valid_f)^2) / sum_f
+valid_f``, and the p-value (of share = 0.5) and the CI come from a **symmetric studentized
+face bootstrap** (bootstrap-t: each resample of faces re-studentized by its own clustered SE),
+which holds its level when the faces' tendencies are skewed or their answer counts unequal. The
+invalid rates' CIs are the same bootstrap-t on the log scale (rates near 0 are right-skewed).
+Without resamples (``n_resamples = 0``) the p-value is the clustered t test on ``F - 1`` degrees
+of freedom and the CIs are NaN. (Before, the p-value was a Wilcoxon signed-rank test of the
+per-face shares, which tests their pseudo-median, not the pooled share: under face tendencies
+that are skewed with mean 0 it rejected 27% at alpha 0.05; the percentile CI of the invalid
+rates covered 0.85 at 40 faces; docs/statistics.md.)
 """
 
 from __future__ import annotations
@@ -21,9 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stylisticbias.analysis.bootstrap import face_weights, percentile_ci, ratio_boot
+from stylisticbias.analysis.bootstrap import face_weights
 from stylisticbias.analysis.metrics import face_codes
-from stylisticbias.analysis.significance import wilcoxon_method
 from stylisticbias.benchmark import Benchmark
 
 log = logging.getLogger(__name__)
@@ -168,20 +177,80 @@ def _counted_sums(j: pd.DataFrame, benchmark: Benchmark, model: str) -> Response
     )
 
 
+def clustered_ratio_se(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ratio, se)`` per column of face-level sums ``num``, ``den`` (faces x cells): the pooled
+    ratio and its face-clustered (CR1) linearised standard error (faces with ``den = 0`` are not
+    clusters of that cell)."""
+    tot = den.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = num.sum(axis=0) / tot
+        k = (den > 0).sum(axis=0).astype(np.float64)
+        e = num - r * den
+        se = np.sqrt(k / (k - 1) * (e**2).sum(axis=0)) / tot
+    return r, np.where(k > 1, se, np.nan)
+
+
+def _boot_t(
+    num: np.ndarray, den: np.ndarray, w: np.ndarray, r: np.ndarray, log: bool
+) -> np.ndarray:
+    """|t*| of each face resample (B x cells): (ratio* - ratio) / se*, se* the resample's own
+    clustered linearised SE (on the log scale: (log ratio* - log ratio) / (se* / ratio*)). A
+    resample whose statistic is undefined (a zero rate on the log scale, a zero SE) counts as
+    +inf when the ratio moved and 0 when it did not; a resample with no rows of a cell is NaN."""
+    a, b = w @ num, w @ den
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rb = a / b
+        v = (w @ (num**2) - 2.0 * rb * (w @ (num * den)) + rb**2 * (w @ (den**2))) / b**2
+        sd = np.sqrt(np.maximum(v, 0.0))
+        t = np.abs(np.log(rb) - np.log(r)) / (sd / rb) if log else np.abs(rb - r) / sd
+    moved = rb != r
+    t = np.where(np.isfinite(t), t, np.where(moved, np.inf, 0.0))
+    return np.where(b > 0, t, np.nan)
+
+
+def _studentized(
+    num: np.ndarray, den: np.ndarray, w: np.ndarray | None, ci: float, log: bool, null: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(ratio, lo, hi, p)`` per column: the symmetric face bootstrap-t interval (``ratio +-
+    q se`` or ``ratio exp(+-q se / ratio)`` on the log scale, ``q`` the ``ci`` quantile of
+    |t*|) and the p-value of ``ratio = null`` (share of |t*| >= |t|, counting the observed one),
+    or without resamples the clustered t test on ``F - 1`` df and NaN bounds."""
+    r, se = clustered_ratio_se(num, den)
+    n = len(r)
+    lo, hi, p = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    k = (den > 0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t0 = np.abs(r - null) / se if null is not None else np.full(n, np.nan)
+    t0 = np.where((se == 0) & (r != null), np.inf, t0)  # every face the same, not at the null
+    if w is None:
+        ok = k > 1
+        p[ok] = 2.0 * stats.t.sf(t0[ok], k[ok] - 1)
+        return r, lo, hi, p
+    tb = _boot_t(num, den, w, r, log)
+    fin = np.isfinite(tb)
+    with np.errstate(invalid="ignore"):
+        q = np.array(
+            [np.quantile(tb[fin[:, c], c], ci) if fin[:, c].any() else np.nan for c in range(n)]
+        )
+        if log:
+            lo, hi = r * np.exp(-q * se / r), r * np.exp(q * se / r)
+            zero = r == 0  # no invalid answer at all: a degenerate [0, 0], as every resample
+            lo, hi = np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
+        else:
+            lo, hi = np.clip(r - q * se, 0.0, None), np.clip(r + q * se, None, 1.0)
+        if null is not None:
+            nb = fin.sum(axis=0)
+            p = (1.0 + (fin & (tb >= t0 - 1e-12 * np.abs(t0))).sum(axis=0)) / (nb + 1.0)
+            p = np.where(np.isfinite(t0) | np.isinf(t0), p, np.nan)
+            p = np.where(k > 1, p, np.nan)
+    return r, lo, hi, p
+
+
 def _share_test(
     num: np.ndarray, den: np.ndarray, w: np.ndarray | None, ci: float
 ) -> tuple[float, float, float, float]:
-    share = float(num.sum() / den.sum()) if den.sum() > 0 else np.nan
-    lo = hi = np.nan
-    if w is not None:
-        l_, h_ = percentile_ci(ratio_boot(num[:, None], den[:, None], w), ci)
-        lo, hi = float(l_[0]), float(h_[0])
-    ok = den > 0
-    diff = num[ok] / den[ok] - 0.5
-    p = (
-        float(stats.wilcoxon(diff, method=wilcoxon_method(diff)).pvalue)
-        if ok.sum() >= 2 and np.any(diff != 0)
-        else np.nan
+    share, lo, hi, p = (
+        float(x[0]) for x in _studentized(num[:, None], den[:, None], w, ci, False, 0.5)
     )
     if not np.isfinite(p):
         log.warning("bias test: fewer than 2 faces or no deviation from 0.5: not tested")
@@ -211,9 +280,7 @@ def bias_tables(
         num, den, sids = num[:, asked], den[:, asked], sids[asked]
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = num.sum(0) / den.sum(0)
-        lo = hi = np.full(len(rate), np.nan)
-        if w is not None:
-            lo, hi = percentile_ci(ratio_boot(num, den, w), ci)
+        _, lo, hi, _ = _studentized(num, den, w, ci, True, None)
         for i, sid in enumerate(sids):
             inv.append(
                 (

@@ -38,6 +38,11 @@ and the coverage per dimension (``by_dimension``).
 ``python -m stylisticbias_dev.bench.calibration --replicates 30 --faces 100 --population 10000
 --fdr-replicates 500 --jobs 2`` (the ``make bench-calibration`` target). The demo's cheap
 version is ``python pipelines/calibrate.py``.
+
+``--only vs_debiased`` runs the de-biased VS interval's coverage alone (:func:`vs_debiased_study`:
+base faces only, the same faces and judge seeds as the full run's replicates, so its first 30
+replicates reproduce ``by_dimension``) with enough replicates to judge it per dimension, and
+merges it into ``protocols.stylisticbias.vs_debiased_coverage`` (which the full run keeps).
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.vs import variation_strength
 from stylisticbias.benchmark import Benchmark, benchmark_from_params
 from stylisticbias.config import compose, conf_dir, load_group_option
+from stylisticbias.outputs import atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
@@ -456,6 +462,114 @@ def run(
     return result
 
 
+def vs_debiased_study(
+    replicates: int, n_faces: int, population: int, models: list[str], plant_names: list[str]
+) -> dict[str, Any]:
+    """Coverage of the de-biased VS interval per plant and dimension, base faces only.
+
+    The replicates are the full run's (faces seed ``r``, judge seed + ``1000 (r + 1)``; the
+    variation images, which VS does not use, are not judged), the truth the same population
+    value (:func:`_population_vs`), the interval the one the full run measures (no permutation
+    test: the signed test inversion). Per dimension: coverage with its Clopper-Pearson interval
+    (the two models' cells of one replicate share its faces) and the share of misses on each side.
+    """
+    params = compose()
+    benchmark = benchmark_from_params(params)
+    s = AnalysisSettings.from_config(params.get("analysis"))
+    known = plants()
+    out: dict[str, Any] = {}
+    for plant in plant_names:
+        t0 = time.perf_counter()
+        cfgs = [{**load_group_option("model", m), "planted": known[plant]} for m in models]
+        faces, var = synthetic_dataset(benchmark, population, seed=10_000)
+        truth = _population_vs(_truth_rows(params, benchmark, cfgs, faces, var.iloc[:0]), s.vs_ddof)
+        cells = []
+        for r in range(replicates):
+            faces, var = synthetic_dataset(benchmark, n_faces, seed=r)
+            scored = []
+            for cfg in cfgs:
+                c = {**cfg, "seed": int(cfg.get("seed", 0)) + 1000 * (r + 1)}
+                scored.append(_judge(params, benchmark, c, faces, var.iloc[:0]))
+            v = variation_strength(
+                pd.concat(scored, ignore_index=True),
+                DIMENSIONS,
+                ddof=s.vs_ddof,
+                n_resamples=s.n_resamples,
+                ci=s.ci,
+                seed=s.seed,
+                n_permutations=0,
+            )
+            cells.append(v.merge(truth, on=["model", "dimension"]).assign(replicate=r))
+            if (r + 1) % 25 == 0:
+                log.info(
+                    "vs_debiased %s: %d/%d (%.0fs)",
+                    plant,
+                    r + 1,
+                    replicates,
+                    time.perf_counter() - t0,
+                )
+        df = pd.concat(cells, ignore_index=True)
+        below = (df["truth"] < df["debiased_ci_low"]).to_numpy()
+        above = (df["truth"] > df["debiased_ci_high"]).to_numpy()
+        df["covered"] = ~(below | above)
+        df["below"], df["above"] = below, above
+        first30 = df[df["replicate"] < 30].groupby("dimension")["covered"].mean().round(4)
+        by_dim = {}
+        for d, g in df.groupby("dimension"):
+            k, n = int(g["covered"].sum()), len(g)
+            lo, hi = proportion_confint(k, n, alpha=0.05, method="beta")
+            by_dim[d] = {
+                "coverage": round(k / n, 4),
+                "coverage_ci95": [round(float(lo), 4), round(float(hi), 4)],
+                "n_cells": n,
+                "truth_below_interval": round(float(g["below"].mean()), 4),
+                "truth_above_interval": round(float(g["above"].mean()), 4),
+                "first_30_replicates": float(first30.get(d, np.nan)),
+                "mean_truth": round(float(g["truth"].mean()), 5),
+            }
+        out[plant] = {
+            "coverage": round(float(df["covered"].mean()), 4),
+            "coverage_ci95_by_replicate": coverage_by_replicate(df),
+            "by_dimension": by_dim,
+            "replicates": replicates,
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+    return out
+
+
+def _write_vs_study(args: argparse.Namespace, argv: list[str] | None, models: list[str]) -> int:
+    """``--only vs_debiased``: :func:`vs_debiased_study`, merged into its key (read-then-write)."""
+    t0 = time.perf_counter()
+    noisy = logging.getLogger("stylisticbias.analysis")
+    level = noisy.level
+    noisy.setLevel(logging.ERROR)
+    try:
+        res = vs_debiased_study(
+            args.replicates, args.faces, args.population, models, args.plants.split(",")
+        )
+    finally:
+        noisy.setLevel(level)
+    res["settings"] = {
+        "faces_per_replicate": args.faces,
+        "population_faces": args.population,
+        "models": models,
+        "interval": "signed test inversion (n_permutations 0), as the full run",
+        "target": [0.93, 0.97],
+    }
+    res["command"] = "python -m stylisticbias_dev.bench.calibration " + " ".join(
+        argv or sys.argv[1:]
+    )
+    res["machine"] = machine_info()
+    res["date"] = datetime.now(UTC).strftime("%Y-%m-%d")
+    res["seconds"] = round(time.perf_counter() - t0, 1)
+    out = Path(args.out)
+    doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    doc.setdefault("protocols", {}).setdefault("stylisticbias", {})["vs_debiased_coverage"] = res
+    atomic_write_text(out, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    log.info("merged protocols.stylisticbias.vs_debiased_coverage into %s", out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: write reports/bench/calibration.json."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.calibration")
@@ -471,8 +585,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes of the FDR study")
     ap.add_argument("--models", default="simulated-strong,simulated-weak")
     ap.add_argument("--out", default="reports/bench/calibration.json")
+    ap.add_argument(
+        "--only",
+        choices=["vs_debiased"],
+        default=None,
+        help="vs_debiased: only the de-biased VS interval's coverage (vs_debiased_study)",
+    )
+    ap.add_argument("--plants", default="default,null", help="plants of --only vs_debiased")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.only == "vs_debiased":
+        return _write_vs_study(args, argv, [m for m in args.models.split(",") if m])
     noisy = [logging.getLogger(n) for n in ("stylisticbias.analysis", "stylisticbias.scores")]
     levels = [lg.level for lg in noisy]
     t0 = time.perf_counter()

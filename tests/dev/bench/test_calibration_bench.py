@@ -129,3 +129,26 @@ def test_coverage_interval_by_replicate_is_the_t_interval_of_replicate_coverages
     assert lo == round(per.mean() - half, 4) and hi == min(round(per.mean() + half, 4), 1.0)
     cp = proportion_confint(int(covered.sum()), covered.size, alpha=0.05, method="beta")
     assert hi - lo > 2 * (cp[1] - cp[0])
+
+
+def test_only_vs_debiased_merges_its_own_key(tmp_path: Path) -> None:
+    """``--only vs_debiased``: coverage per plant and dimension, other keys of the file kept."""
+    out = tmp_path / "calibration.json"
+    kept = {"plants": {"x": 1}, "protocols": {"stylisticbias": {"valid_inference": {"k": 2}}}}
+    out.write_text(json.dumps(kept))
+    argv = ["--only", "vs_debiased", "--replicates", "2", "--faces", "24", "--population", "60"]
+    argv += ["--models", "simulated-weak", "--plants", "null", "--out", str(out)]
+    assert calibration.main(argv) == 0
+    doc = json.loads(out.read_text())
+    assert doc["plants"] == {"x": 1}
+    section = doc["protocols"]["stylisticbias"]
+    assert section["valid_inference"] == {"k": 2}
+    study = section["vs_debiased_coverage"]
+    assert study["command"].startswith("python -m stylisticbias_dev.bench.calibration --only")
+    dims = study["null"]["by_dimension"]
+    assert set(dims) == {"age", "body", "ethnicity", "gender"}
+    for d in dims.values():
+        assert d["n_cells"] == 2 and d["mean_truth"] == 0.0
+        lo, hi = d["coverage_ci95"]
+        assert lo <= d["coverage"] <= hi
+        assert d["coverage"] + d["truth_below_interval"] + d["truth_above_interval"] == 1.0

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import load_benchmark
@@ -45,7 +47,14 @@ def test_tables_filter_merges_only_its_entries(tmp_path: Path) -> None:
     out.write_text(json.dumps(stored), "utf-8")
     argv = ["--replicates", "2", "--effect-replicates", "1", "--faces", "16"]
     argv += ["--bootstrap", "5", "--permutations", "19", "--tables", "scenario_agreement"]
-    assert tv.main([*argv, "--out", str(out)]) == 0
+    quiet = logging.getLogger("stylisticbias")
+    level = quiet.level
+    try:  # main() quiets the library's logger for its run: not for the tests after this one
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(logging, "basicConfig", lambda **kw: None)
+            assert tv.main([*argv, "--out", str(out)]) == 0
+    finally:
+        quiet.setLevel(level)
     data = json.loads(out.read_text("utf-8"))
     t = data["protocols"]["stylisticbias"]["valid_inference"]["tables"]
     assert data["other"] == {"kept": True}

@@ -235,6 +235,10 @@ def cluster_gls(
         np.add.at(sums, codes, v2)
         return (v2 - theta[:, None] * (sums / n_g[:, None])[codes]).reshape(v.shape)
 
+    if len(uniq) < 2:  # one face: no between-face variation to estimate the variance from
+        k = x.shape[1] if x.ndim == 2 else 1
+        beta = np.linalg.lstsq(whiten(x).reshape(len(codes), k), whiten(y), rcond=None)[0]
+        return beta, np.full((k, k), np.nan), np.full(k, np.nan), len(uniq)
     fit = sm.OLS(whiten(y), whiten(x)).fit(
         cov_type="cluster", cov_kwds={"groups": codes}, use_t=True
     )
