@@ -106,27 +106,10 @@ def replicate(r: int, faces: int, delta: float, n_answers: int, n_boot: int, n_p
             **{col: labels[d][f].astype(str) for d, (col, _) in DIMS.items()},
         }
     )
-    vs = variation_strength(
-        frame,
-        {d: c for d, (c, _) in DIMS.items()},
-        ddof=0,
-        n_resamples=n_boot,
-        seed=r,
-        n_permutations=n_perm,
-    )
-    old = (
-        variation_strength(
-            frame,
-            {d: c for d, (c, _) in DIMS.items()},
-            ddof=0,
-            n_resamples=n_boot,
-            seed=r,
-            n_permutations=n_perm,
-            boundary=False,
-        )
-        if n_boot
-        else vs
-    )
+    groups = {d: c for d, (c, _) in DIMS.items()}
+    kw = {"ddof": 0, "n_resamples": n_boot, "seed": r, "n_permutations": n_perm}
+    vs = variation_strength(frame, groups, **kw)
+    old = variation_strength(frame, groups, **kw, boundary=False) if n_boot else vs
     out: dict[str, Any] = {}
     for d in DIMS:
         row = vs[vs["dimension"] == d].iloc[0]

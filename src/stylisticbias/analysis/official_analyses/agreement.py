@@ -32,15 +32,21 @@ from stylisticbias.analysis.table_registry import spec
 log = logging.getLogger(__name__)
 
 
-def icc(x: np.ndarray) -> tuple[float, float]:
-    """``(ICC(2,1), ICC(3,1))`` of an (items x raters) matrix (Shrout & Fleiss 1979): two-way
-    random effects, absolute agreement; two-way mixed effects, consistency; single rater."""
+def _mean_squares(x: np.ndarray) -> tuple[float, float, float]:
+    """The two-way ANOVA mean squares ``(rows, columns, error)`` of an (items x raters) matrix."""
     n, k = x.shape
     grand = x.mean()
     ss_r = k * ((x.mean(axis=1) - grand) ** 2).sum()
     ss_c = n * ((x.mean(axis=0) - grand) ** 2).sum()
     ss_e = ((x - grand) ** 2).sum() - ss_r - ss_c
-    msr, msc, mse = ss_r / (n - 1), ss_c / (k - 1), ss_e / ((n - 1) * (k - 1))
+    return ss_r / (n - 1), ss_c / (k - 1), ss_e / ((n - 1) * (k - 1))
+
+
+def icc(x: np.ndarray) -> tuple[float, float]:
+    """``(ICC(2,1), ICC(3,1))`` of an (items x raters) matrix (Shrout & Fleiss 1979): two-way
+    random effects, absolute agreement; two-way mixed effects, consistency; single rater."""
+    n, k = x.shape
+    msr, msc, mse = _mean_squares(x)
     with np.errstate(invalid="ignore", divide="ignore"):
         icc2 = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
         icc3 = (msr - mse) / (msr + (k - 1) * mse)
@@ -54,11 +60,7 @@ def icc_ci(x: np.ndarray, ci: float) -> tuple[tuple[float, float], tuple[float, 
     ``psych::ICC`` reports. Exact (3,1) or near-exact (2,1) under the normal two-way model,
     unlike a bootstrap over few items (the percentile interval covers a true 0 too rarely)."""
     n, k = x.shape
-    grand = x.mean()
-    ss_r = k * ((x.mean(axis=1) - grand) ** 2).sum()
-    ss_c = n * ((x.mean(axis=0) - grand) ** 2).sum()
-    ss_e = ((x - grand) ** 2).sum() - ss_r - ss_c
-    msr, msc, mse = ss_r / (n - 1), ss_c / (k - 1), ss_e / ((n - 1) * (k - 1))
+    msr, msc, mse = _mean_squares(x)
     a2 = (1.0 - ci) / 2.0
     df1, df2 = n - 1, (n - 1) * (k - 1)
     nan2 = (np.nan, np.nan)
