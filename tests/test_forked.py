@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -48,7 +49,12 @@ def test_a_worker_error_reaches_the_caller() -> None:
 @pytest.mark.skipif(not processes_available(), reason="no fork on this platform")
 def test_ordered_map_keeps_the_items_order_whatever_finishes_first() -> None:
     data = {f"m{i}": np.arange(i * 1000, dtype=float) for i in (5, 1, 4, 2, 3)}
-    fn = _closure(data)
+    summarise = _closure(data)
+
+    def fn(name: str) -> tuple[int, float]:
+        time.sleep(0.02 * len(data[name]) / 1000)  # the first items finish last
+        return summarise(name)
+
     got = [v for _, v in ordered_map(fn, list(data), 2)]
     assert got == [float(np.sum(x**2)) for x in data.values()]
     assert [v for _, v in ordered_map(fn, list(data), 1)] == got

@@ -34,7 +34,7 @@ from stylisticbias.dataset.rendering import (
     execute,
     generator_code_version,
     generator_config,
-    generator_section,
+    generator_workers,
     make_generator,
     run_edits,
     run_faces,
@@ -73,7 +73,7 @@ class BuildContext:
             root=root,
             benchmark=load_benchmark(config.protocol),
             gen_cfg=gen_cfg,
-            workers=int(generator_section(config.generator).get("workers", 1) or 1),
+            workers=generator_workers(config.generator),
             retry_failed=bool(config.generation.retry_failed),
             cache=RenderCache(cache_root),
         )
@@ -141,7 +141,7 @@ def build_faces(config: Config) -> Path:
         benchmark = load_benchmark(config.protocol)
         if benchmark.counterfactual:  # every source photo edited to each cell of the axes
             gen_cfg = generator_config(config.generator)
-            workers = int(generator_section(config.generator).get("workers", 1) or 1)
+            workers = generator_workers(config.generator)
             return build_procedural_sets(benchmark, config.faces, gen_cfg, out_dir, workers)
         return _build_faces(config, config.faces, out_dir)
 

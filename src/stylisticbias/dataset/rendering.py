@@ -44,6 +44,12 @@ def generator_section(generator: Any) -> dict[str, Any]:
     )
 
 
+def generator_workers(generator: Any) -> int:
+    """The builder processes the ``generator`` section asks for (``workers``, at least 1): a
+    builder key, so :func:`generator_config` leaves it out."""
+    return int(generator_section(generator).get("workers", 1) or 1)
+
+
 def generator_config(generator: Any) -> dict[str, Any]:
     """The ``generator`` section (see :func:`generator_section`) with builder-only keys removed
     (what ``_target_`` receives)."""

@@ -261,12 +261,10 @@ def released_tables(
     :func:`stylisticbias.analysis.official_analyses.official_analyses` inside ``analyze``."""
     from stylisticbias.analysis.beyond_tables import SBS_VOCABULARY
     from stylisticbias.analysis.metrics import cell_sums, sbs
-    from stylisticbias.analysis.official_analyses import ATTRIBUTE_SCENARIO
+    from stylisticbias.analysis.official_analyses import ATTRIBUTE_SCENARIO, face_means
     from stylisticbias.analysis.official_analyses.agreement import scenario_agreement
     from stylisticbias.analysis.official_analyses.effects import (
-        cell_ratio,
         effect_sizes,
-        face_groups,
         mixed_effects,
         mixed_frame,
         scenario_categories,
@@ -280,12 +278,9 @@ def released_tables(
         f"t12_{d}": cell_sums(delta, ["attribute", "value", c], faces=faces)[0]
         for d, c in DIMENSIONS.items()
     }
-    a = cell_sums(delta, list(ATTRIBUTE_SCENARIO), faces=faces)[0]
-    mf = mixed_frame(a, faces, benchmark, s)
-    fm = pd.DataFrame({"face_id": faces, "delta": cell_ratio(a.num.sum(axis=1), a.den.sum(axis=1))})
-    groups = face_groups({d: pooled[f"t12_{d}"] for d in DIMENSIONS}, DIMENSIONS)
-    fm = pd.concat([fm, groups], axis=1)
-    fm = fm[np.isfinite(fm["delta"].to_numpy(np.float64))].reset_index(drop=True)
+    pooled["attribute_scenario"] = cell_sums(delta, list(ATTRIBUTE_SCENARIO), faces=faces)[0]
+    mf = mixed_frame(pooled["attribute_scenario"], faces, benchmark, s)
+    fm = face_means(pooled, faces, DIMENSIONS)
     kw = {**s.sbs_kwargs(), "n_resamples": 0}
     by_s = sbs(delta, ["model", "scenario_id"], **kw, test=False, faces=faces)
     by_s = by_s.astype({"model": str}).rename(columns=SBS_VOCABULARY)

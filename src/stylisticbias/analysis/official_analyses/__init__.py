@@ -62,6 +62,19 @@ from stylisticbias.benchmark import Benchmark
 ATTRIBUTE_SCENARIO = ("attribute", "scenario_id")
 
 
+def face_means(
+    pooled: dict[str, CellSums], faces: pd.Index, dimensions: dict[str, str]
+) -> pd.DataFrame:
+    """Each face's mean Delta over its edits and scenarios (``attribute_scenario`` sums) with its
+    demographic groups (from the ``t12_<dim>`` sums): the one-way effect sizes' input, faces
+    without a finite mean left out."""
+    a = pooled["attribute_scenario"]
+    fm = pd.DataFrame({"face_id": faces, "delta": cell_ratio(a.num.sum(axis=1), a.den.sum(axis=1))})
+    groups = face_groups({d: pooled[f"t12_{d}"] for d in dimensions}, dimensions)
+    fm = pd.concat([fm, groups], axis=1)
+    return fm[np.isfinite(fm["delta"].to_numpy(np.float64))].reset_index(drop=True)
+
+
 def official_analyses(
     pooled: dict[str, CellSums],
     by_scenario: pd.DataFrame,
@@ -80,11 +93,7 @@ def official_analyses(
     out: dict[str, pd.DataFrame] = {}
     mf = mixed_frame(pooled["attribute_scenario"], faces, benchmark, s)
     out["mixed_model"] = mixed_effects(mf, cluster=not s.official)
-    a = pooled["attribute_scenario"]
-    fm = pd.DataFrame({"face_id": faces, "delta": cell_ratio(a.num.sum(axis=1), a.den.sum(axis=1))})
-    groups = face_groups({d: pooled[f"t12_{d}"] for d in dimensions}, dimensions)
-    fm = pd.concat([fm, groups], axis=1)
-    fm = fm[np.isfinite(fm["delta"].to_numpy(np.float64))].reset_index(drop=True)
+    fm = face_means(pooled, faces, dimensions)
     out["effect_sizes"] = effect_sizes(mf, fm, faces, s)
     out["negativity_asymmetry"] = negativity_asymmetry(pooled["t12_gender"], s)
     t12 = {d: pooled[f"t12_{d}"] for d in dimensions}
