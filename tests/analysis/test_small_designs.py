@@ -174,6 +174,17 @@ def test_the_report_names_what_is_not_estimable_and_why(tmp_path: Path) -> None:
         assert pd.read_csv(reports / "tables" / f"{name}.csv").empty  # what the rows say
 
 
+def test_one_face_with_edits_of_two_categories_runs_through(tmp_path: Path) -> None:
+    """One face: the face-clustered tests have one cluster (no variance to estimate); their
+    cells are NaN, not a ZeroDivisionError from the small-sample correction."""
+    faces, var = _design(["male"], 100)
+    var = var.drop_duplicates("category").head(2)  # one edit of each of two categories
+    assert var["category"].nunique() == 2  # a category F test is due
+    reports = analyse(faces, var, 1, tmp_path)
+    eff = pd.read_csv(reports / "tables" / "effect_sizes.csv")
+    assert eff["pval"].isna().all() or len(eff) == 0
+
+
 def test_a_design_without_variations_is_one_line(tmp_path: Path) -> None:
     face = {"age": "elderly", "gender": "male", "ethnicity": "African", "body_type": "normal"}
     faces = pd.DataFrame([{"face_id": "F0", "image_id": "F0--base", **face}])

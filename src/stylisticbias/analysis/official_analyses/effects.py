@@ -143,10 +143,12 @@ def cluster_wald_f(
     codes = pd.factorize(pd.Series(groups))[0]
     g = int(codes.max()) + 1
     q = len(cols)
+    if g <= max(q, 1) or len(y) <= x.shape[1]:  # no between-face variance to estimate
+        return np.nan, float(q), np.nan, np.nan
     fit = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": codes})
     b = np.asarray(fit.params)[cols]
     v = np.asarray(fit.cov_params())[np.ix_(cols, cols)]
-    if g <= q or not np.isfinite(v).all():
+    if not np.isfinite(v).all():
         return np.nan, float(q), np.nan, np.nan
     wald = float(b @ np.linalg.pinv(v) @ b)
     f = wald * (g - q) / (q * (g - 1))
