@@ -12,13 +12,15 @@ interval: the share is the pooled ratio ``sum_f first_f / sum_f valid_f``, its s
 face-clustered (CR1) linearisation ``sqrt(F/(F-1) sum_f (first_f - share valid_f)^2) / sum_f
 valid_f``, and the p-value (of share = 0.5) and the CI come from a **symmetric studentized
 face bootstrap** (bootstrap-t: each resample of faces re-studentized by its own clustered SE),
-which holds its level when the faces' tendencies are skewed or their answer counts unequal. The
-invalid rates' CIs are the same bootstrap-t on the log scale (rates near 0 are right-skewed).
+which holds its level when the faces' tendencies are skewed or their answer counts unequal.
 Without resamples (``n_resamples = 0``) the p-value is the clustered t test on ``F - 1`` degrees
-of freedom and the CIs are NaN. (Before, the p-value was a Wilcoxon signed-rank test of the
-per-face shares, which tests their pseudo-median, not the pooled share: under face tendencies
-that are skewed with mean 0 it rejected 27% at alpha 0.05; the percentile CI of the invalid
-rates covered 0.85 at 40 faces; docs/statistics.md.)
+of freedom and the share CIs are NaN. The invalid rates' CIs need no resamples
+(:func:`clustered_rate_ci`): a face-clustered t interval on the log scale whose degrees of
+freedom account for unequal face sizes and for heavy-tailed (rare, face-concentrated) invalid
+answers. (Before, the p-value was a Wilcoxon signed-rank test of the per-face shares, which
+tests their pseudo-median, not the pooled share: under face tendencies that are skewed with mean
+0 it rejected 27% at alpha 0.05; the invalid rates' percentile CI covered 0.85 at 40 faces, the
+log-scale bootstrap-t that followed it 0.91-0.93 at 15-40 faces; docs/statistics.md.)
 """
 
 from __future__ import annotations
@@ -190,31 +192,80 @@ def clustered_ratio_se(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np
     return r, np.where(k > 1, se, np.nan)
 
 
-def _boot_t(
-    num: np.ndarray, den: np.ndarray, w: np.ndarray, r: np.ndarray, log: bool
-) -> np.ndarray:
+def clustered_rate_ci(num: np.ndarray, den: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` per column of face-level sums ``num``, ``den`` (faces x cells): the interval
+    of the pooled rate ``r = sum num / sum den`` (an invalid-answer rate), the face the cluster.
+
+    ``r exp(-t_lo se / r)`` to ``r exp(t_hi se / r)``, ``se`` the face-clustered CR1 SE of
+    :func:`clustered_ratio_se` (log scale: rates near 0 are right-skewed). The critical values
+    are Student t quantiles (level ``ci``, two-sided) on Satterthwaite degrees of freedom of the
+    clustered variance, under a working model of independent faces whose residual
+    ``e_f = num_f - r den_f`` has variance ``lam_f = den_f^2 tau^2 + den_f r (1 - r)`` (``tau^2``
+    the between-face variance of the rates, by weighted moments, floored at 0):
+
+    * lower bound: ``nu_S = (sum lam)^2 / sum lam^2`` (few or unequal faces);
+    * upper bound: ``nu_K = nu_S 2 / max(kappa - 1, 2)``, ``kappa`` the (small-sample corrected)
+      kurtosis of the standardised residuals ``e_f / sqrt(lam_f)``, which also counts how
+      unstable the SE is when a few faces carry most invalid answers: a sample that missed those
+      faces understates both the rate and its SE, so the upper bound is the one at risk.
+
+    Both are at least 1; the upper bound is at most 1. No invalid answer at all (``r = 0``):
+    ``[0, 1 - (alpha/2)^(1/F)]``, the exact bound when the F faces are the independent units.
+    Fewer than 2 faces with answers: NaN. Measured coverage in docs/statistics.md.
+    """
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"ci must be in (0, 1); got {ci}")
+    r, se = clustered_ratio_se(num, den)
+    has = den > 0
+    k = has.sum(axis=0).astype(np.float64)
+    tot = den.sum(axis=0)
+    half = (1.0 - ci) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(has, num / np.where(has, den, 1.0), 0.0)
+        between = (den / tot * (share - r) ** 2).sum(axis=0) - r * (1.0 - r) * k / tot
+        lam = np.where(has, den**2 * np.maximum(between, 0.0) + den * r * (1.0 - r), 0.0)
+        nu_s = lam.sum(axis=0) ** 2 / (lam**2).sum(axis=0)
+        used = has & (lam > 0)
+        u2 = np.where(used, (num - r * den) ** 2 / np.where(used, lam, 1.0), 0.0)
+        kappa = used.sum(axis=0) * (u2**2).sum(axis=0) / u2.sum(axis=0) ** 2
+        g2 = ((k + 1.0) * (kappa - 3.0) + 6.0) * (k - 1.0) / ((k - 2.0) * (k - 3.0))
+        kappa = np.where(k > 3, 3.0 + g2, kappa)  # the unbiased-under-normality kurtosis
+        nu_k = nu_s * 2.0 / np.maximum(kappa - 1.0, 2.0)
+        t_lo = stats.t.ppf(1.0 - half, np.maximum(np.nan_to_num(nu_s, nan=1.0), 1.0))
+        t_hi = stats.t.ppf(1.0 - half, np.maximum(np.nan_to_num(nu_k, nan=1.0), 1.0))
+        lo = r * np.exp(-t_lo * se / r)
+        hi = np.minimum(r * np.exp(t_hi * se / r), 1.0)
+    flat = se == 0  # every face at the same rate (r > 0): nothing to widen
+    lo, hi = np.where(flat, r, lo), np.where(flat, r, hi)
+    zero = r == 0
+    lo = np.where(zero, 0.0, lo)
+    hi = np.where(zero, 1.0 - half ** (1.0 / np.maximum(k, 1.0)), hi)
+    bad = ~(k > 1) | ~np.isfinite(r)
+    return np.where(bad, np.nan, lo), np.where(bad, np.nan, hi)
+
+
+def _boot_t(num: np.ndarray, den: np.ndarray, w: np.ndarray, r: np.ndarray) -> np.ndarray:
     """|t*| of each face resample (B x cells): (ratio* - ratio) / se*, se* the resample's own
-    clustered linearised SE (on the log scale: (log ratio* - log ratio) / (se* / ratio*)). A
-    resample whose statistic is undefined (a zero rate on the log scale, a zero SE) counts as
-    +inf when the ratio moved and 0 when it did not; a resample with no rows of a cell is NaN."""
+    clustered linearised SE. A resample whose statistic is undefined (a zero SE) counts as +inf
+    when the ratio moved and 0 when it did not; a resample with no rows of a cell is NaN."""
     a, b = w @ num, w @ den
     with np.errstate(invalid="ignore", divide="ignore"):
         rb = a / b
         v = (w @ (num**2) - 2.0 * rb * (w @ (num * den)) + rb**2 * (w @ (den**2))) / b**2
         sd = np.sqrt(np.maximum(v, 0.0))
-        t = np.abs(np.log(rb) - np.log(r)) / (sd / rb) if log else np.abs(rb - r) / sd
+        t = np.abs(rb - r) / sd
     moved = rb != r
     t = np.where(np.isfinite(t), t, np.where(moved, np.inf, 0.0))
     return np.where(b > 0, t, np.nan)
 
 
 def _studentized(
-    num: np.ndarray, den: np.ndarray, w: np.ndarray | None, ci: float, log: bool, null: float | None
+    num: np.ndarray, den: np.ndarray, w: np.ndarray | None, ci: float, null: float | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(ratio, lo, hi, p)`` per column: the symmetric face bootstrap-t interval (``ratio +-
-    q se`` or ``ratio exp(+-q se / ratio)`` on the log scale, ``q`` the ``ci`` quantile of
-    |t*|) and the p-value of ``ratio = null`` (share of |t*| >= |t|, counting the observed one),
-    or without resamples the clustered t test on ``F - 1`` df and NaN bounds."""
+    q se``, ``q`` the ``ci`` quantile of |t*|) and the p-value of ``ratio = null`` (share of
+    |t*| >= |t|, counting the observed one), or without resamples the clustered t test on
+    ``F - 1`` df and NaN bounds."""
     r, se = clustered_ratio_se(num, den)
     n = len(r)
     lo, hi, p = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
@@ -226,18 +277,13 @@ def _studentized(
         ok = k > 1
         p[ok] = 2.0 * stats.t.sf(t0[ok], k[ok] - 1)
         return r, lo, hi, p
-    tb = _boot_t(num, den, w, r, log)
+    tb = _boot_t(num, den, w, r)
     fin = np.isfinite(tb)
     with np.errstate(invalid="ignore"):
         q = np.array(
             [np.quantile(tb[fin[:, c], c], ci) if fin[:, c].any() else np.nan for c in range(n)]
         )
-        if log:
-            lo, hi = r * np.exp(-q * se / r), r * np.exp(q * se / r)
-            zero = r == 0  # no invalid answer at all: a degenerate [0, 0], as every resample
-            lo, hi = np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
-        else:
-            lo, hi = np.clip(r - q * se, 0.0, None), np.clip(r + q * se, None, 1.0)
+        lo, hi = np.clip(r - q * se, 0.0, None), np.clip(r + q * se, None, 1.0)
         if null is not None:
             nb = fin.sum(axis=0)
             p = (1.0 + (fin & (tb >= t0 - 1e-12 * np.abs(t0))).sum(axis=0)) / (nb + 1.0)
@@ -249,9 +295,7 @@ def _studentized(
 def _share_test(
     num: np.ndarray, den: np.ndarray, w: np.ndarray | None, ci: float
 ) -> tuple[float, float, float, float]:
-    share, lo, hi, p = (
-        float(x[0]) for x in _studentized(num[:, None], den[:, None], w, ci, False, 0.5)
-    )
+    share, lo, hi, p = (float(x[0]) for x in _studentized(num[:, None], den[:, None], w, ci, 0.5))
     if not np.isfinite(p):
         log.warning("bias test: fewer than 2 faces or no deviation from 0.5: not tested")
     return share, lo, hi, p
@@ -280,7 +324,7 @@ def bias_tables(
         num, den, sids = num[:, asked], den[:, asked], sids[asked]
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = num.sum(0) / den.sum(0)
-        _, lo, hi, _ = _studentized(num, den, w, ci, True, None)
+        lo, hi = clustered_rate_ci(num, den, ci)
         for i, sid in enumerate(sids):
             inv.append(
                 (

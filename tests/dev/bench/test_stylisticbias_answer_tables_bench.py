@@ -18,6 +18,16 @@ def test_measure_small_run_and_verdicts() -> None:
     assert res["invalid_rates"]["coverage_per_scenario"]["n"] == 4 * at.SCENARIOS
     ok = at.verdicts({"null_small": res})
     assert set(ok) >= {"null_small.position_bias", "null_small.invalid_rates.coverage_per_scenario"}
+    assert not any(".invalid_rates.true_rate" in k for k in ok)  # only coverages are verdicts
+
+
+def test_rare_invalid_settings_plant_rare_rates_and_empty_cells() -> None:
+    rare = [st for st in at.SETTINGS if st.inv_base < at.INVALID_BASE]
+    assert {st.faces for st in rare} == {15, 40}
+    sums = at.planted_sums(rare[0], 2, seed=1)
+    assert 0.1 < float((sums[0].invalid_fs == 0).mean()) < 0.5  # faces without an invalid answer
+    truth = at.population_truth(rare[0], n=200_000)["invalid"]
+    assert 0.005 < truth[0] < 0.02 and truth[1:].min() > 0.002
 
 
 def test_population_truth_is_one_half_without_tendency() -> None:
