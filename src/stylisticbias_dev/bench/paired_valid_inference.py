@@ -41,7 +41,10 @@ halo-tagged scenarios with a positive mean shift (those with a planted edit), wh
 its rate against the rate's expectation at the design's size.
 
 ``--only subgroups`` recomputes just these three tables on every design (and the designs of
-:data:`SUBGROUP_DESIGNS`) and merges them into the section already in the file.
+:data:`SUBGROUP_DESIGNS`) and merges them into the section already in the file. ``--only
+rechecks`` measures the default cells of :data:`RECHECKS` (cells a run left beyond a target)
+again with several times the replicates, replaces those cells (the paper's variant kept) and
+records the run, with each cell's earlier value, under ``valid_inference.rechecks``.
 
 ``python -m stylisticbias_dev.bench.paired_valid_inference --replicates 200``
 """
@@ -393,20 +396,26 @@ def _subgroup_cells(
     boot: Bootstrap,
     paper: bool,
     add: Any,
+    tables: tuple[str, ...] = (),
 ) -> None:
-    """W^attr, Table 4 and the halo rate of one replicate and variant; a cell is a true null
-    where :func:`subgroup_truth` says so (``*_null``), else its true effect is ``*_true``."""
+    """W^attr, Table 4 and the halo rate of one replicate and variant (``tables``: only those
+    of :data:`SUBGROUP_TABLES`; empty = all); a cell is a true null where
+    :func:`subgroup_truth` says so (``*_null``), else its true effect is ``*_true``."""
     spec = benchmark.statistics
-    if spec.halo_tag:
+    tables = tables or SUBGROUP_TABLES
+    if spec.halo_tag and "paired_halo" in tables:
         h = halo_rate(data, benchmark, spec, boot, paper)
         add("halo", np.array([[h["halo_rate"], h["halo_rate_low"], h["halo_rate_high"]]]))
-    w = subgroup_variation_bias(data, benchmark, spec, paper_tests=paper)[1]
-    keys = list(zip(w["axis"], w["group_a"], w["group_b"], strict=True))
-    add("w_p", w["pval"].to_numpy())
-    add("w_pb", w["pval_bonferroni"].to_numpy())
-    add("w_axis", w["axis"].to_numpy())
-    add("w_null", np.array([sub["pair_null"][k] for k in keys], dtype=bool))
-    add("w_true", np.array([sub["pair"][k] for k in keys]))
+    if "paired_subgroup_wilcoxon" in tables:
+        w = subgroup_variation_bias(data, benchmark, spec, paper_tests=paper)[1]
+        keys = list(zip(w["axis"], w["group_a"], w["group_b"], strict=True))
+        add("w_p", w["pval"].to_numpy())
+        add("w_pb", w["pval_bonferroni"].to_numpy())
+        add("w_axis", w["axis"].to_numpy())
+        add("w_null", np.array([sub["pair_null"][k] for k in keys], dtype=bool))
+        add("w_true", np.array([sub["pair"][k] for k in keys]))
+    if "paired_group_bias_by_kind" not in tables:
+        return
     k = group_bias_by_kind(data, benchmark, spec, paper_tests=paper, boot=boot)
     add("k_p", k["pval"].to_numpy())
     add("k_pb", k["pval_bonferroni"].to_numpy())
@@ -538,12 +547,15 @@ def _subgroup_tables(
     theta: float,
     paper: bool,
 ) -> dict[str, Any]:
-    """The measured rates of W^attr, Table 4 and the halo interval of one variant."""
+    """The measured rates of W^attr, Table 4 and the halo interval of one variant (the tables
+    whose cells ``c`` and ``halo`` hold)."""
     out: dict[str, Any] = {}
     for key, table, names in (
         ("w", "paired_subgroup_wilcoxon", SUBGROUP_TEST),
         ("k", "paired_group_bias_by_kind", BY_KIND_TEST),
     ):
+        if f"{key}_p" not in c:
+            continue
         p, null, rep, axis = c[f"{key}_p"], c[f"{key}_null"], c[f"{key}_rep"], c[f"{key}_axis"]
         true = c[f"{key}_true"]
         per_axis = {}
@@ -847,6 +859,124 @@ def run(
     }
 
 
+@dataclass(frozen=True)
+class Recheck:
+    """One design's table whose default (``person``) cells are measured again with more
+    replicates than the run that put them in the file (``--only rechecks``): replicates
+    ``0 .. replicates - 1``, so the run's first replicates are the earlier run's."""
+
+    design: str
+    table: str  # one of SUBGROUP_TABLES
+    replicates: int
+    why: str
+
+
+#: The default cells a 600-replicate run left beyond a target, measured again (the family's
+#: README, "Tests and their calibration": both were chance).
+RECHECKS: tuple[Recheck, ...] = (
+    Recheck(
+        "planted_weak_person_300",
+        "paired_group_bias_by_kind",
+        2400,
+        "age (the design's only null axis) at alpha 0.05: 0.063 [0.045, 0.086] in 600 "
+        "replicates, Clopper-Pearson upper bound above 0.08",
+    ),
+    Recheck(
+        "subgroup_planted_female_x1.2",
+        "paired_halo",
+        4800,
+        "coverage of theta 0.972 [0.955, 0.983] in 600 replicates, above 0.97",
+    ),
+)
+
+#: The label of the default variant in every table (:data:`VARIANTS`).
+DEFAULT_LABEL = VARIANTS[0][0]
+
+
+def recheck_section(
+    rc: Recheck, benchmark: Benchmark, boot: Bootstrap, design: Design | None = None
+) -> dict[str, Any]:
+    """The default variant's section of ``rc.table`` on ``rc.design`` (``design``: that
+    design, else looked up by name in :data:`DESIGNS` and :data:`SUBGROUP_DESIGNS`) over
+    ``rc.replicates`` replicates (what :func:`run_design` puts under ``person (default)``),
+    with ``replicates`` and ``run: rechecks`` added."""
+    designs = {d.name: d for d in (*DESIGNS, *SUBGROUP_DESIGNS)}
+    if (design is None and rc.design not in designs) or rc.table not in SUBGROUP_TABLES:
+        raise ValueError(f"recheck {rc}: design or table unknown")
+    design = design or designs[rc.design]
+    pl = plan(design, benchmark)
+    sub = subgroup_truth(design, benchmark, pl)
+    halo_ix = np.array([benchmark.statistics.halo_tag in s.tags for s in benchmark.scenarios])
+    theta = float((pl.delta[halo_ix] > 0).mean()) if halo_ix.any() else float("nan")
+    acc: dict[str, list[Any]] = {}
+
+    def add(key: str, value: Any, r: int = 0) -> None:
+        acc.setdefault(key, []).append(value)
+        if key.endswith("_p"):
+            acc.setdefault(key[:-2] + "_rep", []).append(np.full(len(value), r))
+
+    for r in range(rc.replicates):
+        data = draw(design, benchmark, pl, r)
+        _subgroup_cells(
+            data, benchmark, sub, boot, False, lambda k, v, r=r: add(k, v, r), (rc.table,)
+        )
+        if r % 200 == 199:
+            log.info("%s %s: replicate %d/%d", rc.design, rc.table, r + 1, rc.replicates)
+    c = {k: np.concatenate(v) for k, v in acc.items() if k != "halo"}
+    section = _subgroup_tables(c, acc.get("halo", []), theta, False)[rc.table]
+    return {**section, "replicates": rc.replicates, "run": "rechecks"}
+
+
+def _headline(section: dict[str, Any]) -> str | None:
+    """The cell a recheck is about, in one line for its record (a line, not a cell, so a
+    reader of the file's cells meets each cell once): the null rate at each alpha (pooled over
+    the null axes) or the coverage of theta, with Clopper-Pearson intervals and n."""
+
+    def one(r: dict[str, Any]) -> str:
+        return f"{r['rate']} {r['cp95']} (k {r['k']}, n {r['n']})"
+
+    cov = section.get("coverage_of_true_positive_share")
+    if cov:
+        return f"coverage_of_true_positive_share {one({**cov, 'rate': cov['coverage']})}"
+    fpr = section.get("null_false_positive_rate")
+    if fpr:
+        return "null_false_positive_rate " + "; ".join(
+            f"{a.replace('_', ' ')}: {one(r)}" for a, r in fpr.items()
+        )
+    return None
+
+
+def merge_rechecks(path: Path, sections: dict[Recheck, dict[str, Any]], record: dict) -> None:
+    """Replace each recheck's ``designs.<design>.<table>.person (default)`` in the
+    ``valid_inference`` section of the bench file (the paper's variant and every other key
+    kept), and record the run (with each cell's earlier value and the W^attr / Table 4 rates
+    pooled over the designs again) under ``valid_inference.rechecks``."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    vi = doc["protocols"][PROTOCOL]["valid_inference"]
+    earlier = (vi.get("rechecks") or {}).get("cells", {})
+    cells = {}
+    for rc, section in sections.items():
+        table = vi["designs"][rc.design][rc.table]
+        old = table.get(DEFAULT_LABEL, {})
+        key = f"{rc.design}/{rc.table}"
+        # a cell rechecked before keeps the value of the run that first put it in the file
+        rerun = old.get("run") == "rechecks" and key in earlier
+        before = earlier[key]["before"] if rerun else _headline(old)
+        table[DEFAULT_LABEL] = section
+        cells[key] = {
+            "replicates": rc.replicates,
+            "why": rc.why,
+            "before": before,
+            "after": _headline(section),
+        }
+    vi["rechecks"] = {
+        **record,
+        "cells": cells,
+        "subgroup_null_rates_pooled_over_designs": pooled_over_designs(vi["designs"]),
+    }
+    atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
+
+
 def merge_valid_inference(
     path: Path, section: dict[str, Any], only_subgroups: bool = False
 ) -> None:
@@ -877,9 +1007,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--only",
-        choices=("all", "subgroups"),
+        choices=("all", "subgroups", "rechecks"),
         default="all",
-        help="subgroups: only W^attr, Table 4 and the halo interval (merged)",
+        help="subgroups: only W^attr, Table 4 and the halo interval (merged); rechecks: the "
+        "default cells of RECHECKS with their own replicate counts (merged)",
     )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -889,6 +1020,21 @@ def main(argv: list[str] | None = None) -> int:
         log.info("fast check: %s", check_power())
         return 0
     t0 = time.perf_counter()
+    if args.only == "rechecks":
+        benchmark = load_benchmark(PROTOCOL)
+        boot = Bootstrap(args.n_resamples, 0.95, 0)
+        sections = {rc: recheck_section(rc, benchmark, boot) for rc in RECHECKS}
+        record = {
+            "command": "python -m stylisticbias_dev.bench.paired_valid_inference "
+            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "machine": machine_info(),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "seconds": round(time.perf_counter() - t0, 1),
+            "n_resamples": args.n_resamples,
+        }
+        merge_rechecks(Path(args.out), sections, record)
+        log.info("rechecks merged into protocols.%s.valid_inference of %s", PROTOCOL, args.out)
+        return 0
     section = run(args.replicates, args.n_resamples, full=args.only == "all")
     section["command"] = "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(
         argv if argv is not None else sys.argv[1:]

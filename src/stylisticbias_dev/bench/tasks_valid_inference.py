@@ -12,7 +12,9 @@ and JSD intervals; the JSD's chance level against the mean null JSD
 :mod:`stylisticbias.families.tasks.analysis.designs`).
 
 ``python -m stylisticbias_dev.bench.tasks_valid_inference`` (defaults: REFLECT 600 null and
-100 planted replicates, VIGNETTE 1,000 and 300; ~8 min on one core)
+100 planted replicates, VIGNETTE 1,000 and 300; ~8 min on one core). ``--designs few-clusters``
+runs the harsher designs of :data:`~stylisticbias.families.tasks.analysis.designs.DESIGN_SETS`
+(20 source photos, 12 instances, skewed cluster effects) into ``valid_inference_few_clusters``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from stylisticbias.families.tasks.analysis.calibration import VALID_INFERENCE, merge_into
+from stylisticbias.families.tasks.analysis.designs import DESIGN_SETS
 from stylisticbias_dev.bench.machine import machine_info
 
 log = logging.getLogger(__name__)
@@ -40,6 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reflect-planted", type=int, default=100)
     ap.add_argument("--vignette-null", type=int, default=1000)
     ap.add_argument("--vignette-planted", type=int, default=300)
+    ap.add_argument("--bootstrap", type=int, default=399, help="REFLECT's bootstrap draws")
+    ap.add_argument(
+        "--designs",
+        choices=tuple(DESIGN_SETS),
+        default="default",
+        help="the planted designs; a set other than default writes valid_inference_<set>",
+    )
     ap.add_argument("--out", default="reports/bench/calibration.json")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -55,7 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         load_start = [round(x, 2) for x in os.getloadavg()]
         null, planted = counts[name]
-        section = VALID_INFERENCE.lookup(name, "--protocol")(null, planted)
+        study = VALID_INFERENCE.lookup(name, "--protocol")
+        kwargs = dict(DESIGN_SETS[args.designs][name])
+        if name == "reflect":
+            kwargs["n_boot"] = args.bootstrap
+        section = study(null, planted, **kwargs)
+        section["design_set"] = args.designs
         section |= {
             "command": command,
             "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -67,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                 "note": "1/5/15-minute load; 2 cores shared",
             },
         }
-        merge_into(Path(args.out), name, section, key=KEY)
+        key = KEY if args.designs == "default" else f"{KEY}_{args.designs.replace('-', '_')}"
+        merge_into(Path(args.out), name, section, key=key)
         log.info("%s valid inference passed: %s; wrote %s", name, section["passed"], args.out)
     return 0
 

@@ -133,3 +133,54 @@ def test_halo_coverage_is_reported_against_each_interval_s_own_estimand() -> Non
     assert paper["coverage_of_expected_halo_rate"]["coverage"] == 0.5  # expected 0.5375
     assert "coverage_of_true_positive_share" not in paper
     assert paper["not_its_estimand"]["share_holding_true_positive_share"] == 0.75
+
+
+def test_a_recheck_measures_the_default_cells_the_full_run_measures(beauty) -> None:
+    """A recheck's section is the default variant's section of the same table that
+    :func:`run_design` writes, replicate for replicate (replicates 0 .. n - 1 of the design)."""
+    design = replace(vi.SUBGROUP_DESIGNS[1], n_persons=40)
+    boot = vi.Bootstrap(30, 0.95, 0)
+    full = vi.run_design(design, beauty, replicates=3, boot=boot, full=False)
+    for table in vi.SUBGROUP_TABLES:
+        rc = vi.Recheck(design.name, table, 3, "test")
+        got = vi.recheck_section(rc, beauty, boot, design)
+        assert got.pop("replicates") == 3 and got.pop("run") == "rechecks"
+        assert got == full[table][vi.DEFAULT_LABEL], table
+
+
+def test_merging_a_recheck_replaces_only_the_default_cells(tmp_path: Path) -> None:
+    """The paper's variant, the table's other keys and the other designs are kept; the record
+    keeps the value the cell had before the first recheck."""
+    path = tmp_path / "calibration.json"
+    cell_before = {"coverage": 0.97, "k": 582, "n": 600, "cp95": [0.9, 1]}
+    old = {"coverage_of_true_positive_share": cell_before}
+    paper = {"coverage_of_expected_halo_rate": {"coverage": 0.968}}
+    halo = {vi.DEFAULT_LABEL: old, "pooled_images (paper)": paper, "truth": "t"}
+    doc = {
+        "plants": {"x": 1},
+        "protocols": {
+            "beauty-and-the-bias": {
+                "halo": {"coverage": 0.95},
+                "valid_inference": {"designs": {"d": {"paired_halo": halo}, "e": {"y": 2}}},
+            }
+        },
+    }
+    path.write_text(json.dumps(doc))
+    rc = vi.Recheck("d", "paired_halo", 10, "why")
+    cov = {"coverage": 0.958, "k": 4598, "n": 4800, "cp95": [0.95, 0.96]}
+    new = {"coverage_of_true_positive_share": cov, "run": "rechecks"}
+    for _ in range(2):  # a second run keeps the first run's "before"
+        vi.merge_rechecks(path, {rc: new}, {"command": "c"})
+        got = json.loads(path.read_text())
+        sec = got["protocols"]["beauty-and-the-bias"]
+        table = sec["valid_inference"]["designs"]["d"]["paired_halo"]
+        assert table[vi.DEFAULT_LABEL] == new
+        assert table["pooled_images (paper)"] == paper and table["truth"] == "t"
+        assert sec["valid_inference"]["designs"]["e"] == {"y": 2}
+        assert got["plants"] == {"x": 1} and sec["halo"] == {"coverage": 0.95}
+        cell = sec["valid_inference"]["rechecks"]["cells"]["d/paired_halo"]
+        assert cell["before"] == "coverage_of_true_positive_share 0.97 [0.9, 1] (k 582, n 600)"
+        assert cell["after"] == (
+            "coverage_of_true_positive_share 0.958 [0.95, 0.96] (k 4598, n 4800)"
+        )
+        assert sec["valid_inference"]["rechecks"]["command"] == "c"

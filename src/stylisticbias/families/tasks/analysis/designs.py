@@ -277,3 +277,21 @@ class VignetteDesign:
             )
             out[i] = float(img - 0.5)
         return out
+
+
+#: design set -> protocol -> the valid-inference study's design arguments. ``default`` is the
+#: studies' own; ``few-clusters`` is harsher: 20 source photos / 12 instances, strong skewed
+#: (log-normal) cluster effects, random slopes three times larger and cluster sizes that vary
+#: up to eightfold -- the regime where cluster-robust inference is hardest.
+DESIGN_SETS: dict[str, dict[str, dict[str, object]]] = {
+    "default": {"reflect": {}, "vignette": {}},
+    "few-clusters": {
+        "reflect": {
+            "design": SalaryDesign(photos=20, photo_sd=0.6, slope_sd=0.15, answers=(1, 8)),
+            "mcq": McqDesign(photos=20, appeal_sd=1.0, answers=(1, 4)),
+        },
+        "vignette": {
+            "design": VignetteDesign(instances=12, appeal_sd=1.0, repeats=(1, 6), invalid=0.08)
+        },
+    },
+}
