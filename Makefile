@@ -111,6 +111,7 @@ bench-valid-inference: $(STAMP)  ## reports/bench/calibration.json, protocols.*.
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only subgroups --replicates 600
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only rechecks
 	$(BIN)/python -m stylisticbias_dev.bench.tasks_valid_inference --vignette-null 800
+	$(BIN)/python -m stylisticbias_dev.bench.tasks_valid_inference --designs few-clusters --vignette-null 1000 --vignette-planted 200 --reflect-null 1000 --reflect-planted 150 --bootstrap 199
 	$(BIN)/python -m stylisticbias_dev.bench.soda_valid_inference --designs structured --null-objects 1000 --power-objects 250 --replicates 800 --power-replicates 150 --n-perm 499 --n-perm-mitigation 299
 	$(BIN)/python -m stylisticbias_dev.bench.soda_valid_inference --designs refusal_shift --null-objects 500 --power-objects 150 --replicates 600 --power-replicates 100 --n-perm 499 --n-perm-mitigation 299
 

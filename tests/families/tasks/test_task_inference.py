@@ -80,25 +80,48 @@ def test_deviation_coding_tests_marginal_means() -> None:
     assert abs(beta[blocks["race x gender"]][0]) == pytest.approx(0.5)
 
 
-def test_cluster_diff_test_is_statsmodels_cluster_robust_ols() -> None:
-    """The clustered difference of two shares is the arm coefficient of OLS on the answers with
-    CR1 errors clustered on the unit, and its p from Student's t with G - 1 df."""
+def test_cluster_diff_test_is_cr2_ols_with_bell_mccaffrey_df() -> None:
+    """The clustered difference of two shares is the arm coefficient of OLS on the answers
+    (statsmodels); its t uses the CR2 variance and its p the Bell-McCaffrey degrees of freedom,
+    here from the general matrix formulas (``(I - H_gg)^(-1/2)`` by eigendecomposition, the
+    Satterthwaite df of ``G'G``), not the closed form the function uses."""
     rng = np.random.default_rng(5)
-    g = 15
+    g = 9
     n1, n2 = rng.integers(1, 6, g), rng.integers(0, 4, g)
     p = rng.uniform(0.2, 0.8, g)
     x1, x2 = rng.binomial(n1, p), rng.binomial(n2, p)
     d_, t, pval = ts.cluster_diff_test(x1, n1, x2, n2)
     y1 = np.repeat([1, 0] * g, np.ravel(np.column_stack([x1, n1 - x1])))
     y2 = np.repeat([1, 0] * g, np.ravel(np.column_stack([x2, n2 - x2])))
-    y = np.concatenate([y1, y2])
+    y = np.concatenate([y1, y2]).astype(float)
     cl = np.concatenate([np.repeat(np.arange(g), n1), np.repeat(np.arange(g), n2)])
     arm = np.concatenate([np.ones(n1.sum()), np.zeros(n2.sum())])
-    fit = sm.OLS(y, sm.add_constant(arm)).fit(
-        cov_type="cluster", cov_kwds={"groups": cl}, use_t=True
-    )
-    assert d_ == pytest.approx(fit.params[1]) and t == pytest.approx(fit.tvalues[1])
-    assert pval == pytest.approx(2 * stats.t.sf(abs(fit.tvalues[1]), g - 1))
+    x = sm.add_constant(arm)
+    fit = sm.OLS(y, x).fit()
+    xtx_inv = np.linalg.inv(x.T @ x)
+    h = x @ xtx_inv @ x.T
+    e = y - h @ y
+    ell = xtx_inv @ np.array([0.0, 1.0])
+    meat, cols = 0.0, []
+    for c in range(g):
+        idx = np.flatnonzero(cl == c)
+        w, v = np.linalg.eigh(np.eye(len(idx)) - h[np.ix_(idx, idx)])
+        a_g = v @ np.diag(w**-0.5) @ v.T
+        u = a_g @ x[idx] @ ell  # this cluster's weights on its residuals
+        meat += float(u @ e[idx]) ** 2
+        col = np.zeros(len(y))
+        col[idx] = u
+        cols.append(col - h @ col)  # (I - H) u
+    gm = np.column_stack(cols)
+    gg = gm.T @ gm
+    df = np.trace(gg) ** 2 / np.trace(gg @ gg)
+    assert d_ == pytest.approx(fit.params[1])
+    assert t == pytest.approx(fit.params[1] / np.sqrt(meat))
+    assert pval == pytest.approx(2 * stats.t.sf(abs(t), df))
+    assert df < g - 1  # fewer than CR1's G - 1 here: unequal clusters
+    # CR1 with G - 1 df (the earlier test) gives a different t and p on the same data
+    cr1 = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": cl}, use_t=True)
+    assert abs(cr1.tvalues[1] - t) > 1e-3
 
 
 def test_ratio_of_means_interval_studentizes_the_log_ratio() -> None:

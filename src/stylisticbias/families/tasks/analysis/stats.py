@@ -461,7 +461,7 @@ PAPER_WALD_F = "paper: cluster-robust Wald F"
 WILD_CLUSTER = "wild cluster bootstrap (restricted, Rademacher/Webb) of the CR1 Wald F"
 PAPER_FISHER = "paper: pooled Fisher exact"
 PAPER_Z = "paper: pooled two-proportion z"
-CLUSTER_T = "cluster-robust t (CR1, G - 1 df)"
+CLUSTER_T = "cluster-robust t (CR2, Bell-McCaffrey df)"
 _WEBB = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)])
 
 
@@ -613,11 +613,20 @@ def cluster_diff_test(
 ) -> tuple[float, float, float]:
     """(p1 - p2, t, two-sided p) of two pooled shares ``p = sum x / sum n`` whose counts come
     per cluster (one entry each in ``x1``, ``n1``, ``x2``, ``n2``; a cluster may hold answers of
-    both arms), with the cluster-robust variance: ``t`` is the OLS coefficient of the arm
-    indicator over the answers with CR1 cluster-robust errors (statsmodels ``cov_type=
-    "cluster"``: ``G/(G-1) (N-1)/(N-2)``) and ``p`` is from Student's t with ``G - 1`` degrees
-    of freedom. Answers of one instance share its photos, so they are not independent; the
-    pooled tests (Fisher, z) treat them as if they were."""
+    both arms), with the bias-reduced cluster-robust variance and small-sample degrees of
+    freedom: ``t`` is the OLS coefficient of the arm indicator over the answers with CR2
+    errors (Bell & McCaffrey 2002: each cluster's residuals scaled by ``(I - H_gg)^(-1/2)``)
+    and ``p`` is from Student's t on the Bell-McCaffrey (Satterthwaite) degrees of freedom
+    under working independence (Imbens & Kolesar 2016). Answers of one instance share its
+    photos, so they are not independent; the pooled tests (Fisher, z) treat them as if they
+    were. The earlier CR1 with ``G - 1`` degrees of freedom rejected a true null in 0.069 of
+    text-vs-image rows with 12 instances of strongly varying appeal (docs: the family's README).
+
+    Closed form for the two-means model: ``H`` is ``1/S1`` within arm 1 and ``1/S2`` within
+    arm 2, so cluster ``g``'s adjusted score is ``r_g = c1_g (x1_g - p1 n1_g) / S1 - c2_g
+    (x2_g - p2 n2_g) / S2`` with ``c_g = (1 - n_g / S)^(-1/2)``; ``V = sum r_g^2``; the
+    degrees of freedom are ``tr(M)^2 / tr(M^2)`` with ``M = diag(n1 c1^2 / S1^2 + n2 c2^2 /
+    S2^2) - a a' / S1 - b b' / S2``, ``a = n1 c1 / S1``, ``b = n2 c2 / S2``."""
     x1, n1, x2, n2 = (np.asarray(a, np.float64) for a in (x1, n1, x2, n2))
     keep = (n1 + n2) > 0
     x1, n1, x2, n2 = x1[keep], n1[keep], x2[keep], n2[keep]
@@ -625,14 +634,21 @@ def cluster_diff_test(
     if g < 2 or not s1 or not s2:
         return math.nan, math.nan, math.nan
     p1, p2 = x1.sum() / s1, x2.sum() / s2
-    r = (x1 - p1 * n1) / s1 - (x2 - p2 * n2) / s2
-    n = s1 + s2
-    var = g / (g - 1) * (n - 1) / (n - 2) * float(np.sum(r**2))
     d = float(p1 - p2)
+    with np.errstate(divide="ignore"):
+        c1, c2 = (1 - n1 / s1) ** -0.5, (1 - n2 / s2) ** -0.5
+    if not (np.isfinite(c1).all() and np.isfinite(c2).all()):  # one cluster holds a whole arm
+        return d, math.nan, math.nan
+    r = c1 * (x1 - p1 * n1) / s1 - c2 * (x2 - p2 * n2) / s2
+    var = float(np.sum(r**2))
     if var <= 0:
         return d, math.nan, 1.0 if d == 0 else math.nan
+    a, b = n1 * c1 / s1, n2 * c2 / s2
+    m = np.diag(n1 * c1**2 / s1**2 + n2 * c2**2 / s2**2) - np.outer(a, a) / s1
+    m -= np.outer(b, b) / s2
+    df = float(np.trace(m) ** 2 / np.sum(m * m))  # tr(M^2) = sum of squares (M symmetric)
     t = d / math.sqrt(var)
-    return d, t, float(2 * stats.t.sf(abs(t), g - 1))
+    return d, t, float(2 * stats.t.sf(abs(t), df))
 
 
 def permutation_chance_jsd(
