@@ -33,6 +33,7 @@ def table2_cells(scores: pd.DataFrame, s: AnalysisSettings) -> pd.DataFrame:
         n_permutations=s.n_permutations,
         method=s.correction,
         boundary=not s.official,
+        stratified=not s.official,
     )
 
 

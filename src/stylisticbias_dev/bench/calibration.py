@@ -469,8 +469,10 @@ def vs_debiased_study(
 
     The replicates are the full run's (faces seed ``r``, judge seed + ``1000 (r + 1)``; the
     variation images, which VS does not use, are not judged), the truth the same population
-    value (:func:`_population_vs`), the interval the one the full run measures (no permutation
-    test: the signed test inversion). Per dimension: coverage with its Clopper-Pearson interval
+    value (:func:`_population_vs`), the interval the tables' default (``debiased_ci_low/high``:
+    boundary-aware, with the settings' permutation test and the within-group face bootstrap;
+    the full run measures the signed test inversion, without permutations). Per dimension:
+    coverage with its Clopper-Pearson interval
     (the two models' cells of one replicate share its faces) and the share of misses on each side.
     """
     params = compose()
@@ -497,7 +499,7 @@ def vs_debiased_study(
                 n_resamples=s.n_resamples,
                 ci=s.ci,
                 seed=s.seed,
-                n_permutations=0,
+                n_permutations=s.n_permutations,
             )
             cells.append(v.merge(truth, on=["model", "dimension"]).assign(replicate=r))
             if (r + 1) % 25 == 0:
@@ -553,7 +555,8 @@ def _write_vs_study(args: argparse.Namespace, argv: list[str] | None, models: li
         "faces_per_replicate": args.faces,
         "population_faces": args.population,
         "models": models,
-        "interval": "signed test inversion (n_permutations 0), as the full run",
+        "interval": "the default: boundary-aware (permutation test for 0), within-group face "
+        "bootstrap",
         "target": [0.93, 0.97],
     }
     res["command"] = "python -m stylisticbias_dev.bench.calibration " + " ".join(
@@ -564,7 +567,15 @@ def _write_vs_study(args: argparse.Namespace, argv: list[str] | None, models: li
     res["seconds"] = round(time.perf_counter() - t0, 1)
     out = Path(args.out)
     doc = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
-    doc.setdefault("protocols", {}).setdefault("stylisticbias", {})["vs_debiased_coverage"] = res
+    old = (
+        doc.setdefault("protocols", {}).setdefault("stylisticbias", {}).get("vs_debiased_coverage")
+    )
+    kept = {  # plants not re-run this time keep their result, labelled with their own run
+        p: {**v, "run": v.get("run") or {k: old[k] for k in ("command", "date") if k in old}}
+        for p, v in (old or {}).items()
+        if p in plants() and p not in res and isinstance(v, dict)
+    }
+    doc["protocols"]["stylisticbias"]["vs_debiased_coverage"] = {**kept, **res}
     atomic_write_text(out, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     log.info("merged protocols.stylisticbias.vs_debiased_coverage into %s", out)
     return 0
