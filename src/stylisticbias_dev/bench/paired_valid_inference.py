@@ -45,6 +45,10 @@ its rate against the rate's expectation at the design's size.
 rechecks`` measures the default cells of :data:`RECHECKS` (cells a run left beyond a target)
 again with several times the replicates, replaces those cells (the paper's variant kept) and
 records the run, with each cell's earlier value, under ``valid_inference.rechecks``.
+``--only by_kind`` (``--designs`` to pick some) measures Table 4's default variant again on
+every design, replaces that cell (the paper's variant kept), adds a design of
+:data:`SUBGROUP_DESIGNS` the file lacks with all three tables, and records each design's run
+under ``valid_inference.by_kind_run`` (:func:`merge_by_kind`).
 
 ``python -m stylisticbias_dev.bench.paired_valid_inference --replicates 200``
 """
@@ -68,6 +72,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from stylisticbias.benchmark import Benchmark, load_benchmark
 from stylisticbias.families.paired_variation.analysis.counts import (
+    DERIVED_DECIMALS,
     Bootstrap,
     PairedData,
     axis_groups,
@@ -80,8 +85,11 @@ from stylisticbias.families.paired_variation.analysis.groups import (
 from stylisticbias.families.paired_variation.analysis.subgroups import (
     BY_KIND_TEST,
     SUBGROUP_TEST,
+    _midranks,
+    by_kind_permutation,
     group_bias_by_kind,
     subgroup_variation_bias,
+    sum_kruskal,
 )
 from stylisticbias.families.paired_variation.analysis.variation import (
     HALO_INTERVAL,
@@ -170,6 +178,11 @@ SUBGROUP_DESIGNS: tuple[Design, ...] = (
         edit_extra=0.2,
         seed=6,
     ),
+    # Table 4's heteroscedastic null: a group effect (+2 logits, half the scenarios) and no
+    # edit, so a person's two images are alike and every group's mean shift is 0, but the
+    # planted group's differences spread less (answers near the bound): a test that pools the
+    # groups' spreads (the summed Kruskal-Wallis H) over-rejects.
+    Design("subgroup_null_group_main_effect", group_effect=2.0, group_share=0.5, seed=11),
 )
 
 #: The design of the fast W^attr check (``tests/families/paired_variation/
@@ -180,6 +193,15 @@ CHECK_SUBGROUP_DESIGN = Design("check_subgroup_null", edit_effect=0.5, edit_shar
 #: test_paired_valid_inference.py``): a null design where pooling over-rejects several times.
 CHECK_DESIGN = Design(
     "check_null_pooling", n_persons=60, person_sd=1.0, person_scenario_sd=1.0, photo_sd=0.2, seed=7
+)
+
+
+#: The design of the fast Table 4 check (``tests/families/paired_variation/
+#: test_paired_valid_inference.py``): a strong group effect (+3 logits on every scenario of the
+#: axis) and no edit, so every group's mean shift is 0 but the groups' differences spread
+#: unequally; 80 people, 60/40 gender.
+CHECK_BY_KIND_DESIGN = Design(
+    "check_by_kind_group_main_effect", n_persons=80, group_effect=3.0, group_share=1.0, seed=12
 )
 
 
@@ -776,6 +798,42 @@ def subgroup_null_rates(design: Design, benchmark: Benchmark, replicates: int) -
     return share
 
 
+def by_kind_null_rates(
+    design: Design,
+    benchmark: Benchmark,
+    replicates: int,
+    axis: str = "gender",
+    n_permutations: int = 200,
+) -> dict[str, dict[float, float]]:
+    """Table 4 on one axis of a design where its null holds: the share of replicates whose
+    p-value is below each alpha, for the default (:func:`by_kind_permutation`) and for the
+    summed Kruskal-Wallis H with the same permutations (the earlier default; the suite's fast
+    check)."""
+    spec = benchmark.statistics
+    pl = plan(design, benchmark)
+    if not subgroup_truth(design, benchmark, pl)["axis_null"][axis]:
+        raise ValueError(f"design {design.name}: Table 4's null does not hold on {axis}")
+    col = spec.column(axis)
+    p: dict[str, list[float]] = {"default": [], "kruskal": []}
+    for r in range(replicates):
+        data = draw(design, benchmark, pl, r)
+        d = np.round(data.person_differences(), DERIVED_DECIMALS)
+        groups = axis_groups(data, benchmark, col)
+        member = data.group_index(col, groups)
+        p["default"].append(by_kind_permutation(d, member, len(groups), n_permutations, r)[1])
+        keep = member >= 0
+        ranks, tie = _midranks(d[keep])
+        present = (~np.isnan(d[keep])).astype(np.float64)
+        m = member[keep]
+        perm = np.random.default_rng(r).permuted(np.tile(m, (n_permutations, 1)), axis=1)
+        onehot = (perm[:, None, :] == np.arange(len(groups))[None, :, None]).astype(np.float64)
+        obs = sum_kruskal(ranks, present, tie, (m == np.arange(len(groups))[:, None]) * 1.0)
+        null = sum_kruskal(ranks, present, tie, onehot)
+        hits = float((null >= obs - 1e-9 * obs).sum())
+        p["kruskal"].append((1.0 + hits) / (1 + n_permutations))
+    return {k: {a: float((np.asarray(v) < a).mean()) for a in ALPHAS} for k, v in p.items()}
+
+
 def check_subgroup_power(seeds: int = 40, replicates: int = 8) -> dict[str, Any]:
     """How often the fast W^attr check catches the paper's test (Bonferroni rate >= 3 x 0.05)
     and passes the default (raw rate <= 0.1, Bonferroni rate <= 0.05) over ``seeds`` other
@@ -977,6 +1035,52 @@ def merge_rechecks(path: Path, sections: dict[Recheck, dict[str, Any]], record: 
     atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
+def by_kind_design(
+    design: Design, benchmark: Benchmark, replicates: int, boot: Bootstrap, new: bool
+) -> dict[str, Any]:
+    """Table 4 on one design for ``--only by_kind``: a design the file has gets its default
+    variant's section (what :func:`run_design` puts under ``person (default)``, with
+    ``replicates`` and ``run: by_kind``); a ``new`` one the whole :func:`run_design` entry of
+    :data:`SUBGROUP_TABLES` (both variants)."""
+    if new:
+        return run_design(design, benchmark, replicates, boot, full=False)
+    rc = Recheck(design.name, "paired_group_bias_by_kind", replicates, "by_kind")
+    return {**recheck_section(rc, benchmark, boot, design), "run": "by_kind"}
+
+
+def merge_by_kind(
+    path: Path, results: dict[str, tuple[dict[str, Any], bool]], record: dict
+) -> None:
+    """Merge ``--only by_kind`` into the ``valid_inference`` section of the bench file
+    (read-modify-write; every other key kept): per design (``results[name] = (section,
+    new)``) replace ``designs.<name>.paired_group_bias_by_kind.person (default)`` or add the
+    new design's entry, and record the run per design (with the cell's earlier value) under
+    ``valid_inference.by_kind_run``, with the W^attr / Table 4 rates pooled over the designs
+    again."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    vi = doc["protocols"][PROTOCOL]["valid_inference"]
+    run_rec = vi.setdefault("by_kind_run", {})
+    for name, (section, new) in results.items():
+        table = "paired_group_bias_by_kind"
+        if new:
+            vi["designs"][name] = section
+            before, after = None, _headline(section[table][DEFAULT_LABEL])
+        else:
+            cell = vi["designs"][name][table]
+            before = _headline(cell.get(DEFAULT_LABEL, {}))
+            cell[DEFAULT_LABEL] = section
+            after = _headline(section)
+        run_rec.setdefault("designs", {})[name] = {
+            **record,
+            "test": BY_KIND_TEST[False][0],
+            "new_design": new,
+            "before": before,
+            "after": after,
+        }
+    run_rec["subgroup_null_rates_pooled_over_designs"] = pooled_over_designs(vi["designs"])
+    atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
+
+
 def merge_valid_inference(
     path: Path, section: dict[str, Any], only_subgroups: bool = False
 ) -> None:
@@ -1007,11 +1111,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--only",
-        choices=("all", "subgroups", "rechecks"),
+        choices=("all", "subgroups", "rechecks", "by_kind"),
         default="all",
         help="subgroups: only W^attr, Table 4 and the halo interval (merged); rechecks: the "
-        "default cells of RECHECKS with their own replicate counts (merged)",
+        "default cells of RECHECKS with their own replicate counts (merged); by_kind: Table "
+        "4's default on every design (--designs), a design the file lacks in full (merged)",
     )
+    ap.add_argument("--designs", default="", help="by_kind: comma-separated design names")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("stylisticbias.analysis.bootstrap").setLevel(logging.ERROR)
@@ -1034,6 +1140,34 @@ def main(argv: list[str] | None = None) -> int:
         }
         merge_rechecks(Path(args.out), sections, record)
         log.info("rechecks merged into protocols.%s.valid_inference of %s", PROTOCOL, args.out)
+        return 0
+    if args.only == "by_kind":
+        benchmark = load_benchmark(PROTOCOL)
+        boot = Bootstrap(args.n_resamples, 0.95, 0)
+        every = {d.name: d for d in (*DESIGNS, *SUBGROUP_DESIGNS)}
+        names = [n for n in args.designs.split(",") if n] or list(every)
+        unknown = sorted(set(names) - set(every))
+        if unknown:
+            ap.error(f"--designs: unknown {unknown}; choose from {sorted(every)}")
+        doc = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        have = doc["protocols"][PROTOCOL]["valid_inference"]["designs"]
+        command = "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(
+            argv if argv is not None else sys.argv[1:]
+        )
+        for name in names:
+            t1 = time.perf_counter()
+            new = name not in have
+            section = by_kind_design(every[name], benchmark, args.replicates, boot, new)
+            record = {
+                "command": command,
+                "machine": machine_info(),
+                "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+                "seconds": round(time.perf_counter() - t1, 1),
+                "replicates": args.replicates,
+                "n_resamples": args.n_resamples,
+            }
+            merge_by_kind(Path(args.out), {name: (section, new)}, record)
+            log.info("%s: Table 4 merged into %s", name, args.out)
         return 0
     section = run(args.replicates, args.n_resamples, full=args.only == "all")
     section["command"] = "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(

@@ -349,28 +349,89 @@ def test_w_attr_paper_is_wilcoxon_of_subgroup_h_with_bonferroni(beauty: Benchmar
         assert got == pytest.approx(ha, nan_ok=True)
 
 
-def test_group_bias_by_kind_default_is_a_permutation_of_summed_kruskal(beauty: Benchmark) -> None:
-    """Sum over scenarios of SciPy's Kruskal-Wallis of the within-person differences between
-    the axis's groups; its p-value against a brute-force run of the same permutations."""
+def _welch_anova_chi2(x: np.ndarray, labels: np.ndarray, floor: float = 0.0) -> float:
+    """One scenario's Welch ANOVA (Welch 1951) on the chi-square scale, written out: groups of
+    fewer than two values left out, each group's variance floored at ``floor``."""
+    parts = [x[labels == g] for g in np.unique(labels)]
+    parts = [v for v in parts if len(v) > 1]
+    k = len(parts)
+    if k < 2:
+        return 0.0
+    n = np.array([len(v) for v in parts], dtype=float)
+    w = n / np.array([max(np.var(v, ddof=1), floor) for v in parts])
+    m = np.array([v.mean() for v in parts])
+    mw = (w * m).sum() / w.sum()
+    lam = ((1 - w / w.sum()) ** 2 / (n - 1)).sum()
+    f = (w * (m - mw) ** 2).sum() / (k - 1) / (1 + 2 * (k - 2) * lam / (k**2 - 1))
+    p = stats.f.sf(f, k - 1, (k**2 - 1) / (3 * lam))
+    return float(stats.chi2.isf(max(p, 1e-300), k - 1))
+
+
+def test_sum_welch_anova_is_welch_t_for_two_groups_and_statsmodels_welch_for_three() -> None:
+    """Two groups: per scenario the chi-square(1) quantile of SciPy's Welch t-test p-value,
+    summed; three groups (one of a single value, left out; one scenario all tied; a missing
+    value): statsmodels' Welch ANOVA (``anova_oneway(use_var="unequal")``) the same way; a
+    leading permutation axis gives each permutation's value."""
+    from statsmodels.stats.oneway import anova_oneway
+
+    from stylisticbias.families.paired_variation.analysis.subgroups import sum_welch_anova
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.0, 1.0, (23, 4)) * np.r_[np.ones(10), 3.0 * np.ones(13)][:, None]
+    x[:10, 0] += 1.0
+    two = np.r_[np.zeros(10, int), np.ones(13, int)]
+    onehot = (two[None, :] == np.arange(2)[:, None]).astype(float)
+    ref = sum(
+        stats.chi2.isf(stats.ttest_ind(x[two == 0, s], x[two == 1, s], equal_var=False).pvalue, 1)
+        for s in range(4)
+    )
+    assert sum_welch_anova(x, np.ones_like(x), onehot) == pytest.approx(ref, rel=1e-9)
+
+    three = np.r_[np.zeros(8, int), np.ones(7, int), 2 * np.ones(7, int), 3]  # 3: one person
+    x[:, 3] = 0.5  # all tied: adds nothing
+    present = np.ones_like(x)
+    x[4, 1], present[4, 1] = 0.0, 0.0  # missing
+    ref = 0.0
+    for s in range(3):
+        ok = present[:, s] > 0
+        xs, gs = x[ok, s], three[ok]
+        welch = anova_oneway([xs[gs == g] for g in range(3)], use_var="unequal")
+        ref += stats.chi2.isf(welch.pvalue, 2)
+        assert _welch_anova_chi2(xs, gs) == pytest.approx(stats.chi2.isf(welch.pvalue, 2))
+    perms = np.stack([three, rng.permutation(three)])
+    onehot = (perms[:, None, :] == np.arange(4)[None, :, None]).astype(float)
+    got = sum_welch_anova(x, present, onehot)
+    assert got[0] == pytest.approx(ref, rel=1e-9)
+    assert got[1] == pytest.approx(sum_welch_anova(x, present, onehot[1]), rel=1e-12)
+
+
+def test_group_bias_by_kind_default_is_a_permutation_of_summed_welch_anova(
+    beauty: Benchmark,
+) -> None:
+    """Sum over scenarios of statsmodels' Welch ANOVA on the chi-square scale of the
+    within-person differences between the axis's groups (a group's variance floored at 5% of
+    the scenario's); its p-value against a brute-force run of the same permutations."""
     df = _scores(beauty, n_faces=24)
     spec = beauty.statistics
     boot = Bootstrap(n_resamples=40, ci=0.95, seed=2)
     out = group_bias_by_kind(paired_data(df, beauty, spec), beauty, spec, boot=boot)
-    assert set(out["test"]) == {"permutation_sum_kruskal_wallis_person_differences"}
+    assert set(out["test"]) == {"permutation_sum_welch_anova_person_differences"}
     wide = df.pivot_table(index=["face_id", "scenario_id"], columns="is_base", values="phi")
     d = (wide[False] - wide[True]).unstack("scenario_id").round(6)  # k/12 - j/12, ties kept
     age = df.drop_duplicates("face_id").set_index("face_id").loc[d.index, "age"].to_numpy()
     groups = [g for g in beauty.demographics["age"] if g in set(age)]
+    cols = {sid: d[sid].to_numpy() for sid in d.columns}
 
     def total(labels: np.ndarray) -> float:
         return sum(
-            stats.kruskal(*(d[sid].to_numpy()[labels == g] for g in groups)).statistic
-            for sid in d.columns
-            if len(np.unique(d[sid])) > 1
+            _welch_anova_chi2(r, labels, 0.05 * np.var(r, ddof=1))
+            for r in cols.values()
+            if np.var(r) > 0
         )
 
     row = out[out["axis"] == "age"].iloc[0]
     observed = total(age)
+    assert observed > 0
     assert row["statistic"] == pytest.approx(observed, rel=1e-10)
     member = np.array([groups.index(g) for g in age])
     axis_ix = list(spec.group_tests).index("age")

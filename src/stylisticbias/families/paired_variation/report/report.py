@@ -388,9 +388,10 @@ def build_markdown(
             "the paper's Wilcoxon signed-rank of H on the two kinds of image, paired by scenario:"
             if set(k["unit"]) == {"scenario"}
             else "are the group gaps the same on both kinds, "
-            "i.e. does the edit move every group of the axis alike? Kruskal-Wallis of the "
-            "within-person differences between the groups, summed over scenarios, p by "
-            "permuting persons (mean H of each kind shown as the paper's):"
+            "i.e. does the edit move every group of the axis alike? Welch's ANOVA (each "
+            "group's own variance) of the within-person differences between the groups, summed "
+            "over scenarios on the chi-square scale, p by permuting persons (mean H of each "
+            "kind shown as the paper's):"
         ),
         "",
         md_table(k.drop(columns=["simulated"])),
