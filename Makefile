@@ -110,6 +110,10 @@ bench-valid-inference: $(STAMP)  ## reports/bench/calibration.json, protocols.*.
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --replicates 100
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only subgroups --replicates 600
 	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only rechecks
+	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only by_kind --replicates 600 --n-resamples 500
+	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only by_kind --replicates 1800 --n-resamples 500 --designs subgroup_null_edit_everywhere
+	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only by_kind --replicates 1200 --n-resamples 500 --designs planted_weak_person_300
+	$(BIN)/python -m stylisticbias_dev.bench.paired_valid_inference --only wattr --replicates 600
 	$(BIN)/python -m stylisticbias_dev.bench.tasks_valid_inference --vignette-null 800
 	$(BIN)/python -m stylisticbias_dev.bench.tasks_valid_inference --designs few-clusters --vignette-null 1000 --vignette-planted 200 --reflect-null 1000 --reflect-planted 150 --bootstrap 199
 	$(BIN)/python -m stylisticbias_dev.bench.soda_valid_inference --designs structured --null-objects 1000 --power-objects 250 --replicates 800 --power-replicates 150 --n-perm 499 --n-perm-mitigation 299

@@ -1049,19 +1049,22 @@ def by_kind_design(
 
 
 def merge_by_kind(
-    path: Path, results: dict[str, tuple[dict[str, Any], bool]], record: dict
+    path: Path,
+    results: dict[str, tuple[dict[str, Any], bool]],
+    record: dict,
+    table: str = "paired_group_bias_by_kind",
 ) -> None:
-    """Merge ``--only by_kind`` into the ``valid_inference`` section of the bench file
-    (read-modify-write; every other key kept): per design (``results[name] = (section,
-    new)``) replace ``designs.<name>.paired_group_bias_by_kind.person (default)`` or add the
-    new design's entry, and record the run per design (with the cell's earlier value) under
-    ``valid_inference.by_kind_run``, with the W^attr / Table 4 rates pooled over the designs
-    again."""
+    """Merge ``--only by_kind`` (``table`` Table 4) or ``--only wattr`` (``table`` W^attr)
+    into the ``valid_inference`` section of the bench file (read-modify-write; every other key
+    kept): per design (``results[name] = (section, new)``) replace ``designs.<name>.<table>.
+    person (default)`` or add the new design's entry, and record the run per design (with the
+    cell's earlier value) under ``valid_inference.by_kind_run`` / ``wattr_run``, with the
+    W^attr / Table 4 rates pooled over the designs again."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     vi = doc["protocols"][PROTOCOL]["valid_inference"]
-    run_rec = vi.setdefault("by_kind_run", {})
+    by_kind = table == "paired_group_bias_by_kind"
+    run_rec = vi.setdefault("by_kind_run" if by_kind else "wattr_run", {})
     for name, (section, new) in results.items():
-        table = "paired_group_bias_by_kind"
         if new:
             vi["designs"][name] = section
             before, after = None, _headline(section[table][DEFAULT_LABEL])
@@ -1072,7 +1075,7 @@ def merge_by_kind(
             after = _headline(section)
         run_rec.setdefault("designs", {})[name] = {
             **record,
-            "test": BY_KIND_TEST[False][0],
+            "test": (BY_KIND_TEST if by_kind else SUBGROUP_TEST)[False][0],
             "new_design": new,
             "before": before,
             "after": after,
@@ -1100,6 +1103,36 @@ def merge_valid_inference(
     atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
+def _main_wattr(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """``--only wattr``: W^attr's default variant on every design the bench file has (or
+    ``--designs``), ``--replicates`` each, merged by :func:`merge_by_kind`."""
+    benchmark = load_benchmark(PROTOCOL)
+    boot = Bootstrap(args.n_resamples, 0.95, 0)
+    every = {d.name: d for d in (*DESIGNS, *SUBGROUP_DESIGNS)}
+    names = [n for n in args.designs.split(",") if n] or list(every)
+    unknown = sorted(set(names) - set(every))
+    if unknown:
+        raise SystemExit(f"--designs: unknown {unknown}; choose from {sorted(every)}")
+    command = "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    table = "paired_subgroup_wilcoxon"
+    for name in names:
+        t1 = time.perf_counter()
+        rc = Recheck(name, table, args.replicates, "wattr")
+        section = {**recheck_section(rc, benchmark, boot, every[name]), "run": "wattr"}
+        record = {
+            "command": command,
+            "machine": machine_info(),
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "seconds": round(time.perf_counter() - t1, 1),
+            "replicates": args.replicates,
+        }
+        merge_by_kind(Path(args.out), {name: (section, False)}, record, table=table)
+        log.info("%s: W^attr merged into %s", name, args.out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: measure and merge into reports/bench/calibration.json."""
     ap = argparse.ArgumentParser(prog="python -m stylisticbias_dev.bench.paired_valid_inference")
@@ -1111,11 +1144,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--only",
-        choices=("all", "subgroups", "rechecks", "by_kind"),
+        choices=("all", "subgroups", "rechecks", "by_kind", "wattr"),
         default="all",
         help="subgroups: only W^attr, Table 4 and the halo interval (merged); rechecks: the "
         "default cells of RECHECKS with their own replicate counts (merged); by_kind: Table "
-        "4's default on every design (--designs), a design the file lacks in full (merged)",
+        "4's default on every design (--designs), a design the file lacks in full (merged); "
+        "wattr: W^attr's default on every design the file has (--designs; merged)",
     )
     ap.add_argument("--designs", default="", help="by_kind: comma-separated design names")
     args = ap.parse_args(argv)
@@ -1141,6 +1175,8 @@ def main(argv: list[str] | None = None) -> int:
         merge_rechecks(Path(args.out), sections, record)
         log.info("rechecks merged into protocols.%s.valid_inference of %s", PROTOCOL, args.out)
         return 0
+    if args.only == "wattr":
+        return _main_wattr(args, argv)
     if args.only == "by_kind":
         benchmark = load_benchmark(PROTOCOL)
         boot = Bootstrap(args.n_resamples, 0.95, 0)

@@ -223,11 +223,22 @@ def test_positive_share_bounds_are_step_down_max_t_over_persons() -> None:
     assert 0 < low <= high <= 1
 
 
-def _oriented_effects(df: pd.DataFrame) -> pd.Series:
-    """Per face the mean over scenarios of sign(mean shift) * (phi_b - phi_o) (pandas)."""
+def _oriented_effects(df: pd.DataFrame, col: str) -> pd.Series:
+    """Per face the mean over scenarios of o_s * (phi_b - phi_o), o_s the sign of the groups'
+    (of ``col``) mean shifts weighted by n_g / v_g, v_g the group variance shrunk towards the
+    pooled one with 2 pseudo-persons (pandas)."""
     wide = df.pivot_table(index=["face_id", "scenario_id"], columns="is_base", values="phi")
     d = (wide[False] - wide[True]).unstack("scenario_id")
-    sign = np.sign(d.mean(axis=0).round(8))
+    group = df.drop_duplicates("face_id").set_index("face_id").loc[d.index, col]
+    pooled = d.var(axis=0, ddof=1)
+    total = 0.0
+    for _, dg in d.groupby(group):
+        n = dg.notna().sum(axis=0)
+        v = ((n - 1).clip(lower=0) * dg.var(axis=0, ddof=1).fillna(0) + 2 * pooled) / (
+            (n - 1).clip(lower=0) + 2
+        )
+        total = total + n / v * dg.mean(axis=0)
+    sign = np.sign(total.round(8))
     return (d * sign).mean(axis=1)
 
 
@@ -290,9 +301,9 @@ def test_w_attr_default_is_welch_t_of_oriented_person_effects(beauty: Benchmark)
     spec = beauty.statistics
     sub_h, pairs = subgroup_variation_bias(paired_data(df, beauty, spec), beauty, spec)
     assert set(pairs["test"]) == {"welch_t_person_oriented_shift"}
-    u = _oriented_effects(df)
     face = df.drop_duplicates("face_id").set_index("face_id")
     for axis, col, a, b in (("gender", "gender", "male", "female"), ("age", "age", "young", "old")):
+        u = _oriented_effects(df, col)
         ua, ub = u[face.loc[u.index, col] == a], u[face.loc[u.index, col] == b]
         ref = stats.ttest_ind(ua, ub, equal_var=False)
         row = pairs[(pairs["axis"] == axis) & (pairs["group_a"] == a) & (pairs["group_b"] == b)]

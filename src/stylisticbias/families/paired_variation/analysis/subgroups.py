@@ -12,13 +12,15 @@ calibration").
 The default compares effects, one value per person:
 
 - **W^attr**: each person's *oriented edit effect* ``u_p``, the mean over scenarios of
-  ``o_s * (phi_p,s(variation) - phi_p,s(base))`` with ``o_s`` the sign of the scenario's mean
-  shift over all people (the direction the edit moves the scenario), is compared between the two
-  subgroups by Welch's t-test. The mean of ``u_p`` in a subgroup is the scenario-averaged
-  subgroup shift in the edit's direction, which does not grow with the subgroup's size; Welch's
-  test of one value per person respects that the scenarios share people. (``o_s`` is a
-  weighted mean over every group, uncorrelated with the contrast of two groups' means when the
-  differences have equal variance, so it does not bias the test.)
+  ``o_s * (phi_p,s(variation) - phi_p,s(base))`` with ``o_s`` the direction the edit moves the
+  scenario (the sign of the axis's groups' mean shifts, each weighted by its precision:
+  :func:`axis_orientation`), is compared between the two subgroups by Welch's t-test. The mean
+  of ``u_p`` in a subgroup is the scenario-averaged subgroup shift in the edit's direction,
+  which does not grow with the subgroup's size; Welch's test of one value per person respects
+  that the scenarios share people. The precision weights keep ``o_s`` uncorrelated with the
+  contrast of any two groups' means, also when their differences spread unequally (the sign of
+  the mean over all people followed the group that spreads more: 0.13-0.145 rejections of a
+  true null at alpha 0.05 with a group main effect).
 - **Table 4**: the demographic gaps on the variation images equal the gaps on the base images
   plus the differences between the groups' edit shifts, so "the demographic bias is the same on
   both kinds" is "every group's mean within-person shift is the same" (a group's gap on the
@@ -80,20 +82,55 @@ def _wilcoxon(x: np.ndarray, y: np.ndarray, zero_method: str) -> tuple[float, fl
     return float(res.statistic), float(res.pvalue), n
 
 
-def oriented_person_effects(data: PairedData) -> tuple[np.ndarray, np.ndarray]:
-    """Per person the oriented edit effect ``u_p`` (``(F,)``, NaN without a difference) and the
-    per-scenario orientation ``o_s`` (``(S,)``: +1, -1, or 0 where the mean shift is 0 or
-    undefined): ``u_p`` = mean over the person's scenarios of ``o_s * d_p,s``."""
-    d = data.person_differences()  # (F, S)
+#: Pseudo-persons of the pooled variance in each group's variance (:func:`axis_orientation`).
+ORIENTATION_SHRINK = 2.0
+
+
+def axis_orientation(d: np.ndarray, member: np.ndarray, n_groups: int) -> np.ndarray:
+    """The per-scenario orientation ``o_s`` (``(S,)``: +1, -1 or 0) of one axis: the sign of
+    the precision-weighted sum of its groups' mean differences, ``sum_g w_g,s m_g,s`` with
+    ``w_g,s = n_g,s / v_g,s``.
+
+    ``d``: the persons' differences (``(F, S)``, NaN where missing); ``member``: each person's
+    group index (``-1`` outside the axis). The weights make the orientation uncorrelated with
+    every contrast of two groups' means (``Cov(sum_g w_g m_g, m_a - m_b) = w_a V_a - w_b V_b =
+    0`` when ``w_g = 1 / V_g``), so orienting by it does not favour the group whose differences
+    spread more. ``v_g,s`` is the group's variance shrunk towards the scenario's pooled
+    variance with :data:`ORIENTATION_SHRINK` pseudo-persons (``((n - 1) s^2 + k s_pool^2) /
+    (n - 1 + k)``): with raw variances a small group whose sample variance is low by chance
+    steers the sign (race, 5 groups: 0.069 rejections at alpha 0.05); with 20 pseudo-persons
+    a group whose differences are nearly all 0 keeps too little weight (0.21 at +3 logits);
+    2 holds both (0.043-0.060 over the bench's designs; the family's README). The earlier
+    orientation, the sign of the mean over all persons, weights groups by size, not precision:
+    where a group's differences spread more (a group main effect moves the other's answers
+    towards a bound), the sign follows that group and Welch's t rejected the W^attr null
+    0.13-0.145 of the time at alpha 0.05."""
     ok = ~np.isnan(d)
-    n_s = ok.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_s = np.where(n_s > 0, np.where(ok, d, 0.0).sum(axis=0) / np.maximum(n_s, 1), 0.0)
-    o = np.sign(np.round(mean_s, DERIVED_DECIMALS + 2))
+        pooled = np.nanvar(np.where(member[:, None] >= 0, d, np.nan), axis=0, ddof=1)
+    pooled = np.nan_to_num(pooled, nan=0.0)
+    total = np.zeros(d.shape[1])
+    for g in range(n_groups):
+        x, okg = d[member == g], ok[member == g]
+        n = okg.sum(axis=0)
+        xs = np.where(okg, x, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = np.where(n > 0, xs.sum(axis=0) / np.maximum(n, 1), 0.0)
+            ss = np.where(okg, (x - m) ** 2, 0.0).sum(axis=0)
+        v = (ss + ORIENTATION_SHRINK * pooled) / (np.maximum(n - 1, 0) + ORIENTATION_SHRINK)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.where((n > 0) & (v > 0), n / np.where(v > 0, v, 1.0), 0.0)
+        total += w * m
+    return np.sign(np.round(total, DERIVED_DECIMALS + 2))
+
+
+def oriented_person_effects(d: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """Per person the oriented edit effect ``u_p`` (``(F,)``, NaN without a difference): the
+    mean over the person's scenarios of ``o_s * d_p,s``."""
+    ok = ~np.isnan(d)
     n_p = ok.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        u = np.where(n_p > 0, np.where(ok, d * o, 0.0).sum(axis=1) / np.maximum(n_p, 1), np.nan)
-    return u, o
+        return np.where(n_p > 0, np.where(ok, d * o, 0.0).sum(axis=1) / np.maximum(n_p, 1), np.nan)
 
 
 def _welch(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -117,13 +154,13 @@ def subgroup_variation_bias(
     the mean within-person shift; for every pair of subgroups of an axis a test, Bonferroni
     over the axis's pairs.
 
-    Default: Welch's t of the persons' oriented edit effects (:func:`oriented_person_effects`)
-    between the two subgroups; ``effect_a``/``effect_b`` are the subgroups' means and
-    ``stronger`` the subgroup with the larger one. ``paper_tests``: the paper's Wilcoxon
-    signed-rank test of the paired H across scenarios, ``stronger`` = the larger mean H.
+    Default: Welch's t of the persons' oriented edit effects (:func:`oriented_person_effects`,
+    oriented per axis by :func:`axis_orientation`) between the two subgroups; ``effect_a``/
+    ``effect_b`` are the subgroups' means and ``stronger`` the subgroup with the larger one.
+    ``paper_tests``: the paper's Wilcoxon signed-rank test of the paired H across scenarios,
+    ``stronger`` = the larger mean H.
     """
     test_name, unit = SUBGROUP_TEST[paper_tests]
-    u, _ = oriented_person_effects(data)
     d = data.person_differences()
     per_group, pairs = [], []
     for axis in spec.group_tests:
@@ -132,6 +169,7 @@ def subgroup_variation_bias(
         c = data.by_group(col, groups)  # (S, 2, G, U)
         h, _, _ = kruskal_counts(np.moveaxis(c, 1, 2))  # (S, G): base vs variation per group
         member = data.group_index(col, groups)
+        u = oriented_person_effects(d, axis_orientation(d, member, len(groups)))
         for g, name in enumerate(groups):
             dg = d[member == g]
             n_g = (~np.isnan(dg)).sum(axis=0)
