@@ -581,3 +581,20 @@ def test_midranks_are_scipy_ranks_and_tie_corrections_per_scenario() -> None:
         assert tie[s] == pytest.approx(1 - (t**3 - t).sum() / (len(x) ** 3 - len(x)), abs=0)
     assert (ranks[:, 4] == 0).all() and tie[4] == 0.0
     assert tie[5] == 0.0
+
+
+def test_w_attr_official_keeps_the_overall_orientation(beauty: Benchmark) -> None:
+    """Under the paper's tests the descriptive oriented effects beside them use the earlier
+    orientation (the sign of each scenario's mean shift over everyone), so the official table
+    is unchanged; the default orients each axis by its groups' precision-weighted shifts."""
+    df = _scores(beauty)
+    spec = beauty.statistics
+    data = paired_data(df, beauty, spec)
+    paper = subgroup_variation_bias(data, beauty, spec, paper_tests=True)[1]
+    wide = df.pivot_table(index=["face_id", "scenario_id"], columns="is_base", values="phi")
+    d = (wide[False] - wide[True]).unstack("scenario_id")
+    u = (d * np.sign(d.mean(axis=0).round(8))).mean(axis=1)
+    face = df.drop_duplicates("face_id").set_index("face_id")
+    row = paper[(paper["axis"] == "gender") & (paper["group_a"] == "male")].iloc[0]
+    male = u[face.loc[u.index, "gender"] == "male"]
+    assert row["effect_a"] == pytest.approx(male.mean())

@@ -124,6 +124,17 @@ def axis_orientation(d: np.ndarray, member: np.ndarray, n_groups: int) -> np.nda
     return np.sign(np.round(total, DERIVED_DECIMALS + 2))
 
 
+def overall_orientation(d: np.ndarray) -> np.ndarray:
+    """The orientation before :func:`axis_orientation`: the sign of each scenario's mean
+    difference over every person (``analysis.definitions: official`` keeps it, so the
+    descriptive ``effect_a``/``effect_b`` beside the paper's test are unchanged there)."""
+    ok = ~np.isnan(d)
+    n_s = ok.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_s = np.where(n_s > 0, np.where(ok, d, 0.0).sum(axis=0) / np.maximum(n_s, 1), 0.0)
+    return np.sign(np.round(mean_s, DERIVED_DECIMALS + 2))
+
+
 def oriented_person_effects(d: np.ndarray, o: np.ndarray) -> np.ndarray:
     """Per person the oriented edit effect ``u_p`` (``(F,)``, NaN without a difference): the
     mean over the person's scenarios of ``o_s * d_p,s``."""
@@ -169,7 +180,8 @@ def subgroup_variation_bias(
         c = data.by_group(col, groups)  # (S, 2, G, U)
         h, _, _ = kruskal_counts(np.moveaxis(c, 1, 2))  # (S, G): base vs variation per group
         member = data.group_index(col, groups)
-        u = oriented_person_effects(d, axis_orientation(d, member, len(groups)))
+        o = overall_orientation(d) if paper_tests else axis_orientation(d, member, len(groups))
+        u = oriented_person_effects(d, o)
         for g, name in enumerate(groups):
             dg = d[member == g]
             n_g = (~np.isnan(dg)).sum(axis=0)
