@@ -1103,19 +1103,31 @@ def merge_valid_inference(
     atomic_write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
+def _designs_to_run(arg: str) -> tuple[dict[str, Design], list[str]]:
+    """``--designs`` (comma-separated; empty: every design): every design by name and the
+    names to run; an unknown name exits with the valid choices."""
+    every = {d.name: d for d in (*DESIGNS, *SUBGROUP_DESIGNS)}
+    names = [n for n in arg.split(",") if n] or list(every)
+    unknown = sorted(set(names) - set(every))
+    if unknown:
+        raise SystemExit(f"--designs: unknown {unknown}; choose from {sorted(every)}")
+    return every, names
+
+
+def _command(argv: list[str] | None) -> str:
+    """The command line a record names."""
+    return "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+
+
 def _main_wattr(args: argparse.Namespace, argv: list[str] | None) -> int:
     """``--only wattr``: W^attr's default variant on every design the bench file has (or
     ``--designs``), ``--replicates`` each, merged by :func:`merge_by_kind`."""
     benchmark = load_benchmark(PROTOCOL)
     boot = Bootstrap(args.n_resamples, 0.95, 0)
-    every = {d.name: d for d in (*DESIGNS, *SUBGROUP_DESIGNS)}
-    names = [n for n in args.designs.split(",") if n] or list(every)
-    unknown = sorted(set(names) - set(every))
-    if unknown:
-        raise SystemExit(f"--designs: unknown {unknown}; choose from {sorted(every)}")
-    command = "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(
-        argv if argv is not None else sys.argv[1:]
-    )
+    every, names = _designs_to_run(args.designs)
+    command = _command(argv)
     table = "paired_subgroup_wilcoxon"
     for name in names:
         t1 = time.perf_counter()
@@ -1180,16 +1192,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "by_kind":
         benchmark = load_benchmark(PROTOCOL)
         boot = Bootstrap(args.n_resamples, 0.95, 0)
-        every = {d.name: d for d in (*DESIGNS, *SUBGROUP_DESIGNS)}
-        names = [n for n in args.designs.split(",") if n] or list(every)
-        unknown = sorted(set(names) - set(every))
-        if unknown:
-            ap.error(f"--designs: unknown {unknown}; choose from {sorted(every)}")
+        every, names = _designs_to_run(args.designs)
         doc = json.loads(Path(args.out).read_text(encoding="utf-8"))
         have = doc["protocols"][PROTOCOL]["valid_inference"]["designs"]
-        command = "python -m stylisticbias_dev.bench.paired_valid_inference " + " ".join(
-            argv if argv is not None else sys.argv[1:]
-        )
+        command = _command(argv)
         for name in names:
             t1 = time.perf_counter()
             new = name not in have

@@ -11,6 +11,7 @@ import pytest
 from scipy.special import expit
 
 from stylisticbias.benchmark import load_benchmark
+from stylisticbias.config import ROOT
 from stylisticbias_dev.bench import paired_calibration
 from stylisticbias_dev.bench import paired_valid_inference as vi
 
@@ -184,3 +185,31 @@ def test_merging_a_recheck_replaces_only_the_default_cells(tmp_path: Path) -> No
             "coverage_of_true_positive_share 0.958 [0.95, 0.96] (k 4598, n 4800)"
         )
         assert sec["valid_inference"]["rechecks"]["command"] == "c"
+
+
+def test_only_wattr_replaces_the_default_w_attr_cell_of_the_named_design(tmp_path: Path) -> None:
+    """``--only wattr`` end to end (2 replicates) on a copy of the bench file: the design's
+    default W^attr cell is the new run's, its paper cell and every other table are kept, the
+    run is recorded with the cell's earlier value, and the pooled rates are recomputed."""
+    out = tmp_path / "calibration.json"
+    out.write_text((ROOT / "reports/bench/calibration.json").read_text(encoding="utf-8"))
+    before = json.loads(out.read_text())["protocols"][vi.PROTOCOL]["valid_inference"]
+    name = "subgroup_null_edit_everywhere"
+    argv = ["--only", "wattr", "--replicates", "2", "--designs", name, "--out", str(out)]
+    assert vi.main(argv) == 0
+    after = json.loads(out.read_text())["protocols"][vi.PROTOCOL]["valid_inference"]
+    cell = after["designs"][name]["paired_subgroup_wilcoxon"]
+    assert cell[vi.DEFAULT_LABEL]["replicates"] == 2 and cell[vi.DEFAULT_LABEL]["run"] == "wattr"
+    assert (
+        cell["pooled_images (paper)"]
+        == (before["designs"][name]["paired_subgroup_wilcoxon"]["pooled_images (paper)"])
+    )
+    assert (
+        after["designs"][name]["paired_group_bias_by_kind"]
+        == (before["designs"][name]["paired_group_bias_by_kind"])
+    )
+    rec = after["wattr_run"]["designs"][name]
+    assert rec["replicates"] == 2 and rec["before"] and "--only wattr" in rec["command"]
+    assert after["wattr_run"]["subgroup_null_rates_pooled_over_designs"] == (
+        vi.pooled_over_designs(after["designs"])
+    )
