@@ -10,13 +10,9 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
-from stylisticbias.analysis.bootstrap import face_weights
+from stylisticbias.analysis.bootstrap import face_weights, stratified_face_weights
 from stylisticbias.analysis.vs import variation_strength
-from stylisticbias.analysis.vs_debiased import (
-    boundary_interval,
-    null_trace,
-    stratified_face_weights,
-)
+from stylisticbias.analysis.vs_debiased import boundary_interval, null_trace
 
 SIZES = [14, 9, 5, 2]  # unequal groups, one of two faces
 

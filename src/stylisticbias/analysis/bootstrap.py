@@ -34,11 +34,37 @@ def face_weights(n_faces: int, n_resamples: int, seed: int) -> np.ndarray:
         raise ValueError(f"bootstrap needs at least one face; got n_faces={n_faces}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1; got {n_resamples}")
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_faces, size=(n_resamples, n_faces))
-    flat = (np.arange(n_resamples)[:, None] * n_faces + draws).ravel()
-    w = np.bincount(flat, minlength=n_resamples * n_faces).reshape(n_resamples, n_faces)
+    return _draw_counts(np.random.default_rng(seed), n_faces, n_resamples)
+
+
+def _draw_counts(rng: np.random.Generator, n: int, n_resamples: int) -> np.ndarray:
+    """(B, n) draw counts of ``n`` draws with replacement from ``n`` units per resample."""
+    draws = rng.integers(0, n, size=(n_resamples, n))
+    flat = (np.arange(n_resamples)[:, None] * n + draws).ravel()
+    w = np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n)
     return w.astype(np.float64)
+
+
+def stratified_face_weights(labels: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """Draw counts of a face bootstrap *within* each group, shape (B, n_faces).
+
+    Each stratum (a distinct value of ``labels``, the faces' demographic group) of ``n_g`` faces
+    is resampled with replacement ``n_g`` times, so every resample keeps every group's size
+    exactly; an ordinary face bootstrap (:func:`face_weights`) lets the sizes vary, which adds a
+    spread of the group means' precision to the resamples that the data, whose group sizes are
+    fixed, do not have. Deterministic given ``seed``.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size < 1:
+        raise ValueError(f"stratified bootstrap needs a 1-d array of labels; got {labels.shape}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1; got {n_resamples}")
+    rng = np.random.default_rng(seed)
+    w = np.zeros((n_resamples, labels.size))
+    for g in np.unique(labels):
+        idx = np.flatnonzero(labels == g)
+        w[:, idx] = _draw_counts(rng, idx.size, n_resamples)
+    return w
 
 
 def ratio_boot(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> np.ndarray:

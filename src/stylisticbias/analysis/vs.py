@@ -49,7 +49,11 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from stylisticbias.analysis.bootstrap import bc_percentile_ci, face_weights
+from stylisticbias.analysis.bootstrap import (
+    bc_percentile_ci,
+    face_weights,
+    stratified_face_weights,
+)
 from stylisticbias.analysis.metrics import face_codes, group_codes
 from stylisticbias.analysis.permutations import face_permutations, permuted_group_sums
 from stylisticbias.analysis.settings import AnalysisSettings
@@ -58,7 +62,6 @@ from stylisticbias.analysis.vs_debiased import (
     boundary_interval,
     debiased_interval,
     null_trace,
-    stratified_face_weights,
     vs_debiased,
 )
 
@@ -115,7 +118,7 @@ def variation_strength(
         ``official`` definitions keep it, so their tables stay as they were).
     stratified : bool
         The de-biased VS interval resamples faces within each group of the dimension
-        (:func:`~stylisticbias.analysis.vs_debiased.stratified_face_weights`: group sizes fixed,
+        (:func:`~stylisticbias.analysis.bootstrap.stratified_face_weights`: group sizes fixed,
         as in the data); False: the ordinary face bootstrap shared by every dimension (the
         ``official`` definitions keep it). The paper VS's range always uses the ordinary one.
 
@@ -180,7 +183,6 @@ def variation_strength(
             lo = hi = db_lo = db_hi = np.nan
             if w is not None:
                 bs = np.einsum("bf,fk,fs->bks", w, onehot, phi, optimize=True)
-                bs2 = np.einsum("bf,fk,fs->bks", w, onehot, phi2, optimize=True)
                 bc = np.einsum("bf,fk,fs->bks", w, onehot, mask, optimize=True)
                 l_, h_, fb = bc_percentile_ci(_vs(bs, bc, ddof)[:, None], np.array([obs]), ci)
                 lo, hi = float(l_[0]), float(h_[0])
@@ -193,13 +195,15 @@ def variation_strength(
                 p = float((1 + np.sum(null >= obs - 1e-12)) / (1 + n_permutations))
             if w is not None:
                 psi = null_trace(phi, mask, onehot, ddof)
-                boot = (bs, bs2, bc)
                 if stratified:
                     ws = stratified_face_weights(labels, n_resamples, seed + 2)
                     boot = tuple(
                         np.einsum("bf,fk,fs->bks", ws, onehot, x, optimize=True)
                         for x in (phi, phi2, mask)
                     )
+                else:  # official: the ordinary face bootstrap (the paper VS range's resamples)
+                    bs2 = np.einsum("bf,fk,fs->bks", w, onehot, phi2, optimize=True)
+                    boot = (bs, bs2, bc)
                 if boundary and np.isfinite(p):
                     db_lo, db_hi = boundary_interval(sums, boot, ddof, ci, psi, p)
                 else:

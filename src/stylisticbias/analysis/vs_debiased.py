@@ -44,31 +44,6 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 
-def stratified_face_weights(labels: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """Draw counts of a face bootstrap *within* each group, shape (B, n_faces).
-
-    Each stratum (a distinct value of ``labels``, the faces' demographic group) of ``n_g`` faces
-    is resampled with replacement ``n_g`` times, so every resample keeps every group's size
-    exactly; an ordinary face bootstrap lets the sizes vary, which adds a spread of the group
-    means' precision to the resamples that the data, whose group sizes are fixed, do not have.
-    Deterministic given ``seed``.
-    """
-    labels = np.asarray(labels)
-    if labels.ndim != 1 or labels.size < 1:
-        raise ValueError(f"stratified bootstrap needs a 1-d array of labels; got {labels.shape}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1; got {n_resamples}")
-    rng = np.random.default_rng(seed)
-    w = np.zeros((n_resamples, labels.size))
-    rows = np.arange(n_resamples)[:, None]
-    for g in np.unique(labels):
-        idx = np.flatnonzero(labels == g)
-        n = idx.size
-        flat = (rows * n + rng.integers(0, n, size=(n_resamples, n))).ravel()
-        w[:, idx] = np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n)
-    return w
-
-
 def _scenario_terms(
     s1: np.ndarray, s2: np.ndarray, cnt: np.ndarray, ddof: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -64,6 +64,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from stylisticbias.analysis.calibration import CELLS, synthetic_dataset
 from stylisticbias.analysis.metrics import sbs
+from stylisticbias.analysis.model_tables import table2_cells
 from stylisticbias.analysis.paper_tables import DIMENSIONS, shift_cells, table3
 from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.analysis.vs import variation_strength
@@ -492,15 +493,7 @@ def vs_debiased_study(
             for cfg in cfgs:
                 c = {**cfg, "seed": int(cfg.get("seed", 0)) + 1000 * (r + 1)}
                 scored.append(_judge(params, benchmark, c, faces, var.iloc[:0]))
-            v = variation_strength(
-                pd.concat(scored, ignore_index=True),
-                DIMENSIONS,
-                ddof=s.vs_ddof,
-                n_resamples=s.n_resamples,
-                ci=s.ci,
-                seed=s.seed,
-                n_permutations=s.n_permutations,
-            )
+            v = table2_cells(pd.concat(scored, ignore_index=True), s)  # the table's own cells
             cells.append(v.merge(truth, on=["model", "dimension"]).assign(replicate=r))
             if (r + 1) % 25 == 0:
                 log.info(

@@ -85,11 +85,9 @@ from stylisticbias.families.paired_variation.analysis.groups import (
 from stylisticbias.families.paired_variation.analysis.subgroups import (
     BY_KIND_TEST,
     SUBGROUP_TEST,
-    _midranks,
     by_kind_permutation,
     group_bias_by_kind,
     subgroup_variation_bias,
-    sum_kruskal,
 )
 from stylisticbias.families.paired_variation.analysis.variation import (
     HALO_INTERVAL,
@@ -99,6 +97,7 @@ from stylisticbias.families.paired_variation.analysis.variation import (
 )
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
+from stylisticbias_dev.bench.summed_kruskal import midranks, sum_kruskal
 
 log = logging.getLogger(__name__)
 
@@ -822,7 +821,7 @@ def by_kind_null_rates(
         member = data.group_index(col, groups)
         p["default"].append(by_kind_permutation(d, member, len(groups), n_permutations, r)[1])
         keep = member >= 0
-        ranks, tie = _midranks(d[keep])
+        ranks, tie = midranks(d[keep])
         present = (~np.isnan(d[keep])).astype(np.float64)
         m = member[keep]
         perm = np.random.default_rng(r).permuted(np.tile(m, (n_permutations, 1)), axis=1)
@@ -1121,6 +1120,16 @@ def _command(argv: list[str] | None) -> str:
     )
 
 
+def _run_record(command: str, t_start: float) -> dict[str, Any]:
+    """A run's record: its command, machine, date and seconds since ``t_start``."""
+    return {
+        "command": command,
+        "machine": machine_info(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "seconds": round(time.perf_counter() - t_start, 1),
+    }
+
+
 def _main_wattr(args: argparse.Namespace, argv: list[str] | None) -> int:
     """``--only wattr``: W^attr's default variant on every design the bench file has (or
     ``--designs``), ``--replicates`` each, merged by :func:`merge_by_kind`."""
@@ -1133,13 +1142,7 @@ def _main_wattr(args: argparse.Namespace, argv: list[str] | None) -> int:
         t1 = time.perf_counter()
         rc = Recheck(name, table, args.replicates, "wattr")
         section = {**recheck_section(rc, benchmark, boot, every[name]), "run": "wattr"}
-        record = {
-            "command": command,
-            "machine": machine_info(),
-            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "seconds": round(time.perf_counter() - t1, 1),
-            "replicates": args.replicates,
-        }
+        record = {**_run_record(command, t1), "replicates": args.replicates}
         merge_by_kind(Path(args.out), {name: (section, False)}, record, table=table)
         log.info("%s: W^attr merged into %s", name, args.out)
     return 0
@@ -1176,14 +1179,7 @@ def main(argv: list[str] | None = None) -> int:
         benchmark = load_benchmark(PROTOCOL)
         boot = Bootstrap(args.n_resamples, 0.95, 0)
         sections = {rc: recheck_section(rc, benchmark, boot) for rc in RECHECKS}
-        record = {
-            "command": "python -m stylisticbias_dev.bench.paired_valid_inference "
-            + " ".join(argv if argv is not None else sys.argv[1:]),
-            "machine": machine_info(),
-            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "seconds": round(time.perf_counter() - t0, 1),
-            "n_resamples": args.n_resamples,
-        }
+        record = {**_run_record(_command(argv), t0), "n_resamples": args.n_resamples}
         merge_rechecks(Path(args.out), sections, record)
         log.info("rechecks merged into protocols.%s.valid_inference of %s", PROTOCOL, args.out)
         return 0
@@ -1201,10 +1197,7 @@ def main(argv: list[str] | None = None) -> int:
             new = name not in have
             section = by_kind_design(every[name], benchmark, args.replicates, boot, new)
             record = {
-                "command": command,
-                "machine": machine_info(),
-                "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-                "seconds": round(time.perf_counter() - t1, 1),
+                **_run_record(command, t1),
                 "replicates": args.replicates,
                 "n_resamples": args.n_resamples,
             }

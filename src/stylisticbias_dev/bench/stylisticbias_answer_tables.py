@@ -56,6 +56,7 @@ from stylisticbias.analysis.diagnostics import ResponseSums, bias_tables
 from stylisticbias.analysis.official_analyses.preference import SCREEN_Z, base_preference
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
+from stylisticbias_dev.bench.results import VALID_INFERENCE_TARGETS
 from stylisticbias_dev.bench.stylisticbias_tables_validity import _rate
 
 log = logging.getLogger(__name__)
@@ -316,11 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             "bootstrap": args.bootstrap,
         },
         "settings": settings,
-        "targets": {
-            "null_false_positive_0.05": "[0.03, 0.07], upper CP <= 0.08",
-            "null_false_positive_0.01": "<= 0.02",
-            "coverage": "[0.93, 0.97]",
-        },
+        "targets": dict(VALID_INFERENCE_TARGETS),
         "command": "python -m stylisticbias_dev.bench.stylisticbias_answer_tables "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": machine_info(),

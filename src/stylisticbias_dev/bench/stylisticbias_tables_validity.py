@@ -64,6 +64,7 @@ from stylisticbias.analysis.settings import AnalysisSettings
 from stylisticbias.benchmark import DEMOGRAPHIC_AXES, Benchmark, load_benchmark
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
+from stylisticbias_dev.bench.results import VALID_INFERENCE_TARGETS
 
 log = logging.getLogger(__name__)
 
@@ -478,11 +479,7 @@ def main(argv: list[str] | None = None) -> int:
             "replicates_effect": args.effect_replicates,
         },
         **summary,
-        "targets": {
-            "null_false_positive_0.05": "[0.03, 0.07], upper CP <= 0.08",
-            "null_false_positive_0.01": "<= 0.02",
-            "coverage": "[0.93, 0.97]",
-        },
+        "targets": dict(VALID_INFERENCE_TARGETS),
         "command": "python -m stylisticbias_dev.bench.stylisticbias_tables_validity "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": machine_info(),

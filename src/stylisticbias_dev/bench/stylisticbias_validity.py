@@ -53,6 +53,7 @@ from stylisticbias.analysis.significance import demographic_tests, wilcoxon_face
 from stylisticbias.analysis.vs import variation_strength
 from stylisticbias.outputs import atomic_write_text
 from stylisticbias_dev.bench.machine import machine_info
+from stylisticbias_dev.bench.results import VALID_INFERENCE_TARGETS
 
 log = logging.getLogger(__name__)
 
@@ -320,11 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             "null_test_replicates": max(args.replicates, args.null_test_replicates),
         },
         **summary,
-        "targets": {
-            "null_false_positive_0.05": "[0.03, 0.07], upper CP <= 0.08",
-            "null_false_positive_0.01": "<= 0.02",
-            "coverage": "[0.93, 0.97]",
-        },
+        "targets": dict(VALID_INFERENCE_TARGETS),
         "passed": _passed(summary),
         "command": "python -m stylisticbias_dev.bench.stylisticbias_validity "
         + " ".join(sys.argv[1:] if argv is None else argv),

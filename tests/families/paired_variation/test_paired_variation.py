@@ -561,28 +561,6 @@ def test_shift_and_group_gap_cis_are_face_bootstraps_of_the_differences(beauty: 
     assert glo[s] <= gap[s] <= ghi[s]
 
 
-def test_midranks_are_scipy_ranks_and_tie_corrections_per_scenario() -> None:
-    """Table 4's mid-ranks and tie corrections (vectorised) equal SciPy's per scenario, with
-    missing values, a scenario of one value and a scenario of ties only."""
-    from stylisticbias.families.paired_variation.analysis.subgroups import _midranks
-
-    rng = np.random.default_rng(3)
-    d = rng.integers(-3, 4, (30, 6)) / 12.0
-    d[rng.random(d.shape) < 0.2] = np.nan
-    d[:, 4], d[0, 4] = np.nan, 0.5  # one value: no ranks, no correction
-    d[:, 5] = 0.25  # all tied: correction 0
-    ranks, tie = _midranks(d)
-    for s in range(4):
-        ok = ~np.isnan(d[:, s])
-        x = d[ok, s]
-        assert np.array_equal(ranks[ok, s], stats.rankdata(x))
-        assert (ranks[~ok, s] == 0).all()
-        _, t = np.unique(x, return_counts=True)
-        assert tie[s] == pytest.approx(1 - (t**3 - t).sum() / (len(x) ** 3 - len(x)), abs=0)
-    assert (ranks[:, 4] == 0).all() and tie[4] == 0.0
-    assert tie[5] == 0.0
-
-
 def test_w_attr_official_keeps_the_overall_orientation(beauty: Benchmark) -> None:
     """Under the paper's tests the descriptive oriented effects beside them use the earlier
     orientation (the sign of each scenario's mean shift over everyone), so the official table
